@@ -1,0 +1,27 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test bench clean
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -e ".[test]"
+	# CrypTen's PyPI metadata is broken (requires `sklearn`, torchvision):
+	# install it alone; its real runtime deps come from pyproject.toml.
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps crypten==0.4.1
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/mpc-auc demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+bench: $(STAMP)
+	$(PY) -m mpc_auc.sims.bench_mpc_exact
+
+clean:
+	rm -rf $(VENV) build *.egg-info

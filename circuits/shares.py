@@ -1,0 +1,23 @@
+"""Small helpers for integer (precision 0) CrypTen tensors."""
+import torch
+
+from .crypten_compat import crypten
+
+MPCTensor = crypten.mpc.MPCTensor
+
+
+def from_share(share: torch.Tensor) -> "MPCTensor":
+    """Wrap this party's additive share (int64, mod 2^64) as an integer MPC tensor."""
+    return MPCTensor.from_shares(share.to(torch.int64), precision=0)
+
+
+def public(values: torch.Tensor) -> "MPCTensor":
+    """A publicly known integer tensor as a sharing: party 0 holds it, party 1 holds 0."""
+    rank = crypten.communicator.get().get_rank()
+    values = values.to(torch.int64)
+    return from_share(values if rank == 0 else torch.zeros_like(values))
+
+
+def reveal_int(x: "MPCTensor") -> torch.Tensor:
+    """Open an integer sharing to both compute parties."""
+    return x.get_plain_text().to(torch.int64)

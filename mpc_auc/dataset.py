@@ -1,0 +1,87 @@
+"""An evaluation set partitioned over clients: validated (client, score, label) rows."""
+from dataclasses import dataclass
+
+import numpy as np
+
+from .protocols.clients import check_client
+from .protocols.encoding import ScoreEncoder
+from .protocols.errors import InputError
+
+
+@dataclass(frozen=True)
+class EvalSet:
+    """Rows of (client, score, label); construct with :meth:`build`, which validates."""
+
+    client: np.ndarray  # str client id per row
+    score: np.ndarray  # float64
+    label: np.ndarray  # int64 in {0, 1}
+
+    @classmethod
+    def build(cls, client, score, label, encoder: ScoreEncoder = ScoreEncoder(),
+              declared_clients=None, locate=None) -> "EvalSet":
+        """Validate and freeze the rows.
+
+        Raises InputError naming the problem: mismatched lengths, NaN/inf or
+        out-of-range scores, labels other than 0/1, a declared client with no
+        rows (or a row of an undeclared client), no positives or no negatives.
+        ``locate(i)`` names row i in messages (e.g. "line 7").
+        """
+        locate = locate or (lambda i: f"row {i}")
+        client = np.asarray(client).astype(str)
+        score = np.asarray(score, dtype=np.float64)
+        label = np.asarray(label)
+        if not (len(client) == len(score) == len(label)):
+            raise InputError(f"mismatched lengths: {len(client)} client ids, {len(score)} scores, {len(label)} labels")
+        if len(score) == 0:
+            raise InputError("the evaluation set has no rows")
+        check_client("(all)", score, label, encoder, locate)
+        if declared_clients is not None:
+            declared = set(declared_clients)
+            unknown = sorted(set(client) - declared)
+            if unknown:
+                i = int(np.argmax(client == unknown[0]))
+                raise InputError(f"{locate(i)}: client {unknown[0]!r} is not among the declared clients")
+            empty = sorted(declared - set(client))
+            if empty:
+                raise InputError(f"client {empty[0]!r} has no rows")
+        positives = int(np.sum(label == 1))
+        if positives == 0:
+            raise InputError("the evaluation set has no positive labels: the AUC is undefined")
+        if positives == len(label):
+            raise InputError("the evaluation set has no negative labels: the AUC is undefined")
+        return cls(client, score, label.astype(np.int64))
+
+    @classmethod
+    def from_clients(cls, clients: dict, encoder: ScoreEncoder = ScoreEncoder()) -> "EvalSet":
+        """From {client id: (scores, labels)}; a client with no rows is an error."""
+        ids, scores, labels = [], [], []
+        for name, (s, y) in clients.items():
+            s, y = np.atleast_1d(np.asarray(s, dtype=np.float64)), np.atleast_1d(np.asarray(y))
+            if len(s) != len(y):
+                raise InputError(f"client {name!r}: {len(s)} scores but {len(y)} labels")
+            ids += [str(name)] * len(s)
+            scores.append(s)
+            labels.append(y)
+        return cls.build(ids, np.concatenate(scores), np.concatenate(labels), encoder,
+                         declared_clients=[str(c) for c in clients])
+
+    @property
+    def m(self) -> int:
+        return len(self.score)
+
+    @property
+    def positives(self) -> int:
+        return int(self.label.sum())
+
+    @property
+    def negatives(self) -> int:
+        return self.m - self.positives
+
+    def clients(self) -> list:
+        """[(client id, scores, labels)] in order of each client's first row."""
+        ids, first = np.unique(self.client, return_index=True)
+        out = []
+        for name in ids[np.argsort(first)]:
+            rows = self.client == name
+            out.append((str(name), self.score[rows], self.label[rows]))
+        return out

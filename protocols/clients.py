@@ -1,0 +1,33 @@
+"""What a client does before any protocol runs: check its rows, encode, share and seal them."""
+import numpy as np
+
+from .bundles import seal_client
+from .encoding import ScoreEncoder
+from .errors import InputError
+
+
+def check_client(client: str, scores, labels, encoder: ScoreEncoder, locate=None) -> None:
+    """Raise InputError naming the problem with one client's rows.
+
+    ``locate(i)`` names row i in messages (default: the client and row index).
+    """
+    locate = locate or (lambda i: f"client {client!r} row {i}")
+    scores, labels = np.asarray(scores), np.asarray(labels)
+    if scores.ndim != 1 or labels.ndim != 1:
+        raise InputError(f"client {client!r}: scores and labels must be one-dimensional")
+    if len(scores) != len(labels):
+        raise InputError(f"client {client!r}: {len(scores)} scores but {len(labels)} labels")
+    if len(scores) == 0:
+        raise InputError(f"client {client!r} has no rows")
+    encoder.check(scores, locate)
+    bad = ~np.isin(labels, (0, 1))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(f"{locate(i)}: label {labels[i]!r} is not 0 or 1")
+
+
+def share_client(client: str, scores, labels, encoder: ScoreEncoder, party_keys) -> list:
+    """[bundle for P0, bundle for P1] of one client's encoded, secret-shared rows."""
+    check_client(client, scores, labels, encoder)
+    keys = encoder.encode(np.asarray(scores, dtype=np.float64))
+    return seal_client(client, keys, np.asarray(labels, dtype=np.int64), party_keys)

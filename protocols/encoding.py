@@ -1,0 +1,82 @@
+"""Order-preserving integer encoding of classifier scores.
+
+A finite IEEE-754 float maps to a signed integer by its bit pattern with the
+sign fixed (negative floats: minus the magnitude bits).  The map is strictly
+increasing, so order and ties are exact, and -0.0 and +0.0 share a key.
+Keys are then offset by the declared lower bound and, only where the declared
+range holds more than 2^62 representable values, shifted right (documented
+as ``exact = False``): secure comparison in the 64-bit ring is exact only
+while keys differ by less than 2^63, and the sort needs one spare value above
+every key for padding.
+
+float32 scores are always exact; float64 scores are exact on ranges such as
+[0, 1] (2^61.998 values) and lose their lowest bit on e.g. [-1, 1].
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InputError
+
+KEY_BITS = 62
+KEY_OFFSET = 1 << (KEY_BITS - 1)  # keys are centred on [-2^61, 2^61)
+PAD_KEY = KEY_OFFSET  # public padding key, larger than every encoded score
+
+_FORMATS = {"float32": (np.float32, np.int32, 0x7FFFFFFF), "float64": (np.float64, np.int64, 0x7FFFFFFFFFFFFFFF)}
+
+
+def ordered_bits(values, dtype: str = "float64") -> np.ndarray:
+    """Strictly increasing int64 image of finite floats of the given format."""
+    ftype, itype, magnitude = _FORMATS[dtype]
+    raw = np.ascontiguousarray(np.asarray(values, dtype=ftype)).view(itype).astype(np.int64)
+    return np.where(raw < 0, -(raw & magnitude), raw)
+
+
+@dataclass(frozen=True)
+class ScoreEncoder:
+    """Maps scores in [lo, hi] to integer keys in [-2^61, 2^61)."""
+
+    lo: float = 0.0
+    hi: float = 1.0
+    dtype: str = "float64"
+
+    def __post_init__(self):
+        if self.dtype not in _FORMATS:
+            raise InputError(f"score dtype must be float32 or float64, not {self.dtype!r}")
+        if not (np.isfinite(self.lo) and np.isfinite(self.hi) and self.lo < self.hi):
+            raise InputError(f"declared score range [{self.lo}, {self.hi}] must be finite with lo < hi")
+
+    @property
+    def _base(self) -> int:
+        return int(ordered_bits([self.lo], self.dtype)[0])
+
+    @property
+    def shift(self) -> int:
+        span = int(ordered_bits([self.hi], self.dtype)[0]) - self._base
+        return max(0, span.bit_length() - KEY_BITS)
+
+    @property
+    def exact(self) -> bool:
+        """True when distinct scores of this dtype in range always get distinct keys."""
+        return self.shift == 0
+
+    def check(self, scores: np.ndarray, locate=lambda i: f"score #{i}") -> None:
+        """Raise InputError naming the first non-finite or out-of-range score.
+
+        ``locate(i)`` turns an index into the place to name (e.g. a file line).
+        """
+        scores = np.asarray(scores, dtype=np.float64)
+        bad = ~np.isfinite(scores)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InputError(f"{locate(i)}: score {scores[i]} is not a finite number")
+        bad = (scores < self.lo) | (scores > self.hi)
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise InputError(f"{locate(i)}: score {scores[i]!r} is outside the declared range [{self.lo}, {self.hi}]")
+
+    def encode(self, scores) -> np.ndarray:
+        """Integer keys of validated scores; equal scores get equal keys, order is kept."""
+        self.check(scores)
+        shifted = (ordered_bits(scores, self.dtype) - np.int64(self._base)).view(np.uint64)
+        return (shifted >> np.uint64(self.shift)).astype(np.int64) - np.int64(KEY_OFFSET)

@@ -1,0 +1,36 @@
+"""Errors that cross layers: bad input, broken bundles, failed parties."""
+
+
+class InputError(ValueError):
+    """Input data that no protocol may run on; the message names the problem."""
+
+
+class BundleIntegrityError(Exception):
+    """A sealed share bundle failed authentication: modified, or sealed for another party."""
+
+
+class PartyFailure(Exception):
+    """A role of the MPC run died, stalled or reported an error.
+
+    ``role`` names the role the failure is attributed to; ``reports`` maps every
+    role to how it ended (its own error message, exit status or signal).
+    """
+
+    def __init__(self, role: str, message: str, reports=None):
+        self.role = role
+        self.reports = dict(reports or {})
+        lines = [f"{role} failed: {message}"]
+        lines += [f"  {r}: {text}" for r, text in sorted(self.reports.items())]
+        super().__init__("\n".join(lines))
+
+
+class PeerLost(Exception):
+    """Raised inside a party when communication with a peer fails or times out.
+
+    Deliberately not a RuntimeError: CrypTen's dealer loop swallows
+    RuntimeError and would otherwise exit with status 0.
+    """
+
+    def __init__(self, peers, operation: str, cause: BaseException):
+        self.peers = tuple(peers)
+        super().__init__(f"lost contact with {'/'.join(self.peers)} during {operation}: {cause}")
