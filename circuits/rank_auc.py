@@ -37,7 +37,10 @@ def tie_group_counts(sorted_keys, sorted_labels):
     exclusive = inclusive - neg
     if m == 1:
         return exclusive, inclusive
-    same = sorted_keys[1:] == sorted_keys[:-1]  # same[i]: positions i and i+1 tie
+    # same[i]: positions i and i+1 tie.  Sorted keys never decrease, so one
+    # comparison decides it.  (CrypTen's == returns a mis-scaled sharing at
+    # precision 0, so it is not used.)
+    same = 1 - (sorted_keys[1:] > sorted_keys[:-1])
     zero = public(torch.zeros(1, dtype=torch.int64))
     link_next = crypten.cat([same, zero])  # tie group continues to i+1
     link_prev = crypten.cat([zero, same])  # tie group continues back to i-1

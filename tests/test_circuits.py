@@ -1,0 +1,85 @@
+"""Circuit gadgets against plain computations (two CrypTen processes, TFP provider: unit tests only)."""
+import numpy as np
+import pytest
+
+from mpc_auc.protocols.encoding import PAD_KEY
+from mpc_auc.protocols.runtime import run_parties
+
+SIZES = [1, 2, 3, 5, 17, 64, 100]
+
+
+def _cases():
+    rng = np.random.default_rng(11)
+    cases = []
+    for m in SIZES:
+        keys = rng.integers(-5, 6, size=m) * (2**58)  # many ties and large magnitudes
+        keys[:1] = -(2**61)
+        keys[-1:] = 2**61 - 1
+        labels = rng.integers(0, 2, size=m)
+        cases.append((keys.astype(np.int64), labels.astype(np.int64)))
+    return cases
+
+
+def _fractions():
+    rng = np.random.default_rng(5)
+    den = rng.integers(1, 2**44, size=30)
+    num = (den * rng.random(30)).astype(np.int64)
+    num[:3] = [0, den[1], den[2] - 1]
+    return num.astype(np.int64), den.astype(np.int64)
+
+
+def _party(ctx, cases, fractions):
+    import torch
+
+    from mpc_auc.circuits.bitonic import bitonic_sort
+    from mpc_auc.circuits.division import fraction_bits
+    from mpc_auc.circuits.rank_auc import tie_group_counts
+    from mpc_auc.circuits.shares import public, reveal_int
+
+    def share(x):  # inputs enter as P0's public values; the circuits see only shares
+        return public(torch.from_numpy(x))
+
+    out = {"sorted": [], "counts": []}
+    for keys, labels in cases:
+        k, (y, idx) = bitonic_sort(share(keys), [share(labels), share(np.arange(len(keys)))], PAD_KEY)
+        out["sorted"].append([reveal_int(t).numpy() for t in (k, y, idx)])
+        below, at_or_below = tie_group_counts(k, y)
+        out["counts"].append([reveal_int(below).numpy(), reveal_int(at_or_below).numpy()])
+    num, den = fractions
+    out["fraction"] = reveal_int(fraction_bits(share(num), share(den), 52)).numpy()
+    return out
+
+
+@pytest.fixture(scope="module")
+def outputs():
+    cases, fractions = _cases(), _fractions()
+    results = run_parties(_party, (cases, fractions), provider="TFP", timeout_s=60)
+    assert all(np.array_equal(a, b) for a, b in zip(results[0]["fraction"], results[1]["fraction"]))
+    return cases, fractions, results[0]
+
+
+@pytest.mark.parametrize("i", range(len(SIZES)))
+def test_bitonic_sorts_keys_and_carries_payloads(outputs, i):
+    cases, _, out = outputs
+    keys, labels = cases[i]
+    sorted_keys, sorted_labels, origin = out["sorted"][i]
+    assert np.array_equal(sorted_keys, np.sort(keys))
+    assert sorted(origin.tolist()) == list(range(len(keys)))  # a permutation, no pad leaked in
+    assert np.array_equal(keys[origin], sorted_keys) and np.array_equal(labels[origin], sorted_labels)
+
+
+@pytest.mark.parametrize("i", range(len(SIZES)))
+def test_tie_group_counts(outputs, i):
+    cases, _, out = outputs
+    sorted_keys, sorted_labels, _ = out["sorted"][i]
+    neg_keys = sorted_keys[sorted_labels == 0]
+    below = np.array([(neg_keys < k).sum() for k in sorted_keys])
+    at_or_below = np.array([(neg_keys <= k).sum() for k in sorted_keys])
+    assert np.array_equal(out["counts"][i][0], below)
+    assert np.array_equal(out["counts"][i][1], at_or_below)
+
+
+def test_exact_division_bits(outputs):
+    _, (num, den), out = outputs
+    expected = [(int(a) << 52) // int(b) for a, b in zip(num, den)]
+    assert out["fraction"].tolist() == expected

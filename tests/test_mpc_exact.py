@@ -1,0 +1,69 @@
+"""mpc-exact end to end (P0, P1 and a separate dealer process over TCP) equals sklearn."""
+import json
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from mpc_auc.cli import main
+from mpc_auc.csv_io import write_evalset
+from mpc_auc.protocols.encoding import ScoreEncoder
+from mpc_auc.protocols.mpc_exact import mpc_exact_auc
+from mpc_auc.synthetic import synthetic_evalset
+
+# (m, clients, partition, decimals, auc): ties, M not a power of two, K = 1, K = M
+CASES = [
+    (300, 10, "iid", None, 0.77), (257, 1, "iid", None, 0.77), (129, 129, "iid", None, 0.7),
+    (500, 7, "non-iid", 2, 0.77), (400, 400, "iid", 2, 0.8), (333, 1, "iid", 1, 0.77),
+    (256, 16, "iid", None, 0.9), (2, 1, "iid", None, 0.6), (3, 3, "iid", None, 0.6),
+    (100, 5, "non-iid", 1, 0.55), (777, 20, "iid", 3, 0.77), (64, 64, "non-iid", None, 0.77),
+    (1000, 10, "iid", 2, 0.95), (511, 2, "iid", None, 0.5), (513, 50, "non-iid", 2, 0.77),
+    (90, 1, "iid", 0, 0.77), (150, 150, "iid", 1, 0.85), (600, 30, "iid", None, 0.77),
+    (45, 4, "iid", 2, 0.6), (1200, 12, "iid", 2, 0.77), (31, 31, "iid", 1, 0.99),
+]
+
+
+@pytest.fixture(scope="module")
+def evaluated():
+    sets = [synthetic_evalset(m=m, clients=k, scheme=scheme, decimals=d, auc=auc, seed=i)
+            for i, (m, k, scheme, d, auc) in enumerate(CASES)]
+    results = mpc_exact_auc([s.clients() for s in sets], ScoreEncoder(), provider="TTP", timeout_s=30)
+    return sets, results
+
+
+@pytest.mark.parametrize("i", range(len(CASES)))
+def test_mpc_auc_equals_sklearn(evaluated, i):
+    sets, results = evaluated
+    evalset, result = sets[i], results[i]
+    assert result.m == evalset.m and result.clients == len(evalset.clients())
+    assert abs(result.auc - roc_auc_score(evalset.label, evalset.score)) < 1e-12
+    assert result.provider == "TTP"
+
+
+def test_cases_cover_ties_odd_sizes_and_client_extremes(evaluated):
+    sets, _ = evaluated
+    assert len(sets) >= 20
+    assert any(len(np.unique(s.score)) < s.m / 2 for s in sets)  # heavy ties
+    assert any(s.m & (s.m - 1) for s in sets)  # not a power of two
+    assert any(len(s.clients()) == 1 for s in sets) and any(len(s.clients()) == s.m for s in sets)
+
+
+def test_traffic_is_counted_for_every_role(evaluated):
+    _, results = evaluated
+    for r in results:
+        assert r.traffic["P0"]["bytes"] > 0 and r.traffic["P1"]["rounds"] > 0
+        assert r.traffic["dealer"]["bytes_session_total"] > 0
+
+
+def test_cli_run_writes_result_json(tmp_path):
+    evalset = synthetic_evalset(m=200, clients=4, decimals=2, seed=9)
+    write_evalset(tmp_path / "in.csv", evalset)
+    out = tmp_path / "result.json"
+    assert main(["run", "--input", str(tmp_path / "in.csv"), "--protocol", "mpc-exact", "--out", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert abs(record["auc"] - roc_auc_score(evalset.label, evalset.score)) < 1e-12
+    assert record["provider"] == "TTP"
+    assert record["input_summary"]["M"] == 200 and record["input_summary"]["P"] == evalset.positives
+    for role in ("P0", "P1"):
+        assert record["traffic"][role]["bytes"] > 0 and record["traffic"][role]["rounds"] > 0
+    assert record["wall_s"] > 0 and record["client_upload_bytes"] > 200 * 16

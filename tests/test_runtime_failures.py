@@ -1,0 +1,62 @@
+"""A role that dies or stalls mid-protocol stops every other role within 30 s, naming it."""
+import multiprocessing as mp
+import os
+import signal
+import time
+
+import pytest
+
+from mpc_auc.protocols.encoding import ScoreEncoder
+from mpc_auc.protocols.errors import PartyFailure
+from mpc_auc.protocols.mpc_exact import mpc_exact_auc
+from mpc_auc.synthetic import synthetic_evalset
+
+
+def _run_and_hit(victim: str, sig: int, timeout_s: float):
+    """Start mpc-exact, send ``sig`` to ``victim`` once the oblivious sort is running."""
+    evalset = synthetic_evalset(m=4000, clients=5, seed=1)
+    seen = {}
+
+    def on_progress(role, text):
+        if "oblivious sort" in text and "hit" not in seen:
+            seen["procs"] = {p.name.removeprefix("mpc-auc-"): p for p in mp.active_children()
+                             if p.name.startswith("mpc-auc-")}
+            os.kill(seen["procs"][victim].pid, sig)
+            seen["hit"] = time.monotonic()
+
+    with pytest.raises(PartyFailure) as failure:
+        mpc_exact_auc([evalset.clients()], ScoreEncoder(), provider="TTP", timeout_s=timeout_s,
+                      on_progress=on_progress)
+    return failure.value, time.monotonic() - seen["hit"], seen["procs"]
+
+
+def _assert_all_gone(procs):
+    for role, proc in procs.items():
+        assert not proc.is_alive(), f"{role} survived"
+        assert proc.exitcode != 0, f"{role} exited 0 after a failure"
+        with pytest.raises(ProcessLookupError):
+            os.kill(proc.pid, 0)
+
+
+def test_killed_compute_party_stops_everyone_naming_it():
+    err, elapsed, procs = _run_and_hit("P1", signal.SIGKILL, timeout_s=20)
+    assert err.role == "P1"
+    assert elapsed < 30
+    assert "SIGKILL" in err.reports["P1"]
+    assert "P1" in err.reports["P0"]  # P0's own error names the lost peer
+    _assert_all_gone(procs)
+
+
+def test_stalled_compute_party_is_detected_by_timeout():
+    err, elapsed, procs = _run_and_hit("P1", signal.SIGSTOP, timeout_s=5)
+    assert err.role == "P1"
+    assert elapsed < 30
+    assert "P1" in err.reports["P0"]
+    _assert_all_gone(procs)
+
+
+def test_killed_dealer_stops_everyone_naming_it():
+    err, elapsed, procs = _run_and_hit("dealer", signal.SIGKILL, timeout_s=20)
+    assert err.role == "dealer"
+    assert elapsed < 30
+    _assert_all_gone(procs)
