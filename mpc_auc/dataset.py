@@ -37,11 +37,11 @@ class EvalSet:
         check_client("(all)", score, label, encoder, locate)
         if declared_clients is not None:
             declared = set(declared_clients)
-            unknown = sorted(set(client) - declared)
+            unknown = sorted(str(c) for c in set(client) - declared)
             if unknown:
                 i = int(np.argmax(client == unknown[0]))
                 raise InputError(f"{locate(i)}: client {unknown[0]!r} is not among the declared clients")
-            empty = sorted(declared - set(client))
+            empty = sorted(str(c) for c in declared - set(client))
             if empty:
                 raise InputError(f"client {empty[0]!r} has no rows")
         positives = int(np.sum(label == 1))

@@ -73,7 +73,7 @@ class ScoreEncoder:
         bad = (scores < self.lo) | (scores > self.hi)
         if bad.any():
             i = int(np.argmax(bad))
-            raise InputError(f"{locate(i)}: score {scores[i]!r} is outside the declared range [{self.lo}, {self.hi}]")
+            raise InputError(f"{locate(i)}: score {float(scores[i])!r} is outside the declared range [{self.lo}, {self.hi}]")
 
     def encode(self, scores) -> np.ndarray:
         """Integer keys of validated scores; equal scores get equal keys, order is kept."""

@@ -298,11 +298,12 @@ class Session:
                     self._procs[role].join(1.0)
                     self._outcome[role] = ("exit", self._procs[role].exitcode)
 
-    def _read(self, role: str) -> None:
+    def _read(self, role: str) -> bool:
+        """Handle one message from ``role``; False at end of file (the process is gone)."""
         try:
             kind, payload = self._conns[role].recv()
         except (EOFError, OSError):
-            return  # the process is gone; its sentinel reports the exit
+            return False  # its sentinel reports the exit
         if kind == "progress":
             if self._on_progress is not None:
                 self._on_progress(role, payload)
@@ -312,11 +313,12 @@ class Session:
                 self._inbox[role].append((kind, payload))
         else:
             self._inbox[role].append((kind, payload))
+        return True
 
     def _drain(self, role: str) -> None:
         conn = self._conns[role]
-        while role not in self._outcome and conn.poll():
-            self._read(role)
+        while role not in self._outcome and conn.poll() and self._read(role):
+            pass
 
     # failure ------------------------------------------------------------
     def _failed_roles(self):
