@@ -24,17 +24,22 @@ def _progress(role: str, text: str) -> None:
     print(f"  [{role}] {text}", file=sys.stderr, flush=True)
 
 
-def _write_json_atomically(path: str, payload: dict) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".mpc-auc-", suffix=".json", dir=directory)
+def _write_atomically(path: str, write) -> None:
+    """Call ``write(tmp_path)`` on a temporary file beside ``path``, then rename it into place."""
+    fd, tmp = tempfile.mkstemp(prefix=".mpc-auc-", dir=os.path.dirname(os.path.abspath(path)))
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(payload, f, indent=2)
-            f.write("\n")
+        write(tmp)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
         raise
+
+
+def _write_json(path: str, payload: dict) -> None:
+    with open(path, "w") as f:
+        json.dump(payload, f, indent=2)
+        f.write("\n")
 
 
 def _run_mpc(evalset, encoder, args):
@@ -79,7 +84,7 @@ def cmd_run(args) -> int:
                       traffic=result.traffic, client_upload_bytes=result.upload_bytes,
                       mpc_wall_s=result.wall_s, sharing_s=result.sharing_s)
     record["wall_s"] = time.perf_counter() - start
-    _write_json_atomically(args.out, record)
+    _write_atomically(args.out, lambda tmp: _write_json(tmp, record))
     print(f"AUC = {record['auc']:.15f}  ({args.protocol}, M={evalset.m}) -> {args.out}")
     return 0
 
@@ -87,15 +92,7 @@ def cmd_run(args) -> int:
 def cmd_generate(args) -> int:
     evalset = synthetic_evalset(m=args.m, positives=args.positives, auc=args.auc, clients=args.clients,
                                 scheme=args.partition, seed=args.seed, decimals=args.decimals)
-    directory = os.path.dirname(os.path.abspath(args.out))
-    fd, tmp = tempfile.mkstemp(prefix=".mpc-auc-", suffix=".csv", dir=directory)
-    os.close(fd)
-    try:
-        write_evalset(tmp, evalset)
-        os.replace(tmp, args.out)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    _write_atomically(args.out, lambda tmp: write_evalset(tmp, evalset))
     print(f"wrote {evalset.m} rows ({evalset.positives} positive, {len(evalset.clients())} clients) to {args.out}")
     return 0
 
