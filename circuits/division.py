@@ -6,7 +6,6 @@ r <- r - bit*b.  All intermediate values stay below 2b, so secure comparison
 (exact for |x - y| < 2^63) is exact whenever b < 2^62.  Revealing the result
 reveals the fraction to F bits and nothing else.
 """
-from .crypten_compat import crypten  # noqa: F401  (CrypTen must be loaded through the shim)
 
 
 def fraction_bits(numerator, denominator, bits: int):

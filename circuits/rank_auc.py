@@ -14,10 +14,10 @@ position.  Both are copied across tie groups by segmented scans
 (Hillis-Steele pointer doubling) over the shared equality bits of adjacent
 keys: ceil(log2 M) rounds of one batched multiplication each.
 """
+import torch
+
 from .crypten_compat import crypten
 from .shares import public
-
-import torch
 
 
 def _shift(x, s: int, forward: bool):
