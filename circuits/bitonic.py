@@ -70,3 +70,24 @@ def _compare_exchange_layer(rows, r: int, n: int, k: int, j: int):
     swap = greater * (1 - 2 * descending) + descending
     delta = crypten.stack([swap] * r) * (hi - lo)
     return crypten.stack([lo + delta, hi - delta], dim=2).reshape(r, n)
+
+
+class BitonicRanking:
+    """The reference ranking: bitonic sort carrying the input position, and a second sort to return."""
+
+    def __init__(self, pad_key: int, progress: Optional[Callable[[int, int], None]] = None):
+        self.pad_key, self.progress = pad_key, progress
+        self._origin = None
+
+    def sort(self, keys, payloads):
+        m = keys.size(0)
+        position = public(torch.arange(m, dtype=torch.int64))
+        sorted_keys, moved = bitonic_sort(keys, list(payloads) + [position], self.pad_key, self.progress)
+        self._origin = moved[-1]
+        return sorted_keys, moved[:-1]
+
+    def to_input_order(self, sorted_column):
+        """Sort (input position, column) by position: the column in input order."""
+        m = sorted_column.size(0)
+        _, (column,) = bitonic_sort(self._origin, [sorted_column], m)
+        return column

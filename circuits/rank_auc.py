@@ -1,75 +1,66 @@
-"""Exact tie-aware rank-sum AUC on an obliviously sorted, secret-shared sample.
+"""Exact tie-aware rank-sum AUC and mid-ranks on an obliviously sorted, secret-shared sample.
 
-With keys sorted ascending and labels y carried along, the Mann-Whitney
-statistic with half credit for ties is
+fedauc eq. (1) / App. H.2 with mid-ranks: AUC = (sum_i R_i y_i - P(P-1)/2) / (P N),
+R_i the 0-based mid-rank; equivalently U = sum over tie groups g of
+p_g (NB_g + n_g / 2), with p_g, n_g the group's positives and negatives and
+NB_g the negatives below it.  This equals ``sklearn.metrics.roc_auc_score``.
 
-    U = sum_{i: y_i = 1} ( #neg with score < s_i  +  #neg with score <= s_i ) / 2,
+Tie groups by compaction instead of scans.  On sorted keys, e_j = 1 where a
+group starts (j = 0, or k_j > k_{j-1}: one comparison per element).  A
+stable partition by e (Shuffler.apply) lists the group starts first, in
+order: compacted slot t < G holds the start a_t of group t with the
+exclusive prefix counts Nex, Pex there; the next slot gives where the group
+ends (a_{t+1} - 1, or M - 1 for the last group, whose "next" is the totals
+(M, N, P)).  Then, with f_t = [t < G],
 
-which equals the mid-rank form of fedauc eq. (1) / App. H.2,
-AUC = (sum_i R_i y_i - P(P-1)/2) / (P N) with R_i the 0-based mid-rank, and
-``sklearn.metrics.roc_auc_score`` exactly.  For a sorted position i,
-"#neg < s_i" is the exclusive negative prefix count taken at the first
-position of i's tie group and "#neg <= s_i" the inclusive count at its last
-position.  Both are copied across tie groups by segmented scans
-(Hillis-Steele pointer doubling) over the shared equality bits of adjacent
-keys: ceil(log2 M) rounds of one batched multiplication each.
+    2U = sum_t f_t (Pex_{t+1} - Pex_t) (Nex_t + Nex_{t+1}),
+    twice the mid-rank of group t = a_t + a_{t+1} - 1.
+
+Mid-ranks reach every member by a difference vector d_t = f_t (2R_t - 2R_{t-1})
+moved back to the group starts (Shuffler.unapply) and a prefix sum.  Cost:
+one comparison, four multiplications and one or two shuffles of M elements,
+in a constant number of rounds.
 """
 import torch
 
 from .crypten_compat import crypten
+from .radix import stable_partition
 from .shares import public
 
 
-def _shift(x, s: int, forward: bool):
-    """x[i + s] (forward) or x[i - s] (backward); out-of-range slots hold 0."""
-    m = x.size(0)
-    if s >= m:
-        return public(torch.zeros(m, dtype=torch.int64))
-    fill = public(torch.zeros(s, dtype=torch.int64))
-    return crypten.cat([x[s:], fill]) if forward else crypten.cat([fill, x[: m - s]])
+def _next(x, fill):
+    """x[t + 1] along the vector; ``fill`` (public 0) at the end."""
+    return crypten.cat([x[1:], fill])
 
 
-def tie_group_counts(sorted_keys, sorted_labels):
-    """Per sorted position: (#negatives strictly below its key, #negatives at or below it)."""
+def auc_fraction(shuffler, sorted_keys, sorted_labels, mid_ranks: bool = False):
+    """Shared (2U, 2PN) -- the AUC is their ratio -- and, if asked, 2 x the 0-based mid-rank per sorted position."""
     m = sorted_keys.size(0)
-    neg = 1 - sorted_labels
-    inclusive = neg.cumsum(0)
-    exclusive = inclusive - neg
-    if m == 1:
-        return exclusive, inclusive
-    # same[i]: positions i and i+1 tie.  Sorted keys never decrease, so one
-    # comparison decides it.  (CrypTen's == returns a mis-scaled sharing at
-    # precision 0, so it is not used.)
-    same = 1 - (sorted_keys[1:] > sorted_keys[:-1])
-    zero = public(torch.zeros(1, dtype=torch.int64))
-    link_next = crypten.cat([same, zero])  # tie group continues to i+1
-    link_prev = crypten.cat([zero, same])  # tie group continues back to i-1
-    to_end, to_start = inclusive, exclusive
-    s = 1
-    while s < m:
-        # after this round: to_end[i] = inclusive[min(i + 2s - 1, group end)],
-        # link_next[i] = 1 iff the group reaches past i + 2s - 1 (mirrored backwards)
-        factors = crypten.cat([link_next, link_next, link_prev, link_prev])
-        targets = crypten.cat([
-            _shift(to_end, s, True) - to_end,
-            _shift(link_next, s, True),
-            _shift(to_start, s, False) - to_start,
-            _shift(link_prev, s, False),
-        ])
-        product = factors * targets
-        to_end = to_end + product[:m]
-        link_next = product[m: 2 * m]
-        to_start = to_start + product[2 * m: 3 * m]
-        link_prev = product[3 * m:]
-        s *= 2
-    return to_start, to_end
-
-
-def auc_fraction(sorted_keys, sorted_labels):
-    """Shared (2U, 2PN): the AUC is their ratio (Mann-Whitney with half credit for ties)."""
-    m = sorted_keys.size(0)
-    below, at_or_below = tie_group_counts(sorted_keys, sorted_labels)
-    twice_u = (sorted_labels * (below + at_or_below)).sum()
-    positives = sorted_labels.sum()
-    twice_pn = (positives * (m - positives)) * 2
-    return twice_u, twice_pn
+    y = sorted_labels
+    one, zero = public(torch.ones(1, dtype=torch.int64)), public(torch.zeros(1, dtype=torch.int64))
+    starts = crypten.cat([one, sorted_keys[1:] > sorted_keys[:-1]]) if m > 1 else one
+    pos_below = y.cumsum(0) - y
+    neg_below = public(torch.arange(m)) - pos_below
+    positives = y.sum()
+    negatives = m - positives
+    later = 1 - starts  # partition key: group starts (0) first
+    rho = stable_partition(later)
+    f_bar, a, nex, pex = shuffler.apply(rho, [later, public(torch.arange(m)), neg_below, pos_below])
+    f = 1 - f_bar
+    # values of the next slot, or the totals (M, N, P) where no group follows
+    f_next = _next(f, zero)
+    gap = f_next * crypten.stack([_next(a, zero) - m, _next(nex, zero) - negatives, _next(pex, zero) - positives])
+    a_next, nex_next, pex_next = gap[0] + m, gap[1] + negatives, gap[2] + positives
+    twice_rank = a + a_next - 1
+    if mid_ranks:
+        previous = crypten.cat([zero, twice_rank[:-1]])
+        masked = f * crypten.stack([pex_next - pex, twice_rank - previous])
+        group_positives, step = masked[0], masked[1]
+    else:
+        group_positives = f * (pex_next - pex)
+    twice_u = (group_positives * (nex + nex_next)).sum()
+    twice_pn = (positives * negatives) * 2
+    if not mid_ranks:
+        return twice_u, twice_pn, None
+    (at_starts,) = shuffler.unapply(rho, [step])
+    return twice_u, twice_pn, at_starts.cumsum(0)

@@ -6,9 +6,14 @@ from .crypten_compat import crypten
 MPCTensor = crypten.mpc.MPCTensor
 
 
-def from_share(share: torch.Tensor) -> "MPCTensor":
-    """Wrap this party's additive share (int64, mod 2^64) as an integer MPC tensor."""
-    return MPCTensor.from_shares(share.to(torch.int64), precision=0)
+def from_share(share) -> "MPCTensor":
+    """Wrap this party's additive share (int64 tensor or array, mod 2^64) as an integer MPC tensor."""
+    return MPCTensor.from_shares(torch.as_tensor(share).to(torch.int64), precision=0)
+
+
+def share_of(x: "MPCTensor"):
+    """This party's int64 share of an integer MPC tensor, as a numpy array (no copy)."""
+    return x._tensor.share.numpy()
 
 
 def public(values: torch.Tensor) -> "MPCTensor":

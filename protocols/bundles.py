@@ -1,10 +1,15 @@
-"""A client's input for one compute party: its additive shares, sealed for that party.
+"""Sealed bundles: a client's shares for one compute party, and a party's rank shares for one client.
 
 Header (clear, authenticated as AEAD associated data): format tag, party
-index, row count and client id.  Body: the party's shares mod 2^64 of the
-integer score keys and of the labels.  The header is what a relay and the
-receiving party learn about a client besides its shares: who it is and how
-many rows it holds.
+index, row count, the client's reply public key and the client id.
+
+* Input bundle (client -> party p): p's shares mod 2^64 of the integer score
+  keys and of the labels.  The header is what a relay and the receiving
+  party learn about a client besides its shares: who it is, how many rows it
+  holds, and the key under which it accepts its ranks.
+* Rank bundle (party p -> client): p's shares of twice the global mid-rank of
+  each of the client's rows, in the client's row order.  Only the client can
+  open it; with both parties' bundles it recovers its own ranks, nothing else.
 """
 import struct
 from dataclasses import dataclass
@@ -14,8 +19,9 @@ import numpy as np
 from . import sealing, sharing
 from .errors import BundleIntegrityError
 
-_TAG = b"MPCAUC1"
-_FIXED = struct.Struct(">7sBQH")  # tag, party, rows, client-id length
+INPUT_TAG = b"MPCAUC2"
+RANK_TAG = b"MPCRNK1"
+_FIXED = struct.Struct(">7sBQ32sH")  # tag, party, rows, reply key, client-id length
 
 
 @dataclass(frozen=True)
@@ -23,37 +29,70 @@ class SealedBundle:
     header: bytes
     sealed: bytes
 
-    def fields(self):
-        """(party, rows, client) from the header; raises on a malformed header."""
+    def fields(self, tag: bytes = INPUT_TAG):
+        """(party, rows, reply key, client) from the header; raises on a malformed header."""
         if len(self.header) < _FIXED.size:
             raise BundleIntegrityError("bundle header is truncated")
-        tag, party, rows, id_len = _FIXED.unpack_from(self.header)
+        got, party, rows, reply_to, id_len = _FIXED.unpack_from(self.header)
         client = self.header[_FIXED.size:]
-        if tag != _TAG or len(client) != id_len:
+        if got != tag or len(client) != id_len:
             raise BundleIntegrityError("bundle header is malformed")
-        return party, rows, client.decode("utf-8")
+        return party, rows, reply_to, client.decode("utf-8")
 
 
-def seal_client(client: str, keys: np.ndarray, labels: np.ndarray, party_keys) -> list:
-    """Split one client's keys and labels into two sharings and seal share p for party p."""
-    key_shares = sharing.split(keys)
-    label_shares = sharing.split(labels)
+@dataclass(frozen=True)
+class OpenedBundle:
+    client: str
+    key_shares: np.ndarray
+    label_shares: np.ndarray
+    reply_to: bytes  # the client's public key for its rank bundles
+
+
+def _seal(tag, party, rows, reply_to, client, body, recipient) -> SealedBundle:
     ident = client.encode("utf-8")
-    bundles = []
-    for p, recipient in enumerate(party_keys):
-        header = _FIXED.pack(_TAG, p, len(keys), len(ident)) + ident
-        body = key_shares[p].tobytes() + label_shares[p].tobytes()
-        bundles.append(SealedBundle(header, sealing.seal(recipient, body, header)))
-    return bundles
+    header = _FIXED.pack(tag, party, rows, reply_to, len(ident)) + ident
+    return SealedBundle(header, sealing.seal(recipient, body, header))
 
 
-def open_bundle(key: sealing.PartyKey, party: int, bundle: SealedBundle):
-    """(client, key shares, label shares) of a bundle sealed for this party."""
-    addressed, rows, client = bundle.fields()
+def _open(key: sealing.KeyPair, tag: bytes, bundle: SealedBundle, words_per_row: int):
+    party, rows, reply_to, client = bundle.fields(tag)
+    body = key.open(bundle.sealed, bundle.header)
+    if len(body) != 8 * words_per_row * rows:
+        raise BundleIntegrityError(f"bundle of client {client!r} does not hold {rows} rows")
+    return party, client, reply_to, np.frombuffer(body, dtype=np.int64).reshape(words_per_row, rows).copy()
+
+
+def seal_client(client: str, keys: np.ndarray, labels: np.ndarray, party_keys, reply_to: bytes) -> list:
+    """Split one client's keys and labels into two sharings and seal share p for party p."""
+    key_shares, label_shares = sharing.split(keys), sharing.split(labels)
+    return [_seal(INPUT_TAG, p, len(keys), reply_to, client,
+                  key_shares[p].tobytes() + label_shares[p].tobytes(), recipient)
+            for p, recipient in enumerate(party_keys)]
+
+
+def open_bundle(key: sealing.KeyPair, party: int, bundle: SealedBundle) -> OpenedBundle:
+    """The content of an input bundle sealed for this party."""
+    addressed, _, _, client = bundle.fields(INPUT_TAG)
     if addressed != party:
         raise BundleIntegrityError(f"bundle of client {client!r} is addressed to P{addressed}, not P{party}")
-    body = key.open(bundle.sealed, bundle.header)
-    if len(body) != 16 * rows:
-        raise BundleIntegrityError(f"bundle of client {client!r} does not hold {rows} rows")
-    shares = np.frombuffer(body, dtype=np.int64)
-    return client, shares[:rows].copy(), shares[rows:].copy()
+    _, client, reply_to, body = _open(key, INPUT_TAG, bundle, 2)
+    return OpenedBundle(client, body[0], body[1], reply_to)
+
+
+def seal_ranks(party: int, client: str, reply_to: bytes, twice_rank_shares: np.ndarray) -> SealedBundle:
+    """Party ``party``'s shares of a client's doubled mid-ranks, sealed for that client."""
+    shares = np.ascontiguousarray(twice_rank_shares, dtype=np.int64)
+    return _seal(RANK_TAG, party, len(shares), reply_to, client, shares.tobytes(), reply_to)
+
+
+def open_ranks(key: sealing.KeyPair, client: str, bundles) -> np.ndarray:
+    """The client's global 0-based mid-ranks from the two parties' rank bundles (x.5 for ties)."""
+    parts = {}
+    for bundle in bundles:
+        party, addressed, _, body = _open(key, RANK_TAG, bundle, 1)
+        if addressed != client:
+            raise BundleIntegrityError(f"rank bundle is addressed to client {addressed!r}, not {client!r}")
+        parts[party] = body[0]
+    if sorted(parts) != [0, 1] or len(parts[0]) != len(parts[1]):
+        raise BundleIntegrityError(f"client {client!r} needs one rank bundle from each of P0 and P1")
+    return sharing.combine(parts[0], parts[1]) / 2

@@ -26,8 +26,11 @@ def check_client(client: str, scores, labels, encoder: ScoreEncoder, locate=None
         raise InputError(f"{locate(i)}: label {labels[i]!r} is not 0 or 1")
 
 
-def share_client(client: str, scores, labels, encoder: ScoreEncoder, party_keys) -> list:
-    """[bundle for P0, bundle for P1] of one client's encoded, secret-shared rows."""
+def share_client(client: str, scores, labels, encoder: ScoreEncoder, party_keys, reply_to: bytes) -> list:
+    """[bundle for P0, bundle for P1] of one client's encoded, secret-shared rows.
+
+    reply_to: the client's public key, under which the parties seal its ranks.
+    """
     check_client(client, scores, labels, encoder)
     keys = encoder.encode(np.asarray(scores, dtype=np.float64))
-    return seal_client(client, keys, np.asarray(labels, dtype=np.int64), party_keys)
+    return seal_client(client, keys, np.asarray(labels, dtype=np.int64), party_keys, reply_to)

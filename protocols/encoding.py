@@ -56,6 +56,12 @@ class ScoreEncoder:
         return max(0, span.bit_length() - KEY_BITS)
 
     @property
+    def key_bits(self) -> int:
+        """Bits of key + KEY_OFFSET, which lies in [0, 2^key_bits) for every score in range."""
+        span = int(ordered_bits([self.hi], self.dtype)[0]) - self._base
+        return max(1, (span >> self.shift).bit_length())
+
+    @property
     def exact(self) -> bool:
         """True when distinct scores of this dtype in range always get distinct keys."""
         return self.shift == 0

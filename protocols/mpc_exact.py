@@ -1,31 +1,38 @@
 """mpc-exact: the exact AUC of all clients' data, of which only the AUC is revealed.
 
 Flow (docs/protocols/mpc-exact.md states every role's view):
-1. P0 and P1 each make an X25519 key pair and publish the public half.
+1. P0 and P1 each make an X25519 key pair and publish the public half; each
+   client makes one for its replies.
 2. Each client encodes its scores as order-preserving integer keys, splits
    keys and labels into additive shares mod 2^64 with the OS CSPRNG and seals
    share p for party p.  The coordinator only relays sealed bundles.
 3. Each party opens its bundles and enters CrypTen (precision 0, exact ring
-   arithmetic) with its shares; the dealer serves Beaver triples.
-4. Bitonic sort of the shared keys carrying the shared labels
-   (circuits.bitonic), then the tie-aware Mann-Whitney fraction 2U / 2PN
-   (circuits.rank_auc, fedauc eq. 1 with mid-ranks).
+   arithmetic) with its shares; the dealer serves Beaver triples and the
+   shuffle correlations.
+4. Oblivious ranking of the shared keys carrying the shared labels: the
+   radix sort (circuits.radix, default) or the bitonic reference
+   (circuits.bitonic); then the tie-aware Mann-Whitney fraction 2U / 2PN
+   and mid-ranks (circuits.rank_auc, fedauc eq. 1 with mid-ranks).
 5. Reveal [2PN > 0] (is the AUC defined?), then floor(AUC * 2^52) by exact
    long division (circuits.division).  Nothing else is opened.
+6. Optionally (``ranks=True``) each sample's global mid-rank goes to the
+   client that owns it: each party seals its share of twice the rank, in the
+   client's row order, for that client alone (protocols.bundles).
 """
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .bundles import open_bundle
+from .bundles import open_bundle, open_ranks, seal_ranks
 from .clients import share_client
-from .encoding import PAD_KEY, ScoreEncoder
+from .encoding import KEY_OFFSET, PAD_KEY, ScoreEncoder
 from .errors import InputError, PartyFailure
-from .runtime import DEALER, PARTIES, Session, traffic_stats
-from .sealing import PartyKey
+from .runtime import DEALER, PARTIES, Session, TrafficMeter
+from .sealing import KeyPair
 
 FRACTION_BITS = 52  # the AUC is revealed as floor(AUC * 2^52): error < 2.3e-16
+METHODS = ("radix", "bitonic")
 
 
 @dataclass
@@ -34,12 +41,22 @@ class MpcAucResult:
     m: int
     clients: int
     provider: str
+    method: str
     wall_s: float
     sharing_s: float
-    traffic: dict = field(default_factory=dict)  # role -> {"bytes": ..., "rounds": ...}
+    traffic: dict = field(default_factory=dict)  # role -> {"bytes", "rounds", "sent_bytes", "peak_rss"}
     upload_bytes: int = 0  # sealed bundles sent by all clients to both parties
     exact_encoding: bool = True
+    ranks: dict = None  # client -> its rows' global 0-based mid-ranks (only with ranks=True)
     revealed: tuple = ("AUC as floor(AUC * 2^52) / 2^52", "whether both classes occur")
+
+
+@dataclass(frozen=True)
+class Job:
+    bundles: list  # this party's sealed input bundles, one per client
+    method: str
+    key_bits: int
+    ranks: bool
 
 
 # ------------------------------------------------------------- party side
@@ -47,53 +64,83 @@ class MpcAucResult:
 def _party(ctx, fraction_bits: int):
     import torch
 
-    from ..circuits.bitonic import bitonic_sort, layer_count
-    from ..circuits.crypten_compat import crypten
     from ..circuits.division import fraction_bits as divide
+    from ..circuits.shuffle import Shuffler
     from ..circuits.rank_auc import auc_fraction
     from ..circuits.shares import from_share, reveal_int
 
-    key = PartyKey()
+    key = KeyPair()
     ctx.send("public_key", key.public)
-    comm = crypten.communicator.get()
-    while (bundles := ctx.recv("job")) is not None:
-        opened = [open_bundle(key, ctx.rank, b) for b in bundles]
-        key_share = np.concatenate([o[1] for o in opened])
-        label_share = np.concatenate([o[2] for o in opened])
-        comm.reset_communication_stats()
-        m = len(key_share)
-        layers = layer_count(m)
-        step = max(1, layers // 10)
-
-        def progress(done, total):
-            if ctx.rank == 0 and (done % step == 0 or done == total):
-                ctx.progress(f"oblivious sort of {m} scores: layer {done}/{total}")
-
-        keys = from_share(torch.from_numpy(key_share))
-        labels = from_share(torch.from_numpy(label_share))
-        sorted_keys, (sorted_labels,) = bitonic_sort(keys, [labels], PAD_KEY, progress)
+    shuffler = Shuffler()
+    while (job := ctx.recv("job")) is not None:
+        opened = [open_bundle(key, ctx.rank, b) for b in job.bundles]
+        meter = TrafficMeter()
+        keys = from_share(torch.from_numpy(np.concatenate([o.key_shares for o in opened])))
+        labels = from_share(torch.from_numpy(np.concatenate([o.label_shares for o in opened])))
+        ranking = _ranking(ctx, job, keys.size(0), shuffler)
+        sorted_keys, (sorted_labels,) = ranking.sort(keys, [labels])
         if ctx.rank == 0:
             ctx.progress("tie groups and rank sum")
-        twice_u, twice_pn = auc_fraction(sorted_keys, sorted_labels)
+        twice_u, twice_pn, twice_rank = auc_fraction(shuffler, sorted_keys, sorted_labels, mid_ranks=job.ranks)
         defined = bool(reveal_int(twice_pn > 0).item())
         scaled = None
         if defined:
             if ctx.rank == 0:
                 ctx.progress(f"exact division to {fraction_bits} bits")
             scaled = int(reveal_int(divide(twice_u, twice_pn, fraction_bits)).item())
-        ctx.send("result", {"defined": defined, "scaled": scaled, **traffic_stats()})
+        rank_bundles = None
+        if job.ranks:
+            if ctx.rank == 0:
+                ctx.progress("ranks back to input order")
+            rank_bundles = _rank_bundles(ctx.rank, opened, ranking.to_input_order(twice_rank))
+        ctx.send("result", {"defined": defined, "scaled": scaled, "rank_bundles": rank_bundles, **meter.read()})
+
+
+def _ranking(ctx, job, m: int, shuffler):
+    from ..circuits.bitonic import BitonicRanking, layer_count
+    from ..circuits.radix import RadixRanking
+
+    total = job.key_bits if job.method == "radix" else layer_count(m)
+    step = max(1, total // 10)
+
+    def progress(done, _total):
+        if ctx.rank == 0 and (done % step == 0 or done == total):
+            ctx.progress(f"oblivious {job.method} sort of {m} scores: step {done}/{total}")
+
+    if job.method == "radix":
+        return RadixRanking(shuffler, KEY_OFFSET, job.key_bits, progress)
+    return BitonicRanking(PAD_KEY, progress)
+
+
+def _rank_bundles(party: int, opened, twice_rank) -> list:
+    """This party's share of each client's doubled ranks, sealed for that client."""
+    shares = twice_rank._tensor.share.numpy()
+    bundles, start = [], 0
+    for o in opened:
+        rows = len(o.key_shares)
+        bundles.append(seal_ranks(party, o.client, o.reply_to, shares[start:start + rows]))
+        start += rows
+    return bundles
 
 
 # ------------------------------------------------------- coordinator side
 
 def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: str = "TTP",
-                  host: str = "127.0.0.1", port=None, timeout_s: float = 20.0, on_progress=None):
+                  method: str = "radix", ranks: bool = False, host: str = "127.0.0.1", port=None,
+                  timeout_s: float = 20.0, on_progress=None):
     """Run mpc-exact on each dataset in one session of the parties.
 
     datasets: list of datasets, each a list of (client_id, scores, labels).
+    provider: must be "TTP" (a separate dealer process; the shuffles need it).
+    method: "radix" (the fast oblivious sort) or "bitonic" (the reference network).  ranks: also deliver each client its rows'
+      global mid-ranks (result.ranks), sealed so only that client can read them.
     Returns one MpcAucResult per dataset.  Raises InputError for bad input
     (before any party learns anything) and PartyFailure if a role fails.
     """
+    if method not in METHODS:
+        raise InputError(f"method must be one of {METHODS}, not {method!r}")
+    if provider != "TTP":
+        raise InputError("mpc-exact needs the separate dealer (provider TTP) for its shuffles")
     if not datasets:
         raise InputError("no dataset to evaluate")
     for clients in datasets:
@@ -106,38 +153,45 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
         jobs = []
         for clients in datasets:
             start = time.perf_counter()
-            bundles = [share_client(c, s, y, encoder, party_keys) for c, s, y in clients]
-            jobs.append((bundles, time.perf_counter() - start))
-        for (bundles, sharing_s), clients in zip(jobs, datasets):
+            client_keys = [KeyPair() for _ in clients]
+            bundles = [share_client(c, s, y, encoder, party_keys, k.public)
+                       for (c, s, y), k in zip(clients, client_keys)]
+            jobs.append((bundles, client_keys, time.perf_counter() - start))
+        for (bundles, client_keys, sharing_s), clients in zip(jobs, datasets):
             start = time.perf_counter()
             for p, role in enumerate(PARTIES):
-                session.send(role, "job", [pair[p] for pair in bundles])
+                session.send(role, "job", Job([pair[p] for pair in bundles], method, encoder.key_bits, ranks))
             outs = [session.recv(role, "result") for role in PARTIES]
-            wall = time.perf_counter() - start
-            results.append(_combine(outs, clients, provider, wall, sharing_s, bundles, encoder))
+            result = _combine(outs, clients, provider, method, time.perf_counter() - start, sharing_s, bundles, encoder)
+            if ranks:
+                result.ranks = {c: open_ranks(k, c, (outs[0]["rank_bundles"][i], outs[1]["rank_bundles"][i]))
+                                for i, ((c, _, _), k) in enumerate(zip(clients, client_keys))}
+            results.append(result)
         for role in PARTIES:
             session.send(role, "job", None)
         finals = {role: session.recv(role, "done") for role in session.roles}
-    if DEALER in finals:  # the dealer serves all jobs of the session; its total is shared out per job
+    if DEALER in finals:  # the dealer serves all jobs of the session; its totals are per session
         for r in results:
-            r.traffic[DEALER] = {"bytes_session_total": finals[DEALER]["bytes"],
-                                 "rounds_session_total": finals[DEALER]["rounds"]}
+            r.traffic[DEALER] = {f"{k}_session_total": v for k, v in finals[DEALER].items()}
     return results
 
 
-def _combine(outs, clients, provider, wall, sharing_s, bundles, encoder) -> MpcAucResult:
+def _combine(outs, clients, provider, method, wall, sharing_s, bundles, encoder) -> MpcAucResult:
     if outs[0]["defined"] != outs[1]["defined"] or outs[0]["scaled"] != outs[1]["scaled"]:
-        raise PartyFailure("P1", f"the parties opened different outputs: {outs[0]} vs {outs[1]}")
+        raise PartyFailure("P1", "the parties opened different outputs: "
+                                 f"{outs[0]['scaled']} vs {outs[1]['scaled']}")
     if not outs[0]["defined"]:
         raise InputError("the joint data has no positives or no negatives: the AUC is undefined")
+    meters = ("bytes", "rounds", "sent_bytes", "peak_rss")
     return MpcAucResult(
         auc=outs[0]["scaled"] / 2 ** FRACTION_BITS,
         m=sum(len(s) for _, s, _ in clients),
         clients=len(clients),
         provider=provider,
+        method=method,
         wall_s=wall,
         sharing_s=sharing_s,
-        traffic={role: {"bytes": o["bytes"], "rounds": o["rounds"]} for role, o in zip(PARTIES, outs)},
+        traffic={role: {k: o[k] for k in meters} for role, o in zip(PARTIES, outs)},
         upload_bytes=sum(len(b.header) + len(b.sealed) for pair in bundles for b in pair),
         exact_encoding=encoder.exact,
     )

@@ -74,12 +74,45 @@ class PartyContext:
 
 # ---------------------------------------------------------------- child side
 
-def traffic_stats() -> dict:
-    """Bytes and rounds this process has sent since the last reset (CrypTen's counters)."""
-    from ..circuits.crypten_compat import crypten
+def _bytes_written() -> int:
+    """Bytes this process has handed to write/send system calls (Linux /proc; 0 elsewhere)."""
+    try:
+        with open("/proc/self/io") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("wchar:"))
+    except (OSError, StopIteration):
+        return 0
 
-    stats = crypten.communicator.get().get_communication_stats()
-    return {"bytes": int(stats["bytes"]), "rounds": int(stats["rounds"])}
+
+def peak_rss_bytes() -> int:
+    """Largest resident set size of this process so far."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+class TrafficMeter:
+    """What this process sent since ``start``: CrypTen's counters and the bytes it wrote.
+
+    CrypTen counts 8 bytes per tensor element for every send, receive and
+    collective it runs, and one round per call; ``sent_bytes`` is what the
+    process really wrote to its sockets (and, in small part, to its pipe to
+    the coordinator).
+    """
+
+    def __init__(self, since_process_start: bool = False):
+        """Start counting now, or take the counts since the process (and its communicator) began."""
+        from ..circuits.crypten_compat import crypten
+
+        self._written = 0 if since_process_start else _bytes_written()
+        if not since_process_start:
+            crypten.communicator.get().reset_communication_stats()
+
+    def read(self) -> dict:
+        from ..circuits.crypten_compat import crypten
+
+        stats = crypten.communicator.get().get_communication_stats()
+        return {"bytes": int(stats["bytes"]), "rounds": int(stats["rounds"]),
+                "sent_bytes": _bytes_written() - self._written, "peak_rss": peak_rss_bytes()}
 
 
 def _die_with_parent() -> None:
@@ -186,8 +219,10 @@ def _child_main(role, rank, provider, host, port, timeout_s, conn, abort_conn, t
         _install_timeouts(timeout_s)
         _name_peers_on_failure(_role_names(len(PARTIES), provider == "TTP"))
         if role == DEALER:
-            crypten.mpc.provider.TTPServer()  # returns when P0 sends "terminate"
-            result = traffic_stats()
+            from ..circuits.dealer import Dealer
+
+            Dealer()  # CrypTen's TTP server plus shuffle correlations; returns on "terminate"
+            result = TrafficMeter(since_process_start=True).read()
         else:
             crypten.init()
             result = target(PartyContext(role, rank, provider, conn), *args)

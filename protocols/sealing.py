@@ -31,8 +31,8 @@ def _aead_key(shared: bytes, ephemeral_pub: bytes, recipient_pub: bytes) -> byte
                 info=_INFO + ephemeral_pub + recipient_pub).derive(shared)
 
 
-class PartyKey:
-    """A compute party's static X25519 key pair; the private half never leaves the party."""
+class KeyPair:
+    """A static X25519 key pair (a compute party's, or a client's for its replies); the private half stays with its owner."""
 
     def __init__(self):
         self._private = X25519PrivateKey.generate()

@@ -33,18 +33,15 @@ def _party(ctx, cases, fractions):
 
     from mpc_auc.circuits.bitonic import bitonic_sort
     from mpc_auc.circuits.division import fraction_bits
-    from mpc_auc.circuits.rank_auc import tie_group_counts
     from mpc_auc.circuits.shares import public, reveal_int
 
     def share(x):  # inputs enter as P0's public values; the circuits see only shares
         return public(torch.from_numpy(x))
 
-    out = {"sorted": [], "counts": []}
+    out = {"sorted": []}
     for keys, labels in cases:
         k, (y, idx) = bitonic_sort(share(keys), [share(labels), share(np.arange(len(keys)))], PAD_KEY)
         out["sorted"].append([reveal_int(t).numpy() for t in (k, y, idx)])
-        below, at_or_below = tie_group_counts(k, y)
-        out["counts"].append([reveal_int(below).numpy(), reveal_int(at_or_below).numpy()])
     num, den = fractions
     out["fraction"] = reveal_int(fraction_bits(share(num), share(den), 52)).numpy()
     return out
@@ -66,17 +63,6 @@ def test_bitonic_sorts_keys_and_carries_payloads(outputs, i):
     assert np.array_equal(sorted_keys, np.sort(keys))
     assert sorted(origin.tolist()) == list(range(len(keys)))  # a permutation, no pad leaked in
     assert np.array_equal(keys[origin], sorted_keys) and np.array_equal(labels[origin], sorted_labels)
-
-
-@pytest.mark.parametrize("i", range(len(SIZES)))
-def test_tie_group_counts(outputs, i):
-    cases, _, out = outputs
-    sorted_keys, sorted_labels, _ = out["sorted"][i]
-    neg_keys = sorted_keys[sorted_labels == 0]
-    below = np.array([(neg_keys < k).sum() for k in sorted_keys])
-    at_or_below = np.array([(neg_keys <= k).sum() for k in sorted_keys])
-    assert np.array_equal(out["counts"][i][0], below)
-    assert np.array_equal(out["counts"][i][1], at_or_below)
 
 
 def test_exact_division_bits(outputs):

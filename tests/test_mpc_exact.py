@@ -1,13 +1,20 @@
-"""mpc-exact end to end (P0, P1 and a separate dealer process over TCP) equals sklearn."""
+"""mpc-exact end to end (P0, P1 and a separate dealer process over TCP) equals sklearn.
+
+Both rankings -- the radix sort and the bitonic reference -- run on every
+dataset with rank delivery; their AUCs must equal sklearn and their ranks
+must be identical and equal to the clear mid-ranks.
+"""
 import json
 
 import numpy as np
 import pytest
+from scipy.stats import rankdata
 from sklearn.metrics import roc_auc_score
 
 from mpc_auc.cli import main
 from mpc_auc.csv_io import write_evalset
 from mpc_auc.protocols.encoding import ScoreEncoder
+from mpc_auc.protocols.errors import InputError
 from mpc_auc.protocols.mpc_exact import mpc_exact_auc
 from mpc_auc.synthetic import synthetic_evalset
 
@@ -27,17 +34,33 @@ CASES = [
 def evaluated():
     sets = [synthetic_evalset(m=m, clients=k, scheme=scheme, decimals=d, auc=auc, seed=i)
             for i, (m, k, scheme, d, auc) in enumerate(CASES)]
-    results = mpc_exact_auc([s.clients() for s in sets], ScoreEncoder(), provider="TTP", timeout_s=30)
+    results = {method: mpc_exact_auc([s.clients() for s in sets], ScoreEncoder(), provider="TTP",
+                                     method=method, ranks=True, timeout_s=30)
+               for method in ("radix", "bitonic")}
     return sets, results
 
 
+@pytest.mark.parametrize("method", ["radix", "bitonic"])
 @pytest.mark.parametrize("i", range(len(CASES)))
-def test_mpc_auc_equals_sklearn(evaluated, i):
+def test_mpc_auc_equals_sklearn(evaluated, method, i):
     sets, results = evaluated
-    evalset, result = sets[i], results[i]
+    evalset, result = sets[i], results[method][i]
     assert result.m == evalset.m and result.clients == len(evalset.clients())
     assert abs(result.auc - roc_auc_score(evalset.label, evalset.score)) < 1e-12
-    assert result.provider == "TTP"
+    assert result.provider == "TTP" and result.method == method
+
+
+@pytest.mark.parametrize("i", range(len(CASES)))
+def test_both_rankings_deliver_each_client_exactly_its_own_mid_ranks(evaluated, i):
+    sets, results = evaluated
+    global_ranks = rankdata(sets[i].score, method="average") - 1  # 0-based mid-ranks
+    clients = sets[i].clients()
+    for method in ("radix", "bitonic"):
+        assert list(results[method][i].ranks) == [c for c, _, _ in clients]
+    for client, scores, _ in clients:
+        expected = global_ranks[sets[i].client == client]  # the client's rows, in its own order
+        assert np.array_equal(results["radix"][i].ranks[client], expected)
+        assert np.array_equal(results["bitonic"][i].ranks[client], expected)
 
 
 def test_cases_cover_ties_odd_sizes_and_client_extremes(evaluated):
@@ -50,8 +73,9 @@ def test_cases_cover_ties_odd_sizes_and_client_extremes(evaluated):
 
 def test_traffic_is_counted_for_every_role(evaluated):
     _, results = evaluated
-    for r in results:
+    for r in results["radix"] + results["bitonic"]:
         assert r.traffic["P0"]["bytes"] > 0 and r.traffic["P1"]["rounds"] > 0
+        assert r.traffic["P0"]["sent_bytes"] > 0 and r.traffic["P1"]["peak_rss"] > 0
         assert r.traffic["dealer"]["bytes_session_total"] > 0
 
 
@@ -67,3 +91,12 @@ def test_cli_run_writes_result_json(tmp_path):
     for role in ("P0", "P1"):
         assert record["traffic"][role]["bytes"] > 0 and record["traffic"][role]["rounds"] > 0
     assert record["wall_s"] > 0 and record["client_upload_bytes"] > 200 * 16
+
+
+def test_mpc_exact_needs_the_separate_dealer():
+    evalset = synthetic_evalset(m=20, clients=2, seed=1)
+    for method in ("radix", "bitonic"):
+        with pytest.raises(InputError, match="provider TTP"):
+            mpc_exact_auc([evalset.clients()], ScoreEncoder(), provider="TFP", method=method)
+    with pytest.raises(InputError, match="method must be one of"):
+        mpc_exact_auc([evalset.clients()], ScoreEncoder(), method="quick")

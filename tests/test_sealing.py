@@ -3,9 +3,10 @@ import numpy as np
 import pytest
 
 from mpc_auc.protocols import sharing
-from mpc_auc.protocols.bundles import SealedBundle, open_bundle, seal_client
+from mpc_auc.protocols.bundles import (INPUT_TAG, RANK_TAG, SealedBundle, open_bundle, open_ranks,
+                                     seal_client, seal_ranks)
 from mpc_auc.protocols.errors import BundleIntegrityError
-from mpc_auc.protocols.sealing import PartyKey
+from mpc_auc.protocols.sealing import KeyPair
 
 
 def test_shares_reconstruct_mod_2_64():
@@ -26,18 +27,18 @@ def test_each_share_alone_looks_uniform():
 
 @pytest.fixture
 def sealed():
-    keys = [PartyKey(), PartyKey()]
+    keys = [KeyPair(), KeyPair()]
     values = np.array([5, -3, 2**61 - 1], dtype=np.int64)
     labels = np.array([1, 0, 1], dtype=np.int64)
-    return keys, values, labels, seal_client("hospital-7", values, labels, [k.public for k in keys])
+    return keys, values, labels, seal_client("hospital-7", values, labels, [k.public for k in keys], KeyPair().public)
 
 
 def test_parties_recover_the_clients_data_together(sealed):
     keys, values, labels, bundles = sealed
     opened = [open_bundle(keys[p], p, bundles[p]) for p in (0, 1)]
-    assert opened[0][0] == opened[1][0] == "hospital-7"
-    assert np.array_equal(sharing.combine(opened[0][1], opened[1][1]), values)
-    assert np.array_equal(sharing.combine(opened[0][2], opened[1][2]), labels)
+    assert opened[0].client == opened[1].client == "hospital-7"
+    assert np.array_equal(sharing.combine(opened[0].key_shares, opened[1].key_shares), values)
+    assert np.array_equal(sharing.combine(opened[0].label_shares, opened[1].label_shares), labels)
 
 
 def test_a_party_cannot_open_the_other_partys_bundle(sealed):
@@ -65,3 +66,25 @@ def test_truncated_bundle_is_rejected(sealed):
     keys, _, _, bundles = sealed
     with pytest.raises(BundleIntegrityError):
         open_bundle(keys[0], 0, SealedBundle(bundles[0].header, bundles[0].sealed[:20]))
+
+
+def test_rank_bundles_open_only_for_their_client():
+    alice, bob = KeyPair(), KeyPair()
+    twice_ranks = np.array([0, 7, 12, 3], dtype=np.int64)  # ranks 0, 3.5, 6, 1.5
+    s0, s1 = sharing.split(twice_ranks)
+    bundles = [seal_ranks(0, "alice", alice.public, s0), seal_ranks(1, "alice", alice.public, s1)]
+    assert np.array_equal(open_ranks(alice, "alice", bundles), [0, 3.5, 6, 1.5])
+    assert bundles[0].fields(RANK_TAG)[1] == 4  # exactly alice's row count, nothing more
+    with pytest.raises(BundleIntegrityError, match="authentication"):
+        open_ranks(bob, "alice", bundles)  # bob cannot read alice's ranks
+    with pytest.raises(BundleIntegrityError, match="addressed to client 'alice'"):
+        open_ranks(alice, "bob", bundles)
+    with pytest.raises(BundleIntegrityError, match="one rank bundle from each"):
+        open_ranks(alice, "alice", bundles[:1])
+    with pytest.raises(BundleIntegrityError, match="malformed"):
+        open_ranks(alice, "alice", [SealedBundle(*_input_like(bundles[0])), bundles[1]])
+
+
+def _input_like(bundle):
+    """The rank bundle relabelled as an input bundle: its tag no longer matches."""
+    return bundle.header.replace(RANK_TAG, INPUT_TAG), bundle.sealed

@@ -1,0 +1,74 @@
+"""The dealer: CrypTen's trusted-third-party server plus permutation correlations.
+
+The dealer serves CrypTen's Beaver triples and conversion randomness as
+before (it sees no input), and additionally the correlations of the
+oblivious shuffle (DESIGN.md §4; Chida et al. 2019, "permutation pairs").
+At start-up it draws a 256-bit stream key per compute party with
+``secrets`` and sends it to that party only (circuits.streams).
+
+A shuffle by pi = pi0 then pi1 is two re-sharing steps.  In the step where
+party h permutes with its own permutation p and the other party o supplies
+masks, the dealer expands o's stream into masks a, b and h's stream into p,
+and sends h alone the correction
+
+    delta = a[p] - b            (mod 2^64, column-wise).
+
+o sends x_o - a to h; h's new share is (x_h + x_o - a)[p] + delta = x[p] - b
+and o's new share is b.  h sees x_o - a (uniform, a is unknown to h) and
+delta (uniform, b is unknown to h); o sees nothing new.  The dealer sees
+only its own randomness.  Undoing the shuffle runs the inverse
+permutations in the reverse order with fresh masks.
+"""
+import secrets
+
+import numpy as np
+import torch
+
+from .crypten_compat import crypten
+from .streams import KEY_BYTES, MASK_IN, MASK_OUT, KeyStream, inverse
+
+TTPServer = crypten.mpc.provider.TTPServer
+COMPUTE_PARTIES = (0, 1)
+
+
+def step_plan(inverse_order: bool):
+    """(permuting party, other party) for the two steps of a shuffle or its inverse."""
+    return ((1, 0), (0, 1)) if inverse_order else ((0, 1), (1, 0))
+
+
+def correction(mask_stream: KeyStream, perm: np.ndarray, mask_index: int, shape) -> np.ndarray:
+    """delta = a[:, perm] - b for the masks a, b of ``mask_stream`` at ``mask_index``."""
+    a = mask_stream.words(MASK_IN, mask_index, shape)
+    b = mask_stream.words(MASK_OUT, mask_index, shape)
+    return a[:, perm] - b
+
+
+class Dealer(TTPServer):
+    """TTPServer with one more request type, ``permutation_correlation``."""
+
+    def _setup_generators(self):
+        super()._setup_generators()
+        comm = crypten.communicator.get()
+        keys = [secrets.token_bytes(KEY_BYTES) for _ in COMPUTE_PARTIES]
+        for party, key in zip(COMPUTE_PARTIES, keys):
+            comm.send_obj(key, party, comm.ttp_group)
+        self._streams = [KeyStream(k) for k in keys]
+        self._perms = {}
+
+    def _permutations(self, perm_index: int, n: int):
+        """Both parties' permutations for ``perm_index`` (kept for the matching inverse)."""
+        if perm_index not in self._perms:
+            self._perms = {perm_index: [s.permutation(perm_index, n) for s in self._streams]}
+        return self._perms[perm_index]
+
+    def permutation_correlation(self, shape, perm_index, mask_index, inverse_order):
+        """Send P1 its correction and return P0's (CrypTen forwards it to P0)."""
+        shape = tuple(shape)
+        perms = self._permutations(perm_index, shape[1])
+        deltas = {}
+        for step, (holder, other) in enumerate(step_plan(inverse_order)):
+            perm = inverse(perms[holder]) if inverse_order else perms[holder]
+            deltas[holder] = correction(self._streams[other], perm, 2 * mask_index + step, shape)
+        comm = crypten.communicator.get()
+        comm.send_obj(deltas[1].tobytes(), 1, comm.ttp_group)
+        return torch.from_numpy(deltas[0])
