@@ -21,7 +21,7 @@ test: $(STAMP)
 	$(PY) -m pytest -q
 
 bench: $(STAMP)
-	$(PY) -m mpc_auc.sims.bench_mpc_exact
+	$(PY) -m mpc_auc.sims.bench_ranking
 
 clean:
 	rm -rf $(VENV) build *.egg-info

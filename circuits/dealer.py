@@ -11,7 +11,7 @@ party h permutes with its own permutation p and the other party o supplies
 masks, the dealer expands o's stream into masks a, b and h's stream into p,
 and sends h alone the correction
 
-    delta = a[p] - b            (mod 2^64, column-wise).
+    delta = a[p] - b            (mod 2^64; rows are elements).
 
 o sends x_o - a to h; h's new share is (x_h + x_o - a)[p] + delta = x[p] - b
 and o's new share is b.  h sees x_o - a (uniform, a is unknown to h) and
@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from .crypten_compat import crypten
-from .streams import KEY_BYTES, MASK_IN, MASK_OUT, KeyStream, inverse
+from .streams import KEY_BYTES, MASK_IN, MASK_OUT, KeyStream, permute
 
 TTPServer = crypten.mpc.provider.TTPServer
 COMPUTE_PARTIES = (0, 1)
@@ -36,11 +36,11 @@ def step_plan(inverse_order: bool):
     return ((1, 0), (0, 1)) if inverse_order else ((0, 1), (1, 0))
 
 
-def correction(mask_stream: KeyStream, perm: np.ndarray, mask_index: int, shape) -> np.ndarray:
-    """delta = a[:, perm] - b for the masks a, b of ``mask_stream`` at ``mask_index``."""
+def correction(mask_stream: KeyStream, perm: np.ndarray, backwards: bool, mask_index: int, shape) -> np.ndarray:
+    """delta = a[perm] - b (or a[perm^-1] - b) for the masks a, b of ``mask_stream`` at ``mask_index``."""
     a = mask_stream.words(MASK_IN, mask_index, shape)
     b = mask_stream.words(MASK_OUT, mask_index, shape)
-    return a[:, perm] - b
+    return permute(a, perm, backwards) - b
 
 
 class Dealer(TTPServer):
@@ -63,12 +63,12 @@ class Dealer(TTPServer):
 
     def permutation_correlation(self, shape, perm_index, mask_index, inverse_order):
         """Send P1 its correction and return P0's (CrypTen forwards it to P0)."""
-        shape = tuple(shape)
-        perms = self._permutations(perm_index, shape[1])
+        shape = tuple(shape)  # (M, columns): one row per element
+        perms = self._permutations(perm_index, shape[0])
         deltas = {}
         for step, (holder, other) in enumerate(step_plan(inverse_order)):
-            perm = inverse(perms[holder]) if inverse_order else perms[holder]
-            deltas[holder] = correction(self._streams[other], perm, 2 * mask_index + step, shape)
+            deltas[holder] = correction(self._streams[other], perms[holder], inverse_order,
+                                        2 * mask_index + step, shape)
         comm = crypten.communicator.get()
         comm.send_obj(deltas[1].tobytes(), 1, comm.ttp_group)
         return torch.from_numpy(deltas[0])

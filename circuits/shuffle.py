@@ -19,7 +19,7 @@ import torch
 from .crypten_compat import crypten
 from .dealer import step_plan
 from .shares import from_share, share_of
-from .streams import MASK_IN, MASK_OUT, KeyStream, inverse
+from .streams import MASK_IN, MASK_OUT, KeyStream, permute
 
 
 class Shuffler:
@@ -87,12 +87,11 @@ class Shuffler:
         return opened
 
     def _run(self, shares, pi, inverse_order: bool) -> np.ndarray:
-        shares = np.ascontiguousarray(np.atleast_2d(shares), dtype=np.int64)
+        shares = np.ascontiguousarray(np.atleast_2d(shares).T, dtype=np.int64)  # (M, c): elements as rows
         shape = shares.shape
         mask_index = self._mask_count
         self._mask_count += 1
         delta = self._correction(shape, pi.index, mask_index, inverse_order)
-        own = inverse(pi.own) if inverse_order else pi.own
         for step, (holder, other) in enumerate(step_plan(inverse_order)):
             stream_index = 2 * mask_index + step
             if self.rank == other:
@@ -101,8 +100,8 @@ class Shuffler:
                 shares = self._stream.words(MASK_OUT, stream_index, shape)
             else:
                 masked = self._comm.recv(torch.empty(shape, dtype=torch.int64), other).numpy()
-                shares = (shares + masked)[:, own] + delta
-        return shares
+                shares = permute(shares + masked, pi.own, inverse_order) + delta
+        return np.ascontiguousarray(shares.T)
 
     def _correction(self, shape, perm_index, mask_index, inverse_order) -> np.ndarray:
         comm = self._comm

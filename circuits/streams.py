@@ -37,8 +37,9 @@ class KeyStream:
         count = int(np.prod(shape, dtype=np.int64))
         nonce = struct.pack("<IIQ", 0, purpose, index)  # ChaCha20: 32-bit block counter, 96-bit nonce
         encryptor = Cipher(algorithms.ChaCha20(self._key, nonce), mode=None).encryptor()
-        raw = encryptor.update(bytes(8 * count))
-        return np.frombuffer(raw, dtype=np.int64).reshape(shape).copy()
+        out = np.empty(count, dtype=np.int64)
+        encryptor.update_into(bytes(8 * count), memoryview(out).cast("B"))  # keystream = E(zeros)
+        return out.reshape(shape)
 
     def permutation(self, index: int, n: int) -> np.ndarray:
         """A random permutation of range(n) as an index array (apply as ``x[perm]``)."""
@@ -50,8 +51,14 @@ class KeyStream:
         return perm
 
 
-def inverse(perm: np.ndarray) -> np.ndarray:
-    """The index array q with x[perm][q] == x."""
-    inv = np.empty_like(perm)
-    inv[perm] = np.arange(len(perm), dtype=perm.dtype)
-    return inv
+def permute(rows: np.ndarray, perm: np.ndarray, backwards: bool) -> np.ndarray:
+    """rows[perm] (forwards), or the y with y[perm] = rows (backwards, i.e. rows[perm^-1]).
+
+    Rows are the first axis, so a multi-column element moves as one
+    contiguous record (one cache miss, not one per column).
+    """
+    if not backwards:
+        return rows[perm]
+    out = np.empty_like(rows)
+    out[perm] = rows
+    return out

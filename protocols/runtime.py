@@ -122,6 +122,22 @@ def _die_with_parent() -> None:
         pass  # not Linux: the abort line's EOF still ends the process
 
 
+def _tune_allocator() -> None:
+    """Keep freed memory in the heap for reuse (glibc): no mmap per large array, no trimming.
+
+    The MPC phases allocate and free arrays of tens of MB thousands of times;
+    with glibc's defaults each one is a fresh mmap whose pages fault in again.
+    Measured at M = 4.6 million: the radix sort runs ~1.6x faster this way.
+    """
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.mallopt(-4, 0)  # M_MMAP_MAX: serve large blocks from the heap
+        libc.mallopt(-1, 2 ** 31 - 1)  # M_TRIM_THRESHOLD: do not hand freed heap back
+        libc.mallopt(-2, 256 << 20)  # M_TOP_PAD: grow the heap in 256 MB steps
+    except (OSError, AttributeError):
+        pass  # not glibc: defaults
+
+
 def _watch_abort_line(role: str, abort_conn) -> None:
     def watch():
         try:
@@ -202,6 +218,7 @@ def _name_peers_on_failure(names: dict) -> None:
 
 def _child_main(role, rank, provider, host, port, timeout_s, conn, abort_conn, target, args):
     _die_with_parent()
+    _tune_allocator()
     _watch_abort_line(role, abort_conn)
     try:
         import torch

@@ -18,7 +18,7 @@ def _run_and_hit(victim: str, sig: int, timeout_s: float):
     seen = {}
 
     def on_progress(role, text):
-        if "oblivious sort" in text and "hit" not in seen:
+        if text.startswith("oblivious") and "hit" not in seen:
             seen["procs"] = {p.name.removeprefix("mpc-auc-"): p for p in mp.active_children()
                              if p.name.startswith("mpc-auc-")}
             os.kill(seen["procs"][victim].pid, sig)
