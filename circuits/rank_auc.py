@@ -24,8 +24,8 @@ in a constant number of rounds.
 import torch
 
 from .crypten_compat import crypten
-from .radix import stable_partition
-from .shares import public
+from .radix import digit_destinations
+from .shares import from_share, public, share_of
 
 
 def _next(x, fill):
@@ -44,7 +44,8 @@ def auc_fraction(shuffler, sorted_keys, sorted_labels, mid_ranks: bool = False):
     positives = y.sum()
     negatives = m - positives
     later = 1 - starts  # partition key: group starts (0) first
-    rho = stable_partition(later)
+    # an additively shared bit's XOR shares are the low bits of its shares
+    rho = from_share(digit_destinations(shuffler, share_of(later) & 1))
     f_bar, a, nex, pex = shuffler.apply(rho, [later, public(torch.arange(m)), neg_below, pos_below])
     f = 1 - f_bar
     # values of the next slot, or the totals (M, N, P) where no group follows

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from .crypten_compat import crypten
-from .dealer import step_plan
+from .dealer import mask, step_plan, unmask
 from .shares import from_share, share_of
 from .streams import MASK_IN, MASK_OUT, KeyStream, permute
 
@@ -25,36 +25,43 @@ from .streams import MASK_IN, MASK_OUT, KeyStream, permute
 class Shuffler:
     """One compute party's end of the shuffle service (needs the TTP dealer)."""
 
-    def __init__(self, view=None):
+    def __init__(self, stream_key: bytes, view=None):
+        """stream_key: the key the dealer sent this party at start-up (PartyContext.stream_key)."""
         comm = crypten.communicator.get()
-        if not getattr(comm, "ttp_initialized", False):
+        if stream_key is None or not getattr(comm, "ttp_initialized", False):
             raise RuntimeError("the oblivious shuffle needs the separate dealer (provider TTP)")
         self.rank = comm.get_rank()
-        self._comm = comm
-        self._stream = KeyStream(comm.recv_obj(comm.get_ttp_rank(), comm.ttp_group))
+        self.comm = comm
+        self.stream = KeyStream(stream_key)
         self._perm_count = 0
         self._mask_count = 0
-        self.view = view  # optional list: every value this party opens is appended (for audits)
+        self.onehot_count = 0  # one-hot correlations used so far (circuits.select)
+        self.view = view  # optional list: every (kind, value) this party opens is appended (for audits)
 
     # moving shared columns by a shared permutation -----------------------
     def apply(self, sigma, columns) -> list:
         """MPC columns moved to their destinations: out[sigma[i]] = column[i]."""
-        s, _, moved = self.open_shuffled(sigma, columns)
-        out = np.empty((len(moved), len(s)), dtype=np.int64)
+        s, _, moved = self.open_shuffled(share_of(sigma), np.stack([share_of(c) for c in columns]))
+        out = np.empty_like(moved)
         out[:, s] = moved
         return [from_share(row) for row in out]
 
     def unapply(self, sigma, moved_columns) -> list:
         """The inverse of ``apply``: out[i] = moved_column[sigma[i]]."""
-        s, pi, _ = self.open_shuffled(sigma, [])
+        s, pi, _ = self.open_shuffled(share_of(sigma), np.empty((0, sigma.size(0)), dtype=np.int64))
         rows = np.stack([share_of(c) for c in moved_columns])
         return [from_share(row) for row in self.gather_back(s, pi, rows)]
 
-    def open_shuffled(self, sigma, columns):
-        """(s = sigma[pi] opened, pi, this party's shares of the columns[pi]) for a fresh pi."""
-        m = sigma.size(0)
+    def open_shuffled(self, sigma: np.ndarray, columns: np.ndarray, xor_columns: int = 0):
+        """(s = sigma[pi] opened, pi, this party's shares of columns[:, pi]) for a fresh pi.
+
+        sigma: this party's share of a destination vector; columns: (c, M)
+        shares, of which the last ``xor_columns`` are XOR-shared.
+        """
+        m = len(sigma)
         pi = self.fresh(m)
-        shuffled = self.shuffle(np.stack([share_of(sigma)] + [share_of(c) for c in columns]), pi)
+        stacked = np.concatenate([sigma[None], columns])
+        shuffled = self.shuffle(stacked, pi, xor_from=len(stacked) - xor_columns)
         s = self.open(shuffled[0])
         if s.min() < 0 or s.max() >= m or np.bincount(s, minlength=m).max() > 1:
             raise RuntimeError("opened destinations are not a permutation: the parties' shares disagree")
@@ -69,50 +76,49 @@ class Shuffler:
         """A new joint permutation of n positions, unknown to either party."""
         index = self._perm_count
         self._perm_count += 1
-        return JointPermutation(index, self._stream.permutation(index, n))
+        return JointPermutation(index, self.stream.permutation(index, n))
 
-    def shuffle(self, shares: np.ndarray, pi: "JointPermutation") -> np.ndarray:
-        """This party's share of x[pi] for its share of x (shape (c, M))."""
-        return self._run(shares, pi, inverse_order=False)
+    def shuffle(self, shares: np.ndarray, pi: "JointPermutation", xor_from=None) -> np.ndarray:
+        """This party's share of x[pi] for its share of x (shape (c, M); rows from ``xor_from`` on are XOR-shared)."""
+        return self._run(shares, pi, False, len(np.atleast_2d(shares)) if xor_from is None else xor_from)
 
     def unshuffle(self, shares: np.ndarray, pi: "JointPermutation") -> np.ndarray:
         """This party's share of y with y[pi] = x, i.e. undo ``shuffle`` (fresh masks)."""
-        return self._run(shares, pi, inverse_order=True)
+        return self._run(shares, pi, True, len(np.atleast_2d(shares)))
 
-    def open(self, shares: np.ndarray) -> np.ndarray:
-        """Open a sharing to both parties (one exchange)."""
-        opened = self._comm.all_reduce(torch.from_numpy(np.ascontiguousarray(shares))).numpy()
+    def open(self, shares: np.ndarray, kind: str = "destinations") -> np.ndarray:
+        """Open a sharing to both parties (one exchange); ``kind`` labels it in the recorded view."""
+        opened = self.comm.all_reduce(torch.from_numpy(np.ascontiguousarray(shares))).numpy()
         if self.view is not None:
-            self.view.append(opened.copy())
+            self.view.append((kind, opened.copy()))
         return opened
 
-    def _run(self, shares, pi, inverse_order: bool) -> np.ndarray:
+    def request(self, function: str, *args) -> np.ndarray:
+        """P0 only: ask the dealer for ``function(*args)`` and return what it sends back."""
+        from crypten.mpc.provider.ttp_provider import TTPClient
+
+        return TTPClient.get().ttp_request(function, None, *args).numpy()
+
+    def _run(self, shares, pi, inverse_order: bool, xor_from: int) -> np.ndarray:
         shares = np.ascontiguousarray(np.atleast_2d(shares).T, dtype=np.int64)  # (M, c): elements as rows
         shape = shares.shape
         mask_index = self._mask_count
         self._mask_count += 1
-        delta = self._correction(shape, pi.index, mask_index, inverse_order)
+        if self.rank == 0:
+            delta = self.request("permutation_correlation", shape, pi.index, mask_index, inverse_order, xor_from)
+        else:
+            delta = np.frombuffer(self.comm.recv_obj(self.comm.get_ttp_rank(), self.comm.ttp_group),
+                                  dtype=np.int64).reshape(shape)
         for step, (holder, other) in enumerate(step_plan(inverse_order)):
             stream_index = 2 * mask_index + step
             if self.rank == other:
-                a = self._stream.words(MASK_IN, stream_index, shape)
-                self._comm.send(torch.from_numpy(shares - a), holder)
-                shares = self._stream.words(MASK_OUT, stream_index, shape)
+                a = self.stream.words(MASK_IN, stream_index, shape)
+                self.comm.send(torch.from_numpy(mask(shares, a, xor_from)), holder)
+                shares = self.stream.words(MASK_OUT, stream_index, shape)
             else:
-                masked = self._comm.recv(torch.empty(shape, dtype=torch.int64), other).numpy()
-                shares = permute(shares + masked, pi.own, inverse_order) + delta
+                masked = self.comm.recv(torch.empty(shape, dtype=torch.int64), other).numpy()
+                shares = unmask(permute(unmask(shares, masked, xor_from), pi.own, inverse_order), delta, xor_from)
         return np.ascontiguousarray(shares.T)
-
-    def _correction(self, shape, perm_index, mask_index, inverse_order) -> np.ndarray:
-        comm = self._comm
-        if self.rank == 0:
-            from crypten.mpc.provider.ttp_provider import TTPClient
-
-            got = TTPClient.get().ttp_request(
-                "permutation_correlation", None, shape, perm_index, mask_index, inverse_order)
-            return got.numpy()
-        raw = comm.recv_obj(comm.get_ttp_rank(), comm.ttp_group)
-        return np.frombuffer(raw, dtype=np.int64).reshape(shape)
 
 
 class JointPermutation:

@@ -22,6 +22,10 @@ KEY_BYTES = 32
 MASK_IN = 1  # the mask a the sender subtracts before sending
 MASK_OUT = 2  # the mask b that becomes the sender's new share
 PERMUTATION = 3
+DIGIT_MASK = 4  # a party's XOR share of the dealer's random digit r
+ONEHOT_SHARE = 5  # P1's shares of the one-hot vector of r
+PRODUCT_MASK = 6  # a party's shares of the Beaver masks b
+PRODUCT_SHARE = 7  # P1's share of b[r]
 
 
 class KeyStream:

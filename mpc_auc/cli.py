@@ -6,6 +6,7 @@ Exit status: 0 success, 2 bad input or usage (no output file is written),
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -42,9 +43,33 @@ def _write_json(path: str, payload: dict) -> None:
         f.write("\n")
 
 
-def _run_mpc(evalset, encoder, args):
-    return mpc_exact_auc([evalset.clients()], encoder, provider="TTP", host=args.parties_host,
-                         port=args.port, timeout_s=args.timeout, on_progress=_progress)[0]
+def _run_mpc(evalset, encoder, args, ranks: bool = False):
+    return mpc_exact_auc([evalset.clients()], encoder, provider="TTP", method=args.method, ranks=ranks,
+                         host=args.parties_host, port=args.port, timeout_s=args.timeout,
+                         on_progress=_progress)[0]
+
+
+def _rank_file_name(index: int, client: str) -> str:
+    safe = client and all(c.isalnum() or c in "._-" for c in client) and not client.startswith(".")
+    return f"{client if safe else f'client-{index}'}.ranks.csv"
+
+
+def _write_rank_files(directory: str, ranks: dict) -> None:
+    """One file per client, as that client would hold it: its rows' global mid-ranks, in its row order.
+
+    Written into a temporary directory that is renamed into place, so a
+    failed run leaves nothing behind.
+    """
+    tmp = tempfile.mkdtemp(prefix=".mpc-auc-ranks-", dir=os.path.dirname(os.path.abspath(directory)))
+    try:
+        for index, (client, values) in enumerate(ranks.items()):
+            with open(os.path.join(tmp, _rank_file_name(index, client)), "w") as f:
+                f.write(f"# client {client}: global 0-based mid-rank of each of its rows\nrow,rank\n")
+                f.writelines(f"{i},{r:g}\n" for i, r in enumerate(values))
+        os.rename(tmp, directory)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def cmd_demo(args) -> int:
@@ -58,7 +83,7 @@ def cmd_demo(args) -> int:
     print(f"clear AUC (reference)          : {clear:.15f}")
     print(f"difference: {abs(result.auc - clear):.3e}   wall {result.wall_s:.1f} s   "
           f"P0 sent {result.traffic['P0']['bytes'] / 1e6:.1f} MB in {result.traffic['P0']['rounds']} rounds "
-          f"(provider {result.provider}, separate dealer process)")
+          f"(provider {result.provider}, separate dealer process, {result.method} ranking)")
     return 0
 
 
@@ -66,6 +91,8 @@ def cmd_run(args) -> int:
     encoder = ScoreEncoder(args.score_range[0], args.score_range[1], args.score_dtype)
     declared = args.clients.split(",") if args.clients else None
     evalset = read_evalset(args.input, encoder, declared)
+    if args.ranks_dir and (args.protocol != "mpc-exact" or os.path.exists(args.ranks_dir)):
+        raise InputError("--ranks-dir needs --protocol mpc-exact and a directory that does not exist yet")
     start = time.perf_counter()
     record = {
         "protocol": args.protocol,
@@ -79,8 +106,12 @@ def cmd_run(args) -> int:
         record.update(auc=rank_sum_auc(evalset.score, evalset.label), provider=None,
                       revealed=["all scores and labels (no privacy)"])
     else:
-        result = _run_mpc(evalset, encoder, args)
-        record.update(auc=result.auc, provider=result.provider, revealed=list(result.revealed),
+        result = _run_mpc(evalset, encoder, args, ranks=bool(args.ranks_dir))
+        if args.ranks_dir:
+            _write_rank_files(args.ranks_dir, result.ranks)
+            record["ranks_dir"] = os.path.abspath(args.ranks_dir)
+        record.update(auc=result.auc, provider=result.provider, method=result.method,
+                      revealed=list(result.revealed),
                       traffic=result.traffic, client_upload_bytes=result.upload_bytes,
                       mpc_wall_s=result.wall_s, sharing_s=result.sharing_s)
     record["wall_s"] = time.perf_counter() - start
@@ -102,6 +133,8 @@ def _mpc_options(p) -> None:
     p.add_argument("--port", type=int, default=None, help="rendezvous port (default: a free port)")
     p.add_argument("--timeout", type=float, default=20.0,
                    help="seconds any role waits for a peer before stopping with an error")
+    p.add_argument("--method", choices=("radix", "bitonic"), default="radix",
+                   help="oblivious ranking: radix sort (fast) or the bitonic reference network")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -122,6 +155,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--score-range", nargs=2, type=float, default=(0.0, 1.0), metavar=("LO", "HI"))
     run.add_argument("--score-dtype", choices=("float64", "float32"), default="float64")
     run.add_argument("--clients", help="comma-separated ids of all clients; each must have rows")
+    run.add_argument("--ranks-dir", help="also deliver each client its rows' global ranks: one file per "
+                                         "client in this new directory (standing in for the clients)")
     _mpc_options(run)
     run.set_defaults(func=cmd_run)
 

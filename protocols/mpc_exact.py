@@ -71,7 +71,7 @@ def _party(ctx, fraction_bits: int):
 
     key = KeyPair()
     ctx.send("public_key", key.public)
-    shuffler = Shuffler()
+    shuffler = Shuffler(ctx.stream_key)
     while (job := ctx.recv("job")) is not None:
         opened = [open_bundle(key, ctx.rank, b) for b in job.bundles]
         meter = TrafficMeter()

@@ -53,10 +53,12 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 class PartyContext:
-    """What a party's code sees of the runtime: its role and its channel to the coordinator."""
+    """What a party's code sees of the runtime: its role, its channel to the coordinator,
+    and (provider TTP) the stream key the dealer gave it for shuffles (circuits.shuffle)."""
 
-    def __init__(self, role: str, rank: int, provider: str, conn):
+    def __init__(self, role: str, rank: int, provider: str, conn, stream_key=None):
         self.role, self.rank, self.provider = role, rank, provider
+        self.stream_key = stream_key
         self._conn = conn
 
     def send(self, kind: str, payload=None) -> None:
@@ -242,7 +244,12 @@ def _child_main(role, rank, provider, host, port, timeout_s, conn, abort_conn, t
             result = TrafficMeter(since_process_start=True).read()
         else:
             crypten.init()
-            result = target(PartyContext(role, rank, provider, conn), *args)
+            stream_key = None
+            if provider == "TTP":
+                from ..circuits.dealer import receive_stream_key
+
+                stream_key = receive_stream_key()
+            result = target(PartyContext(role, rank, provider, conn, stream_key), *args)
             crypten.uninit()
         conn.send(("done", result))
     except BaseException as err:  # report anything, then exit non-zero

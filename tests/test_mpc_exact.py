@@ -100,3 +100,18 @@ def test_mpc_exact_needs_the_separate_dealer():
             mpc_exact_auc([evalset.clients()], ScoreEncoder(), provider="TFP", method=method)
     with pytest.raises(InputError, match="method must be one of"):
         mpc_exact_auc([evalset.clients()], ScoreEncoder(), method="quick")
+
+
+def test_cli_delivers_each_client_a_file_of_its_own_ranks(tmp_path):
+    evalset = synthetic_evalset(m=120, clients=3, decimals=1, seed=4)
+    write_evalset(tmp_path / "in.csv", evalset)
+    ranks_dir = tmp_path / "ranks"
+    args = ["run", "--input", str(tmp_path / "in.csv"), "--out", str(tmp_path / "r.json"), "--ranks-dir", str(ranks_dir)]
+    assert main(args) == 0
+    global_ranks = rankdata(evalset.score, method="average") - 1
+    files = sorted(p.name for p in ranks_dir.iterdir())
+    assert files == sorted(f"{c}.ranks.csv" for c, _, _ in evalset.clients())
+    for client, _, _ in evalset.clients():
+        got = np.loadtxt(ranks_dir / f"{client}.ranks.csv", delimiter=",", skiprows=2, ndmin=2)
+        assert np.array_equal(got[:, 1], global_ranks[evalset.client == client])
+    assert main(args) == 2  # the directory exists now: refused before any MPC run

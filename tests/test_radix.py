@@ -39,19 +39,19 @@ def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
 
     from mpc_auc.circuits.radix import RadixRanking
     from mpc_auc.circuits.rank_auc import auc_fraction
-    from mpc_auc.circuits.shares import public, reveal_int, share_of
+    from mpc_auc.circuits.shares import public, reveal_int
     from mpc_auc.circuits.shuffle import Shuffler
 
     class NoShuffle(Shuffler):
         """A deliberately leaky variant: opens sigma itself instead of sigma[pi]."""
 
-        def open_shuffled(self, sigma, columns):
-            return self.open(share_of(sigma)), None, np.stack([share_of(c) for c in columns])
+        def open_shuffled(self, sigma, columns, xor_columns=0):
+            return self.open(sigma), None, columns
 
         def gather_back(self, s, pi, rows):
             return rows[:, s]
 
-    shuffler = Shuffler()
+    shuffler = Shuffler(ctx.stream_key)
     out = {}
     # the shuffle: x[pi] for the joint pi, and the inverse undoes it
     x = np.arange(3 * 50, dtype=np.int64).reshape(3, 50) * 7 - 20
@@ -123,12 +123,23 @@ def test_radix_sort_is_the_stable_sort(outputs, i):
     assert np.array_equal(back, keys)
 
 
+def _cells(run):
+    """The cells one run's opened values fall in: (kind, which, position..., value)."""
+    seen = {}
+    for kind, opened in run:
+        j = seen[kind] = seen.get(kind, -1) + 1
+        if kind == "destinations":
+            yield kind, j, tuple(opened.tolist())  # the whole permutation
+        elif kind == "digit":
+            yield from ((kind, j, i, int(v)) for i, v in enumerate(opened))
+        else:  # masked Beaver differences: their two lowest bits per slot
+            yield from ((kind, j, i, u, int(v) & 3) for i, row in enumerate(opened) for u, v in enumerate(row))
+
+
 def _table(views):
-    """Counts of (which opened vector, the vector as a permutation) over all runs."""
     cells = {}
     for run in views:
-        for j, opened in enumerate(run):
-            cell = (j, tuple(opened.tolist()))
+        for cell in _cells(run):
             cells[cell] = cells.get(cell, 0) + 1
     return cells
 
@@ -141,10 +152,10 @@ def _homogeneity(views_a, views_b):
 
 
 def _uniformity(views):
-    """p-value of a chi-square test that each opened vector is a uniform permutation of 4 positions."""
+    """p-value of a chi-square test that each opened destination vector is a uniform permutation of 4."""
     counts = _table(views)
-    opened_per_run = len(views[0])
-    observed = [counts.get((j, p), 0) for j in range(opened_per_run) for p in _PERMS]
+    opened = sum(1 for kind, _ in views[0] if kind == "destinations")
+    observed = [counts.get(("destinations", j, p), 0) for j in range(opened) for p in _PERMS]
     return chisquare(observed).pvalue
 
 
@@ -154,9 +165,13 @@ _PERMS = [tuple(p) for p in __import__("itertools").permutations(range(4))]
 def test_opened_values_do_not_depend_on_the_input(outputs):
     """p > 0.01 for homogeneity and uniformity; a miss is re-tested once on fresh runs (false alarm 1e-4)."""
     _, (p0, p1) = outputs
+    digits = (AUDIT_BITS + 1) // 2
     for party in (p0, p1):
-        assert len(party["radix"][0][0]) == (AUDIT_BITS + 1) // 2  # digits - 1 compositions + the final apply
-        assert np.array_equal(party["radix"][0][0][0], p0["radix"][0][0][0])  # both parties open the same
+        kinds = [kind for kind, _ in party["radix"][0][0]]
+        # per digit: the masked digit and Beaver differences; per composition and the final apply: sigma[pi]
+        assert kinds.count("digit") == kinds.count("masked product") == digits
+        assert kinds.count("destinations") == digits
+        assert np.array_equal(party["radix"][0][0][-1][1], p0["radix"][0][0][-1][1])  # both open the same
     p_values = [_homogeneity(*p0["radix"]), _uniformity(p0["radix"][0]), _uniformity(p0["radix"][1])]
     if min(p_values) <= 0.01:
         fresh = _collect([], [], AUDIT_RUNS)[0]["radix"]
