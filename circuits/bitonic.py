@@ -12,6 +12,7 @@ from typing import Callable, Optional
 import torch
 
 from .crypten_compat import crypten
+from .rank_auc import group_starts_from_keys
 from .shares import public
 
 
@@ -79,12 +80,13 @@ class BitonicRanking:
         self.pad_key, self.progress = pad_key, progress
         self._origin = None
 
-    def sort(self, keys, payloads):
+    def sort(self, keys, key_xor, payloads):
+        """(group-start bits, [sorted payloads]) in sorted order; key_xor is not needed here."""
         m = keys.size(0)
         position = public(torch.arange(m, dtype=torch.int64))
         sorted_keys, moved = bitonic_sort(keys, list(payloads) + [position], self.pad_key, self.progress)
         self._origin = moved[-1]
-        return sorted_keys, moved[:-1]
+        return group_starts_from_keys(sorted_keys), moved[:-1]
 
     def to_input_order(self, sorted_column):
         """Sort (input position, column) by position: the column in input order."""

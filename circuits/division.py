@@ -1,21 +1,32 @@
-"""Exact binary expansion of a shared fraction by restoring long division.
+"""Exact binary expansion of a shared fraction by long division, several quotient bits per round.
 
 For shared integers 0 <= a <= b with b >= 1, computes the sharing of
-floor(a * 2^F / b) one quotient bit per round: r <- 2r; bit = [r >= b];
-r <- r - bit*b.  All intermediate values stay below 2b, so secure comparison
-(exact for |x - y| < 2^63) is exact whenever b < 2^62.  Revealing the result
-reveals the fraction to F bits and nothing else.
+floor(a * 2^F / b).  Each round takes D quotient bits at once (radix 2^D
+restoring division): r <- 2^D r; q = #{k in 1..2^D - 1 : r >= k b} (2^D - 1
+secure comparisons in one batch); r <- r - q b.  All values compared stay
+below 2^D b, so secure comparison (exact for |x - y| < 2^63) is exact
+whenever b < 2^(62 - D).  Revealing the result reveals the fraction to F bits
+and nothing else.  With D = 4, F = 52 takes 13 rounds instead of 52.
 """
+import torch
+
+from .shares import public
+
+DIGIT_BITS = 4
 
 
-def fraction_bits(numerator, denominator, bits: int):
-    """Shared floor(numerator / denominator * 2^bits) for 0 <= numerator <= denominator."""
+def fraction_bits(numerator, denominator, bits: int, digit_bits: int = DIGIT_BITS):
+    """Shared floor(numerator / denominator * 2^bits) for 0 <= numerator <= denominator (element-wise)."""
     whole = numerator >= denominator
     remainder = numerator - whole * denominator
     quotient = whole * (1 << bits)
-    for j in range(1, bits + 1):
-        remainder = remainder * 2
-        bit = remainder >= denominator
-        remainder = remainder - bit * denominator
-        quotient = quotient + bit * (1 << (bits - j))
+    done = 0
+    while done < bits:
+        step = min(digit_bits, bits - done)
+        remainder = remainder * (1 << step)
+        multiples = denominator.unsqueeze(-1) * public(torch.arange(1, 1 << step))  # k b, k = 1 .. 2^step - 1
+        digit = (remainder.unsqueeze(-1) >= multiples).sum(-1)
+        remainder = remainder - digit * denominator
+        done += step
+        quotient = quotient + digit * (1 << (bits - done))
     return quotient

@@ -5,10 +5,11 @@ al. 2014; Chida et al. 2019, GenBitPerm / ApplyPerm / composition), with
 2-bit digits.  sigma is kept as a shared destination vector: sigma[i] is
 the sorted position of input element i.
 
-* Digits: keys + offset >= 0 are turned into XOR shares once (CrypTen A2B);
-  digit t of each element is then (share >> 2t) & 3 on each side, locally.
-* Stable partition by a shared digit (circuits.select, one one-hot
-  correlation from the dealer): with f_v the one-hot indicators,
+* Digits: the clients XOR-share the non-negative keys besides their additive
+  shares, so digit t of each element is (share >> 2t) & 3 on each side,
+  locally (no secure bit decomposition).
+* Stable partition by a shared digit (circuits.select.digit_destinations,
+  one one-hot correlation from the dealer): with f_v the one-hot indicators,
       rho = S_d,   S_v = Z_v + cumsum(f_v) - 1,   Z_v = sum_{u < v} sum(f_u),
   i.e. the digit's slot picked from four locally computed candidates.
 * Round t: shuffle (sigma [additive], digit t [XOR]) by a fresh joint
@@ -27,54 +28,44 @@ the dealer about 10.
 """
 import numpy as np
 
-from .crypten_compat import crypten
-from .select import DigitSelector
-from .shares import from_share
+from .rank_auc import group_starts_from_xor_keys
+from .select import digit_destinations
+from .shares import from_share, share_of
 
-converters = crypten.mpc.primitives.converters
 DIGIT_BITS = 2
 
 
-def digit_destinations(shuffler, digit: np.ndarray) -> np.ndarray:
-    """This party's share of rho, the stable sort by a shared 2-bit digit (XOR shares)."""
-    selector = DigitSelector(shuffler, digit)
-    onehot = selector.onehot()
-    running = np.cumsum(onehot, axis=0)  # wraps mod 2^64, like the shares
-    below = np.concatenate([[0], np.cumsum(running[-1])[:-1]])  # Z_v: elements with a smaller digit
-    slots = running + below[None, :]
-    if shuffler.rank == 0:
-        slots -= 1  # 0-based positions (a public constant: P0's share carries it)
-    return selector.pick(slots)
-
-
 class RadixRanking:
-    """Sort shared keys (radix sort) and move shared columns between input and sorted order.
+    """Sort XOR-shared keys (radix sort) and move shared columns between input and sorted order.
 
-    offset, bits: keys + offset must lie in [0, 2^bits); both are public
-    (fixed by the score encoding, not by the data).
+    bits: the keys lie in [0, 2^bits); public (fixed by the score encoding,
+    not by the data).
     """
 
-    def __init__(self, shuffler, offset: int, bits: int, progress=None):
-        self.shuffler, self.offset, self.bits = shuffler, offset, bits
+    def __init__(self, shuffler, bits: int, progress=None):
+        self.shuffler, self.bits = shuffler, bits
         self.progress = progress
         self.sigma = None
 
-    def sort(self, keys, payloads):
-        """(sorted keys, [sorted payloads]); ties keep input order (never opened)."""
-        self.sigma = from_share(self.permutation(keys))
-        moved = self.shuffler.apply(self.sigma, [keys] + list(payloads))
-        return moved[0], moved[1:]
+    def sort(self, keys, key_xor: np.ndarray, payloads):
+        """(group-start bits, [sorted payloads]) in sorted order; ties keep input order (never opened).
+
+        keys (additive) are not needed: the radix sort reads the XOR shares.
+        """
+        self.sigma = from_share(self.permutation(key_xor))
+        rows = np.stack([share_of(p) for p in payloads] + [key_xor])
+        moved = self.shuffler.apply_shares(share_of(self.sigma), rows, xor_columns=1)
+        return group_starts_from_xor_keys(moved[-1]), [from_share(row) for row in moved[:-1]]
 
     def to_input_order(self, sorted_column):
         """A column given in the sorted order of the last ``sort``, back in input order."""
         return self.shuffler.unapply(self.sigma, [sorted_column])[0]
 
-    def permutation(self, keys) -> np.ndarray:
+    def permutation(self, key_xor: np.ndarray) -> np.ndarray:
         """This party's share of sigma: sigma[i] is the position of element i after a stable sort by key."""
-        binary = converters._A2B((keys + self.offset)._tensor).share.numpy()
         sigma = None
         for start in range(0, self.bits, DIGIT_BITS):
-            digit = (binary >> start) & 3
+            digit = (key_xor >> start) & 3
             if sigma is None:
                 sigma = digit_destinations(self.shuffler, digit)
             else:

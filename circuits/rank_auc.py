@@ -6,7 +6,8 @@ p_g (NB_g + n_g / 2), with p_g, n_g the group's positives and negatives and
 NB_g the negatives below it.  This equals ``sklearn.metrics.roc_auc_score``.
 
 Tie groups by compaction instead of scans.  On sorted keys, e_j = 1 where a
-group starts (j = 0, or k_j > k_{j-1}: one comparison per element).  A
+group starts (j = 0, or k_j != k_{j-1}: from XOR-shared keys an OR over the
+bits of k_j XOR k_{j-1}, six AND rounds; from additive keys one comparison).  A
 stable partition by e (Shuffler.apply) lists the group starts first, in
 order: compacted slot t < G holds the start a_t of group t with the
 exclusive prefix counts Nex, Pex there; the next slot gives where the group
@@ -21,11 +22,15 @@ moved back to the group starts (Shuffler.unapply) and a prefix sum.  Cost:
 one comparison, four multiplications and one or two shuffles of M elements,
 in a constant number of rounds.
 """
+import numpy as np
 import torch
 
 from .crypten_compat import crypten
-from .radix import digit_destinations
+from .select import digit_destinations
 from .shares import from_share, public, share_of
+
+BinarySharedTensor = crypten.mpc.primitives.BinarySharedTensor
+beaver = crypten.mpc.primitives.beaver
 
 
 def _next(x, fill):
@@ -33,12 +38,35 @@ def _next(x, fill):
     return crypten.cat([x[1:], fill])
 
 
-def auc_fraction(shuffler, sorted_keys, sorted_labels, mid_ranks: bool = False):
-    """Shared (2U, 2PN) -- the AUC is their ratio -- and, if asked, 2 x the 0-based mid-rank per sorted position."""
-    m = sorted_keys.size(0)
+def _with_first(rest):
+    """[1, rest...]: position 0 always starts a group."""
+    one = public(torch.ones(1, dtype=torch.int64))
+    return crypten.cat([one, rest]) if rest is not None else one
+
+
+def group_starts_from_keys(sorted_keys):
+    """e_j from additively shared sorted keys: [k_j > k_{j-1}] (they never decrease)."""
+    return _with_first(sorted_keys[1:] > sorted_keys[:-1] if sorted_keys.size(0) > 1 else None)
+
+
+def group_starts_from_xor_keys(sorted_xor: np.ndarray):
+    """e_j from this party's XOR shares of the sorted keys: OR of the bits of k_j XOR k_{j-1}."""
+    if len(sorted_xor) == 1:
+        return _with_first(None)
+    differ = BinarySharedTensor.from_shares(torch.from_numpy(sorted_xor[1:] ^ sorted_xor[:-1]))
+    for shift in (32, 16, 8, 4, 2, 1):
+        differ = differ | (differ >> shift)  # bit 0 collects the OR of all 64 bits
+    return _with_first(from_share(beaver.B2A_single_bit(differ & 1).share))
+
+
+def auc_fraction(shuffler, starts, sorted_labels, mid_ranks: bool = False):
+    """Shared (2U, 2PN) -- the AUC is their ratio -- and, if asked, 2 x the 0-based mid-rank per sorted position.
+
+    starts: shared group-start bits e in sorted order (group_starts_from_*).
+    """
+    m = sorted_labels.size(0)
     y = sorted_labels
-    one, zero = public(torch.ones(1, dtype=torch.int64)), public(torch.zeros(1, dtype=torch.int64))
-    starts = crypten.cat([one, sorted_keys[1:] > sorted_keys[:-1]]) if m > 1 else one
+    zero = public(torch.zeros(1, dtype=torch.int64))
     pos_below = y.cumsum(0) - y
     neg_below = public(torch.arange(m)) - pos_below
     positives = y.sum()

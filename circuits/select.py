@@ -60,3 +60,15 @@ class DigitSelector:
         """d XOR r from this party's 2-bit share (the sum of the two shares fits a byte)."""
         total = self.shuffler.open(own, kind="digit")
         return (own ^ (total - own)).astype(np.int64)
+
+
+def digit_destinations(shuffler, digit: np.ndarray) -> np.ndarray:
+    """This party's share of rho, the stable sort by a shared 2-bit digit (XOR shares)."""
+    selector = DigitSelector(shuffler, digit)
+    onehot = selector.onehot()
+    running = np.cumsum(onehot, axis=0)  # wraps mod 2^64, like the shares
+    below = np.concatenate([[0], np.cumsum(running[-1])[:-1]])  # Z_v: elements with a smaller digit
+    slots = running + below[None, :]
+    if shuffler.rank == 0:
+        slots -= 1  # 0-based positions (a public constant: P0's share carries it)
+    return selector.pick(slots)

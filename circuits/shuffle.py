@@ -41,10 +41,15 @@ class Shuffler:
     # moving shared columns by a shared permutation -----------------------
     def apply(self, sigma, columns) -> list:
         """MPC columns moved to their destinations: out[sigma[i]] = column[i]."""
-        s, _, moved = self.open_shuffled(share_of(sigma), np.stack([share_of(c) for c in columns]))
+        moved = self.apply_shares(share_of(sigma), np.stack([share_of(c) for c in columns]))
+        return [from_share(row) for row in moved]
+
+    def apply_shares(self, sigma: np.ndarray, rows: np.ndarray, xor_columns: int = 0) -> np.ndarray:
+        """``apply`` on this party's shares: rows (c, M), the last ``xor_columns`` XOR-shared."""
+        s, _, moved = self.open_shuffled(sigma, rows, xor_columns)
         out = np.empty_like(moved)
         out[:, s] = moved
-        return [from_share(row) for row in out]
+        return out
 
     def unapply(self, sigma, moved_columns) -> list:
         """The inverse of ``apply``: out[i] = moved_column[sigma[i]]."""

@@ -3,8 +3,9 @@
 Header (clear, authenticated as AEAD associated data): format tag, party
 index, row count, the client's reply public key and the client id.
 
-* Input bundle (client -> party p): p's shares mod 2^64 of the integer score
-  keys and of the labels.  The header is what a relay and the receiving
+* Input bundle (client -> party p): p's shares of the integer score keys
+  (additive mod 2^64, and XOR shares of key + 2^61 for the radix sort) and
+  its additive shares of the labels.  The header is what a relay and the receiving
   party learn about a client besides its shares: who it is, how many rows it
   holds, and the key under which it accepts its ranks.
 * Rank bundle (party p -> client): p's shares of twice the global mid-rank of
@@ -44,6 +45,7 @@ class SealedBundle:
 class OpenedBundle:
     client: str
     key_shares: np.ndarray
+    key_xor_shares: np.ndarray  # of the non-negative radix keys
     label_shares: np.ndarray
     reply_to: bytes  # the client's public key for its rank bundles
 
@@ -62,11 +64,11 @@ def _open(key: sealing.KeyPair, tag: bytes, bundle: SealedBundle, words_per_row:
     return party, client, reply_to, np.frombuffer(body, dtype=np.int64).reshape(words_per_row, rows).copy()
 
 
-def seal_client(client: str, keys: np.ndarray, labels: np.ndarray, party_keys, reply_to: bytes) -> list:
-    """Split one client's keys and labels into two sharings and seal share p for party p."""
-    key_shares, label_shares = sharing.split(keys), sharing.split(labels)
-    return [_seal(INPUT_TAG, p, len(keys), reply_to, client,
-                  key_shares[p].tobytes() + label_shares[p].tobytes(), recipient)
+def seal_client(client: str, keys: np.ndarray, radix_keys: np.ndarray, labels: np.ndarray, party_keys,
+                reply_to: bytes) -> list:
+    """Share one client's keys (additively), radix keys (XOR) and labels; seal share p for party p."""
+    shares = [sharing.split(keys), sharing.split_xor(radix_keys), sharing.split(labels)]
+    return [_seal(INPUT_TAG, p, len(keys), reply_to, client, b"".join(s[p].tobytes() for s in shares), recipient)
             for p, recipient in enumerate(party_keys)]
 
 
@@ -75,8 +77,8 @@ def open_bundle(key: sealing.KeyPair, party: int, bundle: SealedBundle) -> Opene
     addressed, _, _, client = bundle.fields(INPUT_TAG)
     if addressed != party:
         raise BundleIntegrityError(f"bundle of client {client!r} is addressed to P{addressed}, not P{party}")
-    _, client, reply_to, body = _open(key, INPUT_TAG, bundle, 2)
-    return OpenedBundle(client, body[0], body[1], reply_to)
+    _, client, reply_to, body = _open(key, INPUT_TAG, bundle, 3)
+    return OpenedBundle(client, body[0], body[1], body[2], reply_to)
 
 
 def seal_ranks(party: int, client: str, reply_to: bytes, twice_rank_shares: np.ndarray) -> SealedBundle:

@@ -2,7 +2,7 @@
 import numpy as np
 
 from .bundles import seal_client
-from .encoding import ScoreEncoder
+from .encoding import KEY_OFFSET, ScoreEncoder
 from .errors import InputError
 
 
@@ -33,4 +33,4 @@ def share_client(client: str, scores, labels, encoder: ScoreEncoder, party_keys,
     """
     check_client(client, scores, labels, encoder)
     keys = encoder.encode(np.asarray(scores, dtype=np.float64))
-    return seal_client(client, keys, np.asarray(labels, dtype=np.int64), party_keys, reply_to)
+    return seal_client(client, keys, keys + KEY_OFFSET, np.asarray(labels, dtype=np.int64), party_keys, reply_to)

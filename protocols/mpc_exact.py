@@ -4,8 +4,9 @@ Flow (docs/protocols/mpc-exact.md states every role's view):
 1. P0 and P1 each make an X25519 key pair and publish the public half; each
    client makes one for its replies.
 2. Each client encodes its scores as order-preserving integer keys, splits
-   keys and labels into additive shares mod 2^64 with the OS CSPRNG and seals
-   share p for party p.  The coordinator only relays sealed bundles.
+   keys and labels into additive shares mod 2^64 (and the keys, offset to be
+   non-negative, also into XOR shares for the radix sort) with the OS CSPRNG
+   and seals share p for party p.  The coordinator only relays sealed bundles.
 3. Each party opens its bundles and enters CrypTen (precision 0, exact ring
    arithmetic) with its shares; the dealer serves Beaver triples and the
    shuffle correlations.
@@ -26,7 +27,7 @@ import numpy as np
 
 from .bundles import open_bundle, open_ranks, seal_ranks
 from .clients import share_client
-from .encoding import KEY_OFFSET, PAD_KEY, ScoreEncoder
+from .encoding import PAD_KEY, ScoreEncoder
 from .errors import InputError, PartyFailure
 from .runtime import DEALER, PARTIES, Session, TrafficMeter
 from .sealing import KeyPair
@@ -75,13 +76,14 @@ def _party(ctx, fraction_bits: int):
     while (job := ctx.recv("job")) is not None:
         opened = [open_bundle(key, ctx.rank, b) for b in job.bundles]
         meter = TrafficMeter()
-        keys = from_share(torch.from_numpy(np.concatenate([o.key_shares for o in opened])))
-        labels = from_share(torch.from_numpy(np.concatenate([o.label_shares for o in opened])))
+        keys = from_share(np.concatenate([o.key_shares for o in opened]))
+        key_xor = np.concatenate([o.key_xor_shares for o in opened])
+        labels = from_share(np.concatenate([o.label_shares for o in opened]))
         ranking = _ranking(ctx, job, keys.size(0), shuffler)
-        sorted_keys, (sorted_labels,) = ranking.sort(keys, [labels])
+        starts, (sorted_labels,) = ranking.sort(keys, key_xor, [labels])
         if ctx.rank == 0:
             ctx.progress("tie groups and rank sum")
-        twice_u, twice_pn, twice_rank = auc_fraction(shuffler, sorted_keys, sorted_labels, mid_ranks=job.ranks)
+        twice_u, twice_pn, twice_rank = auc_fraction(shuffler, starts, sorted_labels, mid_ranks=job.ranks)
         defined = bool(reveal_int(twice_pn > 0).item())
         scaled = None
         if defined:
@@ -108,7 +110,7 @@ def _ranking(ctx, job, m: int, shuffler):
             ctx.progress(f"oblivious {job.method} sort of {m} scores: step {done}/{total}")
 
     if job.method == "radix":
-        return RadixRanking(shuffler, KEY_OFFSET, job.key_bits, progress)
+        return RadixRanking(shuffler, job.key_bits, progress)
     return BitonicRanking(PAD_KEY, progress)
 
 

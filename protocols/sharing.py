@@ -1,4 +1,4 @@
-"""Two-party additive secret sharing mod 2^64 with CSPRNG masks."""
+"""Two-party secret sharing (additive mod 2^64, or XOR) with CSPRNG masks."""
 import secrets
 
 import numpy as np
@@ -15,6 +15,13 @@ def split(values: np.ndarray):
     s0 = csprng_uint64(values.size).reshape(values.shape)
     s1 = values - s0  # wraps mod 2^64
     return s0.view(np.int64), s1.view(np.int64)
+
+
+def split_xor(values: np.ndarray):
+    """Shares (s0, s1) with s0 XOR s1 = values; each share alone is uniform."""
+    values = np.asarray(values, dtype=np.int64)
+    s0 = csprng_uint64(values.size).reshape(values.shape).view(np.int64)
+    return s0, values ^ s0
 
 
 def combine(s0: np.ndarray, s1: np.ndarray) -> np.ndarray:

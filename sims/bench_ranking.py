@@ -7,11 +7,15 @@ sealed bundles to both parties' results (share -> rank -> AUC -> reveal),
 bytes each role wrote to its sockets, CrypTen rounds, peak RSS of each
 process, and |AUC - clear AUC|.  Bitonic runs only up to --bitonic-max
 (its M log^2 M network is extrapolated past 15 minutes beyond 2^19).
-Prints a markdown table, the bitonic/radix ratio, and the growth exponent b
-of wall ~ M^b fitted over the radix rows, beside the exponent that M log M
-itself shows over the same sizes.
+Scores are float64 (62-bit radix keys); rows marked float32 round the same
+scores to float32 first and declare that dtype (30-bit keys), as a model
+that outputs float32 probabilities would.  Bitonic's cost does not depend on
+the key width.  Prints a markdown table, the bitonic/radix ratio (against
+the float64 bitonic row of the same M), and the growth exponent b of
+wall ~ M^b fitted over the float64 radix rows, beside the exponent that
+M log M itself shows over the same sizes.
 
-Usage: python -m mpc_auc.sims.bench_ranking [--sizes M ...] [--bitonic-max M] [--ranks]
+Usage: python -m mpc_auc.sims.bench_ranking [--sizes M ...] [--float32-sizes M ...] [--bitonic-max M] [--ranks]
 """
 import argparse
 import math
@@ -21,6 +25,7 @@ import time
 
 import numpy as np
 
+from ..dataset import EvalSet
 from ..protocols.clear_auc import rank_sum_auc
 from ..protocols.encoding import ScoreEncoder
 from ..protocols.mpc_exact import mpc_exact_auc
@@ -32,13 +37,16 @@ BITONIC_MAX = CRITEO_M
 GB, MB = 1e9, 1e6
 
 
-def run(m: int, method: str, ranks: bool) -> dict:
+def run(m: int, method: str, ranks: bool, dtype: str = "float64") -> dict:
     evalset = synthetic_evalset(m=m, clients=10, seed=m)
-    (result,) = mpc_exact_auc([evalset.clients()], ScoreEncoder(), method=method, ranks=ranks,
-                              timeout_s=300)
+    encoder = ScoreEncoder(dtype=dtype)
+    if dtype == "float32":
+        scores = evalset.score.astype(np.float32).astype(np.float64)
+        evalset = EvalSet.build(evalset.client, scores, evalset.label, encoder)
+    (result,) = mpc_exact_auc([evalset.clients()], encoder, method=method, ranks=ranks, timeout_s=300)
     t = result.traffic
     return {
-        "m": m, "method": method, "wall": result.wall_s,
+        "m": m, "method": method, "dtype": dtype, "key_bits": encoder.key_bits, "wall": result.wall_s,
         "sent": [t["P0"]["sent_bytes"], t["P1"]["sent_bytes"], t["dealer"]["sent_bytes_session_total"]],
         "rounds": [t["P0"]["rounds"], t["P1"]["rounds"]],
         "rss": [t["P0"]["peak_rss"], t["P1"]["peak_rss"], t["dealer"]["peak_rss_session_total"]],
@@ -54,6 +62,7 @@ def fitted_exponent(ms, values) -> float:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
+    parser.add_argument("--float32-sizes", type=int, nargs="*", default=[CRITEO_M, CRITEO_FULL_M])
     parser.add_argument("--bitonic-max", type=int, default=BITONIC_MAX)
     parser.add_argument("--ranks", action="store_true", help="also deliver every client its rows' ranks")
     args = parser.parse_args(argv)
@@ -65,18 +74,21 @@ def main(argv=None) -> int:
             if method == "bitonic" and m > args.bitonic_max:
                 continue
             rows.append(run(m, method, args.ranks))
-            r = rows[-1]
-            print(f"  done: M={m} {method} {r['wall']:.1f} s", file=sys.stderr, flush=True)
-    print("| M | method | wall s | bitonic / radix | sent MB P0 / P1 / dealer | rounds P0 / P1 "
+            print(f"  done: M={m} {method} {rows[-1]['wall']:.1f} s", file=sys.stderr, flush=True)
+    for m in args.float32_sizes:
+        rows.append(run(m, "radix", args.ranks, "float32"))
+        print(f"  done: M={m} radix float32 {rows[-1]['wall']:.1f} s", file=sys.stderr, flush=True)
+    print("| M | method | keys | wall s | bitonic / radix | sent MB P0 / P1 / dealer | rounds P0 / P1 "
           "| peak RSS GB P0 / P1 / dealer (sum) | abs(AUC - clear) |")
-    print("|---|---|---|---|---|---|---|---|")
-    radix = {r["m"]: r for r in rows if r["method"] == "radix"}
+    print("|---|---|---|---|---|---|---|---|---|")
+    radix = {r["m"]: r for r in rows if r["method"] == "radix" and r["dtype"] == "float64"}
+    bitonic = {r["m"]: r for r in rows if r["method"] == "bitonic"}
     for r in rows:
-        ratio = f"{r['wall'] / radix[r['m']]['wall']:.1f}x" if r["method"] == "bitonic" else ""
+        ratio = f"{bitonic[r['m']]['wall'] / r['wall']:.1f}x" if r["method"] == "radix" and r["m"] in bitonic else ""
         sent = " / ".join(f"{b / MB:,.0f}" for b in r["sent"])
         rss = " / ".join(f"{b / GB:.2f}" for b in r["rss"]) + f" ({sum(r['rss']) / GB:.2f})"
-        print(f"| {r['m']:,} | {r['method']} | {r['wall']:.2f} | {ratio} | {sent} | "
-              f"{r['rounds'][0]} / {r['rounds'][1]} | {rss} | {r['error']:.1e} |")
+        print(f"| {r['m']:,} | {r['method']} | {r['dtype']} ({r['key_bits']} bits) | {r['wall']:.2f} | {ratio} | "
+              f"{sent} | {r['rounds'][0]} / {r['rounds'][1]} | {rss} | {r['error']:.1e} |")
     ms = sorted(radix)
     if len(ms) >= 2:
         walls = [radix[m]["wall"] for m in ms]

@@ -38,7 +38,7 @@ def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
     import torch
 
     from mpc_auc.circuits.radix import RadixRanking
-    from mpc_auc.circuits.rank_auc import auc_fraction
+    from mpc_auc.circuits.rank_auc import auc_fraction, group_starts_from_keys, group_starts_from_xor_keys
     from mpc_auc.circuits.shares import public, reveal_int
     from mpc_auc.circuits.shuffle import Shuffler
 
@@ -62,19 +62,23 @@ def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
     out["restored"] = shuffler.open(shuffler.unshuffle(shuffled, pi))
     # radix ranking against numpy's stable argsort, and the way back
     out["sorts"] = []
+    def xor_shares(keys):  # P0 holds the keys, P1 zeros: a valid XOR sharing
+        return keys if ctx.rank == 0 else np.zeros_like(keys)
+
     for keys, key_bits in sort_cases:
-        ranking = RadixRanking(shuffler, 0, key_bits)
-        shared = public(torch.from_numpy(keys))
+        ranking = RadixRanking(shuffler, key_bits)
         position = public(torch.arange(len(keys)))
-        sorted_keys, (origin,) = ranking.sort(shared, [position])
+        starts, (sorted_keys, origin) = ranking.sort(None, xor_shares(keys), [public(torch.from_numpy(keys)), position])
         back = ranking.to_input_order(sorted_keys)
-        out["sorts"].append([reveal_int(t).numpy() for t in (ranking.sigma, sorted_keys, origin, back)])
-    # the tie-aware AUC fraction and mid-ranks on sorted keys
+        out["sorts"].append([reveal_int(t).numpy() for t in (ranking.sigma, sorted_keys, origin, back, starts)])
+    # group starts both ways, and the tie-aware AUC fraction and mid-ranks on sorted keys
     out["ties"] = []
     for keys, labels in tie_cases:
-        twice_u, twice_pn, twice_rank = auc_fraction(
-            shuffler, public(torch.from_numpy(keys)), public(torch.from_numpy(labels)), mid_ranks=True)
-        out["ties"].append([reveal_int(t).numpy() for t in (twice_u, twice_pn, twice_rank)])
+        from_xor = group_starts_from_xor_keys(xor_shares(keys))
+        from_additive = group_starts_from_keys(public(torch.from_numpy(keys)))
+        twice_u, twice_pn, twice_rank = auc_fraction(shuffler, from_xor, public(torch.from_numpy(labels)),
+                                                     mid_ranks=True)
+        out["ties"].append([reveal_int(t).numpy() for t in (twice_u, twice_pn, twice_rank, from_xor, from_additive)])
     # the audit: everything each variant opens, run after run, for two inputs
     leaky = NoShuffle.__new__(NoShuffle)
     leaky.__dict__ = shuffler.__dict__  # the same dealer streams, without the shuffle
@@ -84,7 +88,7 @@ def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
             seen = []
             for _ in range(runs):
                 service.view = []
-                RadixRanking(service, 0, bits).sort(public(torch.from_numpy(keys)), [])
+                RadixRanking(service, bits).sort(None, xor_shares(keys), [])
                 seen.append(service.view)
             views.append(seen)
         out[name] = views
@@ -115,8 +119,9 @@ def test_shuffle_applies_the_joint_permutation_and_unshuffle_undoes_it(outputs):
 def test_radix_sort_is_the_stable_sort(outputs, i):
     cases, (p0, _) = outputs
     keys, _ = cases[i]
-    sigma, sorted_keys, origin, back = p0["sorts"][i]
+    sigma, sorted_keys, origin, back, starts = p0["sorts"][i]
     order = np.argsort(keys, kind="stable")
+    assert np.array_equal(starts, np.r_[1, np.diff(keys[order]) != 0])
     assert np.array_equal(origin, order)
     assert np.array_equal(sorted_keys, keys[order])
     assert np.array_equal(sigma[order], np.arange(len(keys)))
@@ -189,7 +194,8 @@ def test_the_same_audit_flags_a_leaky_variant(outputs):
 def test_tie_aware_auc_fraction_and_mid_ranks(outputs, i):
     _, (p0, _) = outputs
     keys, labels = _tie_cases()[i]
-    twice_u, twice_pn, twice_rank = p0["ties"][i]
+    twice_u, twice_pn, twice_rank, from_xor, from_additive = p0["ties"][i]
+    assert np.array_equal(from_xor, np.r_[1, np.diff(keys) != 0]) and np.array_equal(from_additive, from_xor)
     mid = rankdata(keys, method="average") - 1
     assert np.array_equal(twice_rank, 2 * mid)
     pos, neg = keys[labels == 1], keys[labels == 0]

@@ -30,7 +30,8 @@ def sealed():
     keys = [KeyPair(), KeyPair()]
     values = np.array([5, -3, 2**61 - 1], dtype=np.int64)
     labels = np.array([1, 0, 1], dtype=np.int64)
-    return keys, values, labels, seal_client("hospital-7", values, labels, [k.public for k in keys], KeyPair().public)
+    return keys, values, labels, seal_client("hospital-7", values, values + 7, labels, [k.public for k in keys],
+                                                  KeyPair().public)
 
 
 def test_parties_recover_the_clients_data_together(sealed):
@@ -39,6 +40,7 @@ def test_parties_recover_the_clients_data_together(sealed):
     assert opened[0].client == opened[1].client == "hospital-7"
     assert np.array_equal(sharing.combine(opened[0].key_shares, opened[1].key_shares), values)
     assert np.array_equal(sharing.combine(opened[0].label_shares, opened[1].label_shares), labels)
+    assert np.array_equal(opened[0].key_xor_shares ^ opened[1].key_xor_shares, values + 7)
 
 
 def test_a_party_cannot_open_the_other_partys_bundle(sealed):
