@@ -19,8 +19,8 @@ ends (a_{t+1} - 1, or M - 1 for the last group, whose "next" is the totals
 
 Mid-ranks reach every member by a difference vector d_t = f_t (2R_t - 2R_{t-1})
 moved back to the group starts (Shuffler.unapply) and a prefix sum.  Cost:
-one comparison, four multiplications and one or two shuffles of M elements,
-in a constant number of rounds.
+the group starts, one digit partition, two or three multiplications and one
+or two shuffles of M elements, in a constant number of rounds.
 """
 import numpy as np
 import torch

@@ -12,11 +12,10 @@ c = d XOR r, which is uniform and hides d.  Then
   y_d = sum_u e_u delta_u + b[r]: linear in the shares, since delta is public.
 
 Per element: the dealer sends P0 4 words, the parties exchange one byte for
-c and 4 words for delta.  This replaces a bit conversion per key bit and two
-multiplications per digit in the radix sort.
+c and 4 words for delta.  ``digit_destinations`` uses it for the stable
+partition by a digit, the step of the radix sort (circuits.radix).
 """
 import numpy as np
-import torch
 
 from .streams import DIGIT_MASK, ONEHOT_SHARE, PRODUCT_MASK, PRODUCT_SHARE
 

@@ -63,12 +63,10 @@ class Job:
 # ------------------------------------------------------------- party side
 
 def _party(ctx, fraction_bits: int):
-    import torch
-
     from ..circuits.division import fraction_bits as divide
-    from ..circuits.shuffle import Shuffler
     from ..circuits.rank_auc import auc_fraction
     from ..circuits.shares import from_share, reveal_int
+    from ..circuits.shuffle import Shuffler
 
     key = KeyPair()
     ctx.send("public_key", key.public)

@@ -129,7 +129,7 @@ def _tune_allocator() -> None:
 
     The MPC phases allocate and free arrays of tens of MB thousands of times;
     with glibc's defaults each one is a fresh mmap whose pages fault in again.
-    Measured at M = 4.6 million: the radix sort runs ~1.6x faster this way.
+    Measured at M = 4.6 million: 6 radix key bits took 35 s with the defaults, 21 s this way.
     """
     try:
         libc = ctypes.CDLL("libc.so.6", use_errno=True)
