@@ -181,13 +181,15 @@ def test_opened_values_do_not_depend_on_the_input(outputs):
     if min(p_values) <= 0.01:
         fresh = _collect([], [], AUDIT_RUNS)[0]["radix"]
         p_values = [_homogeneity(*fresh), _uniformity(fresh[0]), _uniformity(fresh[1])]
+    print(f"audit p-values (homogeneity, uniformity A, uniformity B): {p_values}")
     assert min(p_values) > 0.01, p_values
 
 
 def test_the_same_audit_flags_a_leaky_variant(outputs):
     _, (p0, _) = outputs
-    assert _homogeneity(*p0["leaky"]) < 1e-6
-    assert _uniformity(p0["leaky"][0]) < 1e-6
+    p_values = [_homogeneity(*p0["leaky"]), _uniformity(p0["leaky"][0])]
+    print(f"leaky variant p-values (homogeneity, uniformity A): {p_values}")
+    assert max(p_values) < 1e-6
 
 
 @pytest.mark.parametrize("i", range(len(TIE_SIZES) + 2))
