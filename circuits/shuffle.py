@@ -23,7 +23,11 @@ from .streams import MASK_IN, MASK_OUT, KeyStream, permute
 
 
 class Shuffler:
-    """One compute party's end of the shuffle service (needs the TTP dealer)."""
+    """One compute party's end of the dealer's correlation service (needs the TTP dealer).
+
+    It runs the shuffles; circuits.select runs the one-hot digit selections
+    through its ``stream``, ``request`` and ``open``.
+    """
 
     def __init__(self, stream_key: bytes, view=None):
         """stream_key: the key the dealer sent this party at start-up (PartyContext.stream_key)."""
