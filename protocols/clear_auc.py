@@ -4,6 +4,13 @@ from fractions import Fraction
 import numpy as np
 
 
+def twice_mid_ranks(scores) -> np.ndarray:
+    """2 x the 0-based mid-rank of each score (an integer): first + last position of its tie group."""
+    _, inverse, counts = np.unique(np.asarray(scores, dtype=np.float64), return_inverse=True, return_counts=True)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    return 2 * starts[inverse] + counts[inverse] - 1
+
+
 def rank_sum_auc(scores, labels) -> float:
     """Rank-sum (Mann-Whitney) AUC with mid-ranks for ties, fedauc eq. (1) / App. H.2.
 
@@ -11,11 +18,8 @@ def rank_sum_auc(scores, labels) -> float:
     score i.  Computed in integers (2 R_i is an integer) and rounded once, so
     it equals ``sklearn.metrics.roc_auc_score`` to the last bit or so.
     """
-    scores = np.asarray(scores, dtype=np.float64)
     labels = np.asarray(labels).astype(np.int64)
-    _, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    twice_midrank = 2 * starts[inverse] + counts[inverse] - 1
+    twice_midrank = twice_mid_ranks(scores)
     positives = int(labels.sum())
     negatives = len(labels) - positives
     if positives == 0 or negatives == 0:
