@@ -132,3 +132,96 @@ def randomized_response(ranked: RankedClients, epsilon: float, draws: int, rng: 
         out.append(rr_debias(noisy, p_bar, m - p_bar, q, q))
     return Estimate(np.concatenate(out), epsilon, "randomized response on each label (eps-label-DP)",
                     f"{ranked.source}; per client localSum, localP, localN of flipped labels")
+
+
+@dataclass
+class ClientStatistics:
+    """Per client: exact and released localSum and localP (released: one row per noise draw)."""
+
+    local_sum: np.ndarray  # (K,)
+    local_p: np.ndarray  # (K,)
+    sizes: np.ndarray  # (K,) |Y_k|
+    released_sum: np.ndarray  # (draws, K)
+    released_p: np.ndarray  # (draws, K)
+    noise: dict  # term name -> (its draws (draws, K), its stated Laplace scale (K,))
+
+
+def exact_client_statistics(ranked: RankedClients):
+    """(localSum_k, localP_k, |Y_k|) of fedauc §4.2 step 3 for every client."""
+    k = ranked.clients
+    local_sum = np.bincount(ranked.client, weights=ranked.rank * ranked.label, minlength=k)
+    local_p = np.bincount(ranked.client, weights=ranked.label, minlength=k)
+    return local_sum, local_p, np.bincount(ranked.client, minlength=k)
+
+
+def laplace_statistics(ranked: RankedClients, epsilon: float, draws: int, rng: np.random.Generator,
+                       sensitivity: str = "local", alpha: float = 0.5) -> ClientStatistics:
+    """FedAUC_Lap (fedauc §5.2, App. N): Laplace noise on each client's localSum and localP.
+
+    localSum' = localSum + Lap(Delta / (alpha eps)) with Delta = the client's largest
+    rank ("local") or M - 1 ("global"); localP' = localP + Lap(1 / ((1 - alpha) eps)).
+    Changing one label moves localSum by at most Delta and localP by 1, so the
+    release is (alpha eps + (1 - alpha) eps) = eps-label-DP.
+    """
+    check_epsilon(epsilon)
+    if not 0 < alpha < 1:
+        raise InputError(f"the budget split alpha must lie in (0, 1), not {alpha!r}")
+    local_sum, local_p, sizes = exact_client_statistics(ranked)
+    k = ranked.clients
+    if sensitivity == "local":
+        delta = np.zeros(k)
+        np.maximum.at(delta, ranked.client, ranked.rank)
+    elif sensitivity == "global":
+        delta = np.full(k, len(ranked.rank) - 1.0)
+    else:
+        raise InputError(f"sensitivity must be 'local' or 'global', not {sensitivity!r}")
+    sum_scale = delta / (alpha * epsilon)
+    p_scale = np.full(k, 1 / ((1 - alpha) * epsilon))
+    sum_noise = rng.laplace(0, 1, (draws, k)) * sum_scale
+    p_noise = rng.laplace(0, 1, (draws, k)) * p_scale
+    return ClientStatistics(local_sum, local_p, sizes, local_sum + sum_noise, local_p + p_noise,
+                            {"localSum": (sum_noise, sum_scale), "localP": (p_noise, p_scale)})
+
+
+def adaptive_split(mean_rank: np.ndarray, spread: np.ndarray) -> np.ndarray:
+    """beta minimising Var(a s1 + b s2), s1 ~ Lap(1/(beta eps)), s2 ~ Lap(1/((1-beta) eps)).
+
+    Var = 2 (a^2 / beta^2 + b^2 / (1 - beta)^2) / eps^2 with a = ||u'||_inf, b = ||v'||_inf;
+    setting its derivative to zero gives ((1 - beta) / beta)^3 = (b / a)^2, i.e.
+    beta = a^(2/3) / (a^(2/3) + b^(2/3))  (beta = 1 when b = 0: all budget on localP).
+    """
+    a, b = np.abs(mean_rank) ** (2 / 3), np.abs(spread) ** (2 / 3)
+    return np.where(b == 0, 1.0, a / np.maximum(a + b, np.finfo(float).tiny))
+
+
+def adaptive_statistics(ranked: RankedClients, epsilon: float, draws: int, rng: np.random.Generator) -> ClientStatistics:
+    """Adaptive FedAUC_Lap (fedauc §5.3): r = u' + v', u' = mean(r) 1, v' = r - u' (orthogonal to 1).
+
+    localP' = <1, y> + s1 and localSum' = mean(r) localP' + <v', y> + ||v'||_inf s2 with
+    s1 ~ Lap(1/(beta eps)), s2 ~ Lap(1/((1-beta) eps)), beta from ``adaptive_split``
+    per client.  <1, y> has sensitivity 1 and <v', y> sensitivity ||v'||_inf, so the
+    release is eps-label-DP; beta depends on the ranks only.
+    """
+    check_epsilon(epsilon)
+    local_sum, local_p, sizes = exact_client_statistics(ranked)
+    k = ranked.clients
+    mean_rank = np.bincount(ranked.client, weights=ranked.rank, minlength=k) / sizes
+    centred = ranked.rank - mean_rank[ranked.client]  # v'
+    spread = np.zeros(k)
+    np.maximum.at(spread, ranked.client, np.abs(centred))
+    orthogonal_part = np.bincount(ranked.client, weights=centred * ranked.label, minlength=k)  # <v', y>
+    beta = adaptive_split(mean_rank, spread)
+    s1_scale = 1 / (beta * epsilon)
+    s2_scale = np.divide(spread, (1 - beta) * epsilon, out=np.zeros(k), where=beta < 1)  # ||v'|| / ((1-beta) eps)
+    s1 = rng.laplace(0, 1, (draws, k)) * s1_scale
+    spread_noise = rng.laplace(0, 1, (draws, k)) * s2_scale
+    released_p = local_p + s1
+    released_sum = mean_rank * released_p + orthogonal_part + spread_noise
+    return ClientStatistics(local_sum, local_p, sizes, released_sum, released_p,
+                            {"s1 (localP)": (s1, s1_scale), "||v'|| s2": (spread_noise, s2_scale)})
+
+
+def statistics_auc(stats: ClientStatistics) -> np.ndarray:
+    """The server's step 4: global sums of the released statistics, then eq. (1); one AUC per draw."""
+    p_bar = stats.released_p.sum(axis=1)
+    return eq1_auc(stats.released_sum.sum(axis=1), p_bar, stats.sizes.sum() - p_bar)

@@ -79,3 +79,45 @@ def test_clear_ranks_and_mpc_ranks_give_identical_estimates():
 def test_bad_epsilon_is_refused(epsilon):
     with pytest.raises(InputError, match="epsilon"):
         fedauc.flip_probability(epsilon)
+
+
+MECHANISMS = {
+    "local": lambda r, e, n, g: fedauc.laplace_statistics(r, e, n, g, "local", 0.6),
+    "global": lambda r, e, n, g: fedauc.laplace_statistics(r, e, n, g, "global", 0.5),
+    "adaptive": fedauc.adaptive_statistics,
+}
+
+
+@pytest.mark.parametrize("name", sorted(MECHANISMS))
+@pytest.mark.parametrize("epsilon", [0.5, 2.0])
+def test_each_laplace_noise_term_has_its_stated_scale(tied, name, epsilon):
+    """(noise / scale)^2 averages 2 for Laplace; its standard error is sqrt(20 / n) (E X^4 = 24)."""
+    ranked = fedauc.RankedClients.from_clear_scores(tied.clients())
+    stats = MECHANISMS[name](ranked, epsilon, 400, fedauc.generator(7))
+    for term, (noise, scale) in stats.noise.items():
+        used = scale > 0
+        squares = (noise[:, used] / scale[used]) ** 2
+        assert abs(squares.mean() - 2) < 2.576 * np.sqrt(20 / squares.size), (term, squares.mean())
+
+
+@pytest.mark.parametrize("name", sorted(MECHANISMS))
+def test_laplace_estimates_center_on_the_auc(tied, name):
+    ranked = fedauc.RankedClients.from_clear_scores(tied.clients())
+    auc = fedauc.statistics_auc(MECHANISMS[name](ranked, 8.0, 2000, fedauc.generator(3)))
+    truth = roc_auc_score(tied.label, tied.score)
+    assert abs(np.median(auc) - truth) < 0.01
+
+
+def test_adaptive_split_is_the_closed_form_minimum():
+    a, b = 300.0, 120.0
+    betas = np.linspace(0.01, 0.99, 9801)
+    variance = a ** 2 / betas ** 2 + b ** 2 / (1 - betas) ** 2
+    assert abs(fedauc.adaptive_split(np.array([a]), np.array([b]))[0] - betas[variance.argmin()]) < 1e-3
+    assert fedauc.adaptive_split(np.array([5.0]), np.array([0.0]))[0] == 1.0  # one sample: all on localP
+
+
+def test_adaptive_beats_local_laplace(tied):
+    ranked = fedauc.RankedClients.from_clear_scores(tied.clients())
+    local = fedauc.statistics_auc(fedauc.laplace_statistics(ranked, 1.0, 2000, fedauc.generator(4)))
+    adaptive = fedauc.statistics_auc(fedauc.adaptive_statistics(ranked, 1.0, 2000, fedauc.generator(4)))
+    assert adaptive.std() < local.std()
