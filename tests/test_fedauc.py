@@ -121,3 +121,22 @@ def test_adaptive_beats_local_laplace(tied):
     local = fedauc.statistics_auc(fedauc.laplace_statistics(ranked, 1.0, 2000, fedauc.generator(4)))
     adaptive = fedauc.statistics_auc(fedauc.adaptive_statistics(ranked, 1.0, 2000, fedauc.generator(4)))
     assert adaptive.std() < local.std()
+
+
+def test_a_slice_of_table_7_is_reproduced_within_30_percent():
+    """eps = 2, K = 10 and 4,584 on the Criteo-shaped set (the full table: sims/fedauc_table7.py)."""
+    from mpc_auc.protocols.clear_auc import twice_mid_ranks
+    from mpc_auc.sims.fedauc_table7 import CLIENTS, PAPER, ROWS
+    from mpc_auc.synthetic import CRITEO_AUC, CRITEO_M, CRITEO_P, binormal_scores, partition
+
+    rng = fedauc.generator(11)
+    scores, labels = binormal_scores(CRITEO_M, CRITEO_P, CRITEO_AUC, rng)
+    ranks = twice_mid_ranks(scores) / 2
+    for row in ("LocalLaplace (IID)", "LocalLaplace (Non-IID)", "adaptive (non-IID)"):
+        scheme, mechanism = ROWS[row]
+        for k in (10, 4584):
+            owner = partition(CRITEO_M, k, scheme, rng, scores)
+            ranked = fedauc.RankedClients(owner, ranks, labels, int(owner.max()) + 1, "clear sort")
+            ours = fedauc.statistics_auc(mechanism(ranked, 2.0, 100, rng)).std(ddof=1)
+            paper = PAPER[(row, 2.0)][CLIENTS.index(k)]
+            assert 0.7 < ours / paper < 1.3, (row, k, ours, paper)

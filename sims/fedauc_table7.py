@@ -1,0 +1,102 @@
+"""Reproduction of fedauc Table 7 (std of the AUC over noise draws) on a Criteo-shaped synthetic set.
+
+M = 458,407, P = 117,317 binormal scores with AUC 0.77; clients 10 ... 458,407,
+IID (uniform random client per sample) and non-IID (contiguous blocks of the
+score order); alpha = 0.5 for the Laplace rows as in the paper.  Prints, per
+cell, our std, the paper's, and their ratio, then min / median / max of the
+ratio per row.  The paper's values are facts quoted from
+../shared/papers/fedauc-vfl-ranksum.md, Table 7.
+
+Usage: python -m mpc_auc.sims.fedauc_table7 [--draws 100] [--seed 0]
+"""
+import argparse
+import sys
+import time
+
+import numpy as np
+
+from ..protocols import fedauc
+from ..protocols.clear_auc import twice_mid_ranks
+from ..synthetic import CRITEO_AUC, CRITEO_M, CRITEO_P, binormal_scores, partition
+
+CLIENTS = (10, 458, 1000, 4584, 45840, 100000, 458407)
+EPSILONS = (1.0, 2.0, 4.0, 8.0)
+_ = None
+PAPER = {  # (row, epsilon) -> std per client count (None: not reported)
+    ("RR", 1.0): [2.17e-3] * 7, ("RR", 2.0): [1.02e-3] * 7, ("RR", 4.0): [3.49e-4] * 7, ("RR", 8.0): [4.41e-5] * 7,
+    ("GlobalLaplace", 1.0): [1.22e-4, 8.48e-4, 1.24e-3, 2.39e-3, 8.08e-3, 1.24e-2, 2.77e-2],
+    ("GlobalLaplace", 2.0): [5.85e-5, 4.15e-4, 5.62e-4, 1.28e-3, 3.95e-3, 5.21e-3, 1.32e-2],
+    ("GlobalLaplace", 4.0): [2.92e-5, 2.09e-4, 3.26e-4, 6.58e-4, 1.88e-3, 3.22e-3, 7.02e-3],
+    ("GlobalLaplace", 8.0): [1.54e-5, 9.82e-5, 1.53e-4, 3.31e-4, 1.05e-3, 1.58e-3, 2.99e-3],
+    ("LocalLaplace (IID)", 1.0): [1.13e-4, 9.64e-4, 1.26e-3, 2.26e-3, 7.39e-3, 1.10e-2, 1.99e-2],
+    ("LocalLaplace (IID)", 2.0): [5.74e-5, 4.72e-4, 5.78e-4, 1.21e-3, 4.09e-3, 5.24e-3, 8.86e-3],
+    ("LocalLaplace (IID)", 4.0): [3.11e-5, 1.94e-4, 3.00e-4, 5.80e-4, 1.86e-3, 2.40e-3, 4.38e-3],
+    ("LocalLaplace (IID)", 8.0): [1.51e-5, 1.06e-4, 1.40e-4, 3.27e-4, 8.52e-4, 1.35e-3, 2.29e-3],
+    ("LocalLaplace (Non-IID)", 1.0): [8.98e-5, 5.29e-4, 8.49e-4, 1.86e-3, 5.45e-3, 8.33e-3, 1.81e-2],
+    ("LocalLaplace (Non-IID)", 2.0): [4.59e-5, 2.91e-4, 4.93e-4, 9.45e-4, 3.09e-3, 4.38e-3, 9.96e-3],
+    ("LocalLaplace (Non-IID)", 4.0): [2.49e-5, 1.48e-4, 2.05e-4, 4.44e-4, 1.53e-3, 2.26e-3, 4.39e-3],
+    ("LocalLaplace (Non-IID)", 8.0): [1.06e-5, 6.99e-5, 1.14e-4, 2.19e-4, 7.50e-4, 1.16e-3, 2.22e-3],
+    ("adaptive (IID)", 1.0): [5.15e-5, 3.92e-4, _, 1.22e-3, 3.80e-3, _, _],
+    ("adaptive (IID)", 2.0): [2.60e-5, 1.84e-4, _, 6.48e-4, 1.66e-3, _, _],
+    ("adaptive (IID)", 4.0): [1.36e-5, 8.20e-5, _, 2.87e-4, 9.08e-4, _, _],
+    ("adaptive (IID)", 8.0): [7.01e-6, 4.55e-5, _, 1.37e-4, 4.61e-4, _, _],
+    ("adaptive (non-IID)", 1.0): [2.93e-5, 1.22e-4, _, 3.92e-4, 1.03e-3, _, _],
+    ("adaptive (non-IID)", 2.0): [1.59e-5, 6.01e-5, _, 1.52e-4, 5.54e-4, _, _],
+    ("adaptive (non-IID)", 4.0): [7.80e-6, 2.81e-5, _, 8.72e-5, 2.77e-4, _, _],
+    ("adaptive (non-IID)", 8.0): [3.89e-6, 1.36e-5, _, 4.34e-5, 1.38e-4, _, _],
+}
+ROWS = {  # row -> (partition scheme, statistics function)
+    "GlobalLaplace": ("iid", lambda r, e, n, g: fedauc.laplace_statistics(r, e, n, g, "global", 0.5)),
+    "LocalLaplace (IID)": ("iid", lambda r, e, n, g: fedauc.laplace_statistics(r, e, n, g, "local", 0.5)),
+    "LocalLaplace (Non-IID)": ("non-iid", lambda r, e, n, g: fedauc.laplace_statistics(r, e, n, g, "local", 0.5)),
+    "adaptive (IID)": ("iid", fedauc.adaptive_statistics),
+    "adaptive (non-IID)": ("non-iid", fedauc.adaptive_statistics),
+}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--draws", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    rng = fedauc.generator(args.seed)
+    scores, labels = binormal_scores(CRITEO_M, CRITEO_P, CRITEO_AUC, rng)
+    ranks = twice_mid_ranks(scores) / 2
+    ratios = {}
+    print("| row | eps | " + " | ".join(f"K={k:,}" for k in CLIENTS) + " |")
+    print("|---|---|" + "---|" * len(CLIENTS))
+    for eps in EPSILONS:
+        whole = fedauc.RankedClients(np.zeros(CRITEO_M, dtype=np.int64), ranks, labels, 1, "clear sort")
+        rr = fedauc.randomized_response(whole, eps, args.draws, rng).auc.std(ddof=1)
+        _print_row("RR", eps, [rr] * len(CLIENTS), ratios)
+        for row, (scheme, mechanism) in ROWS.items():
+            stds = []
+            for k in CLIENTS:
+                if PAPER[(row, eps)][CLIENTS.index(k)] is None:
+                    stds.append(None)
+                    continue
+                owner = partition(CRITEO_M, k, scheme, rng, scores)
+                ranked = fedauc.RankedClients(owner, ranks, labels, int(owner.max()) + 1, "clear sort")
+                stds.append(fedauc.statistics_auc(mechanism(ranked, eps, args.draws, rng)).std(ddof=1))
+            _print_row(row, eps, stds, ratios)
+    print("\nratio ours / paper per row: min / median / max")
+    for row, values in ratios.items():
+        print(f"  {row}: {min(values):.2f} / {np.median(values):.2f} / {max(values):.2f}")
+    print(f"\n{args.draws} draws per cell, seed {args.seed}, {time.perf_counter() - start:.0f} s")
+    return 0
+
+
+def _print_row(row, eps, stds, ratios):
+    cells = []
+    for k, ours, paper in zip(CLIENTS, stds, PAPER[(row, eps)]):
+        if ours is None or paper is None:
+            cells.append("")
+            continue
+        ratios.setdefault(row, []).append(ours / paper)
+        cells.append(f"{ours:.2e} / {paper:.2e} ({ours / paper:.2f})")
+    print(f"| {row} | {eps:g} | " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
