@@ -154,6 +154,29 @@ def exact_client_statistics(ranked: RankedClients):
     return local_sum, local_p, np.bincount(ranked.client, minlength=k)
 
 
+def _sensitivity(ranked: RankedClients, sensitivity: str) -> np.ndarray:
+    """Per client: the largest change one label makes to localSum -- its largest rank ("local") or M - 1 ("global")."""
+    if sensitivity == "local":
+        delta = np.zeros(ranked.clients)
+        np.maximum.at(delta, ranked.client, ranked.rank)
+        return delta
+    if sensitivity == "global":
+        return np.full(ranked.clients, len(ranked.rank) - 1.0)
+    raise InputError(f"sensitivity must be 'local' or 'global', not {sensitivity!r}")
+
+
+def _check_split(alpha: float) -> float:
+    if not 0 < alpha < 1:
+        raise InputError(f"the budget split alpha must lie in (0, 1), not {alpha!r}")
+    return alpha
+
+
+def _perturbed(ranked, sum_noise, sum_scale, p_noise, p_scale) -> ClientStatistics:
+    local_sum, local_p, sizes = exact_client_statistics(ranked)
+    return ClientStatistics(local_sum, local_p, sizes, local_sum + sum_noise, local_p + p_noise,
+                            {"localSum": (sum_noise, sum_scale), "localP": (p_noise, p_scale)})
+
+
 def laplace_statistics(ranked: RankedClients, epsilon: float, draws: int, rng: np.random.Generator,
                        sensitivity: str = "local", alpha: float = 0.5) -> ClientStatistics:
     """FedAUC_Lap (fedauc §5.2, App. N): Laplace noise on each client's localSum and localP.
@@ -164,23 +187,33 @@ def laplace_statistics(ranked: RankedClients, epsilon: float, draws: int, rng: n
     release is (alpha eps + (1 - alpha) eps) = eps-label-DP.
     """
     check_epsilon(epsilon)
-    if not 0 < alpha < 1:
-        raise InputError(f"the budget split alpha must lie in (0, 1), not {alpha!r}")
-    local_sum, local_p, sizes = exact_client_statistics(ranked)
+    alpha = _check_split(alpha)
     k = ranked.clients
-    if sensitivity == "local":
-        delta = np.zeros(k)
-        np.maximum.at(delta, ranked.client, ranked.rank)
-    elif sensitivity == "global":
-        delta = np.full(k, len(ranked.rank) - 1.0)
-    else:
-        raise InputError(f"sensitivity must be 'local' or 'global', not {sensitivity!r}")
-    sum_scale = delta / (alpha * epsilon)
+    sum_scale = _sensitivity(ranked, sensitivity) / (alpha * epsilon)
     p_scale = np.full(k, 1 / ((1 - alpha) * epsilon))
-    sum_noise = rng.laplace(0, 1, (draws, k)) * sum_scale
-    p_noise = rng.laplace(0, 1, (draws, k)) * p_scale
-    return ClientStatistics(local_sum, local_p, sizes, local_sum + sum_noise, local_p + p_noise,
-                            {"localSum": (sum_noise, sum_scale), "localP": (p_noise, p_scale)})
+    return _perturbed(ranked, rng.laplace(0, 1, (draws, k)) * sum_scale, sum_scale,
+                      rng.laplace(0, 1, (draws, k)) * p_scale, p_scale)
+
+
+def gaussian_statistics(ranked: RankedClients, epsilon: float, delta: float, draws: int, rng: np.random.Generator,
+                        sensitivity: str = "local", alpha: float = 0.5) -> ClientStatistics:
+    """FedAUC with the Gaussian mechanism (fedauc §5: "Gaussian mechanism is applicable too").
+
+    localSum and localP get N(0, sigma^2) noise calibrated by the analytic
+    Gaussian mechanism (protocols.calibration) to (alpha eps, delta / 2) and
+    ((1 - alpha) eps, delta / 2) at sensitivities Delta and 1: (eps, delta)-label-DP
+    by basic composition, valid for every eps > 0.
+    """
+    from .calibration import analytic_gaussian_sigma
+
+    check_epsilon(epsilon)
+    alpha = _check_split(alpha)
+    k = ranked.clients
+    unit = analytic_gaussian_sigma(alpha * epsilon, delta / 2)  # sigma scales linearly with the sensitivity
+    sum_scale = _sensitivity(ranked, sensitivity) * unit
+    p_scale = np.full(k, analytic_gaussian_sigma((1 - alpha) * epsilon, delta / 2))
+    return _perturbed(ranked, rng.standard_normal((draws, k)) * sum_scale, sum_scale,
+                      rng.standard_normal((draws, k)) * p_scale, p_scale)
 
 
 def adaptive_split(mean_rank: np.ndarray, spread: np.ndarray) -> np.ndarray:

@@ -1,0 +1,46 @@
+"""Noise calibration: the analytic Gaussian mechanism (Balle & Wang 2018, Theorem 8).
+
+Adding N(0, sigma^2) to a statistic of l2 sensitivity Delta is (eps, delta)-DP
+if and only if
+
+    Phi(Delta / (2 sigma) - eps sigma / Delta) - e^eps Phi(-Delta / (2 sigma) - eps sigma / Delta) <= delta.
+
+The left side falls as sigma grows, so the smallest valid sigma is found by
+bisection.  Unlike the classical sigma = Delta sqrt(2 ln(1.25 / delta)) / eps,
+this holds for every eps > 0 (the classical bound needs eps < 1) and is tight.
+"""
+import math
+
+from .errors import InputError
+
+
+def _phi(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2))
+
+
+def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> float:
+    """The smallest delta for which N(0, sigma^2) noise is (epsilon, delta)-DP at this sensitivity."""
+    a, b = sensitivity / (2 * sigma), epsilon * sigma / sensitivity
+    return _phi(a - b) - math.exp(epsilon) * _phi(-a - b)
+
+
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """The smallest sigma making Gaussian noise (epsilon, delta)-DP (to a relative 1e-12)."""
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise InputError(f"epsilon must be a positive finite number, not {epsilon!r}")
+    if not 0 < delta < 1:
+        raise InputError(f"the Gaussian mechanism needs 0 < delta < 1, not {delta!r}")
+    if sensitivity == 0:
+        return 0.0
+    lo, hi = 1e-3 * sensitivity, sensitivity
+    while gaussian_delta(hi, epsilon, sensitivity) > delta:
+        lo, hi = hi, 2 * hi
+    while gaussian_delta(lo, epsilon, sensitivity) <= delta:
+        lo /= 2
+    while hi - lo > 1e-12 * hi:
+        mid = (lo + hi) / 2
+        if gaussian_delta(mid, epsilon, sensitivity) > delta:
+            lo = mid
+        else:
+            hi = mid
+    return hi
