@@ -1,0 +1,90 @@
+"""DPAUC (dpauc-hfl-threshold-roc.txt): label-DP ROC from noisy per-threshold confusion counts.
+
+Each client k computes, for every threshold theta in Theta, TP, FP, TN and FN
+of its own rows (predicted positive: s >= theta) and adds Lap(1/eps') to each;
+the server sums the clients' counts, clips them at 0, turns them into
+(FPR, TPR) points, sorts them by FPR (no monotonicity repair) and integrates
+with the trapezoid rule, adding the ends (0, 0) and (1, 1).  The paper counts
+the budget as eps = 4 |Theta| eps' (sequential composition over the four
+counts at every threshold).
+
+``histogram_statistics`` spends the same eps better: each client releases
+its positive and negative counts per score bin once, with Lap(2/eps) (one
+label moves one sample between the two histograms: l1 sensitivity 2), and
+the server takes cumulative sums, so every threshold's counts come from the
+same noisy histogram.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InputError
+from .fedauc import check_epsilon
+
+
+def paper_thresholds(count: int) -> np.ndarray:
+    """The dpauc authors' threshold layout: half in [0, 0.2), a quarter in [0.2, 0.5), a quarter in [0.5, 1]."""
+    if count < 4:
+        raise InputError(f"need at least 4 thresholds, not {count}")
+    low, mid = count // 2, count // 4
+    return np.concatenate([np.linspace(0, 0.2, low, endpoint=False), np.linspace(0.2, 0.5, mid, endpoint=False),
+                           np.linspace(0.5, 1, count - low - mid)])
+
+
+@dataclass
+class ConfusionCounts:
+    """Per client and threshold (K, T): true and false positives; and the clients' P and N."""
+
+    tp: np.ndarray
+    fp: np.ndarray
+    positives: np.ndarray  # (K,)
+    negatives: np.ndarray  # (K,)
+    bins_pos: np.ndarray  # (K, T + 1): positives per score bin (bin b: b thresholds <= s)
+    bins_neg: np.ndarray
+
+
+def confusion_counts(owner: np.ndarray, scores: np.ndarray, labels: np.ndarray, thresholds: np.ndarray,
+                     clients: int) -> ConfusionCounts:
+    """TP_k(theta) = #{positives of k with s >= theta}, FP likewise, from per-bin histograms."""
+    t = len(thresholds)
+    bins = np.searchsorted(np.sort(thresholds), scores, side="right")  # number of thresholds <= s
+    flat = owner * (t + 1) + bins
+    pos = np.bincount(flat[labels == 1], minlength=clients * (t + 1)).reshape(clients, t + 1)
+    neg = np.bincount(flat[labels == 0], minlength=clients * (t + 1)).reshape(clients, t + 1)
+    above = lambda h: np.cumsum(h[:, ::-1], axis=1)[:, ::-1][:, 1:]  # noqa: E731  # s >= theta_j <=> bin > j
+    return ConfusionCounts(above(pos), above(neg), pos.sum(axis=1), neg.sum(axis=1), pos, neg)
+
+
+def roc_area(tp, fp, fn, tn) -> np.ndarray:
+    """Trapezoid area under the (FPR, TPR) points of summed counts (..., T), sorted by FPR, ends added."""
+    tp, fp, fn, tn = (np.clip(x, 0, None) for x in (tp, fp, fn, tn))
+    tpr = tp / np.maximum(tp + fn, np.finfo(float).tiny)
+    fpr = fp / np.maximum(fp + tn, np.finfo(float).tiny)
+    shape = tpr.shape[:-1] + (1,)
+    fpr = np.concatenate([np.zeros(shape), fpr, np.ones(shape)], axis=-1)
+    tpr = np.concatenate([np.zeros(shape), tpr, np.ones(shape)], axis=-1)
+    order = np.argsort(fpr, axis=-1, kind="stable")
+    fpr, tpr = np.take_along_axis(fpr, order, -1), np.take_along_axis(tpr, order, -1)
+    return (np.diff(fpr, axis=-1) * (tpr[..., 1:] + tpr[..., :-1]) / 2).sum(axis=-1)
+
+
+def threshold_laplace(counts: ConfusionCounts, epsilon: float, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """DPAUC_Lap: Lap(1/eps') on each client's TP, FP, TN, FN per threshold, eps' = eps / (4 |Theta|)."""
+    check_epsilon(epsilon)
+    k, t = counts.tp.shape
+    scale = 4 * t / epsilon
+    fn = counts.positives[:, None] - counts.tp
+    tn = counts.negatives[:, None] - counts.fp
+    summed = [(x[None] + rng.laplace(0, scale, (draws, k, t))).sum(axis=1) for x in (counts.tp, counts.fp, fn, tn)]
+    return roc_area(*summed)
+
+
+def histogram_statistics(counts: ConfusionCounts, epsilon: float, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """The better budget: Lap(2/eps) once on each client's per-bin positive and negative counts, then cumulative sums."""
+    check_epsilon(epsilon)
+    k, bins = counts.bins_pos.shape
+    pos = (counts.bins_pos[None] + rng.laplace(0, 2 / epsilon, (draws, k, bins))).sum(axis=1)
+    neg = (counts.bins_neg[None] + rng.laplace(0, 2 / epsilon, (draws, k, bins))).sum(axis=1)
+    tp = np.cumsum(pos[:, ::-1], axis=1)[:, ::-1][:, 1:]
+    fp = np.cumsum(neg[:, ::-1], axis=1)[:, ::-1][:, 1:]
+    return roc_area(tp, fp, pos.sum(axis=1)[:, None] - tp, neg.sum(axis=1)[:, None] - fp)
