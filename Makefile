@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench compare table7 clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,12 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m mpc_auc.sims.bench_ranking
+
+compare: $(STAMP)
+	$(PY) -m mpc_auc.sims.compare --out-dir results/compare
+
+table7: $(STAMP)
+	$(PY) -m mpc_auc.sims.fedauc_table7
 
 clean:
 	rm -rf $(VENV) build *.egg-info
