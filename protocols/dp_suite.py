@@ -46,6 +46,12 @@ class Mechanism:
 THRESHOLDS = 100  # |Theta| for the dpauc mechanisms (the authors' recommended value)
 
 
+def _k_ary_auc(ranked, epsilon, draws, rng):
+    """Binary labels as two classes through k-ary RR, then the same noisy AUC and debias as fedauc-rr."""
+    labels = fedauc.k_ary_randomized_response(ranked.label, 2, epsilon, draws, rng)
+    return fedauc.debiased_auc(labels, ranked.rank, fedauc.flip_probability(epsilon))
+
+
 def _fedauc(statistics):
     return lambda ranked, counts, budget, draws, rng: fedauc.statistics_auc(statistics(ranked, budget, draws, rng))
 
@@ -58,6 +64,16 @@ MECHANISMS = {
         "fedauc §4, eqs. 2-4, 11", "eps-label-DP: randomized response on each label",
         "ranks to clients; localSum, localP, localN of flipped labels",
         lambda ranked, counts, budget, draws, rng: fedauc.randomized_response(ranked, budget.epsilon, draws, rng).auc),
+    "label-rr-onehot": Mechanism(
+        "mindspore-label-dp (one-hot, n = 2), debiased by fedauc eqs. 3-4, 11",
+        "eps-label-DP: k-ary randomized response on each label",
+        "ranks to clients; localSum, localP, localN of randomized labels",
+        lambda ranked, counts, budget, draws, rng: _k_ary_auc(ranked, budget.epsilon, draws, rng)),
+    "score-dp": Mechanism(
+        "fedauc App. R, Table 9", "eps-LDP per score (Lap(1/eps), sensitivity 1); labels exact",
+        "noisy scores of every sample; exact localSum, localP, localN",
+        lambda ranked, counts, budget, draws, rng: fedauc.score_laplace(
+            counts.scores, ranked.label, budget.epsilon, draws, rng)),
     "fedauc-lap-local": Mechanism(
         "fedauc §5.2", "eps-label-DP: Lap(max rank / (eps/2)) on localSum, Lap(2/eps) on localP",
         "ranks to clients; noisy localSum, localP per client",

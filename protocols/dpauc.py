@@ -41,6 +41,7 @@ class ConfusionCounts:
     negatives: np.ndarray  # (K,)
     bins_pos: np.ndarray  # (K, T + 1): positives per score bin (bin b: b thresholds <= s)
     bins_neg: np.ndarray
+    scores: np.ndarray  # every sample's score, for mechanisms that perturb scores
 
 
 def confusion_counts(owner: np.ndarray, scores: np.ndarray, labels: np.ndarray, thresholds: np.ndarray,
@@ -52,7 +53,7 @@ def confusion_counts(owner: np.ndarray, scores: np.ndarray, labels: np.ndarray, 
     pos = np.bincount(flat[labels == 1], minlength=clients * (t + 1)).reshape(clients, t + 1)
     neg = np.bincount(flat[labels == 0], minlength=clients * (t + 1)).reshape(clients, t + 1)
     above = lambda h: np.cumsum(h[:, ::-1], axis=1)[:, ::-1][:, 1:]  # noqa: E731  # s >= theta_j <=> bin > j
-    return ConfusionCounts(above(pos), above(neg), pos.sum(axis=1), neg.sum(axis=1), pos, neg)
+    return ConfusionCounts(above(pos), above(neg), pos.sum(axis=1), neg.sum(axis=1), pos, neg, scores)
 
 
 def roc_area(tp, fp, fn, tn) -> np.ndarray:

@@ -115,6 +115,13 @@ def rr_debias(noisy_auc, noisy_positives, noisy_negatives, rho_pos: float, rho_n
     return (noisy_auc - (alpha + beta) / 2) / (1 - alpha - beta)
 
 
+def debiased_auc(responses: np.ndarray, rank: np.ndarray, q: float) -> np.ndarray:
+    """Server side of fedauc-rr per draw: eq. (1) on the randomized labels (draws, M), then the debias."""
+    p_bar = responses.sum(axis=1)
+    m = responses.shape[1]
+    return rr_debias(eq1_auc(responses @ rank, p_bar, m - p_bar), p_bar, m - p_bar, q, q)
+
+
 def randomized_response(ranked: RankedClients, epsilon: float, draws: int, rng: np.random.Generator,
                         chunk: int = 16) -> Estimate:
     """FedAUC_RR (fedauc §4): labels flipped with q = 1/(1+e^eps), noisy AUC by eq. (1), debiased by eqs. 3, 4, 11.
@@ -122,14 +129,8 @@ def randomized_response(ranked: RankedClients, epsilon: float, draws: int, rng: 
     Each label is released once through randomized response: eps-label-DP.
     """
     q = flip_probability(epsilon)
-    m = len(ranked.label)
-    out = []
-    for start in range(0, draws, chunk):
-        flipped = flip_labels(ranked.label, q, min(chunk, draws - start), rng)
-        global_sum = flipped @ ranked.rank
-        p_bar = flipped.sum(axis=1)
-        noisy = eq1_auc(global_sum, p_bar, m - p_bar)
-        out.append(rr_debias(noisy, p_bar, m - p_bar, q, q))
+    out = [debiased_auc(flip_labels(ranked.label, q, min(chunk, draws - start), rng), ranked.rank, q)
+           for start in range(0, draws, chunk)]
     return Estimate(np.concatenate(out), epsilon, "randomized response on each label (eps-label-DP)",
                     f"{ranked.source}; per client localSum, localP, localN of flipped labels")
 
@@ -258,3 +259,38 @@ def statistics_auc(stats: ClientStatistics) -> np.ndarray:
     """The server's step 4: global sums of the released statistics, then eq. (1); one AUC per draw."""
     p_bar = stats.released_p.sum(axis=1)
     return eq1_auc(stats.released_sum.sum(axis=1), p_bar, stats.sizes.sum() - p_bar)
+
+
+def k_ary_randomized_response(labels: np.ndarray, classes: int, epsilon: float, draws: int,
+                              rng: np.random.Generator) -> np.ndarray:
+    """(draws, M) k-ary randomized response (mindspore-label-dp, one-hot case).
+
+    Keep the label with p1 = e^eps / (n - 1 + e^eps), else move to each other
+    class with p2 = 1 / (n - 1 + e^eps): p1 / p2 = e^eps, so eps-label-DP.  For
+    n = 2 this is the binary flip with q = 1 / (1 + e^eps).
+    """
+    check_epsilon(epsilon)
+    if classes < 2:
+        raise InputError(f"k-ary randomized response needs at least 2 classes, not {classes}")
+    keep = np.exp(epsilon) / (classes - 1 + np.exp(epsilon))
+    moved = rng.random((draws, len(labels))) >= keep
+    shift = rng.integers(1, classes, (draws, len(labels)))  # uniform over the other classes
+    return np.where(moved, (labels[None, :] + shift) % classes, labels[None, :])
+
+
+def score_laplace(scores: np.ndarray, labels: np.ndarray, epsilon: float, draws: int,
+                  rng: np.random.Generator) -> np.ndarray:
+    """DP on scores (fedauc App. R, Table 9): each score + Lap(1/eps) (sensitivity 1 for scores in [0, 1]).
+
+    The server sorts the noisy scores; the AUC of eq. (1) then uses the
+    clients' exact labels, so this hides scores (eps-LDP per score), not labels.
+    """
+    check_epsilon(epsilon)
+    out = np.empty(draws)
+    positives = int(labels.sum())
+    for d in range(draws):
+        noisy = scores + rng.laplace(0, 1 / epsilon, len(scores))
+        ranks = np.empty(len(scores))
+        ranks[np.argsort(noisy)] = np.arange(len(scores))  # continuous noise: no ties
+        out[d] = eq1_auc(ranks @ labels, positives, len(labels) - positives)
+    return out

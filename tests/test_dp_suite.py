@@ -21,8 +21,9 @@ def evalset():
 def test_every_mechanism_runs_behind_one_interface(evalset, name):
     release = evaluate(name, evalset.clients(), Budget(4.0, 1e-6), draws=50, seed=1)
     assert release.auc.shape == (50,) and np.isfinite(release.auc).all()
-    # the per-threshold release drowns 5,000 rows in Lap(4 |Theta| / eps) noise and is pulled towards 0.5
-    tolerance = 0.2 if name == "dpauc-threshold" else 0.05
+    # the per-threshold release drowns 5,000 rows in Lap(4 |Theta| / eps) noise, and Lap(1/eps) on
+    # scores in [0, 1] scrambles the ranking (fedauc Table 9): both are pulled towards 0.5
+    tolerance = 0.3 if name in ("dpauc-threshold", "score-dp") else 0.05
     assert abs(np.median(release.auc) - roc_auc_score(evalset.label, evalset.score)) < tolerance
     assert release.accounting and release.server_received
     assert release.epsilon == (np.inf if name == "fedauc-vanilla" else 4.0)

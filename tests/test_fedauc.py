@@ -140,3 +140,26 @@ def test_a_slice_of_table_7_is_reproduced_within_30_percent():
             ours = fedauc.statistics_auc(mechanism(ranked, 2.0, 100, rng)).std(ddof=1)
             paper = PAPER[(row, 2.0)][CLIENTS.index(k)]
             assert 0.7 < ours / paper < 1.3, (row, k, ours, paper)
+
+
+@pytest.mark.parametrize("classes, epsilon", [(2, 1.0), (5, 2.0)])
+def test_k_ary_rr_has_the_stated_transition_probabilities(classes, epsilon):
+    from scipy.stats import chisquare
+
+    labels = np.repeat(np.arange(classes), 2000)
+    out = fedauc.k_ary_randomized_response(labels, classes, epsilon, 5, fedauc.generator(8))
+    keep = np.exp(epsilon) / (classes - 1 + np.exp(epsilon))
+    for c in range(classes):
+        observed = np.bincount(out[:, labels == c].ravel(), minlength=classes)
+        expected = np.full(classes, (1 - keep) / (classes - 1))
+        expected[c] = keep
+        assert chisquare(observed, expected * observed.sum()).pvalue > 0.001
+
+
+def test_score_dp_destroys_the_ranking_at_small_epsilon(tied):
+    """fedauc Table 9: with Lap(1/eps) on scores in [0, 1], eps <= 10 leaves little of the AUC."""
+    truth = roc_auc_score(tied.label, tied.score)
+    low = fedauc.score_laplace(tied.score, tied.label, 1.0, 20, fedauc.generator(2))
+    high = fedauc.score_laplace(tied.score, tied.label, 1000.0, 20, fedauc.generator(2))
+    assert abs(low.mean() - 0.5) < abs(truth - 0.5) / 3  # pulled most of the way to 0.5
+    assert abs(high.mean() - truth) < 0.01
