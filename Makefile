@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench compare table7 clean
+.PHONY: demo test bench compare table7 table5 clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,9 @@ compare: $(STAMP)
 
 table7: $(STAMP)
 	$(PY) -m mpc_auc.sims.fedauc_table7
+
+table5: $(STAMP)
+	$(PY) -m mpc_auc.sims.dpauc_table5
 
 clean:
 	rm -rf $(VENV) build *.egg-info

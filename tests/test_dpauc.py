@@ -47,3 +47,17 @@ def test_histogram_release_beats_per_threshold_release(data):
     per_threshold = dpauc.threshold_laplace(counts, 1.0, 300, fedauc.generator(6))
     histogram = dpauc.histogram_statistics(counts, 1.0, 300, fedauc.generator(6))
     assert histogram.std() < per_threshold.std() / 2  # measured: 0.0077 vs 0.029 at eps = 1, 100 thresholds
+
+
+def test_table_5_trends_few_thresholds_bias_many_thresholds_spread(data):
+    """dpauc Table 5, qualitatively (the full run: sims/dpauc_table5.py)."""
+    evalset, owner = data
+    exact = roc_auc_score(evalset.label, evalset.score)
+    rng = fedauc.generator(12)
+    bias, spread = {}, {}
+    for count in (10, 50, 200):
+        counts = dpauc.confusion_counts(owner, evalset.score, evalset.label, dpauc.paper_thresholds(count), 10)
+        auc = dpauc.threshold_laplace(counts, 4.0, 200, rng)
+        bias[count], spread[count] = abs(auc.mean() - exact), auc.std()
+    assert bias[10] > 3 * bias[200]
+    assert spread[10] < spread[50] < spread[200]
