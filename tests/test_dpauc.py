@@ -49,15 +49,16 @@ def test_histogram_release_beats_per_threshold_release(data):
     assert histogram.std() < per_threshold.std() / 2  # measured: 0.0077 vs 0.029 at eps = 1, 100 thresholds
 
 
-def test_table_5_trends_few_thresholds_bias_many_thresholds_spread(data):
-    """dpauc Table 5, qualitatively (the full run: sims/dpauc_table5.py)."""
-    evalset, owner = data
+def test_table_5_trends_few_thresholds_bias_many_thresholds_spread():
+    """dpauc Table 5, qualitatively, at the paper's size (the full table: sims/dpauc_table5.py)."""
+    evalset = synthetic_evalset(m=458_407, clients=10, seed=0)
+    owner = np.unique(evalset.client, return_inverse=True)[1]
     exact = roc_auc_score(evalset.label, evalset.score)
     rng = fedauc.generator(12)
     bias, spread = {}, {}
     for count in (10, 50, 200):
         counts = dpauc.confusion_counts(owner, evalset.score, evalset.label, dpauc.paper_thresholds(count), 10)
-        auc = dpauc.threshold_laplace(counts, 4.0, 200, rng)
+        auc = dpauc.threshold_laplace(counts, 8.0, 200, rng)
         bias[count], spread[count] = abs(auc.mean() - exact), auc.std()
-    assert bias[10] > 3 * bias[200]
-    assert spread[10] < spread[50] < spread[200]
+    assert bias[10] > 5 * bias[200]  # a coarse trapezoid under-reads the AUC
+    assert spread[10] < spread[50] < spread[200]  # eps' = eps / (4 |Theta|) shrinks
