@@ -94,6 +94,10 @@ MECHANISMS = {
         "dpauc §Methods", f"eps = 4 |Theta| eps' with |Theta| = {THRESHOLDS} (the paper's count)",
         f"noisy TP, FP, TN, FN per client at {THRESHOLDS} thresholds",
         lambda ranked, counts, budget, draws, rng: dpauc.threshold_laplace(counts, budget.epsilon, draws, rng)),
+    "dpauc-rr": Mechanism(
+        "dpauc (RR variant)", "eps-label-DP: randomized response on each label",
+        f"clear scores; TP, FP, TN, FN of flipped labels at {THRESHOLDS} thresholds",
+        lambda ranked, counts, budget, draws, rng: dpauc.threshold_rr(counts, budget.epsilon, draws, rng)),
     "dpauc-histogram": Mechanism(
         "ours, on dpauc's thresholds", "eps-label-DP: Lap(2/eps) once per score bin (l1 sensitivity 2)",
         f"noisy positive and negative counts per client in {THRESHOLDS + 1} score bins",

@@ -8,6 +8,7 @@ with the trapezoid rule, adding the ends (0, 0) and (1, 1).  The paper counts
 the budget as eps = 4 |Theta| eps' (sequential composition over the four
 counts at every threshold).
 
+``threshold_rr`` is the paper's RR variant: labels flipped, counts debiased.
 ``histogram_statistics`` spends the same eps better: each client releases
 its positive and negative counts per score bin once, with Lap(2/eps) (one
 label moves one sample between the two histograms: l1 sensitivity 2), and
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import InputError
-from .fedauc import check_epsilon
+from .fedauc import check_epsilon, flip_probability
 
 
 def paper_thresholds(count: int) -> np.ndarray:
@@ -44,6 +45,11 @@ class ConfusionCounts:
     scores: np.ndarray  # every sample's score, for mechanisms that perturb scores
 
 
+def at_or_above(per_bin: np.ndarray) -> np.ndarray:
+    """(..., T + 1) per-bin counts -> (..., T) counts with s >= theta_j, i.e. in bins j + 1 .. T."""
+    return np.cumsum(per_bin[..., ::-1], axis=-1)[..., ::-1][..., 1:]
+
+
 def confusion_counts(owner: np.ndarray, scores: np.ndarray, labels: np.ndarray, thresholds: np.ndarray,
                      clients: int) -> ConfusionCounts:
     """TP_k(theta) = #{positives of k with s >= theta}, FP likewise, from per-bin histograms."""
@@ -52,8 +58,7 @@ def confusion_counts(owner: np.ndarray, scores: np.ndarray, labels: np.ndarray, 
     flat = owner * (t + 1) + bins
     pos = np.bincount(flat[labels == 1], minlength=clients * (t + 1)).reshape(clients, t + 1)
     neg = np.bincount(flat[labels == 0], minlength=clients * (t + 1)).reshape(clients, t + 1)
-    above = lambda h: np.cumsum(h[:, ::-1], axis=1)[:, ::-1][:, 1:]  # noqa: E731  # s >= theta_j <=> bin > j
-    return ConfusionCounts(above(pos), above(neg), pos.sum(axis=1), neg.sum(axis=1), pos, neg, scores)
+    return ConfusionCounts(at_or_above(pos), at_or_above(neg), pos.sum(axis=1), neg.sum(axis=1), pos, neg, scores)
 
 
 def roc_area(tp, fp, fn, tn) -> np.ndarray:
@@ -86,6 +91,25 @@ def histogram_statistics(counts: ConfusionCounts, epsilon: float, draws: int, rn
     k, bins = counts.bins_pos.shape
     pos = (counts.bins_pos[None] + rng.laplace(0, 2 / epsilon, (draws, k, bins))).sum(axis=1)
     neg = (counts.bins_neg[None] + rng.laplace(0, 2 / epsilon, (draws, k, bins))).sum(axis=1)
-    tp = np.cumsum(pos[:, ::-1], axis=1)[:, ::-1][:, 1:]
-    fp = np.cumsum(neg[:, ::-1], axis=1)[:, ::-1][:, 1:]
+    tp, fp = at_or_above(pos), at_or_above(neg)
     return roc_area(tp, fp, pos.sum(axis=1)[:, None] - tp, neg.sum(axis=1)[:, None] - fp)
+
+
+def threshold_rr(counts: ConfusionCounts, epsilon: float, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """DPAUC_RR: labels through randomized response (q = 1/(1+e^eps)), counts per threshold debiased.
+
+    Scores stay exact, so A(theta) = #{s >= theta} is known; the observed
+    positives among them have mean TP (1 - q) + (A - TP) q, hence the unbiased
+    TP = (TP~ - A q) / (1 - 2q); likewise P' = (P~ - M q) / (1 - 2q) and, as the
+    authors do, N' = M - P'.  Each label is released once: eps-label-DP.
+    Flips are drawn per score bin (a sum of independent flips is binomial).
+    """
+    q = flip_probability(epsilon)
+    pos, neg = counts.bins_pos.sum(axis=0), counts.bins_neg.sum(axis=0)
+    observed = rng.binomial(pos, 1 - q, (draws, len(pos))) + rng.binomial(neg, q, (draws, len(neg)))
+    everyone = at_or_above(pos + neg)
+    m = pos.sum() + neg.sum()
+    tp = (at_or_above(observed) - everyone * q) / (1 - 2 * q)
+    positives = ((observed.sum(axis=1) - m * q) / (1 - 2 * q))[:, None]
+    fp = everyone - tp
+    return roc_area(tp, fp, positives - tp, (m - positives) - fp)

@@ -30,7 +30,7 @@ def test_exact_counts_give_the_thresholded_roc_and_approach_the_auc(data):
     assert abs(area - roc_auc_score(evalset.label, evalset.score)) < 2e-3  # fine grid: close to the AUC
 
 
-@pytest.mark.parametrize("mechanism", [dpauc.threshold_laplace, dpauc.histogram_statistics])
+@pytest.mark.parametrize("mechanism", [dpauc.threshold_laplace, dpauc.threshold_rr, dpauc.histogram_statistics])
 def test_noisy_areas_centre_on_the_exact_thresholded_area(data, mechanism):
     evalset, owner = data
     theta = dpauc.paper_thresholds(20)
