@@ -42,6 +42,10 @@ class Mechanism:
     run: Callable  # (ranked, counts, budget, draws, rng) -> AUC per draw
     needs_delta: bool = False
 
+    @property
+    def uses_ranks(self) -> bool:
+        return self.server_received.startswith("ranks to clients")
+
 
 THRESHOLDS = 100  # |Theta| for the dpauc mechanisms (the authors' recommended value)
 
@@ -122,5 +126,5 @@ def evaluate(name: str, clients, budget: Budget, draws: int = 100, seed=None,
     start = time.perf_counter()
     auc = mechanism.run(ranked, counts, budget, draws, fedauc.generator(seed))
     spent = (np.inf, 0.0) if name == "fedauc-vanilla" else (budget.epsilon, budget.delta if mechanism.needs_delta else 0.0)
-    return Release(name, auc, *spent, mechanism.accounting, f"{ranked.source}; {mechanism.server_received}"
-                   if name.startswith("fedauc") else mechanism.server_received, time.perf_counter() - start)
+    received = f"{ranked.source}; {mechanism.server_received}" if mechanism.uses_ranks else mechanism.server_received
+    return Release(name, auc, *spent, mechanism.accounting, received, time.perf_counter() - start)
