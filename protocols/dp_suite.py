@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import dpauc, fedauc
+from . import dpauc, fedauc, score_ldp
 from .errors import InputError
 
 
@@ -76,7 +76,12 @@ MECHANISMS = {
     "score-dp": Mechanism(
         "fedauc App. R, Table 9", "eps-LDP per score (Lap(1/eps), sensitivity 1); labels exact",
         "noisy scores of every sample; exact localSum, localP, localN",
-        lambda ranked, counts, budget, draws, rng: fedauc.score_laplace(
+        lambda ranked, counts, budget, draws, rng: score_ldp.score_laplace(
+            counts.scores, ranked.label, budget.epsilon, draws, rng)),
+    "score-cldp": Mechanism(
+        "ldp-fed-cldp slides (exponential mechanism)", "alpha-CLDP per score, alpha = eps, d = |i - j| on 100 levels",
+        "perturbed quantized scores of every sample; exact localSum, localP, localN",
+        lambda ranked, counts, budget, draws, rng: score_ldp.score_cldp(
             counts.scores, ranked.label, budget.epsilon, draws, rng)),
     "fedauc-lap-local": Mechanism(
         "fedauc §5.2", "eps-label-DP: Lap(max rank / (eps/2)) on localSum, Lap(2/eps) on localP",

@@ -276,21 +276,3 @@ def k_ary_randomized_response(labels: np.ndarray, classes: int, epsilon: float, 
     moved = rng.random((draws, len(labels))) >= keep
     shift = rng.integers(1, classes, (draws, len(labels)))  # uniform over the other classes
     return np.where(moved, (labels[None, :] + shift) % classes, labels[None, :])
-
-
-def score_laplace(scores: np.ndarray, labels: np.ndarray, epsilon: float, draws: int,
-                  rng: np.random.Generator) -> np.ndarray:
-    """DP on scores (fedauc App. R, Table 9): each score + Lap(1/eps) (sensitivity 1 for scores in [0, 1]).
-
-    The server sorts the noisy scores; the AUC of eq. (1) then uses the
-    clients' exact labels, so this hides scores (eps-LDP per score), not labels.
-    """
-    check_epsilon(epsilon)
-    out = np.empty(draws)
-    positives = int(labels.sum())
-    for d in range(draws):
-        noisy = scores + rng.laplace(0, 1 / epsilon, len(scores))
-        ranks = np.empty(len(scores))
-        ranks[np.argsort(noisy)] = np.arange(len(scores))  # continuous noise: no ties
-        out[d] = eq1_auc(ranks @ labels, positives, len(labels) - positives)
-    return out

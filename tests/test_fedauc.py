@@ -159,7 +159,37 @@ def test_k_ary_rr_has_the_stated_transition_probabilities(classes, epsilon):
 def test_score_dp_destroys_the_ranking_at_small_epsilon(tied):
     """fedauc Table 9: with Lap(1/eps) on scores in [0, 1], eps <= 10 leaves little of the AUC."""
     truth = roc_auc_score(tied.label, tied.score)
-    low = fedauc.score_laplace(tied.score, tied.label, 1.0, 20, fedauc.generator(2))
-    high = fedauc.score_laplace(tied.score, tied.label, 1000.0, 20, fedauc.generator(2))
+    from mpc_auc.protocols.score_ldp import score_laplace
+
+    low = score_laplace(tied.score, tied.label, 1.0, 20, fedauc.generator(2))
+    high = score_laplace(tied.score, tied.label, 1000.0, 20, fedauc.generator(2))
     assert abs(low.mean() - 0.5) < abs(truth - 0.5) / 3  # pulled most of the way to 0.5
     assert abs(high.mean() - truth) < 0.01
+
+
+def test_score_cldp_keeps_the_exponential_mechanism_probabilities():
+    """Report frequencies against exp(-alpha |i - j| / 2) / Z_i (chi-square), and no ranking from equal scores."""
+    from scipy.stats import chisquare
+
+    from mpc_auc.protocols.score_ldp import score_cldp
+
+    scores = np.full(4000, 0.3)  # level 3 of 11
+    labels = np.r_[np.ones(2000), np.zeros(2000)].astype(np.int64)
+    rng = fedauc.generator(3)
+    auc = score_cldp(scores, labels, 0.8, 3, rng, levels=11)
+    assert np.allclose(auc, 0.5, atol=0.05)  # all scores equal: the reports carry no ranking
+    from mpc_auc.protocols.score_ldp import cldp_reports
+
+    for level in (0, 3, 10):  # an edge, the middle, the other edge: the normalisation differs
+        weights = np.exp(-0.8 * np.abs(np.arange(11) - level) / 2)
+        expected = weights / weights.sum()
+        reported = cldp_reports(np.full(20000, level), 11, 0.8, fedauc.generator(4 + level))
+        assert chisquare(np.bincount(reported, minlength=11), expected * 20000).pvalue > 0.001
+
+
+def test_score_cldp_approaches_the_quantized_auc_at_large_alpha(tied):
+    from mpc_auc.protocols.score_ldp import score_cldp
+
+    truth = roc_auc_score(tied.label, np.rint(tied.score * 99))
+    auc = score_cldp(tied.score, tied.label, 50.0, 5, fedauc.generator(6))
+    assert abs(auc.mean() - truth) < 1e-3
