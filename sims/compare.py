@@ -54,7 +54,7 @@ def plot(rows, path: str, title: str) -> None:
         if points:  # coinciding lines stay visible through their markers and dashes
             marker, line = styles[i % len(styles)]
             ax.plot(*zip(*points), marker=marker, linestyle=line, label=name, alpha=0.85)
-    ax.set(xscale="log", yscale="log", xlabel="epsilon (label DP; for score-dp: LDP per score)", ylabel="RMSE of the AUC", title=title)
+    ax.set(xscale="log", yscale="log", xlabel="epsilon (label DP; score-dp: LDP per score; score-cldp: alpha per grid step)", ylabel="RMSE of the AUC", title=title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
