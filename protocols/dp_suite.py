@@ -99,6 +99,10 @@ MECHANISMS = {
         "fedauc §5 (Gaussian)", "(eps, delta)-label-DP: analytic Gaussian, basic composition of two halves",
         "ranks to clients; noisy localSum, localP per client",
         _fedauc(lambda r, b, n, g: fedauc.gaussian_statistics(r, b.epsilon, b.delta, n, g, "local")), True),
+    "fedauc-gauss-adaptive": Mechanism(
+        "fedauc §5.3 (Gaussian)", "(eps, delta)-label-DP: analytic Gaussian on s1, s2; beta per client on a grid",
+        "ranks to clients; noisy localSum, localP per client",
+        _fedauc(lambda r, b, n, g: fedauc.adaptive_gaussian_statistics(r, b.epsilon, b.delta, n, g)), True),
     "dpauc-threshold": Mechanism(
         "dpauc §Methods", f"eps = 4 |Theta| eps' with |Theta| = {THRESHOLDS} (the paper's count)",
         f"noisy TP, FP, TN, FN per client at {THRESHOLDS} thresholds",

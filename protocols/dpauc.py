@@ -74,23 +74,33 @@ def roc_area(tp, fp, fn, tn) -> np.ndarray:
     return (np.diff(fpr, axis=-1) * (tpr[..., 1:] + tpr[..., :-1]) / 2).sum(axis=-1)
 
 
-def threshold_laplace(counts: ConfusionCounts, epsilon: float, draws: int, rng: np.random.Generator) -> np.ndarray:
-    """DPAUC_Lap: Lap(1/eps') on each client's TP, FP, TN, FN per threshold, eps' = eps / (4 |Theta|)."""
+def noisy_threshold_counts(counts: ConfusionCounts, epsilon: float, draws: int, rng: np.random.Generator):
+    """The server's sums over clients of TP, FP, FN, TN + Lap(1/eps') each, eps' = eps / (4 |Theta|); and 1/eps'."""
     check_epsilon(epsilon)
     k, t = counts.tp.shape
     scale = 4 * t / epsilon
     fn = counts.positives[:, None] - counts.tp
     tn = counts.negatives[:, None] - counts.fp
-    summed = [(x[None] + rng.laplace(0, scale, (draws, k, t))).sum(axis=1) for x in (counts.tp, counts.fp, fn, tn)]
-    return roc_area(*summed)
+    return [(x[None] + rng.laplace(0, scale, (draws, k, t))).sum(axis=1) for x in (counts.tp, counts.fp, fn, tn)], scale
+
+
+def threshold_laplace(counts: ConfusionCounts, epsilon: float, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """DPAUC_Lap: the trapezoid area of the noisy per-threshold counts."""
+    return roc_area(*noisy_threshold_counts(counts, epsilon, draws, rng)[0])
+
+
+def noisy_histograms(counts: ConfusionCounts, epsilon: float, draws: int, rng: np.random.Generator):
+    """The server's sums over clients of per-bin positives and negatives + Lap(2/eps) each; and the scale 2/eps."""
+    check_epsilon(epsilon)
+    k, bins = counts.bins_pos.shape
+    scale = 2 / epsilon
+    return [(h[None] + rng.laplace(0, scale, (draws, k, bins))).sum(axis=1)
+            for h in (counts.bins_pos, counts.bins_neg)], scale
 
 
 def histogram_statistics(counts: ConfusionCounts, epsilon: float, draws: int, rng: np.random.Generator) -> np.ndarray:
     """The better budget: Lap(2/eps) once on each client's per-bin positive and negative counts, then cumulative sums."""
-    check_epsilon(epsilon)
-    k, bins = counts.bins_pos.shape
-    pos = (counts.bins_pos[None] + rng.laplace(0, 2 / epsilon, (draws, k, bins))).sum(axis=1)
-    neg = (counts.bins_neg[None] + rng.laplace(0, 2 / epsilon, (draws, k, bins))).sum(axis=1)
+    (pos, neg), _ = noisy_histograms(counts, epsilon, draws, rng)
     tp, fp = at_or_above(pos), at_or_above(neg)
     return roc_area(tp, fp, pos.sum(axis=1)[:, None] - tp, neg.sum(axis=1)[:, None] - fp)
 

@@ -228,31 +228,71 @@ def adaptive_split(mean_rank: np.ndarray, spread: np.ndarray) -> np.ndarray:
     return np.where(b == 0, 1.0, a / np.maximum(a + b, np.finfo(float).tiny))
 
 
-def adaptive_statistics(ranked: RankedClients, epsilon: float, draws: int, rng: np.random.Generator) -> ClientStatistics:
-    """Adaptive FedAUC_Lap (fedauc §5.3): r = u' + v', u' = mean(r) 1, v' = r - u' (orthogonal to 1).
-
-    localP' = <1, y> + s1 and localSum' = mean(r) localP' + <v', y> + ||v'||_inf s2 with
-    s1 ~ Lap(1/(beta eps)), s2 ~ Lap(1/((1-beta) eps)), beta from ``adaptive_split``
-    per client.  <1, y> has sensitivity 1 and <v', y> sensitivity ||v'||_inf, so the
-    release is eps-label-DP; beta depends on the ranks only.
-    """
-    check_epsilon(epsilon)
-    local_sum, local_p, sizes = exact_client_statistics(ranked)
+def _orthogonal_split(ranked: RankedClients):
+    """Per client: mean rank (u' = mean 1), ||v'||_inf and <v', y> of the split r = u' + v' (fedauc §5.3)."""
     k = ranked.clients
+    sizes = np.bincount(ranked.client, minlength=k)
     mean_rank = np.bincount(ranked.client, weights=ranked.rank, minlength=k) / sizes
     centred = ranked.rank - mean_rank[ranked.client]  # v'
     spread = np.zeros(k)
     np.maximum.at(spread, ranked.client, np.abs(centred))
-    orthogonal_part = np.bincount(ranked.client, weights=centred * ranked.label, minlength=k)  # <v', y>
-    beta = adaptive_split(mean_rank, spread)
+    return mean_rank, spread, np.bincount(ranked.client, weights=centred * ranked.label, minlength=k)
+
+
+def _split_release(ranked, s1, s1_scale, spread_noise, spread_scale) -> ClientStatistics:
+    """localP' = <1, y> + s1 and localSum' = mean(r) localP' + <v', y> + ||v'||_inf s2 (fedauc §5.3)."""
+    local_sum, local_p, sizes = exact_client_statistics(ranked)
+    mean_rank, _, orthogonal_part = _orthogonal_split(ranked)
+    released_p = local_p + s1
+    return ClientStatistics(local_sum, local_p, sizes, mean_rank * released_p + orthogonal_part + spread_noise,
+                            released_p, {"s1 (localP)": (s1, s1_scale), "||v'|| s2": (spread_noise, spread_scale)})
+
+
+def adaptive_statistics(ranked: RankedClients, epsilon: float, draws: int, rng: np.random.Generator,
+                        beta=None) -> ClientStatistics:
+    """Adaptive FedAUC_Lap (fedauc §5.3): r = u' + v', u' = mean(r) 1, v' = r - u' (orthogonal to 1).
+
+    localP' = <1, y> + s1 and localSum' = mean(r) localP' + <v', y> + ||v'||_inf s2 with
+    s1 ~ Lap(1/(beta eps)), s2 ~ Lap(1/((1-beta) eps)), beta from ``adaptive_split``
+    per client unless a fixed ``beta`` is given.  <1, y> has sensitivity 1 and
+    <v', y> sensitivity ||v'||_inf, so the release is eps-label-DP; beta depends on
+    the ranks only.
+    """
+    check_epsilon(epsilon)
+    k = ranked.clients
+    mean_rank, spread, _ = _orthogonal_split(ranked)
+    beta = adaptive_split(mean_rank, spread) if beta is None else np.full(k, _check_split(beta))
     s1_scale = 1 / (beta * epsilon)
     s2_scale = np.divide(spread, (1 - beta) * epsilon, out=np.zeros(k), where=beta < 1)  # ||v'|| / ((1-beta) eps)
-    s1 = rng.laplace(0, 1, (draws, k)) * s1_scale
-    spread_noise = rng.laplace(0, 1, (draws, k)) * s2_scale
-    released_p = local_p + s1
-    released_sum = mean_rank * released_p + orthogonal_part + spread_noise
-    return ClientStatistics(local_sum, local_p, sizes, released_sum, released_p,
-                            {"s1 (localP)": (s1, s1_scale), "||v'|| s2": (spread_noise, s2_scale)})
+    return _split_release(ranked, rng.laplace(0, 1, (draws, k)) * s1_scale, s1_scale,
+                          rng.laplace(0, 1, (draws, k)) * s2_scale, s2_scale)
+
+
+def adaptive_gaussian_statistics(ranked: RankedClients, epsilon: float, delta: float, draws: int,
+                                 rng: np.random.Generator, grid: int = 199) -> ClientStatistics:
+    """The adaptive split with Gaussian noise: s1 ~ N(0, sigma(beta eps)^2), s2 ~ N(0, sigma((1-beta) eps)^2).
+
+    sigma(e) is the analytic Gaussian sigma for (e, delta / 2) at sensitivity 1
+    (protocols.calibration), so the pair is (eps, delta)-label-DP by basic
+    composition.  With no closed form for the best beta, each client takes the
+    beta on a grid of ``grid`` values in (0, 1) that minimises
+    a^2 sigma(beta eps)^2 + b^2 sigma((1 - beta) eps)^2, a = |mean rank|, b = ||v'||_inf.
+    """
+    from .calibration import analytic_gaussian_sigma
+
+    check_epsilon(epsilon)
+    k = ranked.clients
+    mean_rank, spread, _ = _orthogonal_split(ranked)
+    betas = np.arange(1, grid + 1) / (grid + 1)
+    sigma = np.array([analytic_gaussian_sigma(b * epsilon, delta / 2) for b in betas])
+    sigma_rest = sigma[::-1]  # sigma((1 - beta) eps): the grid is symmetric
+    best = np.empty(k, dtype=np.int64)
+    for start in range(0, k, 4096):
+        a, b = mean_rank[start:start + 4096, None], spread[start:start + 4096, None]
+        best[start:start + 4096] = np.argmin(a ** 2 * sigma ** 2 + b ** 2 * sigma_rest ** 2, axis=1)
+    s1_scale, s2_scale = sigma[best], spread * sigma_rest[best]
+    return _split_release(ranked, rng.standard_normal((draws, k)) * s1_scale, s1_scale,
+                          rng.standard_normal((draws, k)) * s2_scale, s2_scale)
 
 
 def statistics_auc(stats: ClientStatistics) -> np.ndarray:

@@ -24,8 +24,13 @@ def score_laplace(scores: np.ndarray, labels: np.ndarray, epsilon: float, draws:
     The server sorts the noisy scores; the AUC of eq. (1) then uses the
     clients' exact labels, so this hides scores (eps-LDP per score), not labels.
     """
+    return np.array([_auc_of(laplace_scores(scores, epsilon, rng), labels) for _ in range(draws)])
+
+
+def laplace_scores(scores: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
+    """Each score + Lap(1/eps): eps-LDP per score in [0, 1] (sensitivity 1)."""
     check_epsilon(epsilon)
-    return np.array([_auc_of(scores + rng.laplace(0, 1 / epsilon, len(scores)), labels) for _ in range(draws)])
+    return scores + rng.laplace(0, 1 / epsilon, len(scores))
 
 
 def score_cldp(scores: np.ndarray, labels: np.ndarray, alpha: float, draws: int, rng: np.random.Generator,

@@ -62,3 +62,28 @@ def test_table_5_trends_few_thresholds_bias_many_thresholds_spread():
         bias[count], spread[count] = abs(auc.mean() - exact), auc.std()
     assert bias[10] > 5 * bias[200]  # a coarse trapezoid under-reads the AUC
     assert spread[10] < spread[50] < spread[200]  # eps' = eps / (4 |Theta|) shrinks
+
+
+def _assert_sum_of_laplaces(noise, clients, scale):
+    """noise: sums of ``clients`` Laplace(scale) draws; (noise / sd)^2 averages 1 with kurtosis 3 + 3 / clients."""
+    squares = noise ** 2 / (2 * clients * scale ** 2)
+    assert abs(squares.mean() - 1) < 2.576 * np.sqrt((2 + 3 / clients) / squares.size)
+
+
+def test_histogram_noise_has_scale_2_over_eps(data):
+    evalset, owner = data
+    counts = dpauc.confusion_counts(owner, evalset.score, evalset.label, dpauc.paper_thresholds(20), 10)
+    (pos, neg), scale = dpauc.noisy_histograms(counts, 1.0, 2000, fedauc.generator(15))
+    assert scale == 2.0
+    _assert_sum_of_laplaces(pos - counts.bins_pos.sum(axis=0), 10, scale)
+    _assert_sum_of_laplaces(neg - counts.bins_neg.sum(axis=0), 10, scale)
+
+
+def test_per_threshold_noise_has_the_paper_scale(data):
+    """Each summed count carries K Laplace draws of scale 4 |Theta| / eps: variance 2 K scale^2 (99%)."""
+    evalset, owner = data
+    counts = dpauc.confusion_counts(owner, evalset.score, evalset.label, dpauc.paper_thresholds(20), 10)
+    (tp, fp, fn, tn), scale = dpauc.noisy_threshold_counts(counts, 2.0, 2000, fedauc.generator(14))
+    assert scale == 4 * 20 / 2.0
+    for noisy, exact in ((tp, counts.tp), (fp, counts.fp)):
+        _assert_sum_of_laplaces(noisy - exact.sum(axis=0), 10, scale)

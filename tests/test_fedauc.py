@@ -85,6 +85,7 @@ MECHANISMS = {
     "local": lambda r, e, n, g: fedauc.laplace_statistics(r, e, n, g, "local", 0.6),
     "global": lambda r, e, n, g: fedauc.laplace_statistics(r, e, n, g, "global", 0.5),
     "adaptive": fedauc.adaptive_statistics,
+    "adaptive, fixed beta": lambda r, e, n, g: fedauc.adaptive_statistics(r, e, n, g, beta=0.3),
 }
 
 
@@ -193,3 +194,23 @@ def test_score_cldp_approaches_the_quantized_auc_at_large_alpha(tied):
     truth = roc_auc_score(tied.label, np.rint(tied.score * 99))
     auc = score_cldp(tied.score, tied.label, 50.0, 5, fedauc.generator(6))
     assert abs(auc.mean() - truth) < 1e-3
+
+
+def test_gaussian_adaptive_terms_have_their_sigma_and_beat_gaussian_local(tied):
+    ranked = fedauc.RankedClients.from_clear_scores(tied.clients())
+    stats = fedauc.adaptive_gaussian_statistics(ranked, 2.0, 1e-6, 400, fedauc.generator(10))
+    for term, (noise, scale) in stats.noise.items():
+        used = scale > 0
+        squares = (noise[:, used] / scale[used]) ** 2
+        assert abs(squares.mean() - 1) < 2.576 * np.sqrt(2 / squares.size), term
+    adaptive = fedauc.statistics_auc(stats)
+    local = fedauc.statistics_auc(fedauc.gaussian_statistics(ranked, 2.0, 1e-6, 400, fedauc.generator(10)))
+    assert adaptive.std() < local.std()
+
+
+def test_score_dp_noise_has_scale_1_over_eps():
+    from mpc_auc.protocols.score_ldp import laplace_scores
+
+    noise = laplace_scores(np.zeros(20000), 0.5, fedauc.generator(16))
+    squares = (noise / 2.0) ** 2  # Lap(1/eps) = Lap(2): (X / b)^2 averages 2, variance 20
+    assert abs(squares.mean() - 2) < 2.576 * np.sqrt(20 / squares.size)
