@@ -41,10 +41,7 @@ class Mechanism:
     server_received: str
     run: Callable  # (ranked, counts, budget, draws, rng) -> AUC per draw
     needs_delta: bool = False
-
-    @property
-    def uses_ranks(self) -> bool:
-        return self.server_received.startswith("ranks to clients")
+    uses_ranks: bool = True  # False: reads the clients' scores through per-threshold counts instead
 
 
 THRESHOLDS = 100  # |Theta| for the dpauc mechanisms (the authors' recommended value)
@@ -77,12 +74,12 @@ MECHANISMS = {
         "fedauc App. R, Table 9", "eps-LDP per score (Lap(1/eps), sensitivity 1); labels exact",
         "noisy scores of every sample; exact localSum, localP, localN",
         lambda ranked, counts, budget, draws, rng: score_ldp.score_laplace(
-            counts.scores, ranked.label, budget.epsilon, draws, rng)),
+            counts.scores, ranked.label, budget.epsilon, draws, rng), uses_ranks=False),
     "score-cldp": Mechanism(
         "ldp-fed-cldp slides (exponential mechanism)", "alpha-CLDP per score, alpha = eps, d = |i - j| on 100 levels",
         "perturbed quantized scores of every sample; exact localSum, localP, localN",
         lambda ranked, counts, budget, draws, rng: score_ldp.score_cldp(
-            counts.scores, ranked.label, budget.epsilon, draws, rng)),
+            counts.scores, ranked.label, budget.epsilon, draws, rng), uses_ranks=False),
     "fedauc-lap-local": Mechanism(
         "fedauc §5.2", "eps-label-DP: Lap(max rank / (eps/2)) on localSum, Lap(2/eps) on localP",
         "ranks to clients; noisy localSum, localP per client",
@@ -106,15 +103,18 @@ MECHANISMS = {
     "dpauc-threshold": Mechanism(
         "dpauc §Methods", f"eps = 4 |Theta| eps' with |Theta| = {THRESHOLDS} (the paper's count)",
         f"noisy TP, FP, TN, FN per client at {THRESHOLDS} thresholds",
-        lambda ranked, counts, budget, draws, rng: dpauc.threshold_laplace(counts, budget.epsilon, draws, rng)),
+        lambda ranked, counts, budget, draws, rng: dpauc.threshold_laplace(counts, budget.epsilon, draws, rng),
+        uses_ranks=False),
     "dpauc-rr": Mechanism(
         "dpauc (RR variant)", "eps-label-DP: randomized response on each label",
         f"clear scores; TP, FP, TN, FN of flipped labels at {THRESHOLDS} thresholds",
-        lambda ranked, counts, budget, draws, rng: dpauc.threshold_rr(counts, budget.epsilon, draws, rng)),
+        lambda ranked, counts, budget, draws, rng: dpauc.threshold_rr(counts, budget.epsilon, draws, rng),
+        uses_ranks=False),
     "dpauc-histogram": Mechanism(
         "ours, on dpauc's thresholds", "eps-label-DP: Lap(2/eps) once per score bin (l1 sensitivity 2)",
         f"noisy positive and negative counts per client in {THRESHOLDS + 1} score bins",
-        lambda ranked, counts, budget, draws, rng: dpauc.histogram_statistics(counts, budget.epsilon, draws, rng)),
+        lambda ranked, counts, budget, draws, rng: dpauc.histogram_statistics(counts, budget.epsilon, draws, rng),
+        uses_ranks=False),
 }
 
 
@@ -129,9 +129,11 @@ def evaluate(name: str, clients, budget: Budget, draws: int = 100, seed=None,
     if mechanism.needs_delta and not 0 < budget.delta < 1:
         raise InputError(f"{name} needs 0 < delta < 1, not {budget.delta!r}")
     ranked = ranked or fedauc.RankedClients.from_clear_scores(clients)
-    scores = np.concatenate([np.asarray(s, dtype=np.float64) for _, s, _ in clients])
-    counts = dpauc.confusion_counts(ranked.client, scores, ranked.label, dpauc.paper_thresholds(THRESHOLDS),
-                                    ranked.clients)
+    counts = None
+    if not mechanism.uses_ranks:
+        scores = np.concatenate([np.asarray(s, dtype=np.float64) for _, s, _ in clients])
+        counts = dpauc.confusion_counts(ranked.client, scores, ranked.label, dpauc.paper_thresholds(THRESHOLDS),
+                                        ranked.clients)
     start = time.perf_counter()
     auc = mechanism.run(ranked, counts, budget, draws, fedauc.generator(seed))
     spent = (np.inf, 0.0) if name == "fedauc-vanilla" else (budget.epsilon, budget.delta if mechanism.needs_delta else 0.0)
