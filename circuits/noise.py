@@ -92,6 +92,10 @@ class RandomizedResponse:
     def effective_epsilon(self) -> float:
         return math.log((1.0 - self.flip) / self.flip)
 
+    def sample(self, rng: np.random.Generator, size) -> np.ndarray:
+        """Flips with the circuit's exact law, drawn in the clear (for simulations only)."""
+        return (_uniform(rng, self.bits, size) < self.threshold).astype(np.int64)
+
 
 @dataclass(frozen=True)
 class DiscreteLaplace:
@@ -164,6 +168,15 @@ class DiscreteLaplace:
         var = float((scale**2 * p * (1 - p)).sum())
         return nonzero * (var + (1 + mean) ** 2)
 
+    def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        """Draws with the circuit's exact law (the same L-bit coins), in the clear, for simulations only."""
+        t = self.thresholds
+        nonzero, sign = (_uniform(rng, self.bits, (2, size)) < t[:2, None])
+        magnitude = np.ones(size, dtype=np.int64)
+        for i, threshold in enumerate(t[2:]):
+            magnitude += (_uniform(rng, self.bits, size) < threshold).astype(np.int64) << i
+        return np.where(nonzero, np.where(sign, -magnitude, magnitude), 0)
+
     def pmf(self) -> tuple:
         """(support z, P(Z~ = z)) of the sampler (for tests; B small)."""
         nonzero, geometric = self.rounded[0], np.ones(1)
@@ -171,6 +184,10 @@ class DiscreteLaplace:
             geometric = np.concatenate([geometric * (1 - p), geometric * p])
         side = geometric * nonzero / 2
         return np.arange(-len(side), len(side) + 1), np.concatenate([side[::-1], [1 - nonzero], side])
+
+
+def _uniform(rng: np.random.Generator, bits: int, size) -> np.ndarray:
+    return rng.integers(0, 2**bits, size=size, dtype=np.int64)
 
 
 # ------------------------------------------------------------------ gadgets
