@@ -20,7 +20,6 @@ circuits.noise.DiscreteLaplace; binary kernels get randomized response at
 eps/k per pair (eps/2k per bit for AUC with private labels, two bits per
 pair): pure DP, at the effective epsilon of the rounded flip probability.
 """
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -117,9 +116,13 @@ def cross_pairs(labels: np.ndarray, k: int, rng: np.random.Generator) -> Pairs:
     return Pairs(first, second)
 
 
-def sample_pairs(kernel: str, sample: Sample, k: int, rng: np.random.Generator) -> Pairs:
-    if k < 1 or int(k) != k:
+def check_k(k) -> int:
+    if not isinstance(k, (int, np.integer)) or k < 1:
         raise InputError(f"k must be a positive integer, not {k!r}")
+    return int(k)
+
+
+def sample_pairs(kernel: str, sample: Sample, k: int, rng: np.random.Generator) -> Pairs:
     if kernel == "auc":
         return cross_pairs(np.asarray(sample.labels), k, rng)
     return permutation_pairs(len(sample.values), k, rng)
@@ -129,6 +132,7 @@ def sample_pairs(kernel: str, sample: Sample, k: int, rng: np.random.Generator) 
 
 def pair_noise(kernel: str, epsilon: float, k: int):
     """The per-pair mechanism: RandomizedResponse (binary kernels) or DiscreteLaplace (real kernels)."""
+    k = check_k(k)
     if kernel == "auc":
         return RandomizedResponse(epsilon / k)
     if kernel == "auc-private":
@@ -257,42 +261,3 @@ def ustat_2pc(kernel: str, samples: list, epsilon: float, k: int = 1, seed=None,
         results.append(UstatRelease(estimate(kernel, part, noise), kernel, count, k, epsilon, eff, delta,
                                     received="one noisy kernel value per pair (its two shares)"))
     return results
-
-
-# ----------------------------------------------------------------- theory
-
-def predicted_mse(sigma1_sq: float, sigma2_sq: float, n: int, k: int, noise_var: float) -> float:
-    """Thm. 5 (Blom 1976 for the incomplete U-statistic): 4 s1/n + (2 s2 - 4 s1)/(kn) + 2 noise_var/(kn).
-
-    noise_var is the per-pair noise variance in kernel units (2 k^2/eps^2 for
-    Laplace k/eps, which gives the theorem's 4k/(n eps^2)).  The MSE is
-    against the population parameter, over the data and the protocol.
-    """
-    return 4 * sigma1_sq / n + (2 * sigma2_sq - 4 * sigma1_sq) / (k * n) + 2 * noise_var / (k * n)
-
-
-def predicted_mse_two_sample(s10: float, s01: float, s2: float, m: int, k: int, noise_var: float) -> float:
-    """Two-sample analogue for AUC with k rounds of m = P = N matched pairs (docs/protocols/ustat-2pc.md):
-
-    (s10 + s01)/m + (s2 - s10 - s01)/(k m) + noise_var/(k m),
-    s10 = Var E[h|X+], s01 = Var E[h|X-], s2 = Var h (of the tie-coin bit).
-    """
-    return (s10 + s01) / m + (s2 - s10 - s01) / (k * m) + noise_var / (k * m)
-
-
-def rr_noise_variance(rr: RandomizedResponse) -> float:
-    """Variance the RR debias adds per bit: q(1-q)/(1-2q)^2 (whatever the bit)."""
-    q = rr.flip
-    return q * (1 - q) / (1 - 2 * q) ** 2
-
-
-def laplace_noise_variance(kernel: str, epsilon: float, k: int) -> float:
-    """Per-pair discrete Laplace variance in kernel units ([0, 1])."""
-    noise = pair_noise(kernel, epsilon, k)
-    return noise.variance / noise.sensitivity**2
-
-
-def composition_epsilon(per_pair: float, pairs_per_user: int, delta: float) -> float:
-    """Advanced composition (Dwork, Rothblum, Vadhan 2010): eps' = sqrt(2 m ln(1/delta)) e + m e (e^e - 1)."""
-    m = pairs_per_user
-    return math.sqrt(2 * m * math.log(1 / delta)) * per_pair + m * per_pair * math.expm1(per_pair)
