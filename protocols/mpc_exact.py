@@ -58,6 +58,7 @@ class Job:
     method: str
     key_bits: int
     ranks: bool
+    central: object = None  # mpc_central.CentralNoise: open noisy statistics instead of the AUC
 
 
 # ------------------------------------------------------------- party side
@@ -82,6 +83,9 @@ def _party(ctx, fraction_bits: int):
         if ctx.rank == 0:
             ctx.progress("tie groups and rank sum")
         twice_u, twice_pn, twice_rank = auc_fraction(shuffler, starts, sorted_labels, mid_ranks=job.ranks)
+        if job.central is not None:
+            ctx.send("result", {"central": _central_release(ctx, job.central, twice_u, labels), **meter.read()})
+            continue
         defined = bool(reveal_int(twice_pn > 0).item())
         scaled = None
         if defined:
@@ -94,6 +98,21 @@ def _party(ctx, fraction_bits: int):
                 ctx.progress("ranks back to input order")
             rank_bundles = _rank_bundles(ctx.rank, opened, ranking.to_input_order(twice_rank))
         ctx.send("result", {"defined": defined, "scaled": scaled, "rank_bundles": rank_bundles, **meter.read()})
+
+
+def _central_release(ctx, central, twice_u, labels) -> tuple:
+    """Open (2T + Z_T or 2U + Z_U, P + Z_P) per repetition (protocols.mpc_central); nothing else."""
+    from ..circuits.noise import discrete_laplace
+    from ..circuits.shares import reveal_int
+
+    m = labels.size(0)
+    if ctx.rank == 0:
+        ctx.progress(f"discrete Laplace in circuit ({central.repetitions} release(s))")
+    positives = labels.sum()
+    stat = twice_u - positives * (m - positives) if central.neighbours == "label" else twice_u
+    noisy_stat = stat + discrete_laplace(central.statistic_noise(m), central.repetitions)
+    noisy_p = positives + discrete_laplace(central.count_noise(), central.repetitions)
+    return reveal_int(noisy_stat).numpy(), reveal_int(noisy_p).numpy()
 
 
 def _ranking(ctx, job, m: int, shuffler):
@@ -137,6 +156,33 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
     Returns one MpcAucResult per dataset.  Raises InputError for bad input
     (before any party learns anything) and PartyFailure if a role fails.
     """
+    results = []
+    for run in run_ranking_jobs(datasets, encoder, provider, method, ranks, None, host, port, timeout_s,
+                                on_progress):
+        result = _combine(run.outs, run.clients, provider, method, run.wall_s, run.sharing_s, run.bundles, encoder)
+        if ranks:
+            result.ranks = {c: open_ranks(k, c, (run.outs[0]["rank_bundles"][i], run.outs[1]["rank_bundles"][i]))
+                            for i, ((c, _, _), k) in enumerate(zip(run.clients, run.client_keys))}
+        result.traffic.update(run.dealer_traffic)
+        results.append(result)
+    return results
+
+
+@dataclass
+class JobRun:
+    """One dataset's pass through the parties: what each party sent back, and the set-up around it."""
+    outs: list
+    clients: list
+    bundles: list
+    client_keys: list
+    sharing_s: float
+    wall_s: float
+    dealer_traffic: dict = field(default_factory=dict)
+
+
+def run_ranking_jobs(datasets, encoder, provider, method, ranks, central, host, port, timeout_s,
+                     on_progress) -> list:
+    """Share each dataset, run the oblivious ranking job in one session, and return a JobRun per dataset."""
     if method not in METHODS:
         raise InputError(f"method must be one of {METHODS}, not {method!r}")
     if provider != "TTP":
@@ -146,7 +192,7 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
     for clients in datasets:
         if not clients:
             raise InputError("a dataset has no clients")
-    results = []
+    runs = []
     with Session(_party, (FRACTION_BITS,), provider=provider, host=host, port=port,
                  timeout_s=timeout_s, on_progress=on_progress) as session:
         party_keys = [session.recv(role, "public_key") for role in PARTIES]
@@ -160,20 +206,16 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
         for (bundles, client_keys, sharing_s), clients in zip(jobs, datasets):
             start = time.perf_counter()
             for p, role in enumerate(PARTIES):
-                session.send(role, "job", Job([pair[p] for pair in bundles], method, encoder.key_bits, ranks))
+                session.send(role, "job", Job([pair[p] for pair in bundles], method, encoder.key_bits, ranks, central))
             outs = [session.recv(role, "result") for role in PARTIES]
-            result = _combine(outs, clients, provider, method, time.perf_counter() - start, sharing_s, bundles, encoder)
-            if ranks:
-                result.ranks = {c: open_ranks(k, c, (outs[0]["rank_bundles"][i], outs[1]["rank_bundles"][i]))
-                                for i, ((c, _, _), k) in enumerate(zip(clients, client_keys))}
-            results.append(result)
+            runs.append(JobRun(outs, clients, bundles, client_keys, sharing_s, time.perf_counter() - start))
         for role in PARTIES:
             session.send(role, "job", None)
         finals = {role: session.recv(role, "done") for role in session.roles}
     if DEALER in finals:  # the dealer serves all jobs of the session; its totals are per session
-        for r in results:
-            r.traffic[DEALER] = {f"{k}_session_total": v for k, v in finals[DEALER].items()}
-    return results
+        for run in runs:
+            run.dealer_traffic = {DEALER: {f"{k}_session_total": v for k, v in finals[DEALER].items()}}
+    return runs
 
 
 def _combine(outs, clients, provider, method, wall, sharing_s, bundles, encoder) -> MpcAucResult:

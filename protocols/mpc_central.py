@@ -1,0 +1,121 @@
+"""mpc-central: the AUC of all clients' data with one discrete-Laplace draw added inside the MPC.
+
+Scores and labels are secret-shared exactly as in mpc-exact; the oblivious
+ranking (circuits.radix) and circuits.rank_auc give shares of 2U (twice the
+Mann-Whitney count) and of P.  Instead of opening the AUC, the parties add
+discrete Laplace noise drawn in the circuit (circuits.noise) and open only
+
+    label DP (default):  2T + Z_T,  T = sum_i (r_i - (M-1)/2) y_i = U - P N / 2,
+                         Delta(2T) = M - 1  (a label flip moves 2T by |2 r_k - (M-1)| <= M - 1);
+    record DP:           2U + Z_U,  Delta(2U) = 2 (M - 1)  (replacing one record, score and label,
+                         changes its own pair count by at most max(P, N) <= M - 1 and no other);
+    both:                P + Z_P,   Delta(P) = 1,
+
+Z_T (or Z_U) at alpha eps and Z_P at (1 - alpha) eps, so the release is
+(eps, delta_T + delta_P)-DP by basic composition (delta from the circuit's
+truncation and rounding, circuits.noise).  M is public.  The aggregator
+then computes AUC = 1/2 + T~ / (P~ N~) (label) or U~ / (P~ N~) (record),
+N~ = M - P~, with P~ clamped to [1, M - 1] (post-processing).  Label DP with
+the centred statistic is the central form of fedauc's adaptive split with a
+single client (u' = (M-1)/2 * 1, v' = r - u'): half the sensitivity of 2U.
+
+Its std depends on M, P, N, eps (and the AUC itself), never on how the
+rows are spread over clients (docs/protocols/mpc-central.md derives it).
+"""
+import math
+from dataclasses import dataclass
+
+from ..circuits.noise import DiscreteLaplace
+from .errors import InputError, PartyFailure
+from .fedauc import check_epsilon
+
+NEIGHBOURS = ("label", "record")
+
+
+@dataclass(frozen=True)
+class CentralNoise:
+    """The central release's parameters; ``repetitions`` > 1 only for experiments (each is its own release)."""
+    epsilon: float
+    alpha: float = 0.5
+    neighbours: str = "label"
+    repetitions: int = 1
+
+    def __post_init__(self):
+        check_epsilon(self.epsilon)
+        if not 0 < self.alpha < 1:
+            raise InputError(f"alpha must lie in (0, 1), not {self.alpha}")
+        if self.neighbours not in NEIGHBOURS:
+            raise InputError(f"neighbours must be one of {NEIGHBOURS}, not {self.neighbours!r}")
+        if self.repetitions < 1:
+            raise InputError("repetitions must be at least 1")
+
+    def statistic_noise(self, m: int) -> DiscreteLaplace:
+        """Z_T (label: Delta = M - 1) or Z_U (record: Delta = 2(M - 1)) at alpha eps."""
+        sensitivity = (m - 1) * (1 if self.neighbours == "label" else 2)
+        return DiscreteLaplace(self.alpha * self.epsilon, max(1, sensitivity))
+
+    def count_noise(self) -> DiscreteLaplace:
+        return DiscreteLaplace((1 - self.alpha) * self.epsilon, 1)
+
+    def delta(self, m: int) -> float:
+        return self.statistic_noise(m).delta + self.count_noise().delta
+
+
+def auc_from_release(twice_stat: int, noisy_p: int, m: int, neighbours: str) -> float:
+    """The aggregator's AUC from the two opened values (P~ clamped to [1, M - 1])."""
+    p = min(max(int(noisy_p), 1), m - 1)
+    pn = p * (m - p)
+    if neighbours == "label":
+        return 0.5 + twice_stat / (2 * pn)
+    return twice_stat / (2 * pn)
+
+
+def analytic_std(m: int, p: int, auc: float, noise: CentralNoise) -> float:
+    """Delta-method std of the released AUC with the circuit's exact noise variances.
+
+    label:  Var = Var(Z_T)/(2PN)^2 + ((AUC - 1/2)(N - P)/(PN))^2 Var(Z_P);
+    record: Var = Var(Z_U)/(2PN)^2 + (AUC (N - P)/(PN))^2 Var(Z_P).
+    """
+    n = m - p
+    centre = auc - 0.5 if noise.neighbours == "label" else auc
+    var = (noise.statistic_noise(m).variance / (2 * p * n) ** 2
+           + (centre * (n - p) / (p * n)) ** 2 * noise.count_noise().variance)
+    return math.sqrt(var)
+
+
+@dataclass
+class CentralRelease:
+    aucs: list  # one AUC per repetition
+    opened: list  # (2T~ or 2U~, P~) per repetition: all the aggregator and the parties see
+    m: int
+    clients: int
+    epsilon: float
+    delta: float
+    neighbours: str
+    wall_s: float
+    traffic: dict
+
+
+def mpc_central_auc(datasets, noise: CentralNoise, encoder=None, method: str = "radix", host: str = "127.0.0.1",
+                    port=None, timeout_s: float = 20.0, on_progress=None) -> list:
+    """Run mpc-central on each dataset (a list of (client_id, scores, labels)); one CentralRelease each."""
+    from .encoding import ScoreEncoder
+    from .mpc_exact import run_ranking_jobs
+
+    encoder = encoder or ScoreEncoder()
+    releases = []
+    for run in run_ranking_jobs(datasets, encoder, "TTP", method, False, noise, host, port, timeout_s,
+                                on_progress):
+        (stat0, p0), (stat1, p1) = run.outs[0]["central"], run.outs[1]["central"]
+        if not ((stat0 == stat1).all() and (p0 == p1).all()):
+            raise PartyFailure("P1", "the parties opened different releases")
+        m = sum(len(s) for _, s, _ in run.clients)
+        meters = ("bytes", "rounds", "sent_bytes", "peak_rss")
+        traffic = {role: {k: o[k] for k in meters} for role, o in zip(("P0", "P1"), run.outs)}
+        traffic.update(run.dealer_traffic)
+        releases.append(CentralRelease(
+            aucs=[auc_from_release(int(s), int(p), m, noise.neighbours) for s, p in zip(stat0, p0)],
+            opened=list(zip(stat0.tolist(), p0.tolist())), m=m, clients=len(run.clients),
+            epsilon=noise.epsilon, delta=noise.delta(m), neighbours=noise.neighbours, wall_s=run.wall_s,
+            traffic=traffic))
+    return releases

@@ -1,0 +1,98 @@
+"""mpc-central: discrete Laplace inside the MPC (P0, P1, dealer over TCP); std vs analytic; sensitivities."""
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from mpc_auc.protocols.clear_auc import twice_mid_ranks
+from mpc_auc.protocols.errors import InputError
+from mpc_auc.protocols.mpc_central import CentralNoise, analytic_std, mpc_central_auc
+from mpc_auc.synthetic import binormal_scores, partition
+
+M, P, REPS = 6000, 1500, 2000  # std of a std estimate from 2000 draws: 1.6%
+
+
+@pytest.fixture(scope="module")
+def releases():
+    rng = np.random.default_rng(21)
+    scores, labels = binormal_scores(M, P, 0.77, rng, decimals=3)  # with ties
+    datasets, keys = [], []
+    for clients in (1, 40, M):
+        owner = partition(M, clients, "iid", rng, scores)
+        data = [(f"c{c}", scores[owner == c], labels[owner == c]) for c in np.unique(owner)]
+        for neighbours in ("label", "record"):
+            keys.append((clients, neighbours))
+            datasets.append((data, CentralNoise(1.0, neighbours=neighbours, repetitions=REPS)))
+    out = {}
+    for (clients, neighbours), (data, noise) in zip(keys, datasets):
+        if clients == M and neighbours == "record":
+            continue  # one row-per-client run is enough to show the partition does not matter
+        out[(clients, neighbours)] = (noise, mpc_central_auc([data], noise, timeout_s=60)[0])
+    return roc_auc_score(labels, scores), out
+
+
+@pytest.mark.parametrize("neighbours", ["label", "record"])
+def test_std_is_within_1_2_of_analytic_and_unbiased(releases, neighbours):
+    auc, out = releases
+    for (clients, nb), (noise, release) in out.items():
+        if nb != neighbours:
+            continue
+        a = np.asarray(release.aucs)
+        expected = analytic_std(M, P, auc, noise)
+        print(f"K={clients} {nb}: std {a.std(ddof=1):.3e} analytic {expected:.3e} mean-AUC {a.mean() - auc:+.1e}")
+        assert 1 / 1.2 < a.std(ddof=1) / expected < 1.2
+        assert abs(a.mean() - auc) < 4 * expected / np.sqrt(REPS) + 1e-6  # delta-method bias is O(1/P^2)
+
+
+def test_std_does_not_depend_on_the_number_of_clients(releases):
+    _, out = releases
+    stds = {k: np.std(r.aucs, ddof=1) for k, (_, r) in out.items() if k[1] == "label"}
+    # Laplace-like noise (kurtosis ~6): a std from 2000 draws has sd ~2.5%, a ratio of two ~3.5%
+    assert max(stds.values()) / min(stds.values()) < 1.15
+
+
+def test_only_the_noisy_statistic_and_count_are_opened(releases):
+    _, out = releases
+    noise, release = out[(40, "label")]
+    assert len(release.opened) == REPS and all(len(o) == 2 for o in release.opened)
+    assert release.clients == 40 and release.delta < 1e-12
+    stats_opened = np.array([o[0] for o in release.opened])
+    assert len(np.unique(stats_opened)) > REPS // 2  # noisy: no repeated exact value
+
+
+def _twice_t(scores, labels):
+    r2 = twice_mid_ranks(scores)
+    return int(((r2 - (len(scores) - 1)) * labels).sum())
+
+
+def _twice_u(scores, labels):
+    p = int(labels.sum())
+    return int((twice_mid_ranks(scores) * labels).sum()) - p * (p - 1)
+
+
+def test_sensitivities_hold_for_every_neighbour():
+    """Brute force on small tied sets: |d 2T| <= M - 1 over label flips, |d 2U| <= 2(M - 1) over record swaps."""
+    rng = np.random.default_rng(22)
+    for _ in range(30):
+        m = int(rng.integers(3, 12))
+        s = rng.integers(0, 4, m) / 4
+        y = rng.integers(0, 2, m)
+        t, u = _twice_t(s, y), _twice_u(s, y)
+        for k in range(m):
+            flipped = y.copy()
+            flipped[k] ^= 1
+            assert abs(_twice_t(s, flipped) - t) <= m - 1
+            for new_score in (0.0, 0.25, 0.5, 1.0):
+                for new_label in (0, 1):
+                    s2, y2 = s.copy(), y.copy()
+                    s2[k], y2[k] = new_score, new_label
+                    assert abs(_twice_u(s2, y2) - u) <= 2 * (m - 1)
+    s = np.arange(5) / 4  # a flip at the top rank attains M - 1
+    assert abs(_twice_t(s, np.array([0, 0, 0, 0, 1])) - _twice_t(s, np.zeros(5, int))) == 4
+
+
+@pytest.mark.parametrize("kwargs, match", [({"epsilon": 0.0}, "epsilon"), ({"epsilon": 1.0, "alpha": 1.0}, "alpha"),
+                                           ({"epsilon": 1.0, "neighbours": "user"}, "neighbours"),
+                                           ({"epsilon": 1.0, "repetitions": 0}, "repetitions")])
+def test_bad_parameters_are_refused(kwargs, match):
+    with pytest.raises(InputError, match=match):
+        CentralNoise(**kwargs)
