@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench compare table7 table5 clean
+.PHONY: demo test bench bench-ustat compare table7 table5 ustat clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,12 @@ compare: $(STAMP)
 
 table7: $(STAMP)
 	$(PY) -m mpc_auc.sims.fedauc_table7
+
+ustat: $(STAMP)
+	$(PY) -m mpc_auc.sims.ustat_experiments --out-dir results/ustat
+
+bench-ustat: $(STAMP)
+	$(PY) -m mpc_auc.sims.bench_ustat
 
 table5: $(STAMP)
 	$(PY) -m mpc_auc.sims.dpauc_table5
