@@ -33,8 +33,8 @@ import numpy as np
 import torch
 
 from .crypten_compat import crypten
-from .streams import (DIGIT_MASK, KEY_BYTES, MASK_IN, MASK_OUT, ONEHOT_SHARE, PRODUCT_MASK, PRODUCT_SHARE,
-                      KeyStream, permute)
+from .streams import (BIT_MASK, BIT_SHARE, DIGIT_MASK, KEY_BYTES, MASK_IN, MASK_OUT, ONEHOT_SHARE, PRODUCT_MASK,
+                      PRODUCT_SHARE, KeyStream, permute)
 
 TTPServer = crypten.mpc.provider.TTPServer
 COMPUTE_PARTIES = (0, 1)
@@ -67,6 +67,19 @@ def correction(mask_stream: KeyStream, perm: np.ndarray, backwards: bool, mask_i
     return mask(permute(a, perm, backwards), b, xor_from)
 
 
+def unpack_bits(words: np.ndarray, count: int) -> np.ndarray:
+    """(R, W) int64 words -> (R, count) 0/1 int64: lane l of word w is bit 64 w + l."""
+    bits = np.unpackbits(words.view(np.uint8).reshape(words.shape[0], -1), axis=1, bitorder="little")
+    return bits[:, :count].astype(np.int64)
+
+
+def dealer_request(function: str, *args) -> np.ndarray:
+    """P0 only: ask the dealer for ``function(*args)`` and return what it sends back."""
+    from crypten.mpc.provider.ttp_provider import TTPClient
+
+    return TTPClient.get().ttp_request(function, None, *args).numpy()
+
+
 def receive_stream_key() -> bytes:
     """A compute party's half of the start-up: the stream key the dealer drew for it."""
     comm = crypten.communicator.get()
@@ -74,7 +87,7 @@ def receive_stream_key() -> bytes:
 
 
 class Dealer(TTPServer):
-    """TTPServer with two more request types, ``permutation_correlation`` and ``onehot_correlation``."""
+    """TTPServer with three more request types: permutation, one-hot digit and bit correlations."""
 
     def _setup_generators(self):
         super()._setup_generators()
@@ -114,3 +127,10 @@ class Dealer(TTPServer):
         out[:, :3] = onehot - p1.words(ONEHOT_SHARE, index, (m, 3))
         out[:, 3] = picked - p1.words(PRODUCT_SHARE, index, (m,))
         return torch.from_numpy(out)
+
+    def bit_correlation(self, words_shape, count, index):
+        """P0's additive shares of the bits of r = rho0 XOR rho1 ((R, count), lanes beyond count dropped)."""
+        p0, p1 = self._streams
+        r = p0.words(BIT_MASK, index, tuple(words_shape)) ^ p1.words(BIT_MASK, index, tuple(words_shape))
+        bits = unpack_bits(r, count)
+        return torch.from_numpy(bits - p1.words(BIT_SHARE, index, bits.shape))

@@ -7,7 +7,8 @@ integers.  A party holding its own value in the clear needs no input
 message: the shares of x - y are simply (x, -y).  The output of each pair
 is a sharing, and the shares go to the aggregator alone.
 
-Kernels (each returns this party's output share per pair):
+Kernels (each returns this party's output share per pair; the Laplace ones
+take the party's circuits.bits.BitConverter):
 * AUC, classes public (first user positive, second negative): the bit
   b = [x >* y], which is [x > y] off ties and a fair coin on ties, so
   E[b] = [x > y] + 1/2 [x = y] = h(x, y).  One comparison:
@@ -75,17 +76,17 @@ def auc_private_labels(own_scores: np.ndarray, own_labels: np.ndarray, rr: Rando
     return released.share.numpy().astype(np.int8)
 
 
-def gini(own_values: np.ndarray, noise: DiscreteLaplace) -> np.ndarray:
+def gini(own_values: np.ndarray, noise: DiscreteLaplace, converter) -> np.ndarray:
     """|x - y| + Z per pair (x, y integers in [0, sensitivity]); this party's additive share."""
     d = difference(own_values)
     absolute = d * (1 - 2 * (d < 0))
-    return share_of(absolute + discrete_laplace(noise, len(own_values)))
+    return share_of(absolute + discrete_laplace(noise, len(own_values), converter))
 
 
-def kendall(own_pairs: np.ndarray, noise: DiscreteLaplace) -> np.ndarray:
+def kendall(own_pairs: np.ndarray, noise: DiscreteLaplace, converter) -> np.ndarray:
     """1 + sgn((a_i - a_j)(b_i - b_j)) + Z per pair; own_pairs is (pairs, 2) integer ratings."""
     own = np.asarray(own_pairs, dtype=np.int64)
     product = difference(own[:, 0]) * difference(own[:, 1])
     lt = crypten.stack([product, -product]) < 0  # [p < 0], [p > 0]
     kernel = lt[1] - lt[0] + 1
-    return share_of(kernel + discrete_laplace(noise, len(own)))
+    return share_of(kernel + discrete_laplace(noise, len(own), converter))

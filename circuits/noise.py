@@ -27,9 +27,9 @@ built from one primitive (DESIGN.md §4; ustats App. C.2; Dwork et al. 2006,
   independent bits with P(bit_i = 1) = p_i = lam^(2^i) / (1 + lam^(2^i)) (the
   pmf lam^g factorises over the bits of g), so Z costs B + 2 coins: "non-zero"
   with bias 2 lam/(1 + lam), the sign (bias 1/2, exact) and the B bits of G,
-  each bias rounded to the nearest multiple of 2^-L.  Bits become arithmetic
-  shares by CrypTen's dealer bit conversion (B2A); one multiplication joins
-  sign and magnitude.
+  each bias rounded to the nearest multiple of 2^-L.  The packed bits become
+  additive shares by the dealer's bit correlation (circuits.bits); one
+  multiplication joins sign and magnitude.
 
 Privacy of the discrete Laplace as implemented (stated by :class:`DiscreteLaplace`):
 B is the least width with lam^(2^B) <= 2^-L.  Coupling coin by coin, the
@@ -50,10 +50,10 @@ import numpy as np
 import torch
 
 from .crypten_compat import crypten
+from .dealer import unpack_bits
 from .shares import from_share
 
 BinarySharedTensor = crypten.mpc.primitives.BinarySharedTensor
-beaver = crypten.mpc.primitives.beaver
 
 ROUNDING_BITS = 48  # L: every coin's bias is a multiple of 2^-L
 LANES = 64
@@ -235,16 +235,10 @@ def packed_coins(thresholds, words: int, bits: int = ROUNDING_BITS) -> "BinarySh
     return lt ^ _public_mask(full)
 
 
-def unpack(packed: "BinarySharedTensor", count: int) -> "BinarySharedTensor":
-    """(R, words) packed XOR-shared bits -> (R, count) XOR-shared 0/1 values (local)."""
-    share = packed.share.numpy()
-    bits = np.unpackbits(share.view(np.uint8).reshape(share.shape[0], -1), axis=1, bitorder="little")
-    return BinarySharedTensor.from_shares(torch.from_numpy(bits[:, :count].astype(np.int64)), precision=0)
-
-
 def coins(thresholds, count: int, bits: int = ROUNDING_BITS) -> "BinarySharedTensor":
     """(R, count) XOR-shared coins, row r ~ Bernoulli(T_r / 2^L)."""
-    return unpack(packed_coins(thresholds, -(-count // LANES), bits), count)
+    packed = packed_coins(thresholds, -(-count // LANES), bits)
+    return BinarySharedTensor.from_shares(torch.from_numpy(unpack_bits(packed.share.numpy(), count)), precision=0)
 
 
 def randomized_response(bit: "BinarySharedTensor", rr: RandomizedResponse) -> "BinarySharedTensor":
@@ -253,13 +247,16 @@ def randomized_response(bit: "BinarySharedTensor", rr: RandomizedResponse) -> "B
     return bit ^ flips.view(bit.size())
 
 
-def discrete_laplace(noise: DiscreteLaplace, count: int):
-    """``count`` independent draws of the circuit's discrete Laplace, as an arithmetic (precision 0) sharing."""
-    drawn = coins(noise.thresholds, count, noise.bits)  # rows: non-zero, sign, bits of G
+def discrete_laplace(noise: DiscreteLaplace, count: int, converter) -> "MPCTensor":
+    """``count`` independent draws of the circuit's discrete Laplace, as an arithmetic (precision 0) sharing.
+
+    converter: this party's circuits.bits.BitConverter (the dealer's bit correlations).
+    """
+    drawn = packed_coins(noise.thresholds, -(-count // LANES), noise.bits)  # rows: non-zero, sign, bits of G
     nonzero, sign = drawn[0], drawn[1]
     signed = nonzero & BinarySharedTensor.stack([_not(sign), sign])  # (non-zero and +, non-zero and -): one AND
-    rows = BinarySharedTensor.from_shares(torch.cat([signed.share, drawn.share[2:]]), precision=0)
-    bits = beaver.B2A_single_bit(rows).share
-    weights = torch.from_numpy(2 ** np.arange(noise.width, dtype=np.int64))[:, None]
+    rows = torch.cat([signed.share, drawn.share[2:]]).numpy()
+    bits = converter.to_additive(rows, count)
+    weights = (2 ** np.arange(noise.width, dtype=np.int64))[:, None]
     magnitude = from_share((bits[2:] * weights).sum(0)) + 1
     return from_share(bits[0] - bits[1]) * magnitude

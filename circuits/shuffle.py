@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from .crypten_compat import crypten
-from .dealer import mask, step_plan, unmask
+from .dealer import dealer_request, mask, step_plan, unmask
 from .shares import from_share, share_of
 from .streams import MASK_IN, MASK_OUT, KeyStream, permute
 
@@ -104,9 +104,7 @@ class Shuffler:
 
     def request(self, function: str, *args) -> np.ndarray:
         """P0 only: ask the dealer for ``function(*args)`` and return what it sends back."""
-        from crypten.mpc.provider.ttp_provider import TTPClient
-
-        return TTPClient.get().ttp_request(function, None, *args).numpy()
+        return dealer_request(function, *args)
 
     def _run(self, shares, pi, inverse_order: bool, xor_from: int) -> np.ndarray:
         shares = np.ascontiguousarray(np.atleast_2d(shares).T, dtype=np.int64)  # (M, c): elements as rows

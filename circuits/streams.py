@@ -26,6 +26,8 @@ DIGIT_MASK = 4  # a party's XOR share of the dealer's random digit r
 ONEHOT_SHARE = 5  # P1's shares of the one-hot vector of r
 PRODUCT_MASK = 6  # a party's shares of the Beaver masks b
 PRODUCT_SHARE = 7  # P1's share of b[r]
+BIT_MASK = 8  # a party's XOR share of the dealer's packed random bits r (circuits.bits)
+BIT_SHARE = 9  # P1's arithmetic shares of the bits of r
 
 
 class KeyStream:

@@ -67,11 +67,13 @@ def _party(ctx, fraction_bits: int):
     from ..circuits.division import fraction_bits as divide
     from ..circuits.rank_auc import auc_fraction
     from ..circuits.shares import from_share, reveal_int
+    from ..circuits.bits import BitConverter
     from ..circuits.shuffle import Shuffler
 
     key = KeyPair()
     ctx.send("public_key", key.public)
     shuffler = Shuffler(ctx.stream_key)
+    converter = BitConverter(ctx.stream_key)
     while (job := ctx.recv("job")) is not None:
         opened = [open_bundle(key, ctx.rank, b) for b in job.bundles]
         meter = TrafficMeter()
@@ -84,7 +86,7 @@ def _party(ctx, fraction_bits: int):
             ctx.progress("tie groups and rank sum")
         twice_u, twice_pn, twice_rank = auc_fraction(shuffler, starts, sorted_labels, mid_ranks=job.ranks)
         if job.central is not None:
-            ctx.send("result", {"central": _central_release(ctx, job.central, twice_u, labels), **meter.read()})
+            ctx.send("result", {"central": _central_release(ctx, job.central, twice_u, labels, converter), **meter.read()})
             continue
         defined = bool(reveal_int(twice_pn > 0).item())
         scaled = None
@@ -100,7 +102,7 @@ def _party(ctx, fraction_bits: int):
         ctx.send("result", {"defined": defined, "scaled": scaled, "rank_bundles": rank_bundles, **meter.read()})
 
 
-def _central_release(ctx, central, twice_u, labels) -> tuple:
+def _central_release(ctx, central, twice_u, labels, converter) -> tuple:
     """Open (2T + Z_T or 2U + Z_U, P + Z_P) per repetition (protocols.mpc_central); nothing else."""
     from ..circuits.noise import discrete_laplace
     from ..circuits.shares import reveal_int
@@ -110,8 +112,8 @@ def _central_release(ctx, central, twice_u, labels) -> tuple:
         ctx.progress(f"discrete Laplace in circuit ({central.repetitions} release(s))")
     positives = labels.sum()
     stat = twice_u - positives * (m - positives) if central.neighbours == "label" else twice_u
-    noisy_stat = stat + discrete_laplace(central.statistic_noise(m), central.repetitions)
-    noisy_p = positives + discrete_laplace(central.count_noise(), central.repetitions)
+    noisy_stat = stat + discrete_laplace(central.statistic_noise(m), central.repetitions, converter)
+    noisy_p = positives + discrete_laplace(central.count_noise(), central.repetitions, converter)
     return reveal_int(noisy_stat).numpy(), reveal_int(noisy_p).numpy()
 
 

@@ -20,6 +20,7 @@ circuits.noise.DiscreteLaplace; binary kernels get randomized response at
 eps/k per pair (eps/2k per bit for AUC with private labels, two bits per
 pair): pure DP, at the effective epsilon of the rounded flip probability.
 """
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,6 +58,8 @@ class UstatRelease:
     effective_epsilon: float  # per user, after rounding the circuit's coins
     delta: float  # per user
     received: str  # what the aggregator received
+    wall_s: float = 0.0  # the whole vectorised run (all samples of the call): job sent to shares back
+    traffic: dict = None  # per pair-party: bytes, rounds, sent_bytes, peak_rss (the whole run)
 
 
 # ------------------------------------------------------------------ input
@@ -204,17 +207,21 @@ class Job:
 
 def _party(ctx):
     from ..circuits import kernels
+    from ..circuits.bits import BitConverter
+    from .runtime import TrafficMeter
 
+    converter = BitConverter(ctx.stream_key)
     while (job := ctx.recv("job")) is not None:
+        meter = TrafficMeter()
         if job.kernel == "auc":
             out = kernels.auc_public_classes(job.inputs, job.noise)
         elif job.kernel == "auc-private":
             out = kernels.auc_private_labels(job.inputs, job.labels, job.noise)
         elif job.kernel == "gini":
-            out = kernels.gini(job.inputs, job.noise)
+            out = kernels.gini(job.inputs, job.noise, converter)
         else:
-            out = kernels.kendall(job.inputs, job.noise)
-        ctx.send("result", out)
+            out = kernels.kendall(job.inputs, job.noise, converter)
+        ctx.send("result", (out, meter.read()))
 
 
 # ------------------------------------------------------ aggregator side
@@ -244,12 +251,14 @@ def ustat_2pc(kernel: str, samples: list, epsilon: float, k: int = 1, seed=None,
                                      for s, p in zip(samples, pairs)])
         sides.append(Job(kernel, np.concatenate(rows), labels, noise))
     with Session(_party, (), provider="TTP", timeout_s=timeout_s, on_progress=on_progress) as session:
+        start = time.perf_counter()
         for role, job in zip(PARTIES, sides):
             session.send(role, "job", job)
-        shares = [session.recv(role, "result") for role in PARTIES]
+        (share0, meter0), (share1, meter1) = [session.recv(role, "result") for role in PARTIES]
+        wall = time.perf_counter() - start
         for role in PARTIES:
             session.send(role, "job", None)
-    released = shares[0] ^ shares[1] if shares[0].dtype == np.int8 else shares[0] + shares[1]
+    released = share0 ^ share1 if share0.dtype == np.int8 else share0 + share1
     if released.dtype == np.int8 and not np.isin(released, (0, 1)).all():
         raise PartyFailure("P1", "the pair-parties' output shares do not combine to bits")
     eff, delta = user_privacy(kernel, epsilon, k)
@@ -259,5 +268,6 @@ def ustat_2pc(kernel: str, samples: list, epsilon: float, k: int = 1, seed=None,
         part = released[..., start:start + count].astype(np.int64)
         start += count
         results.append(UstatRelease(estimate(kernel, part, noise), kernel, count, k, epsilon, eff, delta,
-                                    received="one noisy kernel value per pair (its two shares)"))
+                                    received="one noisy kernel value per pair (its two shares)", wall_s=wall,
+                                    traffic=dict(zip(PARTIES, (meter0, meter1)))))
     return results

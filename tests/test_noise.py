@@ -26,17 +26,20 @@ def _party(ctx, n):
     import torch
 
     from mpc_auc.circuits import noise
+    from mpc_auc.circuits.bits import BitConverter
 
     def opened(x):
         return x.get_plain_text().to(torch.int64).numpy()
 
+    converter = BitConverter(ctx.stream_key)
     words = opened(noise.joint_random_words((n,)))
     coins = opened(noise.coins([coin_threshold(BIAS), coin_threshold(MISBIASED), 0, 2**ROUNDING_BITS], n))
     truth = torch.from_numpy(np.arange(n, dtype=np.int64) % 2)
     own = truth if ctx.rank == 0 else torch.zeros_like(truth)  # P0 inputs the bits
     bit = noise.BinarySharedTensor.from_shares(own, precision=0)
     return {"words": words, "coins": coins, "rr": opened(noise.randomized_response(bit, RR)),
-            "small": opened(noise.discrete_laplace(SMALL, n)), "wide": opened(noise.discrete_laplace(WIDE, n))}
+            "small": opened(noise.discrete_laplace(SMALL, n, converter)),
+            "wide": opened(noise.discrete_laplace(WIDE, n, converter))}
 
 
 @pytest.fixture(scope="module")
