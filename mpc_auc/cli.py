@@ -15,10 +15,11 @@ from .csv_io import read_evalset, write_evalset
 from .protocols.clear_auc import rank_sum_auc
 from .protocols.encoding import ScoreEncoder
 from .protocols.errors import InputError, PartyFailure
+from .protocols.mpc_central import CentralNoise, mpc_central_auc
 from .protocols.mpc_exact import mpc_exact_auc
 from .synthetic import synthetic_evalset
 
-PROTOCOLS = ("mpc-exact", "clear")
+PROTOCOLS = ("mpc-exact", "mpc-central", "clear")
 
 
 def _progress(role: str, text: str) -> None:
@@ -105,6 +106,17 @@ def cmd_run(args) -> int:
     if args.protocol == "clear":
         record.update(auc=rank_sum_auc(evalset.score, evalset.label), provider=None,
                       revealed=["all scores and labels (no privacy)"])
+    elif args.protocol == "mpc-central":
+        noise = CentralNoise(args.epsilon, args.alpha, args.neighbours)
+        release = mpc_central_auc([evalset.clients()], noise, encoder, args.method, args.parties_host, args.port,
+                                  args.timeout, _progress)[0]
+        stat, positives = release.opened[0]
+        record.update(auc=release.aucs[0], provider="TTP", method=args.method,
+                      privacy={"epsilon": noise.epsilon, "delta": release.delta, "neighbours": noise.neighbours,
+                               "alpha": noise.alpha},
+                      revealed=[f"noisy {'2T' if noise.neighbours == 'label' else '2U'} = {stat}",
+                                f"noisy P = {positives}"],
+                      traffic=release.traffic, mpc_wall_s=release.wall_s)
     else:
         result = _run_mpc(evalset, encoder, args, ranks=bool(args.ranks_dir))
         if args.ranks_dir:
@@ -157,6 +169,10 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--clients", help="comma-separated ids of all clients; each must have rows")
     run.add_argument("--ranks-dir", help="also deliver each client its rows' global ranks: one file per "
                                          "client in this new directory (standing in for the clients)")
+    run.add_argument("--epsilon", type=float, default=1.0, help="mpc-central: the privacy budget")
+    run.add_argument("--alpha", type=float, default=0.5, help="mpc-central: share of epsilon for the rank statistic")
+    run.add_argument("--neighbours", choices=("label", "record"), default="label",
+                     help="mpc-central: label DP (one label changes) or record DP (one row changes)")
     _mpc_options(run)
     run.set_defaults(func=cmd_run)
 

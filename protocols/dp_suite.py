@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import dpauc, fedauc, score_ldp
+from . import dpauc, fedauc, mpc_central, score_ldp
 from .errors import InputError
 
 
@@ -42,6 +42,7 @@ class Mechanism:
     run: Callable  # (ranked, counts, budget, draws, rng) -> AUC per draw
     needs_delta: bool = False
     uses_ranks: bool = True  # False: reads the clients' scores through per-threshold counts instead
+    circuit_delta: Callable = None  # (budget, M) -> the delta its in-circuit noise spends (mpc-central)
 
 
 THRESHOLDS = 100  # |Theta| for the dpauc mechanisms (the authors' recommended value)
@@ -51,6 +52,11 @@ def _k_ary_auc(ranked, epsilon, draws, rng):
     """Binary labels as two classes through k-ary RR, then the same noisy AUC and debias as fedauc-rr."""
     labels = fedauc.k_ary_randomized_response(ranked.label, 2, epsilon, draws, rng)
     return fedauc.debiased_auc(labels, ranked.rank, fedauc.flip_probability(epsilon))
+
+
+def _central(ranked, counts, budget, draws, rng):
+    noise = mpc_central.CentralNoise(budget.epsilon)
+    return mpc_central.simulate_release(np.rint(2 * ranked.rank), ranked.label, noise, draws, rng)
 
 
 def _fedauc(statistics):
@@ -115,6 +121,12 @@ MECHANISMS = {
         f"noisy positive and negative counts per client in {THRESHOLDS + 1} score bins",
         lambda ranked, counts, budget, draws, rng: dpauc.histogram_statistics(counts, budget.epsilon, draws, rng),
         uses_ranks=False),
+    "mpc-central": Mechanism(
+        "ours (protocols/mpc_central.py), the law of its MPC release sampled in the clear",
+        "(eps, delta)-label-DP: one discrete Laplace on 2T (Delta = M-1) at eps/2 and on P at eps/2; "
+        "delta from the circuit's truncation and rounding",
+        "nothing before the release; noisy 2T and P from the MPC (scores and labels secret-shared)",
+        _central, circuit_delta=lambda budget, m: mpc_central.CentralNoise(budget.epsilon).delta(m)),
 }
 
 
@@ -137,5 +149,9 @@ def evaluate(name: str, clients, budget: Budget, draws: int = 100, seed=None,
     start = time.perf_counter()
     auc = mechanism.run(ranked, counts, budget, draws, fedauc.generator(seed))
     spent = (np.inf, 0.0) if name == "fedauc-vanilla" else (budget.epsilon, budget.delta if mechanism.needs_delta else 0.0)
-    received = f"{ranked.source}; {mechanism.server_received}" if mechanism.uses_ranks else mechanism.server_received
+    if mechanism.circuit_delta is not None:
+        spent = (budget.epsilon, mechanism.circuit_delta(budget, len(ranked.label)))
+    received = mechanism.server_received
+    if mechanism.uses_ranks and mechanism.circuit_delta is None:
+        received = f"{ranked.source}; {received}"
     return Release(name, auc, *spent, mechanism.accounting, received, time.perf_counter() - start)

@@ -25,6 +25,8 @@ rows are spread over clients (docs/protocols/mpc-central.md derives it).
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..circuits.noise import DiscreteLaplace
 from .errors import InputError, PartyFailure
 from .fedauc import check_epsilon
@@ -81,6 +83,24 @@ def analytic_std(m: int, p: int, auc: float, noise: CentralNoise) -> float:
     var = (noise.statistic_noise(m).variance / (2 * p * n) ** 2
            + (centre * (n - p) / (p * n)) ** 2 * noise.count_noise().variance)
     return math.sqrt(var)
+
+
+def simulate_release(twice_ranks: np.ndarray, labels: np.ndarray, noise: CentralNoise, draws: int,
+                     rng: np.random.Generator) -> np.ndarray:
+    """``draws`` AUCs with the release law of the circuit (same discrete Laplace coins), sampled in the clear.
+
+    For the plain-DP comparison (protocols.dp_suite); tests/test_mpc_central.py
+    checks the MPC run against the same analytic std.
+    """
+    twice_ranks, labels = np.asarray(twice_ranks, dtype=np.int64), np.asarray(labels, dtype=np.int64)
+    m, p = len(labels), int(labels.sum())
+    if noise.neighbours == "label":
+        stat = int(((twice_ranks - (m - 1)) * labels).sum())
+    else:
+        stat = int((twice_ranks * labels).sum()) - p * (p - 1)
+    noisy_stat = stat + noise.statistic_noise(m).sample(rng, draws)
+    noisy_p = p + noise.count_noise().sample(rng, draws)
+    return np.array([auc_from_release(int(s), int(c), m, noise.neighbours) for s, c in zip(noisy_stat, noisy_p)])
 
 
 @dataclass

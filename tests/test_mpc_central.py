@@ -5,7 +5,7 @@ from sklearn.metrics import roc_auc_score
 
 from mpc_auc.protocols.clear_auc import twice_mid_ranks
 from mpc_auc.protocols.errors import InputError
-from mpc_auc.protocols.mpc_central import CentralNoise, analytic_std, mpc_central_auc
+from mpc_auc.protocols.mpc_central import CentralNoise, analytic_std, mpc_central_auc, simulate_release
 from mpc_auc.synthetic import binormal_scores, partition
 
 M, P, REPS = 6000, 1500, 2000  # std of a std estimate from 2000 draws: 1.6%
@@ -27,12 +27,12 @@ def releases():
         if clients == M and neighbours == "record":
             continue  # one row-per-client run is enough to show the partition does not matter
         out[(clients, neighbours)] = (noise, mpc_central_auc([data], noise, timeout_s=60)[0])
-    return roc_auc_score(labels, scores), out
+    return roc_auc_score(labels, scores), out, scores, labels
 
 
 @pytest.mark.parametrize("neighbours", ["label", "record"])
 def test_std_is_within_1_2_of_analytic_and_unbiased(releases, neighbours):
-    auc, out = releases
+    auc, out, _, _ = releases
     for (clients, nb), (noise, release) in out.items():
         if nb != neighbours:
             continue
@@ -44,19 +44,29 @@ def test_std_is_within_1_2_of_analytic_and_unbiased(releases, neighbours):
 
 
 def test_std_does_not_depend_on_the_number_of_clients(releases):
-    _, out = releases
+    _, out, _, _ = releases
     stds = {k: np.std(r.aucs, ddof=1) for k, (_, r) in out.items() if k[1] == "label"}
     # Laplace-like noise (kurtosis ~6): a std from 2000 draws has sd ~2.5%, a ratio of two ~3.5%
     assert max(stds.values()) / min(stds.values()) < 1.15
 
 
 def test_only_the_noisy_statistic_and_count_are_opened(releases):
-    _, out = releases
+    _, out, _, _ = releases
     noise, release = out[(40, "label")]
     assert len(release.opened) == REPS and all(len(o) == 2 for o in release.opened)
     assert release.clients == 40 and release.delta < 1e-12
     stats_opened = np.array([o[0] for o in release.opened])
     assert len(np.unique(stats_opened)) > REPS // 2  # noisy: no repeated exact value
+
+
+def test_the_clear_simulation_draws_the_mpc_law(releases):
+    """dp_suite's mpc-central samples the circuit's law in the clear: same std as the MPC run and the formula."""
+    auc, out, scores, labels = releases
+    for neighbours in ("label", "record"):
+        noise, release = out[(40, neighbours)]
+        sim = simulate_release(twice_mid_ranks(scores), labels, noise, REPS, np.random.default_rng(23))
+        assert 1 / 1.15 < sim.std(ddof=1) / np.std(release.aucs, ddof=1) < 1.15
+        assert 1 / 1.1 < sim.std(ddof=1) / analytic_std(M, P, auc, noise) < 1.1
 
 
 def _twice_t(scores, labels):
