@@ -106,3 +106,20 @@ def test_sensitivities_hold_for_every_neighbour():
 def test_bad_parameters_are_refused(kwargs, match):
     with pytest.raises(InputError, match=match):
         CentralNoise(**kwargs)
+
+
+def test_cli_runs_mpc_central_and_refuses_a_bad_epsilon(tmp_path):
+    import json
+
+    from mpc_auc.cli import main
+
+    data = tmp_path / "data.csv"
+    assert main(["generate", "--out", str(data), "--m", "400", "--decimals", "2"]) == 0
+    out = tmp_path / "r.json"
+    assert main(["run", "--input", str(data), "--protocol", "mpc-central", "--epsilon", "2", "--out", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert record["privacy"]["neighbours"] == "label" and record["privacy"]["delta"] < 1e-12
+    assert len(record["revealed"]) == 2 and 0 <= record["auc"] <= 1.2
+    bad = tmp_path / "bad.json"
+    assert main(["run", "--input", str(data), "--protocol", "mpc-central", "--epsilon", "0", "--out", str(bad)]) == 2
+    assert not bad.exists()
