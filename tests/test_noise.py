@@ -72,18 +72,24 @@ def test_joint_random_words_are_uniform(samples):
     w = samples["words"].view(np.uint64)
     for shift in (0, 28, 56):  # low, middle and top byte
         counts = np.bincount(((w >> np.uint64(shift)) & np.uint64(255)).astype(np.int64), minlength=256)
-        assert stats.chisquare(counts).pvalue > 0.001
+        p = stats.chisquare(counts).pvalue
+        print(f"joint words, byte at bit {shift}: p = {p:.3f}")
+        assert p > 0.001
 
 
 def test_biased_coin_has_its_exact_bias(samples):
     coins = samples["coins"]
-    assert coin_p_value(coins[0], coin_threshold(BIAS) / 2**ROUNDING_BITS) > 0.001
+    p = coin_p_value(coins[0], coin_threshold(BIAS) / 2**ROUNDING_BITS)
+    print(f"coin 0.3 on {N:,}: mean {coins[0].mean():.5f}, p = {p:.3f}")
+    assert p > 0.001
     assert coins[2].sum() == 0 and coins[3].sum() == N  # T = 0 and T = 2^L
 
 
 def test_checker_rejects_a_misbiased_coin(samples):
     """The coin drawn with threshold 0.304 fails the test for its claimed 0.3."""
-    assert coin_p_value(samples["coins"][1], coin_threshold(BIAS) / 2**ROUNDING_BITS) < 0.001
+    p = coin_p_value(samples["coins"][1], coin_threshold(BIAS) / 2**ROUNDING_BITS)
+    print(f"coin 0.304 tested as 0.3: p = {p:.1e}")
+    assert p < 0.001
     assert coin_p_value(samples["coins"][1], coin_threshold(MISBIASED) / 2**ROUNDING_BITS) > 0.001
 
 
@@ -91,7 +97,9 @@ def test_randomized_response_flips_with_q_independently_of_the_bit(samples):
     truth = np.arange(N) % 2
     flipped = samples["rr"] != truth
     for b in (0, 1):
-        assert coin_p_value(flipped[truth == b], RR.flip) > 0.001
+        p = coin_p_value(flipped[truth == b], RR.flip)
+        print(f"RR eps=1 on bit {b}: flip rate {flipped[truth == b].mean():.5f} (q~ {RR.flip:.5f}), p = {p:.3f}")
+        assert p > 0.001
     assert RR.flip >= 1 / (1 + math.e) and RR.effective_epsilon <= 1.0
     assert RR.effective_epsilon > 1.0 - 1e-12
 
@@ -100,14 +108,19 @@ def test_randomized_response_flips_with_q_independently_of_the_bit(samples):
 def test_discrete_laplace_matches_its_exact_pmf(samples, name, noise):
     support, pmf = noise.pmf()
     assert abs(pmf.sum() - 1) < 1e-12
-    assert pmf_p_value(samples[name], support, pmf) > 0.001
+    p = pmf_p_value(samples[name], support, pmf)
+    print(f"discrete Laplace {name} (eps={noise.epsilon}, Delta={noise.sensitivity}, B={noise.width}): p = {p:.3f}, "
+          f"var/exact = {samples[name].var() / noise.variance:.4f}, delta = {noise.delta:.1e}")
+    assert p > 0.001
     # the variance formula: within 1% (the sample variance's std at 10^6 draws is ~0.25%)
     assert abs(samples[name].var() / noise.variance - 1) < 0.01
 
 
 def test_checker_rejects_the_wrong_scale(samples):
     support, pmf = DiscreteLaplace(1.05, 1).pmf()
-    assert pmf_p_value(samples["small"], support, pmf) < 0.001
+    p = pmf_p_value(samples["small"], support, pmf)
+    print(f"eps=1 samples tested as eps=1.05: p = {p:.1e}")
+    assert p < 0.001
 
 
 def hockey_stick(p: np.ndarray, q: np.ndarray, eps: float) -> float:
