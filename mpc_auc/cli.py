@@ -1,4 +1,4 @@
-"""Command line: ``mpc-auc demo``, ``mpc-auc run``, ``mpc-auc generate``.
+"""Command line: ``mpc-auc demo``, ``mpc-auc run``, ``mpc-auc ustat``, ``mpc-auc generate``.
 
 Exit status: 0 success, 2 bad input or usage (no output file is written),
 3 a party of the MPC run failed, 1 anything else.
@@ -11,12 +11,13 @@ import sys
 import tempfile
 import time
 
-from .csv_io import read_evalset, write_evalset
+from .csv_io import read_evalset, read_user_values, write_evalset
 from .protocols.clear_auc import rank_sum_auc
 from .protocols.encoding import ScoreEncoder
 from .protocols.errors import InputError, PartyFailure
 from .protocols.mpc_central import CentralNoise, mpc_central_auc
 from .protocols.mpc_exact import mpc_exact_auc
+from .protocols.ustat_2pc import KERNELS, Sample, ustat_2pc
 from .synthetic import synthetic_evalset
 
 PROTOCOLS = ("mpc-exact", "mpc-central", "clear")
@@ -132,6 +133,22 @@ def cmd_run(args) -> int:
     return 0
 
 
+def cmd_ustat(args) -> int:
+    if args.kernel.startswith("auc"):
+        evalset = read_evalset(args.input)
+        sample = Sample(evalset.score, evalset.label)
+    else:
+        sample = Sample(read_user_values(args.input, args.kernel))
+    release = ustat_2pc(args.kernel, [sample], args.epsilon, args.k, seed=args.seed, timeout_s=args.timeout,
+                        on_progress=_progress)[0]
+    record = {"protocol": "ustat-2pc", "input": os.path.abspath(args.input), "users": len(sample.values),
+              **{k: v for k, v in vars(release).items()}}
+    _write_atomically(args.out, lambda tmp: _write_json(tmp, record))
+    print(f"{args.kernel} = {release.estimate:.6f}  (ustat-2pc, {release.pairs} pairs, eps {args.epsilon}, "
+          f"k {args.k}) -> {args.out}")
+    return 0
+
+
 def cmd_generate(args) -> int:
     evalset = synthetic_evalset(m=args.m, positives=args.positives, auc=args.auc, clients=args.clients,
                                 scheme=args.partition, seed=args.seed, decimals=args.decimals)
@@ -175,6 +192,17 @@ def parser() -> argparse.ArgumentParser:
                      help="mpc-central: label DP (one label changes) or record DP (one row changes)")
     _mpc_options(run)
     run.set_defaults(func=cmd_run)
+
+    ustat = sub.add_parser("ustat", help="a U-statistic by ustat-2pc: sampled pairs, 2PC kernels, in-circuit noise")
+    ustat.add_argument("--kernel", choices=KERNELS, required=True)
+    ustat.add_argument("--input", required=True, help="auc, auc-private: client,score,label; gini: user,value; "
+                                                      "kendall: user,a,b (one row per user)")
+    ustat.add_argument("--out", required=True, help="result JSON (written only on success)")
+    ustat.add_argument("--epsilon", type=float, default=1.0, help="per user")
+    ustat.add_argument("--k", type=int, default=1, help="permutations (pairs per user)")
+    ustat.add_argument("--seed", type=int, default=None, help="pair sampling seed (default: OS CSPRNG)")
+    ustat.add_argument("--timeout", type=float, default=60.0, help="seconds before a silent party counts as lost")
+    ustat.set_defaults(func=cmd_ustat)
 
     gen = sub.add_parser("generate", help="write a Criteo-shaped synthetic CSV")
     gen.add_argument("--out", required=True)

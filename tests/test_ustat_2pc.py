@@ -143,3 +143,27 @@ def test_bad_input_is_refused_before_any_process_starts(kernel, sample, match):
 def test_bad_budget_is_refused(eps, k, match):
     with pytest.raises(InputError, match=match):
         ustat_2pc("gini", [Sample(np.array([0.1, 0.2]))], eps, k)
+
+
+def test_cli_ustat_writes_the_release_and_refuses_bad_rows(tmp_path, capsys):
+    import json
+
+    from mpc_auc.cli import main
+
+    ratings = tmp_path / "ratings.csv"
+    rows = ustat_data.ratings().sample(400, np.random.default_rng(10))
+    ratings.write_text("user,a,b\n" + "".join(f"u{i},{a},{b}\n" for i, (a, b) in enumerate(rows)))
+    out = tmp_path / "tau.json"
+    assert main(["ustat", "--kernel", "kendall", "--input", str(ratings), "--epsilon", "50", "--k", "2",
+                 "--out", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert record["pairs"] == 400 and record["kernel"] == "kendall" and record["delta"] > 0
+    assert abs(record["estimate"] - 0.43) < 0.2  # population tau 0.433; 400 pairs
+    bad = tmp_path / "bad.csv"
+    bad.write_text("user,a,b\nu1,1,2\nu2,3.5,1\n")
+    for kernel, path, message in (("kendall", bad, "line 3: rating '3.5' is not an integer"),
+                                  ("gini", ratings, "missing column")):
+        target = tmp_path / f"{kernel}.json"
+        assert main(["ustat", "--kernel", kernel, "--input", str(path), "--out", str(target)]) == 2
+        assert message in capsys.readouterr().err
+        assert not target.exists()
