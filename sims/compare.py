@@ -21,6 +21,7 @@ from ..protocols.clear_auc import rank_sum_auc
 from ..protocols.dp_suite import MECHANISMS, Budget, evaluate
 from ..protocols.encoding import ScoreEncoder
 from ..synthetic import CRITEO_M, synthetic_evalset
+from .plots import error_lines
 
 FIELDS = ("protocol", "epsilon", "delta", "mean", "std", "bias", "rmse", "seconds", "accounting", "server_received")
 
@@ -42,24 +43,8 @@ def compare(evalset, protocols, epsilons, delta, draws, seed) -> list:
 
 
 def plot(rows, path: str, title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    styles = [("o", "-"), ("s", "--"), ("^", ":"), ("v", "-."), ("D", "-"), ("x", "--"), ("P", ":"), ("*", "-.")]
-    for i, name in enumerate(dict.fromkeys(r["protocol"] for r in rows)):
-        points = [(r["epsilon"], r["rmse"]) for r in rows if r["protocol"] == name and np.isfinite(r["epsilon"])]
-        if points:  # coinciding lines stay visible through their markers and dashes
-            marker, line = styles[i % len(styles)]
-            ax.plot(*zip(*points), marker=marker, linestyle=line, label=name, alpha=0.85)
-    ax.set(xscale="log", yscale="log", xlabel="epsilon (label DP; score-dp: LDP per score; score-cldp: alpha per grid step)", ylabel="RMSE of the AUC", title=title)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    error_lines(path, [(title, rows)], "rmse", "RMSE of the AUC",
+                "epsilon (label DP; score-dp: LDP per score; score-cldp: alpha per grid step)")
 
 
 def main(argv=None) -> int:

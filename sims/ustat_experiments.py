@@ -34,6 +34,7 @@ from ..protocols.auc_hh import hierarchical_auc
 from ..protocols.fedauc import generator
 from ..protocols.ustat_2pc import Sample, simulate
 from ..protocols.ustat_baselines import all_pairs, complete_ustat, quantized_ldp
+from .plots import error_lines
 
 EPSILONS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 KS = (1, 2, 5)
@@ -87,25 +88,8 @@ def finding(rows, epsilons) -> list:
 
 
 def plot(rows, path: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    names = list(dict.fromkeys(r["panel"] for r in rows))
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8))
-    markers = dict(zip(dict.fromkeys(r["protocol"] for r in rows), "osv^DxP*"))
-    for ax, panel in zip(axes.ravel(), names):
-        for name, marker in markers.items():
-            points = [(r["epsilon"], r["mse"]) for r in rows if r["panel"] == panel and r["protocol"] == name]
-            if points:
-                ax.plot(*zip(*points), marker=marker, linestyle="--" if name in LDP else "-", label=name, alpha=0.85)
-        ax.set(xscale="log", yscale="log", xlabel="epsilon (per user)", ylabel="MSE", title=panel)
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0, 0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    panels = [(p, [r for r in rows if r["panel"] == p]) for p in dict.fromkeys(r["panel"] for r in rows)]
+    error_lines(path, panels, "mse", "MSE", "epsilon (per user)", grid=(2, 2), size=(11, 8), dashed=LDP)
 
 
 def main(argv=None) -> int:
