@@ -3,7 +3,9 @@
 The samples come from P0, P1 and the TTP dealer as processes over TCP;
 only the test opens them.  Each law is checked by a chi-square test
 (p > 0.001) against the exact pmf of the sampler, and the same checker
-must reject a deliberately mis-biased coin.
+must reject a deliberately mis-biased coin.  A law that misses is tested
+once more on a fresh MPC run, so a correct sampler fails a check with
+probability 1e-6, not 1e-3.
 """
 import math
 
@@ -42,12 +44,28 @@ def _party(ctx, n):
             "wide": opened(noise.discrete_laplace(WIDE, n, converter))}
 
 
-@pytest.fixture(scope="module")
-def samples():
+def _run() -> dict:
     out = run_parties(_party, (N,), provider="TTP", timeout_s=120)
     for key in out[0]:
         assert np.array_equal(out[0][key], out[1][key])
     return out[0]
+
+
+class Draws(dict):
+    """The first MPC run's samples, and a second run made only if a law misses on the first."""
+
+    def p_value(self, statistic) -> float:
+        p = statistic(self)
+        if p <= 0.001:
+            if "fresh" not in self.__dict__:
+                self.__dict__["fresh"] = _run()
+            p = statistic(self.__dict__["fresh"])
+        return p
+
+
+@pytest.fixture(scope="module")
+def samples():
+    return Draws(_run())
 
 
 def coin_p_value(flips: np.ndarray, bias: float) -> float:
@@ -69,17 +87,22 @@ def pmf_p_value(samples: np.ndarray, support: np.ndarray, pmf: np.ndarray, bins:
 
 
 def test_joint_random_words_are_uniform(samples):
-    w = samples["words"].view(np.uint64)
+    def byte_p_value(shift):
+        def statistic(draws):
+            w = draws["words"].view(np.uint64)
+            return stats.chisquare(np.bincount(((w >> np.uint64(shift)) & np.uint64(255)).astype(np.int64),
+                                               minlength=256)).pvalue
+        return statistic
+
     for shift in (0, 28, 56):  # low, middle and top byte
-        counts = np.bincount(((w >> np.uint64(shift)) & np.uint64(255)).astype(np.int64), minlength=256)
-        p = stats.chisquare(counts).pvalue
+        p = samples.p_value(byte_p_value(shift))
         print(f"joint words, byte at bit {shift}: p = {p:.3f}")
         assert p > 0.001
 
 
 def test_biased_coin_has_its_exact_bias(samples):
     coins = samples["coins"]
-    p = coin_p_value(coins[0], coin_threshold(BIAS) / 2**ROUNDING_BITS)
+    p = samples.p_value(lambda d: coin_p_value(d["coins"][0], coin_threshold(BIAS) / 2**ROUNDING_BITS))
     print(f"coin 0.3 on {N:,}: mean {coins[0].mean():.5f}, p = {p:.3f}")
     assert p > 0.001
     assert coins[2].sum() == 0 and coins[3].sum() == N  # T = 0 and T = 2^L
@@ -90,14 +113,14 @@ def test_checker_rejects_a_misbiased_coin(samples):
     p = coin_p_value(samples["coins"][1], coin_threshold(BIAS) / 2**ROUNDING_BITS)
     print(f"coin 0.304 tested as 0.3: p = {p:.1e}")
     assert p < 0.001
-    assert coin_p_value(samples["coins"][1], coin_threshold(MISBIASED) / 2**ROUNDING_BITS) > 0.001
+    assert samples.p_value(lambda d: coin_p_value(d["coins"][1], coin_threshold(MISBIASED) / 2**ROUNDING_BITS)) > 0.001
 
 
 def test_randomized_response_flips_with_q_independently_of_the_bit(samples):
     truth = np.arange(N) % 2
     flipped = samples["rr"] != truth
     for b in (0, 1):
-        p = coin_p_value(flipped[truth == b], RR.flip)
+        p = samples.p_value(lambda d, b=b: coin_p_value((d["rr"] != truth)[truth == b], RR.flip))
         print(f"RR eps=1 on bit {b}: flip rate {flipped[truth == b].mean():.5f} (q~ {RR.flip:.5f}), p = {p:.3f}")
         assert p > 0.001
     assert RR.flip >= 1 / (1 + math.e) and RR.effective_epsilon <= 1.0
@@ -108,7 +131,7 @@ def test_randomized_response_flips_with_q_independently_of_the_bit(samples):
 def test_discrete_laplace_matches_its_exact_pmf(samples, name, noise):
     support, pmf = noise.pmf()
     assert abs(pmf.sum() - 1) < 1e-12
-    p = pmf_p_value(samples[name], support, pmf)
+    p = samples.p_value(lambda d: pmf_p_value(d[name], support, pmf))
     print(f"discrete Laplace {name} (eps={noise.epsilon}, Delta={noise.sensitivity}, B={noise.width}): p = {p:.3f}, "
           f"var/exact = {samples[name].var() / noise.variance:.4f}, delta = {noise.delta:.1e}")
     assert p > 0.001
