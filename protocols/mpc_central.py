@@ -129,13 +129,10 @@ def mpc_central_auc(datasets, noise: CentralNoise, encoder=None, method: str = "
         (stat0, p0), (stat1, p1) = run.outs[0]["central"], run.outs[1]["central"]
         if not ((stat0 == stat1).all() and (p0 == p1).all()):
             raise PartyFailure("P1", "the parties opened different releases")
-        m = sum(len(s) for _, s, _ in run.clients)
-        meters = ("bytes", "rounds", "sent_bytes", "peak_rss")
-        traffic = {role: {k: o[k] for k in meters} for role, o in zip(("P0", "P1"), run.outs)}
-        traffic.update(run.dealer_traffic)
+        m = run.m
         releases.append(CentralRelease(
             aucs=[auc_from_release(int(s), int(p), m, noise.neighbours) for s, p in zip(stat0, p0)],
             opened=list(zip(stat0.tolist(), p0.tolist())), m=m, clients=len(run.clients),
             epsilon=noise.epsilon, delta=noise.delta(m), neighbours=noise.neighbours, wall_s=run.wall_s,
-            traffic=traffic))
+            traffic=run.traffic()))
     return releases

@@ -161,11 +161,10 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
     results = []
     for run in run_ranking_jobs(datasets, encoder, provider, method, ranks, None, host, port, timeout_s,
                                 on_progress):
-        result = _combine(run.outs, run.clients, provider, method, run.wall_s, run.sharing_s, run.bundles, encoder)
+        result = _combine(run, provider, method, encoder)
         if ranks:
             result.ranks = {c: open_ranks(k, c, (run.outs[0]["rank_bundles"][i], run.outs[1]["rank_bundles"][i]))
                             for i, ((c, _, _), k) in enumerate(zip(run.clients, run.client_keys))}
-        result.traffic.update(run.dealer_traffic)
         results.append(result)
     return results
 
@@ -180,6 +179,15 @@ class JobRun:
     sharing_s: float
     wall_s: float
     dealer_traffic: dict = field(default_factory=dict)
+
+    @property
+    def m(self) -> int:
+        return sum(len(s) for _, s, _ in self.clients)
+
+    def traffic(self) -> dict:
+        """Per role: the parties' meters for this job, and the dealer's totals for the session."""
+        meters = ("bytes", "rounds", "sent_bytes", "peak_rss")
+        return {**{role: {k: o[k] for k in meters} for role, o in zip(PARTIES, self.outs)}, **self.dealer_traffic}
 
 
 def run_ranking_jobs(datasets, encoder, provider, method, ranks, central, host, port, timeout_s,
@@ -220,22 +228,22 @@ def run_ranking_jobs(datasets, encoder, provider, method, ranks, central, host, 
     return runs
 
 
-def _combine(outs, clients, provider, method, wall, sharing_s, bundles, encoder) -> MpcAucResult:
+def _combine(run: JobRun, provider, method, encoder) -> MpcAucResult:
+    outs = run.outs
     if outs[0]["defined"] != outs[1]["defined"] or outs[0]["scaled"] != outs[1]["scaled"]:
         raise PartyFailure("P1", "the parties opened different outputs: "
                                  f"{outs[0]['scaled']} vs {outs[1]['scaled']}")
     if not outs[0]["defined"]:
         raise InputError("the joint data has no positives or no negatives: the AUC is undefined")
-    meters = ("bytes", "rounds", "sent_bytes", "peak_rss")
     return MpcAucResult(
         auc=outs[0]["scaled"] / 2 ** FRACTION_BITS,
-        m=sum(len(s) for _, s, _ in clients),
-        clients=len(clients),
+        m=run.m,
+        clients=len(run.clients),
         provider=provider,
         method=method,
-        wall_s=wall,
-        sharing_s=sharing_s,
-        traffic={role: {k: o[k] for k in meters} for role, o in zip(PARTIES, outs)},
-        upload_bytes=sum(len(b.header) + len(b.sealed) for pair in bundles for b in pair),
+        wall_s=run.wall_s,
+        sharing_s=run.sharing_s,
+        traffic=run.traffic(),
+        upload_bytes=sum(len(b.header) + len(b.sealed) for pair in run.bundles for b in pair),
         exact_encoding=encoder.exact,
     )

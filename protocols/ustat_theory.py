@@ -7,7 +7,7 @@ sigma01^2 = Var E[h | X-], sigma2^2 = Var h.
 """
 import numpy as np
 
-from .ustat_2pc import GINI_BITS, pair_noise
+from .ustat_2pc import pair_noise
 
 
 def gini_kernel(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -68,5 +68,4 @@ def noise_variance(kernel: str, epsilon: float, k: int) -> float:
     if kernel.startswith("auc"):
         q = noise.flip
         return q * (1 - q) / (1 - 2 * q) ** 2
-    units = 2**GINI_BITS if kernel == "gini" else 2
-    return noise.variance / units**2
+    return noise.variance / noise.sensitivity**2  # the kernel's integer units per 1.0
