@@ -3,8 +3,9 @@
 The dealer serves CrypTen's Beaver triples and conversion randomness as
 before (it sees no input), and additionally the correlations of the
 oblivious shuffle (DESIGN.md §4; Chida et al. 2019, "permutation pairs").
-At start-up it draws a 256-bit stream key per compute party with
-``secrets`` and sends it to that party only (circuits.streams).
+At start-up it draws a 256-bit key per compute party with ``secrets`` and
+sends it to that party only; CrypTen's triples (circuits.csprng) and these
+correlations (circuits.streams) are expanded from it.
 
 A shuffle by pi = pi0 then pi1 is two re-sharing steps.  In the step where
 party h permutes with its own permutation p and the other party o supplies
@@ -33,6 +34,7 @@ import numpy as np
 import torch
 
 from .crypten_compat import crypten
+from .csprng import TUPLES, KeyedGenerator
 from .streams import (BIT_MASK, BIT_SHARE, DIGIT_MASK, KEY_BYTES, MASK_IN, MASK_OUT, ONEHOT_SHARE, PRODUCT_MASK,
                       PRODUCT_SHARE, KeyStream, permute)
 
@@ -80,21 +82,18 @@ def dealer_request(function: str, *args) -> np.ndarray:
     return TTPClient.get().ttp_request(function, None, *args).numpy()
 
 
-def receive_stream_key() -> bytes:
-    """A compute party's half of the start-up: the stream key the dealer drew for it."""
-    comm = crypten.communicator.get()
-    return comm.recv_obj(comm.get_ttp_rank(), comm.ttp_group)
-
-
 class Dealer(TTPServer):
-    """TTPServer with three more request types: permutation, one-hot digit and bit correlations."""
+    """TTPServer with CSPRNG keys (circuits.csprng) and three more request types: permutation, one-hot
+    digit and bit correlations."""
 
     def _setup_generators(self):
-        super()._setup_generators()
+        """Draw k_0, k_1 independently with ``secrets``; send k_p to party p alone (over their TLS link)."""
         comm = crypten.communicator.get()
         keys = [secrets.token_bytes(KEY_BYTES) for _ in COMPUTE_PARTIES]
         for party, key in zip(COMPUTE_PARTIES, keys):
             comm.send_obj(key, party, comm.ttp_group)
+        self.generators = [KeyedGenerator(k, TUPLES) for k in keys]
+        self.generators_cuda = [None for _ in keys]
         self._streams = [KeyStream(k) for k in keys]
         self._perms = {}
 

@@ -30,12 +30,16 @@ BIT_MASK = 8  # a party's XOR share of the dealer's packed random bits r (circui
 BIT_SHARE = 9  # P1's arithmetic shares of the bits of r
 
 
+def check_key(key) -> None:
+    if not isinstance(key, (bytes, bytearray)) or len(key) != KEY_BYTES:
+        raise ValueError(f"a stream key has {KEY_BYTES} bytes")
+
+
 class KeyStream:
     """ChaCha20 keystream under one key, addressed by (purpose, index)."""
 
     def __init__(self, key: bytes):
-        if len(key) != KEY_BYTES:
-            raise ValueError(f"a stream key has {KEY_BYTES} bytes, not {len(key)}")
+        check_key(key)
         self._key = bytes(key)
 
     def words(self, purpose: int, index: int, shape) -> np.ndarray:

@@ -1,12 +1,13 @@
-"""Command line: ``mpc-auc demo``, ``mpc-auc run``, ``mpc-auc ustat``, ``mpc-auc generate``.
+"""Command line: ``mpc-auc demo``, ``run``, ``ustat``, ``generate``, ``deploy init``, ``party``.
 
-Exit status: 0 success, 2 bad input or usage (no output file is written),
-3 a party of the MPC run failed, 1 anything else.
+Exit status: 0 success, 2 bad input, usage or deployment (no output file is
+written), 3 a party of the MPC run failed, 1 anything else.
 """
 import argparse
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -14,9 +15,15 @@ import time
 from .csv_io import read_evalset, read_user_values, write_evalset
 from .protocols.clear_auc import rank_sum_auc
 from .protocols.encoding import ScoreEncoder
-from .protocols.errors import InputError, PartyFailure
+from .protocols import deployment as deploy
+from .protocols.errors import DeploymentError, InputError, PartyFailure
 from .protocols.mpc_central import CentralNoise, mpc_central_auc
+from .protocols.deployment import Deployment
+from .protocols.identity import ROLES, SERVING, Identity
+from .protocols.link import Listener
 from .protocols.mpc_exact import mpc_exact_auc
+from .protocols.roles import prepare_process, serve
+from .protocols.runtime import Placement, tune_allocator
 from .protocols.ustat_2pc import KERNELS, Sample, ustat_2pc
 from .synthetic import synthetic_evalset
 
@@ -45,10 +52,16 @@ def _write_json(path: str, payload: dict) -> None:
         f.write("\n")
 
 
+def _placement(args) -> Placement:
+    """The roles to run on: those of --deployment, or local ones spawned on --parties-host."""
+    if getattr(args, "deployment", None):
+        return Placement.deployed(args.deployment, args.key)
+    return Placement(host=args.parties_host, port=args.port)
+
+
 def _run_mpc(evalset, encoder, args, ranks: bool = False):
     return mpc_exact_auc([evalset.clients()], encoder, provider="TTP", method=args.method, ranks=ranks,
-                         host=args.parties_host, port=args.port, timeout_s=args.timeout,
-                         on_progress=_progress)[0]
+                         placement=_placement(args), timeout_s=args.timeout, on_progress=_progress)[0]
 
 
 def _rank_file_name(index: int, client: str) -> str:
@@ -109,7 +122,7 @@ def cmd_run(args) -> int:
                       revealed=["all scores and labels (no privacy)"])
     elif args.protocol == "mpc-central":
         noise = CentralNoise(args.epsilon, args.alpha, args.neighbours)
-        release = mpc_central_auc([evalset.clients()], noise, encoder, args.method, args.parties_host, args.port,
+        release = mpc_central_auc([evalset.clients()], noise, encoder, args.method, _placement(args),
                                   args.timeout, _progress)[0]
         stat, positives = release.opened[0]
         record.update(auc=release.aucs[0], provider="TTP", method=args.method,
@@ -149,6 +162,38 @@ def cmd_ustat(args) -> int:
     return 0
 
 
+def cmd_deploy_init(args) -> int:
+    addresses = {"P0": args.p0, "P1": args.p1, "dealer": args.dealer}
+    deploy.init(args.dir, addresses)
+    print(f"wrote {os.path.join(args.dir, 'deployment.yaml')} (public: copy it to every role and client) and "
+          f"one private key file per role ({', '.join(f'{r}.key' for r in ROLES)}, mode 0600): give each "
+          f"role its own key only")
+    return 0
+
+
+def cmd_party(args) -> int:
+    """Serve one role until SIGTERM / Ctrl-C (clean exit 0)."""
+    identity = Identity.load(args.key)
+    if identity.role != args.role:
+        raise DeploymentError(f"{args.key} is the key of {identity.role}, not of {args.role}")
+    deployment = Deployment.load(args.deployment)
+    if deployment.public(args.role).fingerprint != identity.public.fingerprint:
+        raise DeploymentError(f"{args.key} does not match the certificate pinned for {args.role} in {args.deployment}")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    tune_allocator()
+    prepare_process()
+    listener = Listener(identity, deployment, args.timeout)
+    print(f"[{args.role}] listening on {deployment.address(args.role)}; serving until stopped", file=sys.stderr,
+          flush=True)
+    try:
+        serve(identity, deployment, listener)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        listener.close()
+    return 0
+
+
 def cmd_generate(args) -> int:
     evalset = synthetic_evalset(m=args.m, positives=args.positives, auc=args.auc, clients=args.clients,
                                 scheme=args.partition, seed=args.seed, decimals=args.decimals)
@@ -158,10 +203,16 @@ def cmd_generate(args) -> int:
 
 
 def _mpc_options(p) -> None:
-    p.add_argument("--parties-host", default="127.0.0.1", help="address P0 listens on for the rendezvous")
-    p.add_argument("--port", type=int, default=None, help="rendezvous port (default: a free port)")
+    p.add_argument("--parties-host", default="127.0.0.1",
+                   help="local run: the address the spawned roles listen on (default loopback)")
+    p.add_argument("--port", type=int, default=None,
+                   help="local run: P0 listens on PORT, P1 on PORT+1, the dealer on PORT+2 (default: free ports)")
+    p.add_argument("--deployment", help="send the job to the running roles of this deployment.yaml "
+                                        "instead of spawning local ones")
+    p.add_argument("--key", help="with --deployment: the coordinator's key file (default: coordinator.key "
+                                 "beside the deployment file)")
     p.add_argument("--timeout", type=float, default=20.0,
-                   help="seconds any role waits for a peer before stopping with an error")
+                   help="seconds of silence from a role before it counts as lost and the run stops with an error")
     p.add_argument("--method", choices=("radix", "bitonic"), default="radix",
                    help="oblivious ranking: radix sort (fast) or the bitonic reference network")
 
@@ -204,6 +255,23 @@ def parser() -> argparse.ArgumentParser:
     ustat.add_argument("--timeout", type=float, default=60.0, help="seconds before a silent party counts as lost")
     ustat.set_defaults(func=cmd_ustat)
 
+    dep = sub.add_parser("deploy", help="set up a deployment: roles on their own hosts")
+    dep_sub = dep.add_subparsers(dest="deploy_command", required=True)
+    init = dep_sub.add_parser("init", help="write DIR/deployment.yaml and one private key file per role")
+    init.add_argument("--dir", required=True, help="new or empty directory for the deployment")
+    init.add_argument("--p0", required=True, metavar="HOST:PORT", help="the one address P0 listens on")
+    init.add_argument("--p1", required=True, metavar="HOST:PORT", help="the one address P1 listens on")
+    init.add_argument("--dealer", required=True, metavar="HOST:PORT", help="the one address the dealer listens on")
+    init.set_defaults(func=cmd_deploy_init)
+
+    party = sub.add_parser("party", help="run one role (P0, P1 or the dealer) of a deployment until stopped")
+    party.add_argument("--role", required=True, choices=SERVING, help="which role this process plays")
+    party.add_argument("--deployment", required=True, help="the deployment.yaml (addresses and pinned keys)")
+    party.add_argument("--key", required=True, help="this role's private key file (mode 0600)")
+    party.add_argument("--timeout", type=float, default=20.0,
+                       help="seconds of silence from a peer or the coordinator before a session is dropped")
+    party.set_defaults(func=cmd_party)
+
     gen = sub.add_parser("generate", help="write a Criteo-shaped synthetic CSV")
     gen.add_argument("--out", required=True)
     gen.add_argument("--m", type=int, default=3000)
@@ -221,7 +289,7 @@ def main(argv=None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
-    except (InputError, ValueError) as err:
+    except (InputError, DeploymentError, ValueError) as err:
         print(f"mpc-auc: error: {err}", file=sys.stderr)
         return 2
     except PartyFailure as err:

@@ -33,4 +33,17 @@ class PeerLost(Exception):
 
     def __init__(self, peers, operation: str, cause: BaseException):
         self.peers = tuple(peers)
+        self.cause = cause
         super().__init__(f"lost contact with {'/'.join(self.peers)} during {operation}: {cause}")
+
+
+class DeploymentError(ValueError):
+    """A deployment file, key file or role address that cannot be used; the message names it."""
+
+
+class ChannelIntegrityError(Exception):
+    """A secure channel between two roles failed authentication or its handshake: tampered, or a wrong key."""
+
+    def __init__(self, channel: str, detail: str):
+        self.channel = channel
+        super().__init__(f"integrity failure on channel {channel}: {detail}")

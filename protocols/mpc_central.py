@@ -116,15 +116,16 @@ class CentralRelease:
     traffic: dict
 
 
-def mpc_central_auc(datasets, noise: CentralNoise, encoder=None, method: str = "radix", host: str = "127.0.0.1",
-                    port=None, timeout_s: float = 20.0, on_progress=None) -> list:
+def mpc_central_auc(datasets, noise: CentralNoise, encoder=None, method: str = "radix", placement=None,
+                    timeout_s: float = 20.0, on_progress=None) -> list:
     """Run mpc-central on each dataset (a list of (client_id, scores, labels)); one CentralRelease each."""
     from .encoding import ScoreEncoder
     from .mpc_exact import run_ranking_jobs
+    from .runtime import LOCAL
 
     encoder = encoder or ScoreEncoder()
     releases = []
-    for run in run_ranking_jobs(datasets, encoder, "TTP", method, False, noise, host, port, timeout_s,
+    for run in run_ranking_jobs(datasets, encoder, "TTP", method, False, noise, placement or LOCAL, timeout_s,
                                 on_progress):
         (stat0, p0), (stat1, p1) = run.outs[0]["central"], run.outs[1]["central"]
         if not ((stat0 == stat1).all() and (p0 == p1).all()):

@@ -1,8 +1,8 @@
 """mpc-exact: the exact AUC of all clients' data, of which only the AUC is revealed.
 
 Flow (docs/protocols/mpc-exact.md states every role's view):
-1. P0 and P1 each make an X25519 key pair and publish the public half; each
-   client makes one for its replies.
+1. P0 and P1 each hold an X25519 sealing key pinned in the deployment
+   (protocols.deployment); each client makes a key pair for its replies.
 2. Each client encodes its scores as order-preserving integer keys, splits
    keys and labels into additive shares mod 2^64 (and the keys, offset to be
    non-negative, also into XOR shares for the radix sort) with the OS CSPRNG
@@ -29,7 +29,7 @@ from .bundles import open_bundle, open_ranks, seal_ranks
 from .clients import share_client
 from .encoding import PAD_KEY, ScoreEncoder
 from .errors import InputError, PartyFailure
-from .runtime import DEALER, PARTIES, Session, TrafficMeter
+from .runtime import DEALER, LOCAL, PARTIES, Placement, Session, TrafficMeter
 from .sealing import KeyPair
 
 FRACTION_BITS = 52  # the AUC is revealed as floor(AUC * 2^52): error < 2.3e-16
@@ -70,8 +70,7 @@ def _party(ctx, fraction_bits: int):
     from ..circuits.bits import BitConverter
     from ..circuits.shuffle import Shuffler
 
-    key = KeyPair()
-    ctx.send("public_key", key.public)
+    key = ctx.seal_key  # pinned in the deployment: clients seal to it
     shuffler = Shuffler(ctx.stream_key)
     converter = BitConverter(ctx.stream_key)
     while (job := ctx.recv("job")) is not None:
@@ -147,7 +146,7 @@ def _rank_bundles(party: int, opened, twice_rank) -> list:
 # ------------------------------------------------------- coordinator side
 
 def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: str = "TTP",
-                  method: str = "radix", ranks: bool = False, host: str = "127.0.0.1", port=None,
+                  method: str = "radix", ranks: bool = False, placement: Placement = LOCAL,
                   timeout_s: float = 20.0, on_progress=None):
     """Run mpc-exact on each dataset in one session of the parties.
 
@@ -155,11 +154,12 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
     provider: must be "TTP" (a separate dealer process; the shuffles need it).
     method: "radix" (the fast oblivious sort) or "bitonic" (the reference network).  ranks: also deliver each client its rows'
       global mid-ranks (result.ranks), sealed so only that client can read them.
+    placement: the roles spawned here over loopback TLS (default), or a deployment's serving roles.
     Returns one MpcAucResult per dataset.  Raises InputError for bad input
     (before any party learns anything) and PartyFailure if a role fails.
     """
     results = []
-    for run in run_ranking_jobs(datasets, encoder, provider, method, ranks, None, host, port, timeout_s,
+    for run in run_ranking_jobs(datasets, encoder, provider, method, ranks, None, placement, timeout_s,
                                 on_progress):
         result = _combine(run, provider, method, encoder)
         if ranks:
@@ -190,7 +190,7 @@ class JobRun:
         return {**{role: {k: o[k] for k in meters} for role, o in zip(PARTIES, self.outs)}, **self.dealer_traffic}
 
 
-def run_ranking_jobs(datasets, encoder, provider, method, ranks, central, host, port, timeout_s,
+def run_ranking_jobs(datasets, encoder, provider, method, ranks, central, placement, timeout_s,
                      on_progress) -> list:
     """Share each dataset, run the oblivious ranking job in one session, and return a JobRun per dataset."""
     if method not in METHODS:
@@ -203,9 +203,9 @@ def run_ranking_jobs(datasets, encoder, provider, method, ranks, central, host, 
         if not clients:
             raise InputError("a dataset has no clients")
     runs = []
-    with Session(_party, (FRACTION_BITS,), provider=provider, host=host, port=port,
+    with Session(_party, (FRACTION_BITS,), provider=provider, placement=placement,
                  timeout_s=timeout_s, on_progress=on_progress) as session:
-        party_keys = [session.recv(role, "public_key") for role in PARTIES]
+        party_keys = session.deployment.seal_keys()
         jobs = []
         for clients in datasets:
             start = time.perf_counter()

@@ -1,28 +1,33 @@
-"""The party runtime: compute parties P0, P1 and the dealer as OS processes over TCP.
+"""The coordinator's side of a session: start or reach the roles, route messages, stop everything on failure.
 
-A coordinator (the process that calls :class:`Session`) starts one process
-per role with the ``spawn`` start method.  The roles talk to each other only
-through CrypTen's torch.distributed/gloo communicator over TCP, rendezvousing
-at ``tcp://host:port``.  Each role also has two local pipes to the
-coordinator: a message channel (inputs in, progress and results out) and an
-abort line watched by a thread, so the coordinator can stop a role that is
-blocked inside a gloo call.
+Two ways to get the roles (protocols.roles), one protocol path:
 
-Providers: ``TTP`` runs CrypTen's trusted-third-party server as the separate
-``dealer`` process (rank 2); it sees no inputs.  ``TFP`` lets P0 generate all
-Beaver triples itself, so P0 could learn P1's inputs: it is for unit tests
-only, and every result carries the provider that produced it.
+* **local** (the one-command run, tests): the coordinator spawns P0, P1
+  and (provider TTP) the dealer as processes on this machine.  Each draws
+  its own TLS and sealing keys, binds its listening socket on ``host``
+  (loopback by default) and reports its certificate and port over a local
+  pipe; the coordinator pins them all in an in-memory deployment and sends
+  it back.  From then on everything, including the coordinator's control
+  traffic, runs over the same mutually authenticated TLS links as a real
+  deployment.
+* **deployed**: the roles run as ``mpc-auc party`` on their own hosts; the
+  coordinator reads the deployment file and its own key file and dials them.
+
+``TFP`` (no dealer: P0 generates all Beaver triples itself, so P0 could
+learn P1's inputs) is for unit tests of local runs only.
 
 Failure handling (nothing waits forever):
-* every gloo operation and the rendezvous carry ``timeout_s``; a stalled peer
-  makes the waiting role raise :class:`PeerLost` naming that peer;
-* a role that dies, or reports an error, is noticed by the coordinator at
-  once; it waits ``grace_s`` for the others' own reports, sends every
-  survivor an abort naming the failed role (each survivor exits with status
-  3 and that message), kills what is still alive after that, and raises
+* every link carries heartbeats; a role that stops sending anything for
+  ``timeout_s`` counts as lost, a closed connection at once, a tampered
+  record as an integrity failure naming the channel;
+* when a role fails, the coordinator waits ``grace_s`` for the others'
+  reports, sends every survivor an abort naming the failed role (local
+  roles exit with status 3, deployed ones drop the session and serve the
+  next), kills local processes still alive after that, and raises
   :class:`PartyFailure`;
-* each child dies with its coordinator (PR_SET_PDEATHSIG, and the abort
-  line's end-of-file).
+* roles stop a session whose coordinator aborts, disconnects or goes
+  silent for ``timeout_s``; local role processes also die with their
+  coordinator (PR_SET_PDEATHSIG).
 """
 import ctypes
 import multiprocessing as mp
@@ -31,50 +36,23 @@ import secrets
 import signal
 import socket
 import sys
-import threading
 import time
 from collections import deque
-from datetime import timedelta
+from dataclasses import dataclass
 from multiprocessing.connection import wait
 
-from .errors import PartyFailure, PeerLost
+from . import wire
+from .deployment import Deployment
+from .errors import ChannelIntegrityError, DeploymentError, PartyFailure, PeerLost
+from .identity import COMPUTE, COORDINATOR, DEALER, Identity
+from .link import dial
+from .roles import ABORT, CONTROL, send_message, target_name
 
-PARTIES = ("P0", "P1")
-DEALER = "dealer"
+PARTIES = COMPUTE
 PROVIDERS = ("TTP", "TFP")
-ABORT_EXIT = 3
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port that is free on ``host`` right now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
-
-
-class PartyContext:
-    """What a party's code sees of the runtime: its role, its channel to the coordinator,
-    and (provider TTP) the stream key the dealer gave it for shuffles (circuits.shuffle)."""
-
-    def __init__(self, role: str, rank: int, provider: str, conn, stream_key=None):
-        self.role, self.rank, self.provider = role, rank, provider
-        self.stream_key = stream_key
-        self._conn = conn
-
-    def send(self, kind: str, payload=None) -> None:
-        self._conn.send((kind, payload))
-
-    def recv(self, kind: str):
-        got, payload = self._conn.recv()
-        if got != kind:
-            raise RuntimeError(f"{self.role} expected a {kind!r} message from the coordinator, got {got!r}")
-        return payload
-
-    def progress(self, text: str) -> None:
-        self.send("progress", text)
-
-
-# ---------------------------------------------------------------- child side
+# ------------------------------------------------------- in the role processes
 
 def _bytes_written() -> int:
     """Bytes this process has handed to write/send system calls (Linux /proc; 0 elsewhere)."""
@@ -93,20 +71,18 @@ def peak_rss_bytes() -> int:
 
 
 class TrafficMeter:
-    """What this process sent since ``start``: CrypTen's counters and the bytes it wrote.
+    """What this role sent since it was made: CrypTen's counters and the bytes it wrote.
 
     CrypTen counts 8 bytes per tensor element for every send, receive and
     collective it runs, and one round per call; ``sent_bytes`` is what the
-    process really wrote to its sockets (and, in small part, to its pipe to
-    the coordinator).
+    process really wrote to its sockets (TLS records included).
     """
 
-    def __init__(self, since_process_start: bool = False):
-        """Start counting now, or take the counts since the process (and its communicator) began."""
+    def __init__(self):
         from ..circuits.crypten_compat import crypten
 
-        self._written = 0 if since_process_start else _bytes_written()
-        if not since_process_start:
+        self._written = _bytes_written()
+        if crypten.communicator.is_initialized():  # (the dealer's counters start with its communicator)
             crypten.communicator.get().reset_communication_stats()
 
     def read(self) -> dict:
@@ -121,10 +97,10 @@ def _die_with_parent() -> None:
     try:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
-        pass  # not Linux: the abort line's EOF still ends the process
+        pass  # not Linux: the control link's end still stops the role
 
 
-def _tune_allocator() -> None:
+def tune_allocator() -> None:
     """Keep freed memory in the heap for reuse (glibc): no mmap per large array, no trimming.
 
     The MPC phases allocate and free arrays of tens of MB thousands of times;
@@ -140,131 +116,50 @@ def _tune_allocator() -> None:
         pass  # not glibc: defaults
 
 
-def _watch_abort_line(role: str, abort_conn) -> None:
-    def watch():
-        try:
-            reason = abort_conn.recv()
-        except (EOFError, OSError):
-            reason = "the coordinator went away"
-        sys.stderr.write(f"[{role}] stopping: {reason}\n")
-        sys.stderr.flush()
-        os._exit(ABORT_EXIT)
-
-    threading.Thread(target=watch, name="abort-line", daemon=True).start()
-
-
-def _role_names(world_size: int, with_dealer: bool) -> dict:
-    names = {r: PARTIES[r] for r in range(world_size)}
-    if with_dealer:
-        names[world_size] = DEALER
-    return names
-
-
-def _install_timeouts(seconds: float) -> None:
-    """Give every process group CrypTen creates a finite timeout."""
-    import torch.distributed as dist
-
-    limit = timedelta(seconds=seconds)
-    init_group, new_group = dist.init_process_group, dist.new_group
-
-    def init_with_timeout(*args, **kwargs):
-        kwargs.setdefault("timeout", limit)
-        return init_group(*args, **kwargs)
-
-    def new_with_timeout(*args, **kwargs):
-        kwargs.setdefault("timeout", limit)
-        return new_group(*args, **kwargs)
-
-    dist.init_process_group, dist.new_group = init_with_timeout, new_with_timeout
-
-
-_POINT_TO_POINT = {"send": "dst", "recv": "src", "send_obj": "dst", "recv_obj": "src"}
-_COLLECTIVES = ("scatter", "reduce", "all_reduce", "gather", "all_gather", "broadcast", "barrier", "broadcast_obj")
-
-
-def _name_peers_on_failure(names: dict) -> None:
-    """Turn communication errors into PeerLost naming the role(s) the call waited on."""
-    import inspect
-
-    from ..circuits.crypten_compat import crypten
-
-    cls = crypten.communicator.DistributedCommunicator
-
-    def peers_of(comm, op, bound):
-        me = comm.get_rank()
-        rank = bound.get(_POINT_TO_POINT.get(op, ""))
-        if rank is not None:
-            return [names[rank]]
-        group = bound.get("group")
-        if group is not None and group is getattr(comm, "ttp_comm_group", None):
-            members = [0, comm.get_ttp_rank()]
-        elif group is not None and group is getattr(comm, "ttp_group", None):
-            members = list(names)
-        else:
-            members = list(range(comm.get_world_size()))
-        return [names[r] for r in members if r != me] or [names[me]]
-
-    for op in list(_POINT_TO_POINT) + list(_COLLECTIVES):
-        original = getattr(cls, op)
-        signature = inspect.signature(original)
-
-        def guarded(self, *args, _original=original, _op=op, _signature=signature, **kwargs):
-            try:
-                return _original(self, *args, **kwargs)
-            except RuntimeError as err:  # gloo: connection closed, timed out, ...
-                bound = _signature.bind(self, *args, **kwargs).arguments
-                raise PeerLost(peers_of(self, _op, bound), _op, err) from None
-
-        setattr(cls, op, guarded)
-
-
-def _child_main(role, rank, provider, host, port, timeout_s, conn, abort_conn, target, args):
+def _local_role_main(role, host, port, boot, targets, timeout_s):
+    """A locally spawned role: own keys, one listening socket, then one session over TLS."""
     _die_with_parent()
-    _tune_allocator()
-    _watch_abort_line(role, abort_conn)
+    tune_allocator()
     try:
-        import torch
+        from .link import Listener
+        from .roles import prepare_process, serve
 
-        torch.set_num_threads(1)
-        # CrypTen's dealer seeds its triple generators from torch's default
-        # generator, which is fixed unless seeded: seed it from the OS CSPRNG.
-        torch.manual_seed(secrets.randbits(63))
-        from ..circuits.crypten_compat import crypten
-
-        os.environ.update(DISTRIBUTED_BACKEND="gloo", RENDEZVOUS=f"tcp://{host}:{port}",
-                          WORLD_SIZE=str(len(PARTIES)), RANK=str(rank))
-        crypten.cfg.mpc.provider = provider
-        crypten.cfg.communicator.verbose = True  # count rounds and bytes
-        _install_timeouts(timeout_s)
-        _name_peers_on_failure(_role_names(len(PARTIES), provider == "TTP"))
-        if role == DEALER:
-            from ..circuits.dealer import Dealer
-
-            Dealer()  # CrypTen's TTP server plus shuffle correlations; returns on "terminate"
-            result = TrafficMeter(since_process_start=True).read()
-        else:
-            crypten.init()
-            stream_key = None
-            if provider == "TTP":
-                from ..circuits.dealer import receive_stream_key
-
-                stream_key = receive_stream_key()
-            result = target(PartyContext(role, rank, provider, conn, stream_key), *args)
-            crypten.uninit()
-        conn.send(("done", result))
-    except BaseException as err:  # report anything, then exit non-zero
-        peers = list(err.peers) if isinstance(err, PeerLost) else []
-        try:
-            conn.send(("error", {"message": f"{type(err).__name__}: {err}", "peers": peers}))
-        except (OSError, ValueError):
-            pass
+        identity = Identity(role)
+        sock = socket.create_server((host, port))
+        boot.send((identity.public, f"{host}:{sock.getsockname()[1]}"))
+        deployment = boot.recv()
+        boot.close()
+        prepare_process()
+        serve(identity, deployment, Listener(identity, deployment, timeout_s, sock=sock), targets, once=True)
+    except BaseException as err:
         sys.stderr.write(f"[{role}] {type(err).__name__}: {err}\n")
         sys.stderr.flush()
         os._exit(1)
-    os._exit(0)
 
 
-# ---------------------------------------------------------- coordinator side
+# --------------------------------------------------------- coordinator side
+
+@dataclass(frozen=True)
+class Placement:
+    """Where the roles run: spawned here on ``host`` (ports ``port``, ``port``+1, ``port``+2, or free
+    ones), or already serving per ``deployment``, reached with the coordinator's ``identity``."""
+    host: str = "127.0.0.1"
+    port: int = None
+    deployment: Deployment = None
+    identity: Identity = None
+
+    @classmethod
+    def deployed(cls, deployment_file: str, key_file: str = None) -> "Placement":
+        """The roles of a deployment file; the coordinator key defaults to coordinator.key beside it."""
+        key_file = key_file or os.path.join(os.path.dirname(os.path.abspath(deployment_file)), "coordinator.key")
+        identity = Identity.load(key_file)
+        if identity.role != COORDINATOR:
+            raise DeploymentError(f"{key_file} is the key of {identity.role}, not of the coordinator")
+        return cls(deployment=Deployment.load(deployment_file), identity=identity)
+
+
+LOCAL = Placement()
+
 
 def _describe_exit(code) -> str:
     if code is None:
@@ -275,39 +170,73 @@ def _describe_exit(code) -> str:
 
 
 class Session:
-    """Start the roles, route messages to and from the parties, stop everything on failure.
+    """One session of the roles: ``target(ctx, *args)`` runs in P0 and P1 (protocols.roles.RoleContext).
 
-    ``target(ctx, *args)`` runs in P0 and P1 after ``crypten.init()``; what it
-    returns is that party's result.  Use as a context manager: leaving the
-    block normally waits for every role to finish cleanly, leaving it by an
-    exception stops all roles at once.
+    ``placement``: local roles (default) or a deployment, whose roles run
+    only the targets they serve (protocols.roles.SERVED).  Use as a context manager: leaving the block normally waits for every role
+    to finish its session cleanly, leaving it by an exception stops all roles.
     """
 
-    def __init__(self, target, args=(), provider="TTP", host="127.0.0.1", port=None,
-                 timeout_s: float = 20.0, grace_s: float = 3.0, on_progress=None):
+    def __init__(self, target, args=(), provider="TTP", placement: Placement = LOCAL, timeout_s: float = 20.0,
+                 grace_s: float = 3.0, on_progress=None):
         if provider not in PROVIDERS:
             raise ValueError(f"provider must be one of {PROVIDERS}, not {provider!r}")
         if timeout_s <= 0:
             raise ValueError("timeout_s must be positive")
-        self.provider, self.host = provider, host
-        self.port = port or free_port(host)
-        self.timeout_s, self.grace_s = timeout_s, grace_s
+        deployment, identity = placement.deployment, placement.identity
+        if deployment is not None and provider != "TTP":
+            raise ValueError("a deployment runs with its dealer (provider TTP)")
+        self.provider, self.timeout_s, self.grace_s = provider, timeout_s, grace_s
         self._on_progress = on_progress
         self.roles = list(PARTIES) + ([DEALER] if provider == "TTP" else [])
         self._inbox = {r: deque() for r in self.roles}
-        self._outcome = {}  # role -> ("done", result) | ("error", info) | ("exit", code)
-        self._procs, self._conns, self._aborts = {}, {}, {}
+        self._outcome = {}  # role -> ("done", result) | ("error", info) | ("exit", code) | ("lost", text)
+        self._procs, self._links = {}, {}
+        self.session_id = secrets.token_hex(16)
+        try:
+            if deployment is None:
+                deployment, identity = self._spawn(target, placement.host, placement.port)
+            self.deployment = deployment
+            start = {"session": self.session_id, "target": target_name(target), "provider": provider,
+                     "args": tuple(args)}
+            for role in self.roles:
+                self._links[role] = dial(identity, deployment, role, {"purpose": "control",
+                                                                      "session": self.session_id}, timeout_s)
+                send_message(self._links[role], "start", start)
+        except BaseException as err:
+            culprit = getattr(err, "peers", [None])[0] or next(iter(self.roles))
+            self._stop_all(f"the session could not start: {err}")
+            if isinstance(err, (PeerLost, ChannelIntegrityError)):
+                raise PartyFailure(culprit, str(err)) from None
+            raise
+
+    def _spawn(self, target, host, port):
+        """Start the local roles; return the deployment they agreed on and the coordinator's identity."""
         context = mp.get_context("spawn")
-        for rank, role in enumerate(self.roles):
+        boots, publics, addresses = {}, {}, {}
+        for offset, role in enumerate(self.roles):
             parent, child = context.Pipe()
-            abort_parent, abort_child = context.Pipe()
             proc = context.Process(
-                target=_child_main, name=f"mpc-auc-{role}", daemon=True,
-                args=(role, rank, provider, host, self.port, timeout_s, child, abort_child, target, tuple(args)))
+                target=_local_role_main, name=f"mpc-auc-{role}", daemon=True,
+                args=(role, host, port + offset if port else 0, child, {target_name(target): target}, self.timeout_s))
             proc.start()
             child.close()
-            abort_child.close()
-            self._procs[role], self._conns[role], self._aborts[role] = proc, parent, abort_parent
+            self._procs[role], boots[role] = proc, parent
+        for role, boot in boots.items():
+            if not boot.poll(max(60.0, self.timeout_s)):
+                raise PartyFailure(role, "did not start")
+            try:
+                publics[role], addresses[role] = boot.recv()
+            except (EOFError, OSError):
+                self._procs[role].join(2.0)
+                raise PartyFailure(role, f"failed to start ({_describe_exit(self._procs[role].exitcode)})") from None
+        identity = Identity(COORDINATOR)
+        publics[COORDINATOR] = identity.public
+        deployment = Deployment(publics, addresses)
+        for boot in boots.values():
+            boot.send(deployment)
+            boot.close()
+        return deployment, identity
 
     @property
     def pids(self) -> dict:
@@ -326,9 +255,9 @@ class Session:
     # messages ---------------------------------------------------------
     def send(self, role: str, kind: str, payload=None) -> None:
         try:
-            self._conns[role].send((kind, payload))
-        except (BrokenPipeError, EOFError, OSError):
-            self._pump(0.5)
+            send_message(self._links[role], kind, payload)
+        except (PeerLost, ChannelIntegrityError) as err:
+            self._outcome.setdefault(role, ("lost", str(err)))
             self._fail_if_needed(force_role=role)
 
     def recv(self, role: str, kind: str):
@@ -345,44 +274,47 @@ class Session:
         return payload
 
     def _pump(self, timeout: float) -> None:
-        live = {self._conns[r]: r for r in self.roles if r not in self._outcome}
-        sentinels = {self._procs[r].sentinel: r for r in self.roles if r not in self._outcome}
+        live = {self._links[r]: r for r in self.roles if r not in self._outcome}
+        sentinels = {self._procs[r].sentinel: r for r in self.roles if r not in self._outcome and r in self._procs}
         for ready in wait(list(live) + list(sentinels), timeout):
             if ready in live:
                 self._read(live[ready])
             elif sentinels[ready] not in self._outcome:
                 role = sentinels[ready]
-                self._drain(role)
+                self._read(role)
                 if role not in self._outcome:
                     self._procs[role].join(1.0)
                     self._outcome[role] = ("exit", self._procs[role].exitcode)
+        for link, role in live.items():  # a role whose host went quiet
+            if role not in self._outcome and link.silent_for() > self.timeout_s:
+                self._outcome[role] = ("lost", f"no sign of life for {link.silent_for():.0f} s")
 
-    def _read(self, role: str) -> bool:
-        """Handle one message from ``role``; False at end of file (the process is gone)."""
-        try:
-            kind, payload = self._conns[role].recv()
-        except (EOFError, OSError):
-            return False  # its sentinel reports the exit
-        if kind == "progress":
-            if self._on_progress is not None:
-                self._on_progress(role, payload)
-        elif kind in ("done", "error"):
-            self._outcome[role] = (kind, payload)
-            if kind == "done":
+    def _read(self, role: str) -> None:
+        """Handle every message waiting from ``role``; a failed link is its outcome."""
+        link = self._links[role]
+        while role not in self._outcome and link.poll(CONTROL):
+            kind, payload = wire.decode(link.recv(CONTROL))
+            if kind == "progress":
+                if self._on_progress is not None:
+                    self._on_progress(role, payload)
+            elif kind in ("done", "error"):
+                self._outcome[role] = (kind, payload)
+                if kind == "done":
+                    self._inbox[role].append((kind, payload))
+            else:
                 self._inbox[role].append((kind, payload))
-        else:
-            self._inbox[role].append((kind, payload))
-        return True
-
-    def _drain(self, role: str) -> None:
-        conn = self._conns[role]
-        while role not in self._outcome and conn.poll() and self._read(role):
-            pass
+        if role not in self._outcome and link.failure is not None:
+            if role in self._procs:
+                self._procs[role].join(1.0)
+                if self._procs[role].exitcode is not None:
+                    self._outcome[role] = ("exit", self._procs[role].exitcode)
+                    return
+            self._outcome[role] = ("lost", str(link.failure))
 
     # failure ------------------------------------------------------------
     def _failed_roles(self):
         return [r for r, (kind, payload) in self._outcome.items()
-                if kind == "error" or (kind == "exit" and payload != 0)]
+                if kind in ("error", "lost") or (kind == "exit" and payload != 0)]
 
     def _fail_if_needed(self, force_role=None) -> None:
         if not self._failed_roles() and force_role is None:
@@ -396,10 +328,10 @@ class Session:
         raise PartyFailure(culprit, reports[culprit], reports)
 
     def _culprit(self) -> str:
-        """The role that failed first: dead without a report, else named by others yet silent."""
-        silent_deaths = [r for r, (kind, code) in self._outcome.items() if kind == "exit" and code != 0]
-        if silent_deaths:
-            return silent_deaths[0]
+        """The role that failed first: dead or lost without a report, else named by others yet silent."""
+        silent = [r for r, (kind, code) in self._outcome.items() if (kind == "exit" and code != 0) or kind == "lost"]
+        if silent:
+            return silent[0]
         errors = [(r, info) for r, (kind, info) in self._outcome.items() if kind == "error"]
         for _, info in errors:
             for peer in info["peers"]:
@@ -413,17 +345,18 @@ class Session:
             return payload["message"]
         if kind == "exit":
             return _describe_exit(payload)
+        if kind == "lost":
+            return f"lost: {payload}"
         if kind == "done":
             return "finished"
         return "stalled or still running (stopped by the coordinator)"
 
     def _stop_all(self, reason: str) -> None:
-        for role in self.roles:
-            if self._procs[role].is_alive():
-                try:
-                    self._aborts[role].send(reason)
-                except (BrokenPipeError, OSError):
-                    pass
+        for link in self._links.values():
+            try:
+                link.send(ABORT, wire.encode(reason))
+            except (PeerLost, ChannelIntegrityError):
+                pass
         deadline = time.monotonic() + 2.0
         for proc in self._procs.values():
             proc.join(max(0.0, deadline - time.monotonic()))
@@ -431,11 +364,8 @@ class Session:
             if proc.is_alive():  # stalled (e.g. SIGSTOP) or stuck outside Python
                 proc.kill()
                 proc.join(5.0)
-        self._close_pipes()
-
-    def _close_pipes(self) -> None:
-        for conn in list(self._conns.values()) + list(self._aborts.values()):
-            conn.close()
+        for link in self._links.values():
+            link.close(flush_s=0.5)
 
     def _finish(self) -> None:
         while any(r not in self._outcome for r in self.roles):
@@ -444,7 +374,8 @@ class Session:
         self._fail_if_needed()
         for proc in self._procs.values():
             proc.join(5.0)
-        self._close_pipes()
+        for link in self._links.values():
+            link.close(flush_s=1.0)
 
 
 def run_parties(target, args=(), **session_options) -> list:

@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
 
 from .errors import BundleIntegrityError
 
@@ -34,9 +34,13 @@ def _aead_key(shared: bytes, ephemeral_pub: bytes, recipient_pub: bytes) -> byte
 class KeyPair:
     """A static X25519 key pair (a compute party's, or a client's for its replies); the private half stays with its owner."""
 
-    def __init__(self):
-        self._private = X25519PrivateKey.generate()
+    def __init__(self, private: X25519PrivateKey = None):
+        self._private = private or X25519PrivateKey.generate()
         self.public = _raw(self._private.public_key())
+
+    def private_pem(self) -> bytes:
+        """The private half as PKCS#8 PEM, for its owner's key file (protocols.identity)."""
+        return self._private.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
 
     def open(self, sealed: bytes, aad: bytes) -> bytes:
         if len(sealed) < _PUB + _NONCE + 16:

@@ -1,0 +1,115 @@
+"""The deployment file: where each role listens and the certificate pinned for it.
+
+``deployment.yaml`` (public; copy it to every host and every client):
+
+    format: mpc-auc-deployment/1
+    roles:
+      P0:     {address: HOST:PORT, certificate: PEM, fingerprint: SHA-256 hex, seal_public: hex}
+      P1:     {address: HOST:PORT, certificate: PEM, fingerprint: ..., seal_public: hex}
+      dealer: {address: HOST:PORT, certificate: PEM, fingerprint: ...}
+      coordinator: {certificate: PEM, fingerprint: ...}     # submits jobs; listens nowhere
+
+Each role's private keys live in its own key file (mode 0600, protocols.identity),
+on its own host.  Clients take the parties' sealing keys from this file
+(pinned), never from the network.
+"""
+import os
+from dataclasses import dataclass
+
+import yaml
+
+from .errors import DeploymentError
+from .identity import ROLES, SERVING, Identity, PublicIdentity
+
+FORMAT = "mpc-auc-deployment/1"
+
+
+@dataclass(frozen=True)
+class Deployment:
+    publics: dict  # role -> PublicIdentity
+    addresses: dict  # serving role -> "host:port"
+
+    def public(self, role: str) -> PublicIdentity:
+        try:
+            return self.publics[role]
+        except KeyError:
+            raise DeploymentError(f"the deployment has no role {role!r}") from None
+
+    def address(self, role: str) -> str:
+        try:
+            return self.addresses[role]
+        except KeyError:
+            raise DeploymentError(f"the deployment gives no address for {role!r}") from None
+
+    def peers_of(self, role: str) -> list:
+        """The roles that may open a link to ``role`` (or that ``role`` may dial)."""
+        return [p for r, p in self.publics.items() if r != role]
+
+    def seal_keys(self) -> list:
+        """[P0's, P1's] X25519 public keys, under which clients seal their shares."""
+        return [self.public(r).seal_public for r in ("P0", "P1")]
+
+    # file ---------------------------------------------------------------------
+    def save(self, path: str) -> None:
+        roles = {}
+        for role, pub in self.publics.items():
+            entry = {"certificate": pub.certificate, "fingerprint": pub.fingerprint}
+            if role in self.addresses:
+                entry = {"address": self.addresses[role], **entry}
+            if pub.seal_public:
+                entry["seal_public"] = pub.seal_public.hex()
+            roles[role] = entry
+        with open(path, "w") as f:
+            yaml.safe_dump({"format": FORMAT, "roles": roles}, f, sort_keys=False, width=120)
+
+    @classmethod
+    def load(cls, path: str) -> "Deployment":
+        try:
+            with open(path) as f:
+                doc = yaml.safe_load(f)
+        except OSError as err:
+            raise DeploymentError(f"cannot read deployment file {path}: {err.strerror}") from None
+        except yaml.YAMLError as err:
+            raise DeploymentError(f"deployment file {path} is not valid YAML: {err}") from None
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("roles"), dict):
+            raise DeploymentError(f"{path} is not an mpc-auc deployment file ({FORMAT})")
+        publics, addresses = {}, {}
+        for role, entry in doc["roles"].items():
+            if role not in ROLES or not isinstance(entry, dict) or "certificate" not in entry:
+                raise DeploymentError(f"{path}: bad entry for role {role!r}")
+            pub = PublicIdentity(role, entry["certificate"], bytes.fromhex(entry.get("seal_public", "")))
+            if pub.fingerprint != entry.get("fingerprint"):
+                raise DeploymentError(f"{path}: the certificate of {role} does not match its fingerprint")
+            publics[role] = pub
+            if role in SERVING:
+                addresses[role] = check_address(entry.get("address"), f"{path}: address of {role}")
+        missing = [r for r in ROLES if r not in publics]
+        if missing:
+            raise DeploymentError(f"{path} lacks the role(s) {', '.join(missing)}")
+        return cls(publics, addresses)
+
+
+def check_address(address, what: str) -> str:
+    """'host:port' with a numeric port in 1..65535."""
+    host, _, port = str(address).rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise DeploymentError(f"{what} must be HOST:PORT, not {address!r}")
+    return str(address)
+
+
+def init(directory: str, addresses: dict) -> Deployment:
+    """Make every role's keys, write ``directory/deployment.yaml`` and one ``<role>.key`` per role (0600)."""
+    for role in SERVING:
+        check_address(addresses.get(role), f"the address of {role}")
+    os.makedirs(directory, exist_ok=True)
+    targets = [os.path.join(directory, f"{r}.key") for r in ROLES] + [os.path.join(directory, "deployment.yaml")]
+    existing = [t for t in targets if os.path.exists(t)]
+    if existing:
+        raise DeploymentError(f"{existing[0]} exists already; choose an empty directory")
+    identities = {role: Identity(role) for role in ROLES}
+    deployment = Deployment({r: i.public for r, i in identities.items()}, {r: addresses[r] for r in SERVING})
+    for role, identity in identities.items():
+        identity.save(os.path.join(directory, f"{role}.key"))
+    deployment.save(os.path.join(directory, "deployment.yaml"))
+    return deployment
+

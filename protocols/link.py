@@ -1,0 +1,367 @@
+"""A link: one mutually authenticated TLS 1.3 connection between two roles, full duplex, with heartbeats.
+
+Each link is driven by its own I/O thread, the only thread that touches the
+TLS socket (OpenSSL forbids concurrent use of one connection), over a
+non-blocking socket: it writes queued frames and reads incoming ones at the
+same time, so two roles that send each other large messages at once never
+deadlock.  Frames are ``kind (1 byte), channel (1 byte), 6 reserved bytes,
+length (8 bytes)`` and the payload; TLS encrypts and authenticates them.
+
+* DATA frames are queued per channel for :meth:`Link.recv`;
+* a HEARTBEAT goes out whenever the link has been quiet for ``heartbeat_s``,
+  so a peer that is busy computing still shows it is alive;
+* :meth:`Link.recv` raises :class:`PeerLost` when the peer has sent nothing
+  at all for ``timeout_s`` (stopped, or its host is gone), when it closed
+  the connection, or after ``wait_limit_s`` without the expected message;
+* a record that fails authentication (a modified byte in transit) raises
+  :class:`ChannelIntegrityError` naming the channel, and so does a failed
+  handshake (wrong or unknown key).
+
+:func:`dial` and :class:`Listener` make links: the dialer presents its
+certificate and checks the listener's against the one pinned for the role
+it wants; the listener identifies the dialer by its pinned certificate,
+reads its HELLO (the session it belongs to, and what it is for) and hands
+the link to whoever waits for it.  A role listens on exactly one address.
+"""
+import json
+import select
+import socket
+import ssl
+import struct
+import threading
+import time
+from collections import defaultdict, deque
+
+from .errors import ChannelIntegrityError, PeerLost
+from .identity import peer_fingerprint
+
+_FRAME = struct.Struct(">BB6xQ")
+DATA, HEARTBEAT, CLOSE = 1, 2, 3
+_CHUNK = 1 << 20  # bytes handed to one TLS write
+_SOCKET_BUFFER = 4 << 20
+_HELLO = 250  # the channel of the dialer's first frame
+
+
+class Link:
+    """An established TLS connection to ``peer``, run by an I/O thread."""
+
+    def __init__(self, sock: ssl.SSLSocket, me: str, peer: str, timeout_s: float, wait_limit_s: float = None):
+        self.sock, self.me, self.peer = sock, me, peer
+        self.timeout_s = timeout_s
+        self.wait_limit_s = wait_limit_s or max(10 * timeout_s, 300.0)
+        self.heartbeat_s = min(1.0, timeout_s / 4)
+        self._cond = threading.Condition()
+        self._outbox = deque()
+        self._inbox = defaultdict(deque)
+        self._failure = None
+        self._closing = False
+        self.last_seen = time.monotonic()
+        self._last_sent = time.monotonic()
+        self.bytes_sent = self.bytes_received = 0
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._ready_r, self._ready_w = socket.socketpair()  # readable when a frame arrived or the link failed
+        sock.setblocking(False)
+        self._thread = threading.Thread(target=self._run, name=f"link {me}->{peer}", daemon=True)
+        self._thread.start()
+
+    @property
+    def channel_name(self) -> str:
+        return f"{self.me}<->{self.peer}"
+
+    def fileno(self) -> int:
+        """A descriptor that turns readable when a message arrives or the link fails (for select/wait)."""
+        return self._ready_r.fileno()
+
+    # sending ------------------------------------------------------------------
+    def send(self, channel: int, payload=b"") -> None:
+        """Queue ``payload`` (bytes-like, not modified afterwards by the caller) for the peer."""
+        view = memoryview(payload).cast("B")
+        with self._cond:
+            self._raise_if_failed("send")
+            self._outbox.append(memoryview(_FRAME.pack(DATA, channel, len(view))))
+            if len(view):
+                self._outbox.append(view)
+        self._wake()
+
+    def _wake(self) -> None:
+        try:
+            self._wake_w.send(b"x")
+        except (BlockingIOError, OSError):
+            pass
+
+    # receiving ----------------------------------------------------------------
+    def recv(self, channel: int, operation: str = "recv") -> bytearray:
+        """The next payload on ``channel``; raises PeerLost / ChannelIntegrityError instead of waiting forever."""
+        began = time.monotonic()
+        with self._cond:
+            while not self._inbox[channel]:
+                self._raise_if_failed(operation)
+                now = time.monotonic()
+                if now - self.last_seen > self.timeout_s:
+                    self._fail(PeerLost([self.peer], operation, TimeoutError(
+                        f"no sign of life from {self.peer} for {now - self.last_seen:.1f} s")))
+                    continue
+                if now - began > self.wait_limit_s:
+                    raise PeerLost([self.peer], operation, TimeoutError(
+                        f"{self.peer} sent no answer within {self.wait_limit_s:.0f} s"))
+                self._cond.wait(min(0.25, self.timeout_s / 4))
+            payload = self._inbox[channel].popleft()
+            if not any(self._inbox.values()):
+                self._drain_ready()
+            return payload
+
+    def poll(self, channel: int) -> bool:
+        with self._cond:
+            return bool(self._inbox[channel])
+
+    def silent_for(self) -> float:
+        return time.monotonic() - self.last_seen
+
+    @property
+    def failure(self):
+        return self._failure
+
+    def _raise_if_failed(self, operation: str) -> None:
+        if self._failure is not None:
+            if isinstance(self._failure, PeerLost):
+                raise PeerLost(self._failure.peers, operation, self._failure.cause)
+            raise self._failure
+
+    def _drain_ready(self) -> None:
+        try:
+            while self._ready_r.recv(4096, socket.MSG_DONTWAIT):
+                pass
+        except (BlockingIOError, OSError):
+            pass
+
+    def _signal_ready(self) -> None:
+        try:
+            self._ready_w.send(b"r", socket.MSG_DONTWAIT)
+        except (BlockingIOError, OSError):
+            pass
+
+    # ending -------------------------------------------------------------------
+    def close(self, flush_s: float = 5.0) -> None:
+        """Send what is queued and a CLOSE frame (bounded by ``flush_s``), then end the link."""
+        with self._cond:
+            if self._failure is None and not self._closing:
+                self._outbox.append(memoryview(_FRAME.pack(CLOSE, 0, 0)))
+                self._closing = True
+        self._wake()
+        self._thread.join(flush_s)
+        self.abort(PeerLost([self.peer], "close", ConnectionAbortedError("the link was closed")))
+
+    def abort(self, reason: BaseException) -> None:
+        """End the link at once; every later use raises ``reason``."""
+        self._fail(reason)
+        self._wake()
+        if threading.current_thread() is not self._thread:
+            self._thread.join(2.0)
+        for s in (self.sock, self._wake_r, self._wake_w):
+            try:
+                s.close()
+            except OSError:
+                pass
+
+    def _fail(self, reason: BaseException) -> None:
+        with self._cond:
+            if self._failure is None:
+                self._failure = reason
+            self._cond.notify_all()
+        self._signal_ready()
+
+    # the I/O thread -----------------------------------------------------------
+    def _run(self) -> None:
+        header = bytearray(_FRAME.size)
+        reading, filled, kind, channel = memoryview(header), 0, None, 0
+        current = None
+        try:
+            while self._failure is None:
+                with self._cond:
+                    if current is None and self._outbox:
+                        current = self._outbox.popleft()
+                    done_closing = self._closing and current is None and not self._outbox
+                if done_closing:
+                    return
+                wants_write = current is not None
+                readable, writable, _ = select.select([self.sock, self._wake_r], [self.sock] if wants_write else [],
+                                                      [], self.heartbeat_s)
+                if self._wake_r in readable:
+                    try:
+                        self._wake_r.recv(65536)
+                    except BlockingIOError:
+                        pass
+                # read whatever has arrived (TLS may hold decrypted bytes beyond what select shows)
+                while True:
+                    try:
+                        n = self.sock.recv_into(reading[filled:])
+                    except (ssl.SSLWantReadError, ssl.SSLWantWriteError, BlockingIOError):
+                        break
+                    if n == 0:
+                        raise ConnectionResetError(f"{self.peer} closed the connection")
+                    filled += n
+                    self.bytes_received += n
+                    self.last_seen = time.monotonic()
+                    if filled < len(reading):
+                        continue
+                    if kind is None:  # a header is complete
+                        kind, channel, length = _FRAME.unpack(header)
+                        if kind == CLOSE:
+                            raise ConnectionAbortedError(f"{self.peer} closed the link")
+                        if kind == DATA and length:
+                            reading, filled = memoryview(bytearray(length)), 0
+                            continue
+                        if kind == DATA:
+                            self._deliver(channel, bytearray())
+                    else:
+                        self._deliver(channel, reading.obj)
+                    reading, filled, kind = memoryview(header), 0, None
+                # write as much as the socket takes
+                while current is not None:
+                    try:
+                        n = self.sock.send(current[:_CHUNK])
+                    except (ssl.SSLWantWriteError, ssl.SSLWantReadError, BlockingIOError):
+                        break
+                    self.bytes_sent += n
+                    self._last_sent = time.monotonic()
+                    current = current[n:] if n < len(current) else None
+                    if current is None:
+                        with self._cond:
+                            current = self._outbox.popleft() if self._outbox else None
+                if current is None and time.monotonic() - self._last_sent >= self.heartbeat_s:
+                    with self._cond:
+                        self._outbox.append(memoryview(_FRAME.pack(HEARTBEAT, 0, 0)))
+        except ssl.SSLError as err:
+            self._fail(ChannelIntegrityError(self.channel_name, f"{err.reason or err} (from {self.peer})"))
+        except (OSError, ValueError) as err:  # reset, broken pipe, closed socket
+            self._fail(PeerLost([self.peer], "transfer", err))
+
+    def _deliver(self, channel: int, payload) -> None:
+        with self._cond:
+            self._inbox[channel].append(payload)
+            self._cond.notify_all()
+        self._signal_ready()
+
+
+# ------------------------------------------------------------ making links
+
+def _tune(sock: socket.socket) -> None:
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+        sock.setsockopt(socket.SOL_SOCKET, option, _SOCKET_BUFFER)
+
+
+def split_address(address: str):
+    host, _, port = address.rpartition(":")
+    return host.strip("[]"), int(port)
+
+
+def dial(me, deployment, peer: str, hello: dict, timeout_s: float, address: str = None) -> Link:
+    """Connect to ``peer`` at its configured address, check its pinned certificate, send ``hello``."""
+    host, port = split_address(address or deployment.address(peer))
+    context = me.tls_context(server=False, trusted=[deployment.public(peer)])
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            raw = socket.create_connection((host, port), timeout=max(0.5, deadline - time.monotonic()))
+            break
+        except OSError as err:
+            if time.monotonic() > deadline:
+                raise PeerLost([peer], "connect", err) from None
+            time.sleep(0.1)
+    _tune(raw)
+    try:
+        sock = context.wrap_socket(raw, server_side=False)
+    except ssl.SSLError as err:
+        raw.close()
+        raise ChannelIntegrityError(f"{me.role}<->{peer}", f"TLS handshake refused: {err.reason or err}") from None
+    except OSError as err:
+        raw.close()
+        raise PeerLost([peer], "handshake", err) from None
+    if peer_fingerprint(sock) != deployment.public(peer).fingerprint:
+        sock.close()
+        raise ChannelIntegrityError(f"{me.role}<->{peer}", "the peer's certificate is not the one pinned for it")
+    link = Link(sock, me.role, peer, timeout_s)
+    link.send(_HELLO, json.dumps(hello).encode())
+    return link
+
+
+class Listener:
+    """A role's one listening socket: authenticates dialers and sorts their links by session and purpose."""
+
+    def __init__(self, me, deployment, timeout_s: float, address: str = None, sock: socket.socket = None):
+        self.me, self.deployment, self.timeout_s = me, deployment, timeout_s
+        self._peers = {p.fingerprint: p.role for p in deployment.peers_of(me.role)}
+        self._context = me.tls_context(server=True, trusted=deployment.peers_of(me.role))
+        if sock is None:
+            host, port = split_address(address or deployment.address(me.role))
+            sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET,
+                                        reuse_port=False)
+        self.sock = sock
+        self.address = sock.getsockname()[:2]
+        self._cond = threading.Condition()
+        self._waiting = []  # (hello, link) not yet claimed
+        self.refused = []  # why handshakes were refused (for the operator and the tests)
+        self._stopped = False
+        threading.Thread(target=self._accept_loop, name=f"listener {me.role}", daemon=True).start()
+
+    def _accept_loop(self) -> None:
+        while not self._stopped:
+            try:
+                raw, origin = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._admit, args=(raw, origin), daemon=True).start()
+
+    def _admit(self, raw: socket.socket, origin) -> None:
+        _tune(raw)
+        raw.settimeout(self.timeout_s)
+        try:
+            sock = self._context.wrap_socket(raw, server_side=True)
+            peer = self._peers.get(peer_fingerprint(sock))
+            if peer is None:
+                raise ssl.SSLError("the client's certificate is not pinned in the deployment")
+        except (ssl.SSLError, OSError) as err:
+            self.refused.append(f"{origin[0]}:{origin[1]}: {getattr(err, 'reason', None) or err}")
+            raw.close()
+            return
+        link = Link(sock, self.me.role, peer, self.timeout_s)
+        try:
+            hello = json.loads(bytes(link.recv(_HELLO, "hello")))
+            hello["from"] = peer  # who it is comes from its certificate, never from what it says
+        except (PeerLost, ChannelIntegrityError, ValueError) as err:
+            self.refused.append(f"{peer} at {origin[0]}:{origin[1]}: no valid hello ({err})")
+            link.abort(err if isinstance(err, Exception) else RuntimeError(str(err)))
+            return
+        with self._cond:
+            self._waiting.append((hello, link))
+            self._cond.notify_all()
+
+    def take(self, match, timeout_s: float = None, what: str = "a connection"):
+        """The first waiting (hello, link) with ``match(hello)``; None after ``timeout_s`` (forever if None)."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        with self._cond:
+            while True:
+                for i, (hello, link) in enumerate(self._waiting):
+                    if match(hello):
+                        del self._waiting[i]
+                        return hello, link
+                if deadline is not None and time.monotonic() >= deadline:
+                    return None
+                self._cond.wait(0.5 if deadline is None else max(0.01, min(0.5, deadline - time.monotonic())))
+
+    def drop(self, match) -> None:
+        """Close waiting links that ``match`` (e.g. those of a session that has ended)."""
+        with self._cond:
+            keep = []
+            for hello, link in self._waiting:
+                if match(hello):
+                    link.abort(PeerLost([link.peer], "session", ConnectionAbortedError("session over")))
+                else:
+                    keep.append((hello, link))
+            self._waiting = keep
+
+    def close(self) -> None:
+        self._stopped = True
+        self.sock.close()

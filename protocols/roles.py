@@ -1,0 +1,236 @@
+"""A serving role: P0, P1 or the dealer on its own host, listening on exactly one configured address.
+
+A role waits for a coordinator to open a *control link* (TLS, its pinned
+certificate) and send ``start``: the session id, the target to run (by
+name; a deployed role runs only the targets in :data:`SERVED`) and the
+provider.  It then opens the session's *mesh*: P1 dials P0, the dealer
+dials P0 and P1, each link TLS with both certificates pinned and a HELLO
+naming the session; it installs the secure communicator
+(protocols.communicator) and CSPRNG randomness (circuits.csprng) into
+CrypTen, runs the target, reports ``done`` or ``error`` to the coordinator
+and closes the mesh.  Then it serves the next session.
+
+Failure: a peer that dies, stalls or sends a tampered record makes the
+target raise (PeerLost / ChannelIntegrityError naming it), the role reports
+the error and drops the session; a coordinator that sends ``abort`` or
+stops answering (no heartbeat for ``timeout_s``) ends the session the same
+way.  A role started for one session only (``once``, the local
+one-command run) exits instead: status 0 after a clean session, 1 after an
+error, 3 when the coordinator aborted it or went silent.
+"""
+import importlib
+import os
+import sys
+import threading
+
+from . import wire
+from .errors import ChannelIntegrityError, PeerLost
+from .identity import COMPUTE, COORDINATOR, DEALER, SERVING
+from .link import Listener, dial
+
+CONTROL, ABORT = 1, 2  # channels of a control link
+ABORT_EXIT = 3
+SERVED = ("mpc_auc.protocols.mpc_exact:_party", "mpc_auc.protocols.ustat_2pc:_party")
+
+
+def target_name(target) -> str:
+    return f"{target.__module__}:{target.__qualname__}"
+
+
+def resolve(name: str, local_targets: dict):
+    """The function a start message names: one given at spawn (local run) or one of SERVED."""
+    if name in local_targets:
+        return local_targets[name]
+    if name not in SERVED:
+        raise PermissionError(f"this role does not serve {name!r}")
+    module, _, attr = name.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def send_message(link, kind: str, payload=None) -> None:
+    link.send(CONTROL, wire.encode((kind, payload)))
+
+
+def recv_message(link, operation: str = "control message"):
+    kind, payload = wire.decode(link.recv(CONTROL, operation))
+    return kind, payload
+
+
+class RoleContext:
+    """What a target sees of the runtime: its role and rank, its keys, and its control link.
+
+    stream_key: the dealer key k_p of this party (circuits.csprng; provider TTP), from which
+    the shuffles' correlations are expanded.  seal_key: the X25519 key clients seal shares to.
+    """
+
+    def __init__(self, role, rank, provider, control, stream_key=None, seal_key=None):
+        self.role, self.rank, self.provider = role, rank, provider
+        self.stream_key, self.seal_key = stream_key, seal_key
+        self._control = control
+
+    def send(self, kind: str, payload=None) -> None:
+        send_message(self._control, kind, payload)
+
+    def recv(self, kind: str):
+        got, payload = recv_message(self._control, f"waiting for {kind!r} from the coordinator")
+        if got != kind:
+            raise RuntimeError(f"{self.role} expected a {kind!r} message from the coordinator, got {got!r}")
+        return payload
+
+    def progress(self, text: str) -> None:
+        self.send("progress", text)
+
+
+def prepare_process() -> None:
+    """Once per role process: one torch thread, torch's RNG disabled, CrypTen's randomness from the CSPRNG."""
+    import torch
+
+    from ..circuits import csprng
+
+    torch.set_num_threads(1)
+    csprng.install()
+    csprng.forbid_torch_rng()
+
+
+def serve(identity, deployment, listener: Listener, local_targets=None, once: bool = False) -> None:
+    """Serve sessions from coordinators until stopped (SIGTERM), or one session if ``once``."""
+    while True:
+        taken = listener.take(lambda h: h.get("purpose") == "control" and h["from"] == COORDINATOR,
+                              listener.timeout_s if once else None)
+        if taken is None:
+            _log(identity.role, "stopping: the coordinator did not connect")
+            os._exit(ABORT_EXIT)
+        control = taken[1]
+        ok = _session(identity, deployment, listener, control, local_targets or {}, once)
+        if once:
+            sys.stderr.flush()
+            os._exit(0 if ok else 1)
+
+
+def _log(role: str, text: str) -> None:
+    sys.stderr.write(f"[{role}] {text}\n")
+    sys.stderr.flush()
+
+
+def _session(identity, deployment, listener, control, local_targets, once) -> bool:
+    """Run one session; True when it ended cleanly."""
+    from ..circuits.crypten_compat import crypten
+    from .communicator import SecureCommunicator
+
+    role = identity.role
+    mesh, session = {}, None
+    finished = threading.Event()
+    try:
+        kind, start = recv_message(control, "start")
+        if kind != "start":
+            raise RuntimeError(f"expected 'start' from the coordinator, got {kind!r}")
+        session, provider = str(start["session"]), start["provider"]
+        roles = COMPUTE + ((DEALER,) if provider == "TTP" else ())
+        if role not in roles:
+            raise RuntimeError(f"{role} has no part in a {provider} session")
+        target = resolve(start["target"], local_targets) if role != DEALER else None
+        _watch_coordinator(role, control, mesh, finished, once)
+        mesh.update(_connect_mesh(identity, deployment, listener, session, roles, control.timeout_s))
+        names = dict(enumerate(roles))
+        rank = roles.index(role)
+        SecureCommunicator.install(SecureCommunicator(rank, len(COMPUTE), {roles.index(p): link for p, link in
+                                                                             mesh.items()}, names, provider == "TTP"))
+        crypten.cfg.mpc.provider = provider
+        crypten.cfg.communicator.verbose = True  # count rounds and bytes
+        result = _run(role, rank, provider, control, identity, target, start.get("args", ()))
+        send_message(control, "done", result)
+        return True
+    except BaseException as err:  # report anything to the coordinator, then drop the session
+        peers = list(err.peers) if isinstance(err, PeerLost) else []
+        if isinstance(err, ChannelIntegrityError):
+            peers = [p for p in SERVING + (COORDINATOR,) if p in err.channel and p != role]
+        _log(role, f"{type(err).__name__}: {err}")
+        try:
+            send_message(control, "error", {"message": f"{type(err).__name__}: {err}", "peers": peers})
+        except (PeerLost, ChannelIntegrityError, OSError):
+            pass
+        if isinstance(err, (KeyboardInterrupt, SystemExit)):
+            raise
+        return False
+    finally:
+        finished.set()
+        _reset_crypten()
+        for link in mesh.values():
+            link.close(flush_s=1.0)
+        control.close(flush_s=2.0)
+        if session is not None:
+            listener.drop(lambda h: h.get("session") == session)
+
+
+def _run(role, rank, provider, control, identity, target, args):
+    from ..circuits.crypten_compat import crypten
+    from .runtime import TrafficMeter
+
+    if role == DEALER:
+        from ..circuits.dealer import Dealer
+
+        meter = TrafficMeter()
+        Dealer()  # CrypTen's TTP loop with CSPRNG keys; returns when P0 sends "terminate"
+        return meter.read()
+    crypten.init()
+    stream_key = None
+    if provider == "TTP":
+        from ..circuits.csprng import dealer_key
+
+        stream_key = dealer_key()
+    result = target(RoleContext(role, rank, provider, control, stream_key, identity.seal_key), *args)
+    crypten.uninit()
+    return result
+
+
+def _reset_crypten() -> None:
+    """Forget the session's communicator and dealer client, so the next session starts clean."""
+    from ..circuits.crypten_compat import crypten
+    from .communicator import SecureCommunicator
+
+    SecureCommunicator.instance = SecureCommunicator._pending = None
+    crypten.mpc.provider.ttp_provider.TTPClient.uninit()
+
+
+def _connect_mesh(identity, deployment, listener, session: str, roles, timeout_s: float) -> dict:
+    """TLS links to every other role of the session: dial those before this role, accept those after it."""
+    me = roles.index(identity.role)
+    links = {}
+    hello = {"purpose": "mesh", "session": session}
+    for peer in roles[:me]:
+        links[peer] = dial(identity, deployment, peer, hello, timeout_s)
+    for peer in roles[me + 1:]:
+        taken = listener.take(lambda h, p=peer: h.get("purpose") == "mesh" and h.get("session") == session
+                              and h["from"] == p, timeout_s, f"the link from {peer}")
+        if taken is None:
+            for link in links.values():
+                link.close(flush_s=0.5)
+            raise PeerLost([peer], "connect", TimeoutError(f"{peer} did not connect within {timeout_s:.0f} s"))
+        links[peer] = taken[1]
+    return links
+
+
+def _watch_coordinator(role, control, mesh, finished, once) -> None:
+    """Stop the session when the coordinator aborts it, goes away or stops answering."""
+
+    def watch():
+        while not finished.wait(0.2):
+            reason = None
+            if control.poll(ABORT):
+                reason = wire.decode(control.recv(ABORT))
+            elif control.failure is not None:
+                reason = f"the coordinator went away ({control.failure})"
+            elif control.silent_for() > control.timeout_s:
+                reason = f"the coordinator stopped answering for {control.silent_for():.0f} s"
+            if reason is None:
+                continue
+            if once:
+                _log(role, f"stopping: {reason}")
+                os._exit(ABORT_EXIT)
+            cause = PeerLost([COORDINATOR], "session", ConnectionAbortedError(reason))
+            for link in list(mesh.values()):
+                link.abort(cause)
+            control.abort(cause)
+            return
+
+    threading.Thread(target=watch, name=f"{role} watchdog", daemon=True).start()
