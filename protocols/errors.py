@@ -44,6 +44,6 @@ class DeploymentError(ValueError):
 class ChannelIntegrityError(Exception):
     """A secure channel between two roles failed authentication or its handshake: tampered, or a wrong key."""
 
-    def __init__(self, channel: str, detail: str):
-        self.channel = channel
+    def __init__(self, channel: str, detail: str, peer: str = None):
+        self.channel, self.peer = channel, peer
         super().__init__(f"integrity failure on channel {channel}: {detail}")

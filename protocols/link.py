@@ -233,7 +233,7 @@ class Link:
                     with self._cond:
                         self._outbox.append(memoryview(_FRAME.pack(HEARTBEAT, 0, 0)))
         except ssl.SSLError as err:
-            self._fail(ChannelIntegrityError(self.channel_name, f"{err.reason or err} (from {self.peer})"))
+            self._fail(ChannelIntegrityError(self.channel_name, f"{err.reason or err} (from {self.peer})", self.peer))
         except (OSError, ValueError) as err:  # reset, broken pipe, closed socket
             self._fail(PeerLost([self.peer], "transfer", err))
 
@@ -252,36 +252,43 @@ def _tune(sock: socket.socket) -> None:
         sock.setsockopt(socket.SOL_SOCKET, option, _SOCKET_BUFFER)
 
 
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that is free on ``host`` right now (the OS picks it; for tests and examples)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
 def split_address(address: str):
     host, _, port = address.rpartition(":")
     return host.strip("[]"), int(port)
 
 
-def dial(me, deployment, peer: str, hello: dict, timeout_s: float, address: str = None) -> Link:
+def dial(me, deployment, peer: str, hello: dict, timeout_s: float) -> Link:
     """Connect to ``peer`` at its configured address, check its pinned certificate, send ``hello``."""
-    host, port = split_address(address or deployment.address(peer))
+    host, port = split_address(deployment.address(peer))
     context = me.tls_context(server=False, trusted=[deployment.public(peer)])
     deadline = time.monotonic() + timeout_s
-    while True:
+    while True:  # the peer may not be listening yet: retry until the deadline
+        raw = None
         try:
             raw = socket.create_connection((host, port), timeout=max(0.5, deadline - time.monotonic()))
+            _tune(raw)
+            sock = context.wrap_socket(raw, server_side=False)
             break
-        except OSError as err:
+        except (ssl.SSLEOFError, OSError) as err:
+            if raw is not None:
+                raw.close()
+            if isinstance(err, ssl.SSLError) and not isinstance(err, ssl.SSLEOFError):
+                raise ChannelIntegrityError(f"{me.role}<->{peer}", f"TLS handshake refused: {err.reason or err}",
+                                            peer) from None
             if time.monotonic() > deadline:
                 raise PeerLost([peer], "connect", err) from None
             time.sleep(0.1)
-    _tune(raw)
-    try:
-        sock = context.wrap_socket(raw, server_side=False)
-    except ssl.SSLError as err:
-        raw.close()
-        raise ChannelIntegrityError(f"{me.role}<->{peer}", f"TLS handshake refused: {err.reason or err}") from None
-    except OSError as err:
-        raw.close()
-        raise PeerLost([peer], "handshake", err) from None
     if peer_fingerprint(sock) != deployment.public(peer).fingerprint:
         sock.close()
-        raise ChannelIntegrityError(f"{me.role}<->{peer}", "the peer's certificate is not the one pinned for it")
+        raise ChannelIntegrityError(f"{me.role}<->{peer}", "the peer's certificate is not the one pinned for it",
+                                    peer)
     link = Link(sock, me.role, peer, timeout_s)
     link.send(_HELLO, json.dumps(hello).encode())
     return link
@@ -364,4 +371,8 @@ class Listener:
 
     def close(self) -> None:
         self._stopped = True
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accepting thread, so the port is free at once
+        except OSError:
+            pass
         self.sock.close()

@@ -25,7 +25,7 @@ import threading
 
 from . import wire
 from .errors import ChannelIntegrityError, PeerLost
-from .identity import COMPUTE, COORDINATOR, DEALER, SERVING
+from .identity import COMPUTE, COORDINATOR, DEALER
 from .link import Listener, dial
 
 CONTROL, ABORT = 1, 2  # channels of a control link
@@ -143,7 +143,7 @@ def _session(identity, deployment, listener, control, local_targets, once) -> bo
     except BaseException as err:  # report anything to the coordinator, then drop the session
         peers = list(err.peers) if isinstance(err, PeerLost) else []
         if isinstance(err, ChannelIntegrityError):
-            peers = [p for p in SERVING + (COORDINATOR,) if p in err.channel and p != role]
+            peers = [err.peer]
         _log(role, f"{type(err).__name__}: {err}")
         try:
             send_message(control, "error", {"message": f"{type(err).__name__}: {err}", "peers": peers})

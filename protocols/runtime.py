@@ -204,7 +204,7 @@ class Session:
                                                                       "session": self.session_id}, timeout_s)
                 send_message(self._links[role], "start", start)
         except BaseException as err:
-            culprit = getattr(err, "peers", [None])[0] or next(iter(self.roles))
+            culprit = (err.peers[0] if isinstance(err, PeerLost) else getattr(err, "peer", None)) or self.roles[0]
             self._stop_all(f"the session could not start: {err}")
             if isinstance(err, (PeerLost, ChannelIntegrityError)):
                 raise PartyFailure(culprit, str(err)) from None
