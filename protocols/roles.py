@@ -141,6 +141,10 @@ def _session(identity, deployment, listener, control, local_targets, once) -> bo
         send_message(control, "done", result)
         return True
     except BaseException as err:  # report anything to the coordinator, then drop the session
+        gone = _coordinator_gone(control, control.timeout_s / 2)  # a peer may have left for that reason first
+        if once and gone is not None:
+            _log(role, f"stopping: {gone} ({type(err).__name__}: {err})")
+            os._exit(ABORT_EXIT)
         peers = list(err.peers) if isinstance(err, PeerLost) else []
         if isinstance(err, ChannelIntegrityError):
             peers = [err.peer]
@@ -210,18 +214,23 @@ def _connect_mesh(identity, deployment, listener, session: str, roles, timeout_s
     return links
 
 
+def _coordinator_gone(control, patience_s: float):
+    """Why the coordinator counts as gone (it aborted, disconnected or was silent ``patience_s``), or None."""
+    if control.poll(ABORT):
+        return wire.decode(control.recv(ABORT))
+    if control.failure is not None:
+        return f"the coordinator went away ({control.failure})"
+    if control.silent_for() > patience_s:
+        return f"the coordinator stopped answering for {control.silent_for():.0f} s"
+    return None
+
+
 def _watch_coordinator(role, control, mesh, finished, once) -> None:
     """Stop the session when the coordinator aborts it, goes away or stops answering."""
 
     def watch():
         while not finished.wait(0.2):
-            reason = None
-            if control.poll(ABORT):
-                reason = wire.decode(control.recv(ABORT))
-            elif control.failure is not None:
-                reason = f"the coordinator went away ({control.failure})"
-            elif control.silent_for() > control.timeout_s:
-                reason = f"the coordinator stopped answering for {control.silent_for():.0f} s"
+            reason = _coordinator_gone(control, control.timeout_s)
             if reason is None:
                 continue
             if once:

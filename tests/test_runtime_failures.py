@@ -2,6 +2,8 @@
 import multiprocessing as mp
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -57,3 +59,47 @@ def test_a_failed_role_stops_everyone_naming_it(victim, sig, timeout_s):
     if victim == "P1":
         _assert_p0_traces_the_loss_to_p1(err)
     _assert_all_gone(procs)
+
+
+_COORDINATOR = """
+import sys
+from mpc_auc.protocols.encoding import ScoreEncoder
+from mpc_auc.protocols.mpc_exact import mpc_exact_auc
+from mpc_auc.synthetic import synthetic_evalset
+if __name__ == "__main__":
+    evalset = synthetic_evalset(m=200000, clients=5, seed=1)
+    mpc_exact_auc([evalset.clients()], ScoreEncoder(), timeout_s=5,
+                  on_progress=lambda role, text: print(text, file=sys.stderr, flush=True))
+"""
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next(line.split()[1] for line in f if line.startswith("State:"))
+    except (FileNotFoundError, StopIteration):
+        return "gone"
+
+
+def test_a_stopped_coordinator_makes_the_local_roles_exit_naming_it(tmp_path):
+    script = tmp_path / "coordinator.py"
+    script.write_text(_COORDINATOR)
+    coordinator = subprocess.Popen([sys.executable, str(script)], stderr=subprocess.PIPE, text=True)
+    try:
+        while "oblivious" not in (line := coordinator.stderr.readline()):
+            assert line, "the run ended before its sort began"
+        with open(f"/proc/{coordinator.pid}/task/{coordinator.pid}/children") as f:
+            children = [int(pid) for pid in f.read().split()]
+        roles = [pid for pid in children if b"spawn_main" in open(f"/proc/{pid}/cmdline", "rb").read()]
+        assert len(roles) == 3
+        coordinator.send_signal(signal.SIGSTOP)
+        stopped = time.monotonic()
+        while any(_state(pid) not in ("Z", "gone") for pid in roles):
+            assert time.monotonic() - stopped < 30, "a role kept running under a stopped coordinator"
+            time.sleep(0.5)
+        coordinator.kill()
+        rest = coordinator.stderr.read()
+        assert rest.count("stopping: the coordinator stopped answering") == 3, rest
+    finally:
+        coordinator.kill()
+        coordinator.wait()

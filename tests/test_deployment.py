@@ -1,0 +1,150 @@
+"""Roles on their own hosts: three ``mpc-auc party`` processes on 127.0.0.2/3/4, jobs via ``run --deployment``.
+
+Each role listens on exactly its configured address (checked with ``ss -ltn``,
+or /proc when ss is missing); mpc-exact equals sklearn; mpc-central runs; a
+killed P1 fails the job naming P1 while P0 and the dealer keep serving; a
+stopped coordinator is dropped by the parties, who serve the next job; SIGTERM
+ends a role cleanly.
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from mpc_auc.csv_io import read_evalset
+from mpc_auc.protocols.link import free_port
+
+CLI = [sys.executable, "-m", "mpc_auc.cli"]
+HOSTS = {"P0": "127.0.0.2", "P1": "127.0.0.3", "dealer": "127.0.0.4"}
+
+
+def _start_role(directory, role, log):
+    return subprocess.Popen(CLI + ["party", "--role", role, "--deployment", str(directory / "deployment.yaml"),
+                                   "--key", str(directory / f"{role}.key"), "--timeout", "5"],
+                            stdout=log, stderr=subprocess.STDOUT)
+
+
+def _listening(pid: int):
+    """(address, port) of every TCP socket ``pid`` listens on."""
+    if shutil.which("ss"):
+        out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, check=True).stdout
+        rows = [line.split() for line in out.splitlines() if f"pid={pid}," in line]
+        return sorted((row[3].rpartition(":")[0], int(row[3].rpartition(":")[2])) for row in rows)
+    inodes = {os.readlink(f"/proc/{pid}/fd/{fd}")[8:-1] for fd in os.listdir(f"/proc/{pid}/fd")
+              if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:[")}
+    found = []
+    for line in open("/proc/net/tcp").read().splitlines()[1:]:
+        fields = line.split()
+        if fields[3] == "0A" and fields[9] in inodes:  # state LISTEN
+            host, port = fields[1].split(":")
+            found.append((".".join(str(int(host[i:i + 2], 16)) for i in (6, 4, 2, 0)), int(port, 16)))
+    return sorted(found)
+
+
+@pytest.fixture(scope="module")
+def deployed(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("deployment")
+    ports = {role: free_port(host) for role, host in HOSTS.items()}
+    subprocess.run(CLI + ["deploy", "init", "--dir", str(directory)]
+                   + [x for role in HOSTS for x in (f"--{role.lower()}", f"{HOSTS[role]}:{ports[role]}")],
+                   check=True, capture_output=True)
+    data = directory / "data.csv"
+    subprocess.run(CLI + ["generate", "--out", str(data), "--m", "1500", "--clients", "4", "--decimals", "2"],
+                   check=True, capture_output=True)
+    logs = {role: open(directory / f"{role}.log", "w") for role in HOSTS}
+    procs = {role: _start_role(directory, role, logs[role]) for role in HOSTS}
+    _wait_listening(procs)
+    yield directory, procs, logs, ports
+    for proc in procs.values():
+        if proc.poll() is None:
+            proc.kill()
+
+
+def _wait_listening(procs, timeout_s=60):
+    deadline = time.monotonic() + timeout_s
+    while any(not _listening(p.pid) for p in procs.values()):
+        assert time.monotonic() < deadline, "roles did not start listening"
+        time.sleep(0.2)
+
+
+def _run(directory, *extra, timeout=120):
+    out = directory / f"result-{time.monotonic_ns()}.json"
+    proc = subprocess.run(CLI + ["run", "--deployment", str(directory / "deployment.yaml"), "--input",
+                                 str(directory / "data.csv"), "--out", str(out), "--timeout", "5", *extra],
+                          capture_output=True, text=True, timeout=timeout)
+    return proc, (json.loads(out.read_text()) if proc.returncode == 0 else None)
+
+
+def test_each_role_listens_only_on_its_configured_address(deployed):
+    _, procs, _, ports = deployed
+    for role, proc in procs.items():
+        assert _listening(proc.pid) == [(HOSTS[role], ports[role])], role
+
+
+def test_mpc_exact_and_mpc_central_through_the_deployment(deployed):
+    directory = deployed[0]
+    evalset = read_evalset(str(directory / "data.csv"))
+    truth = roc_auc_score(evalset.label, evalset.score)
+    proc, result = _run(directory)
+    assert proc.returncode == 0, proc.stderr
+    assert abs(result["auc"] - truth) < 1e-12
+    proc, result = _run(directory, "--protocol", "mpc-central", "--epsilon", "4")
+    assert proc.returncode == 0, proc.stderr
+    assert abs(result["auc"] - truth) < 0.05 and result["privacy"]["epsilon"] == 4
+
+
+@pytest.mark.parametrize("victim, sig", [("P1", signal.SIGKILL), ("P1", signal.SIGSTOP), ("dealer", signal.SIGKILL)],
+                         ids=["killed-P1", "stalled-P1", "killed-dealer"])
+def test_a_failed_role_fails_the_job_naming_it_and_the_others_keep_serving(deployed, victim, sig):
+    directory, procs, logs, _ = deployed
+    job = _start_job(directory, f"failed-{victim}.json")
+    procs[victim].send_signal(sig)
+    hit = time.monotonic()
+    _, err = job.communicate(timeout=60)
+    assert job.returncode == 3 and f"{victim} failed" in err, err
+    assert time.monotonic() - hit < 30
+    assert not (directory / f"failed-{victim}.json").exists()
+    assert all(p.poll() is None for role, p in procs.items() if role != victim)  # still serving
+    procs[victim].kill()
+    procs[victim].wait()
+    procs[victim] = _start_role(directory, victim, logs[victim])
+    _wait_listening(procs)
+    proc, result = _run(directory)  # the next job runs
+    assert proc.returncode == 0, proc.stderr
+
+
+def _start_job(directory, name):
+    """``mpc-auc run --deployment`` in the background, returned once its oblivious sort is under way."""
+    job = subprocess.Popen(CLI + ["run", "--deployment", str(directory / "deployment.yaml"), "--input",
+                                  str(directory / "data.csv"), "--out", str(directory / name), "--timeout", "5"],
+                           stderr=subprocess.PIPE, text=True)
+    line = job.stderr.readline()
+    while "oblivious" not in line:
+        assert line, "the job ended before its sort began"
+        line = job.stderr.readline()
+    return job
+
+
+def test_a_stopped_coordinator_is_dropped_and_the_roles_serve_the_next_job(deployed):
+    directory, procs, logs, _ = deployed
+    job = _start_job(directory, "stopped.json")
+    job.send_signal(signal.SIGSTOP)
+    time.sleep(9)  # the parties' timeout is 5 s
+    for role in ("P0", "P1"):
+        assert "lost contact with coordinator" in (directory / f"{role}.log").read_text(), role
+    job.kill()
+    job.wait()
+    proc, _ = _run(directory)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_sigterm_ends_a_role_cleanly(deployed):
+    _, procs, _, _ = deployed
+    procs["dealer"].send_signal(signal.SIGTERM)
+    assert procs["dealer"].wait(timeout=10) == 0
