@@ -133,8 +133,8 @@ class SecureCommunicator(_base()):
 
     # transport ----------------------------------------------------------------
     def _put(self, tensor, dst: int, group: Group) -> None:
-        array = np.ascontiguousarray(tensor.detach().numpy())
-        self.links[dst].send(group.channel, array.copy().data if not array.flags.owndata else array.data)
+        # a copy: the link sends asynchronously and CrypTen may change the tensor in place meanwhile
+        self.links[dst].send(group.channel, tensor.detach().numpy().tobytes())
 
     def _take(self, like, src: int, group: Group, operation: str) -> torch.Tensor:
         payload = self.links[src].recv(group.channel, f"{operation} from {self.names[src]}")

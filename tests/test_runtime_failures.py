@@ -99,7 +99,7 @@ def test_a_stopped_coordinator_makes_the_local_roles_exit_naming_it(tmp_path):
             time.sleep(0.5)
         coordinator.kill()
         rest = coordinator.stderr.read()
-        assert rest.count("stopping: the coordinator stopped answering") == 3, rest
+        assert rest.count("stopping: the coordinator") == 3, rest  # stopped answering / went away
     finally:
         coordinator.kill()
         coordinator.wait()
