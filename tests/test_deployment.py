@@ -148,3 +148,33 @@ def test_sigterm_ends_a_role_cleanly(deployed):
     _, procs, _, _ = deployed
     procs["dealer"].send_signal(signal.SIGTERM)
     assert procs["dealer"].wait(timeout=10) == 0
+
+
+def test_bad_deployment_input_exits_2_naming_the_problem(tmp_path):
+    init = subprocess.run(CLI + ["deploy", "init", "--dir", str(tmp_path), "--p0", "127.0.0.2:1", "--p1",
+                                 "127.0.0.3:1", "--dealer", "nohost"], capture_output=True, text=True)
+    assert init.returncode == 2 and "HOST:PORT" in init.stderr and not list(tmp_path.iterdir())
+    subprocess.run(CLI + ["deploy", "init", "--dir", str(tmp_path), "--p0", "127.0.0.2:1", "--p1", "127.0.0.3:1",
+                          "--dealer", "127.0.0.4:1"], check=True, capture_output=True)
+    assert all(oct((tmp_path / f"{r}.key").stat().st_mode & 0o777) == "0o600" for r in ("P0", "P1", "dealer"))
+    again = subprocess.run(CLI + ["deploy", "init", "--dir", str(tmp_path), "--p0", "127.0.0.2:1", "--p1",
+                                  "127.0.0.3:1", "--dealer", "127.0.0.4:1"], capture_output=True, text=True)
+    assert again.returncode == 2 and "exists already" in again.stderr
+    deployment = str(tmp_path / "deployment.yaml")
+    data = tmp_path / "data.csv"
+    data.write_text("client,score,label\na,0.1,0\na,0.9,1\n")
+    cases = [
+        (["party", "--role", "P0", "--deployment", str(tmp_path / "none.yaml"), "--key", str(tmp_path / "P0.key")],
+         "cannot read deployment file"),
+        (["party", "--role", "P1", "--deployment", deployment, "--key", str(tmp_path / "P0.key")],
+         "is the key of P0, not of P1"),
+        (["run", "--deployment", deployment, "--key", str(tmp_path / "P0.key"), "--input", str(data), "--out",
+          str(tmp_path / "r.json")], "not of the coordinator"),
+    ]
+    os.chmod(tmp_path / "dealer.key", 0o644)
+    cases.append((["party", "--role", "dealer", "--deployment", deployment, "--key", str(tmp_path / "dealer.key")],
+                  "readable by others"))
+    for argv, message in cases:
+        proc = subprocess.run(CLI + argv, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and message in proc.stderr, (argv, proc.stderr)
+    assert not (tmp_path / "r.json").exists()
