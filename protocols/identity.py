@@ -150,7 +150,3 @@ def _pem_blocks(data: bytes, label: bytes) -> list:
         blocks.append(data[start:stop] + b"\n")
         start = data.find(begin, stop)
     return blocks
-
-
-def peer_fingerprint(sock: ssl.SSLSocket) -> str:
-    return fingerprint(sock.getpeercert(binary_form=True))
