@@ -131,6 +131,10 @@ class SecureCommunicator(_base()):
     def get_name(self):
         return self._name
 
+    def bytes_sent(self) -> int:
+        """Bytes written to the links with the other roles so far (TLS records included)."""
+        return sum(link.bytes_sent for link in self.links.values())
+
     # transport ----------------------------------------------------------------
     def _put(self, tensor, dst: int, group: Group) -> None:
         # a copy: the link sends asynchronously and CrypTen may change the tensor in place meanwhile

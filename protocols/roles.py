@@ -173,9 +173,8 @@ def _run(role, rank, provider, control, identity, target, args):
     if role == DEALER:
         from ..circuits.dealer import Dealer
 
-        meter = TrafficMeter()
         Dealer()  # CrypTen's TTP loop with CSPRNG keys; returns when P0 sends "terminate"
-        return meter.read()
+        return TrafficMeter(since_session_start=True).read()
     crypten.init()
     stream_key = None
     if provider == "TTP":

@@ -54,15 +54,6 @@ PROVIDERS = ("TTP", "TFP")
 
 # ------------------------------------------------------- in the role processes
 
-def _bytes_written() -> int:
-    """Bytes this process has handed to write/send system calls (Linux /proc; 0 elsewhere)."""
-    try:
-        with open("/proc/self/io") as f:
-            return next(int(line.split()[1]) for line in f if line.startswith("wchar:"))
-    except (OSError, StopIteration):
-        return 0
-
-
 def peak_rss_bytes() -> int:
     """Largest resident set size of this process so far."""
     import resource
@@ -71,26 +62,27 @@ def peak_rss_bytes() -> int:
 
 
 class TrafficMeter:
-    """What this role sent since it was made: CrypTen's counters and the bytes it wrote.
+    """What this role sent to its peers since it was made (or since its session began).
 
     CrypTen counts 8 bytes per tensor element for every send, receive and
     collective it runs, and one round per call; ``sent_bytes`` is what the
-    process really wrote to its sockets (TLS records included).
+    role really wrote to its links with the other roles (TLS records included).
     """
 
-    def __init__(self):
+    def __init__(self, since_session_start: bool = False):
         from ..circuits.crypten_compat import crypten
 
-        self._written = _bytes_written()
-        if crypten.communicator.is_initialized():  # (the dealer's counters start with its communicator)
+        self._sent = 0 if since_session_start else crypten.communicator.get().bytes_sent()
+        if not since_session_start:
             crypten.communicator.get().reset_communication_stats()
 
     def read(self) -> dict:
         from ..circuits.crypten_compat import crypten
 
-        stats = crypten.communicator.get().get_communication_stats()
+        comm = crypten.communicator.get()
+        stats = comm.get_communication_stats()
         return {"bytes": int(stats["bytes"]), "rounds": int(stats["rounds"]),
-                "sent_bytes": _bytes_written() - self._written, "peak_rss": peak_rss_bytes()}
+                "sent_bytes": comm.bytes_sent() - self._sent, "peak_rss": peak_rss_bytes()}
 
 
 def _die_with_parent() -> None:
