@@ -165,6 +165,11 @@ class Link:
         with self._cond:
             return bool(self._inbox[channel])
 
+    def wait_closed(self, timeout_s: float) -> None:
+        """Wait until the link has ended (e.g. the peer's process exited and every byte it sent arrived)."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._failure is not None, timeout_s)
+
     def silent_for(self) -> float:
         return time.monotonic() - self.last_seen
 
@@ -309,9 +314,38 @@ class Link:
                     with self._cond:
                         self._outbox.append(memoryview(_FRAME.pack(HEARTBEAT, 0, 0)))
         except ssl.SSLError as err:
-            self._fail(ChannelIntegrityError(self.channel_name, f"{err.reason or err} (from {self.peer})", self.peer))
+            self._fail(self._integrity_error(err))
         except (OSError, ValueError) as err:  # reset, broken pipe, closed socket
-            self._fail(PeerLost([self.peer], "transfer", err))
+            self._fail(self._alert_behind(err))
+
+    def _integrity_error(self, err: ssl.SSLError) -> ChannelIntegrityError:
+        """The error to raise; the TLS alert OpenSSL queued (e.g. bad_record_mac) goes to the peer."""
+        alert = self.tls.outgoing.read()
+        if alert:
+            try:
+                self.sock.setblocking(True)
+                self.sock.settimeout(1.0)
+                self.sock.sendall(alert)
+            except OSError:
+                pass
+        return ChannelIntegrityError(self.channel_name, f"{err.reason or err} (from {self.peer})", self.peer)
+
+    def _alert_behind(self, err: BaseException) -> BaseException:
+        """The TLS alert the peer sent before the connection broke (e.g. it refused our key), else PeerLost."""
+        try:
+            while data := self.sock.recv(65536):
+                self.tls.incoming.write(data)
+        except OSError:
+            pass
+        try:
+            self.tls.obj.read(1)
+        except ssl.SSLWantReadError:
+            pass
+        except ssl.SSLError as alert:
+            return self._integrity_error(alert)
+        except (OSError, ValueError):
+            pass
+        return PeerLost([self.peer], "transfer", err)
 
     def _deliver(self, channel: int, payload) -> None:
         with self._cond:

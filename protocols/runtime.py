@@ -165,8 +165,9 @@ class Session:
     """One session of the roles: ``target(ctx, *args)`` runs in P0 and P1 (protocols.roles.RoleContext).
 
     ``placement``: local roles (default) or a deployment, whose roles run
-    only the targets they serve (protocols.roles.SERVED).  Use as a context manager: leaving the block normally waits for every role
-    to finish its session cleanly, leaving it by an exception stops all roles.
+    only the targets they serve (protocols.roles.SERVED).  Use as a context
+    manager: leaving the block normally waits for every role to finish its
+    session cleanly, leaving it by an exception stops all roles.
     """
 
     def __init__(self, target, args=(), provider="TTP", placement: Placement = LOCAL, timeout_s: float = 20.0,
@@ -273,6 +274,7 @@ class Session:
                 self._read(live[ready])
             elif sentinels[ready] not in self._outcome:
                 role = sentinels[ready]
+                self._links[role].wait_closed(5.0)  # what it sent before exiting is still arriving
                 self._read(role)
                 if role not in self._outcome:
                     self._procs[role].join(1.0)
@@ -296,7 +298,7 @@ class Session:
             else:
                 self._inbox[role].append((kind, payload))
         if role not in self._outcome and link.failure is not None:
-            if role in self._procs:
+            if role in self._procs and not isinstance(link.failure, ChannelIntegrityError):
                 self._procs[role].join(1.0)
                 if self._procs[role].exitcode is not None:
                     self._outcome[role] = ("exit", self._procs[role].exitcode)
