@@ -171,6 +171,29 @@ def _windows(secret: bytes, width: int = 16):
     return [secret[i:i + width] for i in range(0, len(secret) - width + 1, 8)]
 
 
+def _leaks(stream: bytes, secrets_known) -> bool:
+    return any(w in stream for secret in secrets_known for w in _windows(secret))
+
+
+def test_control_the_capture_checks_catch_a_plaintext_channel():
+    sink = socket.create_server(("127.0.0.5", 0))
+    proxy = RecordingProxy(sink.getsockname())
+    share = b"shares:" + sharing.split(np.arange(512, dtype=np.int64))[1].tobytes()
+    with socket.create_connection(proxy.address) as plain:  # a deliberately weakened link: no TLS
+        plain.sendall(share)
+        receiver, _ = sink.accept()
+        received = b""
+        while len(received) < len(share):
+            received += receiver.recv(65536)
+        receiver.close()
+    proxy.close()
+    sink.close()
+    captured = bytes(proxy.streams[0][0])
+    assert _leaks(captured, [share])
+    with pytest.raises(AssertionError, match="not TLS"):
+        _records(captured)
+
+
 def test_capture_holds_tls_records_only_and_no_secret(keys):
     proxy, outcome, x, shares = _run(keys)
     assert not isinstance(outcome, PartyFailure), outcome
@@ -184,8 +207,7 @@ def test_capture_holds_tls_records_only_and_no_secret(keys):
             assert kinds[0] == HANDSHAKE  # ClientHello / ServerHello in the clear ...
             assert set(kinds[2:]) <= {APPLICATION_DATA, CHANGE_CIPHER_SPEC}  # ... then only ciphertext
             assert sum(k == APPLICATION_DATA for k in kinds) >= 2
-            for secret in secrets_known:
-                assert not any(w in stream for w in _windows(secret)), "a secret crossed the wire in the clear"
+            assert not _leaks(bytes(stream), secrets_known), "a secret crossed the wire in the clear"
     assert sum(len(u) + len(d) for u, d in proxy.streams) > x.nbytes * 4  # shares did travel (encrypted)
 
 
