@@ -161,7 +161,7 @@ def _session(identity, deployment, listener, control, local_targets, once) -> bo
         _reset_crypten()
         for link in mesh.values():
             link.close(flush_s=1.0)
-        control.close(flush_s=2.0)
+        control.close(flush_s=3 * control.timeout_s)  # the result may be large: let it reach the coordinator
         if session is not None:
             listener.drop(lambda h: h.get("session") == session)
 
