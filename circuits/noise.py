@@ -56,6 +56,7 @@ from .shares import from_share
 BinarySharedTensor = crypten.mpc.primitives.BinarySharedTensor
 
 ROUNDING_BITS = 48  # L: every coin's bias is a multiple of 2^-L
+MAX_WIDTH = 60  # B: noise magnitudes below 2^60 leave room in the 64-bit ring for the statistic
 LANES = 64
 
 
@@ -114,6 +115,16 @@ class DiscreteLaplace:
             raise ValueError(f"epsilon must be > 0, not {self.epsilon}")
         if self.sensitivity < 1 or int(self.sensitivity) != self.sensitivity:
             raise ValueError(f"the sensitivity must be a positive integer, not {self.sensitivity}")
+        if self.width > MAX_WIDTH:
+            raise ValueError(f"epsilon {self.epsilon:g} is too small for sensitivity {self.sensitivity}: the noise "
+                             f"would need {self.width} magnitude bits, at most {MAX_WIDTH} fit the 64-bit ring")
+        try:
+            delta = self.delta
+        except OverflowError:
+            delta = math.inf
+        if not delta < 1:
+            raise ValueError(f"epsilon {self.epsilon:g} is too large for the circuit's {self.bits}-bit coins: "
+                             f"the stated delta (1 + e^epsilon) * tau would be {delta:.3g}, not below 1")
 
     @property
     def rate(self) -> float:

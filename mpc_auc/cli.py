@@ -5,6 +5,7 @@ written), 3 a party of the MPC run failed, 1 anything else.
 """
 import argparse
 import json
+import math
 import os
 import shutil
 import signal
@@ -17,7 +18,7 @@ from .protocols.clear_auc import rank_sum_auc
 from .protocols.encoding import ScoreEncoder
 from .protocols import deployment as deploy
 from .protocols.errors import DeploymentError, InputError, PartyFailure
-from .protocols.mpc_central import CentralNoise, mpc_central_auc
+from .protocols.mpc_central import CentralNoise, mpc_central_auc, release_std
 from .protocols.deployment import Deployment
 from .protocols.identity import ROLES, SERVING, Identity
 from .protocols.link import Listener
@@ -59,14 +60,15 @@ def _placement(args) -> Placement:
     return Placement(host=args.parties_host, port=args.port)
 
 
-def _run_mpc(evalset, encoder, args, ranks: bool = False):
-    return mpc_exact_auc([evalset.clients()], encoder, provider="TTP", method=args.method, ranks=ranks,
+def _run_mpc(clients, encoder, args, ranks: bool = False):
+    return mpc_exact_auc([clients], encoder, provider="TTP", method=args.method, ranks=ranks,
                          placement=_placement(args), timeout_s=args.timeout, on_progress=_progress)[0]
 
 
 def _rank_file_name(index: int, client: str) -> str:
-    safe = client and all(c.isalnum() or c in "._-" for c in client) and not client.startswith(".")
-    return f"{client if safe else f'client-{index}'}.ranks.csv"
+    """``<index>-<id>.ranks.csv``: unique by the index, the id kept when it is a safe file name."""
+    safe = client and len(client) <= 64 and all(c.isalnum() or c in "._-" for c in client)
+    return f"{index:05d}-{client if safe else 'client'}.ranks.csv"
 
 
 def _write_rank_files(directory: str, ranks: dict) -> None:
@@ -78,7 +80,7 @@ def _write_rank_files(directory: str, ranks: dict) -> None:
     tmp = tempfile.mkdtemp(prefix=".mpc-auc-ranks-", dir=os.path.dirname(os.path.abspath(directory)))
     try:
         for index, (client, values) in enumerate(ranks.items()):
-            with open(os.path.join(tmp, _rank_file_name(index, client)), "w") as f:
+            with open(os.path.join(tmp, _rank_file_name(index, client)), "x") as f:  # never overwrite
                 f.write(f"# client {client}: global 0-based mid-rank of each of its rows\nrow,rank\n")
                 f.writelines(f"{i},{r:g}\n" for i, r in enumerate(values))
         os.rename(tmp, directory)
@@ -92,7 +94,7 @@ def cmd_demo(args) -> int:
     print(f"built-in Criteo-shaped set: M={evalset.m} P={evalset.positives} N={evalset.negatives}, "
           f"{len(evalset.clients())} clients (IID), seed {args.seed}")
     print("clients secret-share (score, label) to P0 and P1; the dealer supplies triples ...")
-    result = _run_mpc(evalset, ScoreEncoder(), args)
+    result = _run_mpc(evalset.clients(), ScoreEncoder(), args)
     clear = rank_sum_auc(evalset.score, evalset.label)
     print(f"MPC AUC   (only value revealed): {result.auc:.15f}")
     print(f"clear AUC (reference)          : {clear:.15f}")
@@ -102,37 +104,64 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def _check_out(out: str, inputs=()) -> None:
+    """Raise InputError unless ``out`` can be written: its directory exists, it is no directory, no input."""
+    parent = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(parent):
+        raise InputError(f"--out {out}: the directory {parent} does not exist")
+    if os.path.isdir(out):
+        raise InputError(f"--out {out} is a directory; name a file")
+    for source in inputs:
+        if os.path.abspath(source) == os.path.abspath(out) or (
+                os.path.exists(out) and os.path.exists(source) and os.path.samefile(source, out)):
+            raise InputError(f"--out {out} is the input file; choose another name")
+
+
+def _require_epsilon(args) -> float:
+    if args.epsilon is None:
+        raise InputError(f"{args.protocol if hasattr(args, 'protocol') else 'ustat-2pc'} is differentially "
+                         "private: give its budget with --epsilon")
+    return args.epsilon
+
+
 def cmd_run(args) -> int:
+    _check_out(args.out, [args.input])
+    if args.ranks_dir:
+        parent = os.path.dirname(os.path.abspath(args.ranks_dir))
+        if args.protocol != "mpc-exact" or os.path.exists(args.ranks_dir) or not os.path.isdir(parent):
+            raise InputError("--ranks-dir needs --protocol mpc-exact and a new directory inside an existing one")
+    noise = CentralNoise(_require_epsilon(args), args.alpha, args.neighbours) if args.protocol == "mpc-central" \
+        else None
     encoder = ScoreEncoder(args.score_range[0], args.score_range[1], args.score_dtype)
     declared = args.clients.split(",") if args.clients else None
     evalset = read_evalset(args.input, encoder, declared)
-    if args.ranks_dir and (args.protocol != "mpc-exact" or os.path.exists(args.ranks_dir)):
-        raise InputError("--ranks-dir needs --protocol mpc-exact and a directory that does not exist yet")
+    clients = evalset.clients()
     start = time.perf_counter()
     record = {
         "protocol": args.protocol,
         "input": os.path.abspath(args.input),
-        "input_summary": {"M": evalset.m, "P": evalset.positives, "N": evalset.negatives,
-                          "clients": len(evalset.clients()),
-                          "note": "counted by this launcher from the file it read; not revealed by the protocol"},
+        "input_summary": {"M": evalset.m, "clients": len(clients),
+                          "note": "public shape of the input (M and the number of clients)"},
         "encoding": {"dtype": encoder.dtype, "range": [encoder.lo, encoder.hi], "exact": encoder.exact},
     }
     if args.protocol == "clear":
         record.update(auc=rank_sum_auc(evalset.score, evalset.label), provider=None,
                       revealed=["all scores and labels (no privacy)"])
     elif args.protocol == "mpc-central":
-        noise = CentralNoise(args.epsilon, args.alpha, args.neighbours)
-        release = mpc_central_auc([evalset.clients()], noise, encoder, args.method, _placement(args),
-                                  args.timeout, _progress)[0]
+        release = mpc_central_auc([clients], noise, encoder, args.method, _placement(args), args.timeout,
+                                  _progress)[0]
         stat, positives = release.opened[0]
-        record.update(auc=release.aucs[0], provider="TTP", method=args.method,
+        std = release_std(release.aucs[0], positives, evalset.m, noise)
+        record.update(auc=release.aucs[0], std=std,
+                      ci95=[max(0.0, release.aucs[0] - 1.96 * std), min(1.0, release.aucs[0] + 1.96 * std)],
+                      provider="TTP", method=args.method,
                       privacy={"epsilon": noise.epsilon, "delta": release.delta, "neighbours": noise.neighbours,
                                "alpha": noise.alpha},
                       revealed=[f"noisy {'2T' if noise.neighbours == 'label' else '2U'} = {stat}",
                                 f"noisy P = {positives}"],
                       traffic=release.traffic, mpc_wall_s=release.wall_s)
     else:
-        result = _run_mpc(evalset, encoder, args, ranks=bool(args.ranks_dir))
+        result = _run_mpc(clients, encoder, args, ranks=bool(args.ranks_dir))
         if args.ranks_dir:
             _write_rank_files(args.ranks_dir, result.ranks)
             record["ranks_dir"] = os.path.abspath(args.ranks_dir)
@@ -147,6 +176,8 @@ def cmd_run(args) -> int:
 
 
 def cmd_ustat(args) -> int:
+    _check_out(args.out, [args.input])
+    _require_epsilon(args)
     if args.kernel.startswith("auc"):
         evalset = read_evalset(args.input)
         sample = Sample(evalset.score, evalset.label)
@@ -195,11 +226,23 @@ def cmd_party(args) -> int:
 
 
 def cmd_generate(args) -> int:
+    _check_out(args.out)
     evalset = synthetic_evalset(m=args.m, positives=args.positives, auc=args.auc, clients=args.clients,
                                 scheme=args.partition, seed=args.seed, decimals=args.decimals)
     _write_atomically(args.out, lambda tmp: write_evalset(tmp, evalset))
     print(f"wrote {evalset.m} rows ({evalset.positives} positive, {len(evalset.clients())} clients) to {args.out}")
     return 0
+
+
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive, finite number of seconds")
+    return value
 
 
 def _mpc_options(p) -> None:
@@ -211,7 +254,7 @@ def _mpc_options(p) -> None:
                                         "instead of spawning local ones")
     p.add_argument("--key", help="with --deployment: the coordinator's key file (default: coordinator.key "
                                  "beside the deployment file)")
-    p.add_argument("--timeout", type=float, default=20.0,
+    p.add_argument("--timeout", type=_seconds, default=20.0,
                    help="seconds of silence from a role before it counts as lost and the run stops with an error")
     p.add_argument("--method", choices=("radix", "bitonic"), default="radix",
                    help="oblivious ranking: radix sort (fast) or the bitonic reference network")
@@ -237,7 +280,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--clients", help="comma-separated ids of all clients; each must have rows")
     run.add_argument("--ranks-dir", help="also deliver each client its rows' global ranks: one file per "
                                          "client in this new directory (standing in for the clients)")
-    run.add_argument("--epsilon", type=float, default=1.0, help="mpc-central: the privacy budget")
+    run.add_argument("--epsilon", type=float, default=None, help="mpc-central: the privacy budget (required)")
     run.add_argument("--alpha", type=float, default=0.5, help="mpc-central: share of epsilon for the rank statistic")
     run.add_argument("--neighbours", choices=("label", "record"), default="label",
                      help="mpc-central: label DP (one label changes) or record DP (one row changes)")
@@ -249,10 +292,10 @@ def parser() -> argparse.ArgumentParser:
     ustat.add_argument("--input", required=True, help="auc, auc-private: client,score,label; gini: user,value; "
                                                       "kendall: user,a,b (one row per user)")
     ustat.add_argument("--out", required=True, help="result JSON (written only on success)")
-    ustat.add_argument("--epsilon", type=float, default=1.0, help="per user")
+    ustat.add_argument("--epsilon", type=float, default=None, help="the privacy budget per user (required)")
     ustat.add_argument("--k", type=int, default=1, help="permutations (pairs per user)")
     ustat.add_argument("--seed", type=int, default=None, help="pair sampling seed (default: OS CSPRNG)")
-    ustat.add_argument("--timeout", type=float, default=60.0, help="seconds before a silent party counts as lost")
+    ustat.add_argument("--timeout", type=_seconds, default=60.0, help="seconds before a silent party counts as lost")
     ustat.set_defaults(func=cmd_ustat)
 
     dep = sub.add_parser("deploy", help="set up a deployment: roles on their own hosts")
@@ -268,7 +311,7 @@ def parser() -> argparse.ArgumentParser:
     party.add_argument("--role", required=True, choices=SERVING, help="which role this process plays")
     party.add_argument("--deployment", required=True, help="the deployment.yaml (addresses and pinned keys)")
     party.add_argument("--key", required=True, help="this role's private key file (mode 0600)")
-    party.add_argument("--timeout", type=float, default=20.0,
+    party.add_argument("--timeout", type=_seconds, default=20.0,
                        help="seconds of silence from a peer or the coordinator before a session is dropped")
     party.set_defaults(func=cmd_party)
 

@@ -3,7 +3,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .protocols.clients import check_client
+from .protocols.clients import check_client, check_client_id
 from .protocols.encoding import ScoreEncoder
 from .protocols.errors import InputError
 
@@ -35,6 +35,9 @@ class EvalSet:
         if len(score) == 0:
             raise InputError("the evaluation set has no rows")
         check_client("(all)", score, label, encoder, locate)
+        ids, first = np.unique(client, return_index=True)
+        for name, i in zip(ids, first):
+            check_client_id(str(name), locate(int(i)))
         if declared_clients is not None:
             declared = set(declared_clients)
             unknown = sorted(str(c) for c in set(client) - declared)
@@ -78,10 +81,12 @@ class EvalSet:
         return self.m - self.positives
 
     def clients(self) -> list:
-        """[(client id, scores, labels)] in order of each client's first row."""
-        ids, first = np.unique(self.client, return_index=True)
-        out = []
-        for name in ids[np.argsort(first)]:
-            rows = self.client == name
-            out.append((str(name), self.score[rows], self.label[rows]))
-        return out
+        """[(client id, scores, labels)] in order of each client's first row (O(M log M))."""
+        ids, first, inverse = np.unique(self.client, return_index=True, return_inverse=True)
+        order = np.argsort(first)  # groups in order of first appearance
+        group = np.empty_like(order)
+        group[order] = np.arange(len(order))
+        rows = np.argsort(group[inverse], kind="stable")
+        bounds = np.searchsorted(group[inverse][rows], np.arange(len(order) + 1))
+        return [(str(ids[order[k]]), self.score[rows[a:b]], self.label[rows[a:b]])
+                for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]

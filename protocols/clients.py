@@ -1,9 +1,26 @@
 """What a client does before any protocol runs: check its rows, encode, share and seal them."""
+import unicodedata
+
 import numpy as np
 
 from .bundles import seal_client
 from .encoding import KEY_OFFSET, ScoreEncoder
 from .errors import InputError
+
+
+MAX_CLIENT_ID = 256
+
+
+def check_client_id(client: str, where: str = "") -> None:
+    """Raise InputError unless ``client`` is 1..256 characters without control characters."""
+    where = f"{where}: " if where else ""
+    if not client:
+        raise InputError(f"{where}empty client id")
+    if len(client) > MAX_CLIENT_ID:
+        raise InputError(f"{where}client id of {len(client)} characters (at most {MAX_CLIENT_ID}): {client[:40]!r}...")
+    bad = [c for c in client if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")]
+    if bad:
+        raise InputError(f"{where}client id {client!r} contains the control character {bad[0]!r}")
 
 
 def check_client(client: str, scores, labels, encoder: ScoreEncoder, locate=None) -> None:
@@ -31,6 +48,7 @@ def share_client(client: str, scores, labels, encoder: ScoreEncoder, party_keys,
 
     reply_to: the client's public key, under which the parties seal its ranks.
     """
+    check_client_id(client)
     check_client(client, scores, labels, encoder)
     keys = encoder.encode(np.asarray(scores, dtype=np.float64))
     return seal_client(client, keys, keys + KEY_OFFSET, np.asarray(labels, dtype=np.int64), party_keys, reply_to)

@@ -45,6 +45,10 @@ class ScoreEncoder:
             raise InputError(f"score dtype must be float32 or float64, not {self.dtype!r}")
         if not (np.isfinite(self.lo) and np.isfinite(self.hi) and self.lo < self.hi):
             raise InputError(f"declared score range [{self.lo}, {self.hi}] must be finite with lo < hi")
+        largest = float(np.finfo(_FORMATS[self.dtype][0]).max)
+        if max(abs(self.lo), abs(self.hi)) > largest:
+            raise InputError(f"declared score range [{self.lo}, {self.hi}] exceeds the {self.dtype} range "
+                             f"(|score| <= {largest:.6g})")
 
     @property
     def _base(self) -> int:

@@ -62,6 +62,13 @@ class CentralNoise:
     def delta(self, m: int) -> float:
         return self.statistic_noise(m).delta + self.count_noise().delta
 
+    def check(self, m: int) -> None:
+        """Raise InputError if the circuit cannot draw this noise for M = m (epsilon too small or too large)."""
+        try:
+            self.delta(m)
+        except ValueError as err:
+            raise InputError(str(err)) from None
+
 
 def auc_from_release(twice_stat: int, noisy_p: int, m: int, neighbours: str) -> float:
     """The aggregator's AUC from the two opened values (P~ clamped to [1, M - 1])."""
@@ -83,6 +90,12 @@ def analytic_std(m: int, p: int, auc: float, noise: CentralNoise) -> float:
     var = (noise.statistic_noise(m).variance / (2 * p * n) ** 2
            + (centre * (n - p) / (p * n)) ** 2 * noise.count_noise().variance)
     return math.sqrt(var)
+
+
+def release_std(auc: float, noisy_p: int, m: int, noise: CentralNoise) -> float:
+    """The analytic std evaluated at the released values (post-processing: no exact P or AUC enters)."""
+    p = min(max(int(noisy_p), 1), m - 1)
+    return analytic_std(m, p, min(max(auc, 0.0), 1.0), noise)
 
 
 def simulate_release(twice_ranks: np.ndarray, labels: np.ndarray, noise: CentralNoise, draws: int,
@@ -124,6 +137,8 @@ def mpc_central_auc(datasets, noise: CentralNoise, encoder=None, method: str = "
     from .runtime import LOCAL
 
     encoder = encoder or ScoreEncoder()
+    for clients in datasets:  # before any process starts
+        noise.check(sum(len(scores) for _, scores, _ in clients))
     releases = []
     for run in run_ranking_jobs(datasets, encoder, "TTP", method, False, noise, placement or LOCAL, timeout_s,
                                 on_progress):

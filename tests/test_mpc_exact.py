@@ -87,7 +87,7 @@ def test_cli_run_writes_result_json(tmp_path):
     record = json.loads(out.read_text())
     assert abs(record["auc"] - roc_auc_score(evalset.label, evalset.score)) < 1e-12
     assert record["provider"] == "TTP"
-    assert record["input_summary"]["M"] == 200 and record["input_summary"]["P"] == evalset.positives
+    assert record["input_summary"]["M"] == 200 and "P" not in record["input_summary"]  # only the public shape
     for role in ("P0", "P1"):
         assert record["traffic"][role]["bytes"] > 0 and record["traffic"][role]["rounds"] > 0
     assert record["wall_s"] > 0 and record["client_upload_bytes"] > 200 * 16
@@ -110,8 +110,8 @@ def test_cli_delivers_each_client_a_file_of_its_own_ranks(tmp_path):
     assert main(args) == 0
     global_ranks = rankdata(evalset.score, method="average") - 1
     files = sorted(p.name for p in ranks_dir.iterdir())
-    assert files == sorted(f"{c}.ranks.csv" for c, _, _ in evalset.clients())
-    for client, _, _ in evalset.clients():
-        got = np.loadtxt(ranks_dir / f"{client}.ranks.csv", delimiter=",", skiprows=2, ndmin=2)
+    assert files == [f"{i:05d}-{c}.ranks.csv" for i, (c, _, _) in enumerate(evalset.clients())]
+    for i, (client, _, _) in enumerate(evalset.clients()):
+        got = np.loadtxt(ranks_dir / f"{i:05d}-{client}.ranks.csv", delimiter=",", skiprows=2, ndmin=2)
         assert np.array_equal(got[:, 1], global_ranks[evalset.client == client])
     assert main(args) == 2  # the directory exists now: refused before any MPC run
