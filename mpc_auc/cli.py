@@ -21,6 +21,7 @@ from .protocols.errors import DeploymentError, InputError, PartyFailure
 from .protocols.mpc_central import CentralNoise, mpc_central_auc, release_std
 from .protocols.deployment import Deployment
 from .protocols.identity import ROLES, SERVING, Identity
+from .protocols.ledger import Budget
 from .protocols.link import Listener
 from .protocols.mpc_exact import mpc_exact_auc
 from .protocols.roles import prepare_process, serve
@@ -55,14 +56,17 @@ def _write_json(path: str, payload: dict) -> None:
 
 def _placement(args) -> Placement:
     """The roles to run on: those of --deployment, or local ones spawned on --parties-host."""
+    ledger = getattr(args, "ledger", None)
     if getattr(args, "deployment", None):
+        if ledger:
+            raise InputError("--ledger is for local runs: deployed parties keep their own (mpc-auc party --ledger)")
         return Placement.deployed(args.deployment, args.key)
-    return Placement(host=args.parties_host, port=args.port)
+    return Placement(host=args.parties_host, port=args.port, ledger=ledger)
 
 
-def _run_mpc(clients, encoder, args, ranks: bool = False):
+def _run_mpc(clients, encoder, args, placement, ranks: bool = False):
     return mpc_exact_auc([clients], encoder, provider="TTP", method=args.method, ranks=ranks,
-                         placement=_placement(args), timeout_s=args.timeout, on_progress=_progress)[0]
+                         placement=placement, timeout_s=args.timeout, on_progress=_progress)[0]
 
 
 def _rank_file_name(index: int, client: str) -> str:
@@ -94,7 +98,7 @@ def cmd_demo(args) -> int:
     print(f"built-in Criteo-shaped set: M={evalset.m} P={evalset.positives} N={evalset.negatives}, "
           f"{len(evalset.clients())} clients (IID), seed {args.seed}")
     print("clients secret-share (score, label) to P0 and P1; the dealer supplies triples ...")
-    result = _run_mpc(evalset.clients(), ScoreEncoder(), args)
+    result = _run_mpc(evalset.clients(), ScoreEncoder(), args, _placement(args))
     clear = rank_sum_auc(evalset.score, evalset.label)
     print(f"MPC AUC   (only value revealed): {result.auc:.15f}")
     print(f"clear AUC (reference)          : {clear:.15f}")
@@ -132,6 +136,8 @@ def cmd_run(args) -> int:
             raise InputError("--ranks-dir needs --protocol mpc-exact and a new directory inside an existing one")
     noise = CentralNoise(_require_epsilon(args), args.alpha, args.neighbours) if args.protocol == "mpc-central" \
         else None
+    budget = Budget.parse(args.budget) if args.budget else None
+    placement = _placement(args)
     encoder = ScoreEncoder(args.score_range[0], args.score_range[1], args.score_dtype)
     declared = args.clients.split(",") if args.clients else None
     evalset = read_evalset(args.input, encoder, declared)
@@ -148,20 +154,20 @@ def cmd_run(args) -> int:
         record.update(auc=rank_sum_auc(evalset.score, evalset.label), provider=None,
                       revealed=["all scores and labels (no privacy)"])
     elif args.protocol == "mpc-central":
-        release = mpc_central_auc([clients], noise, encoder, args.method, _placement(args), args.timeout,
-                                  _progress)[0]
+        release = mpc_central_auc([clients], noise, encoder, args.method, placement, args.timeout, _progress,
+                                  budget, [args.dataset_id] if args.dataset_id else None)[0]
         stat, positives = release.opened[0]
         std = release_std(release.aucs[0], positives, evalset.m, noise)
         record.update(auc=release.aucs[0], std=std,
                       ci95=[max(0.0, release.aucs[0] - 1.96 * std), min(1.0, release.aucs[0] + 1.96 * std)],
                       provider="TTP", method=args.method,
                       privacy={"epsilon": noise.epsilon, "delta": release.delta, "neighbours": noise.neighbours,
-                               "alpha": noise.alpha},
+                               "alpha": noise.alpha, "ledger": release.ledger},
                       revealed=[f"noisy {'2T' if noise.neighbours == 'label' else '2U'} = {stat}",
                                 f"noisy P = {positives}"],
                       traffic=release.traffic, mpc_wall_s=release.wall_s)
     else:
-        result = _run_mpc(clients, encoder, args, ranks=bool(args.ranks_dir))
+        result = _run_mpc(clients, encoder, args, placement, ranks=bool(args.ranks_dir))
         if args.ranks_dir:
             _write_rank_files(args.ranks_dir, result.ranks)
             record["ranks_dir"] = os.path.abspath(args.ranks_dir)
@@ -217,7 +223,7 @@ def cmd_party(args) -> int:
     print(f"[{args.role}] listening on {deployment.address(args.role)}; serving until stopped", file=sys.stderr,
           flush=True)
     try:
-        serve(identity, deployment, listener)
+        serve(identity, deployment, listener, ledger_dir=args.ledger)
     except KeyboardInterrupt:
         pass
     finally:
@@ -282,6 +288,13 @@ def parser() -> argparse.ArgumentParser:
                                          "client in this new directory (standing in for the clients)")
     run.add_argument("--epsilon", type=float, default=None, help="mpc-central: the privacy budget (required)")
     run.add_argument("--alpha", type=float, default=0.5, help="mpc-central: share of epsilon for the rank statistic")
+    run.add_argument("--budget", metavar="EPS[,DELTA]",
+                     help="mpc-central: the evaluation set's total privacy budget, enforced by the parties' ledgers "
+                          "(fixed by the first job that names one; DELTA defaults to 1e-9)")
+    run.add_argument("--ledger", metavar="DIR", help="local run: the parties' ledger directory (default "
+                                                     "$XDG_STATE_HOME/mpc-auc/ledger or ~/.local/state/mpc-auc/ledger)")
+    run.add_argument("--dataset-id", help="mpc-central: the evaluation set's id in the ledgers (default: a SHA-256 "
+                                          "of every client's rows)")
     run.add_argument("--neighbours", choices=("label", "record"), default="label",
                      help="mpc-central: label DP (one label changes) or record DP (one row changes)")
     _mpc_options(run)
@@ -311,6 +324,8 @@ def parser() -> argparse.ArgumentParser:
     party.add_argument("--role", required=True, choices=SERVING, help="which role this process plays")
     party.add_argument("--deployment", required=True, help="the deployment.yaml (addresses and pinned keys)")
     party.add_argument("--key", required=True, help="this role's private key file (mode 0600)")
+    party.add_argument("--ledger", metavar="DIR", help="this party's privacy ledger directory (default "
+                                                       "$XDG_STATE_HOME/mpc-auc/ledger or ~/.local/state/mpc-auc/ledger)")
     party.add_argument("--timeout", type=_seconds, default=20.0,
                        help="seconds of silence from a peer or the coordinator before a session is dropped")
     party.set_defaults(func=cmd_party)

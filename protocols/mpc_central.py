@@ -22,6 +22,7 @@ single client (u' = (M-1)/2 * 1, v' = r - u'): half the sensitivity of 2U.
 Its std depends on M, P, N, eps (and the AUC itself), never on how the
 rows are spread over clients (docs/protocols/mpc-central.md derives it).
 """
+import hashlib
 import math
 from dataclasses import dataclass
 
@@ -61,6 +62,14 @@ class CentralNoise:
 
     def delta(self, m: int) -> float:
         return self.statistic_noise(m).delta + self.count_noise().delta
+
+    def release(self, m: int):
+        """What one job charges to the privacy ledger: its discrete Laplace terms and the circuits' delta."""
+        from .ledger import Release
+
+        stat, count = self.statistic_noise(m), self.count_noise()
+        terms = ((stat.rate, stat.sensitivity), (count.rate, count.sensitivity)) * self.repetitions
+        return Release("mpc-central", terms, self.delta(m) * self.repetitions)
 
     def check(self, m: int) -> None:
         """Raise InputError if the circuit cannot draw this noise for M = m (epsilon too small or too large)."""
@@ -116,6 +125,16 @@ def simulate_release(twice_ranks: np.ndarray, labels: np.ndarray, noise: Central
     return np.array([auc_from_release(int(s), int(c), m, noise.neighbours) for s, c in zip(noisy_stat, noisy_p)])
 
 
+def dataset_id(clients) -> str:
+    """A stable id of an evaluation set for the ledgers: SHA-256 over every client's id, scores and labels."""
+    digest = hashlib.sha256()
+    for name, scores, labels in clients:
+        digest.update(name.encode() + b"\0")
+        digest.update(np.asarray(scores, dtype=np.float64).tobytes())
+        digest.update(np.asarray(labels, dtype=np.int64).tobytes())
+    return "data-sha256:" + digest.hexdigest()
+
+
 @dataclass
 class CentralRelease:
     aucs: list  # one AUC per repetition
@@ -127,11 +146,17 @@ class CentralRelease:
     neighbours: str
     wall_s: float
     traffic: dict
+    ledger: dict = None  # what the parties' ledgers charged, spent and have left
 
 
 def mpc_central_auc(datasets, noise: CentralNoise, encoder=None, method: str = "radix", placement=None,
-                    timeout_s: float = 20.0, on_progress=None) -> list:
-    """Run mpc-central on each dataset (a list of (client_id, scores, labels)); one CentralRelease each."""
+                    timeout_s: float = 20.0, on_progress=None, budget=None, dataset_ids=None) -> list:
+    """Run mpc-central on each dataset (a list of (client_id, scores, labels)); one CentralRelease each.
+
+    Each release is first charged to both parties' privacy ledgers (protocols.ledger) under the
+    dataset's id (default: :func:`dataset_id`) against ``budget`` (ledger.Budget or None: record only);
+    a release the ledgers refuse raises InputError and nothing is computed.
+    """
     from .encoding import ScoreEncoder
     from .mpc_exact import run_ranking_jobs
     from .runtime import LOCAL
@@ -140,8 +165,12 @@ def mpc_central_auc(datasets, noise: CentralNoise, encoder=None, method: str = "
     for clients in datasets:  # before any process starts
         noise.check(sum(len(scores) for _, scores, _ in clients))
     releases = []
+    ids = dataset_ids or [dataset_id(clients) for clients in datasets]
     for run in run_ranking_jobs(datasets, encoder, "TTP", method, False, noise, placement or LOCAL, timeout_s,
-                                on_progress):
+                                on_progress, ids, budget):
+        refused = [out["refused"] for out in run.outs if "refused" in out]
+        if refused:
+            raise InputError(refused[0])
         (stat0, p0), (stat1, p1) = run.outs[0]["central"], run.outs[1]["central"]
         if not ((stat0 == stat1).all() and (p0 == p1).all()):
             raise PartyFailure("P1", "the parties opened different releases")
@@ -150,5 +179,5 @@ def mpc_central_auc(datasets, noise: CentralNoise, encoder=None, method: str = "
             aucs=[auc_from_release(int(s), int(p), m, noise.neighbours) for s, p in zip(stat0, p0)],
             opened=list(zip(stat0.tolist(), p0.tolist())), m=m, clients=len(run.clients),
             epsilon=noise.epsilon, delta=noise.delta(m), neighbours=noise.neighbours, wall_s=run.wall_s,
-            traffic=run.traffic()))
+            traffic=run.traffic(), ledger=run.outs[0]["ledger"]))
     return releases

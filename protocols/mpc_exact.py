@@ -28,7 +28,7 @@ import numpy as np
 from .bundles import open_bundle, open_ranks, seal_ranks
 from .clients import share_client
 from .encoding import PAD_KEY, ScoreEncoder
-from .errors import InputError, PartyFailure
+from .errors import BundleIntegrityError, InputError, PartyFailure
 from .runtime import DEALER, LOCAL, PARTIES, Placement, Session, TrafficMeter
 from .sealing import KeyPair
 
@@ -54,11 +54,13 @@ class MpcAucResult:
 
 @dataclass(frozen=True)
 class Job:
-    bundles: list  # this party's sealed input bundles, one per client
+    rows: tuple  # each client's row count (public; the sealed bundles follow once the job may run)
     method: str
     key_bits: int
     ranks: bool
     central: object = None  # mpc_central.CentralNoise: open noisy statistics instead of the AUC
+    dataset: str = ""  # the evaluation set's id in the parties' privacy ledgers (central releases)
+    budget: object = None  # ledger.Budget the coordinator asks for (a party's ledger may only lower it)
 
 
 # ------------------------------------------------------------- party side
@@ -74,7 +76,14 @@ def _party(ctx, fraction_bits: int):
     shuffler = Shuffler(ctx.stream_key)
     converter = BitConverter(ctx.stream_key)
     while (job := ctx.recv("job")) is not None:
-        opened = [open_bundle(key, ctx.rank, b) for b in job.bundles]
+        if job.central is not None:  # charged before any input moves
+            charge = _charge(ctx, job)
+            ctx.send("charge", charge)
+            if "refused" in charge:
+                continue
+        opened = [open_bundle(key, ctx.rank, b) for b in ctx.recv("bundles")]
+        if [len(o.key_shares) for o in opened] != list(job.rows):
+            raise BundleIntegrityError("the bundles do not hold the announced row counts")
         meter = TrafficMeter()
         keys = from_share(np.concatenate([o.key_shares for o in opened]))
         key_xor = np.concatenate([o.key_xor_shares for o in opened])
@@ -85,7 +94,8 @@ def _party(ctx, fraction_bits: int):
             ctx.progress("tie groups and rank sum")
         twice_u, twice_pn, twice_rank = auc_fraction(shuffler, starts, sorted_labels, mid_ranks=job.ranks)
         if job.central is not None:
-            ctx.send("result", {"central": _central_release(ctx, job.central, twice_u, labels, converter), **meter.read()})
+            ctx.send("result", {"central": _central_release(ctx, job.central, twice_u, labels, converter),
+                                **meter.read()})
             continue
         defined = bool(reveal_int(twice_pn > 0).item())
         scaled = None
@@ -99,6 +109,29 @@ def _party(ctx, fraction_bits: int):
                 ctx.progress("ranks back to input order")
             rank_bundles = _rank_bundles(ctx.rank, opened, ranking.to_input_order(twice_rank))
         ctx.send("result", {"defined": defined, "scaled": scaled, "rank_bundles": rank_bundles, **meter.read()})
+
+
+def _charge(ctx, job) -> dict:
+    """Charge the release to this party's ledger if both parties' ledgers admit it; before any data moves.
+
+    Returns {"refused": why} or what was charged.  M is the sum of the announced (public) row counts.
+    """
+    import torch
+
+    from ..circuits.crypten_compat import crypten
+    from .ledger import ACCOUNTING
+
+    release = job.central.release(sum(job.rows))
+    verdict = ctx.ledger.decide(job.dataset, job.budget, release)
+    votes = crypten.communicator.get().all_gather(torch.tensor([int(verdict["fits"])]))
+    if not all(int(v.item()) for v in votes):
+        return {"refused": verdict["message"] or "the other compute party's privacy ledger refused this release"}
+    ctx.ledger.commit(job.dataset, verdict["budget"], release)
+    budget = verdict["budget"]
+    return {"charged": {"epsilon": release.epsilon, "delta": release.circuit_delta},
+            "spent": verdict["after"].as_dict(), "accounting": ACCOUNTING,
+            "budget": [budget.epsilon, budget.delta] if budget else None,
+            "remaining_epsilon": budget.epsilon - verdict["after"].epsilon if budget else None}
 
 
 def _central_release(ctx, central, twice_u, labels, converter) -> tuple:
@@ -191,7 +224,7 @@ class JobRun:
 
 
 def run_ranking_jobs(datasets, encoder, provider, method, ranks, central, placement, timeout_s,
-                     on_progress) -> list:
+                     on_progress, ledger_ids=None, budget=None) -> list:
     """Share each dataset, run the oblivious ranking job in one session, and return a JobRun per dataset."""
     if method not in METHODS:
         raise InputError(f"method must be one of {METHODS}, not {method!r}")
@@ -213,11 +246,22 @@ def run_ranking_jobs(datasets, encoder, provider, method, ranks, central, placem
             bundles = [share_client(c, s, y, encoder, party_keys, k.public)
                        for (c, s, y), k in zip(clients, client_keys)]
             jobs.append((bundles, client_keys, time.perf_counter() - start))
-        for (bundles, client_keys, sharing_s), clients in zip(jobs, datasets):
+        for index, ((bundles, client_keys, sharing_s), clients) in enumerate(zip(jobs, datasets)):
             start = time.perf_counter()
+            job = Job(tuple(len(s) for _, s, _ in clients), method, encoder.key_bits, ranks, central,
+                      ledger_ids[index] if ledger_ids else "", budget)
+            for role in PARTIES:
+                session.send(role, "job", job)
+            if central is not None:
+                charges = [session.recv(role, "charge") for role in PARTIES]
+                if any("refused" in c for c in charges):  # no input was sent
+                    runs.append(JobRun(charges, clients, [], client_keys, sharing_s, 0.0))
+                    continue
             for p, role in enumerate(PARTIES):
-                session.send(role, "job", Job([pair[p] for pair in bundles], method, encoder.key_bits, ranks, central))
+                session.send(role, "bundles", [pair[p] for pair in bundles])
             outs = [session.recv(role, "result") for role in PARTIES]
+            if central is not None:
+                outs[0]["ledger"] = charges[0]
             runs.append(JobRun(outs, clients, bundles, client_keys, sharing_s, time.perf_counter() - start))
         for role in PARTIES:
             session.send(role, "job", None)

@@ -61,11 +61,13 @@ class RoleContext:
 
     stream_key: the dealer key k_p of this party (circuits.csprng; provider TTP), from which
     the shuffles' correlations are expanded.  seal_key: the X25519 key clients seal shares to.
+    ledger: this party's privacy ledger.
     """
 
-    def __init__(self, role, rank, provider, control, stream_key=None, seal_key=None):
+    def __init__(self, role, rank, provider, control, stream_key=None, seal_key=None, ledger=None):
         self.role, self.rank, self.provider = role, rank, provider
         self.stream_key, self.seal_key = stream_key, seal_key
+        self.ledger = ledger  # protocols.ledger.Ledger of this party: DP releases are charged to it
         self._control = control
 
     def send(self, kind: str, payload=None) -> None:
@@ -92,8 +94,12 @@ def prepare_process() -> None:
     csprng.forbid_torch_rng()
 
 
-def serve(identity, deployment, listener: Listener, local_targets=None, once: bool = False) -> None:
-    """Serve sessions from coordinators until stopped (SIGTERM), or one session if ``once``."""
+def serve(identity, deployment, listener: Listener, local_targets=None, once: bool = False,
+          ledger_dir: str = None) -> None:
+    """Serve sessions from coordinators until stopped (SIGTERM), or one session if ``once``.
+
+    ledger_dir: where this party keeps its privacy ledger (default protocols.ledger.default_directory()).
+    """
     while True:
         taken = listener.take(lambda h: h.get("purpose") == "control" and h["from"] == COORDINATOR,
                               listener.timeout_s if once else None)
@@ -101,7 +107,7 @@ def serve(identity, deployment, listener: Listener, local_targets=None, once: bo
             _log(identity.role, "stopping: the coordinator did not connect")
             os._exit(ABORT_EXIT)
         control = taken[1]
-        ok = _session(identity, deployment, listener, control, local_targets or {}, once)
+        ok = _session(identity, deployment, listener, control, local_targets or {}, once, ledger_dir)
         if once:
             sys.stderr.flush()
             os._exit(0 if ok else 1)
@@ -112,7 +118,7 @@ def _log(role: str, text: str) -> None:
     sys.stderr.flush()
 
 
-def _session(identity, deployment, listener, control, local_targets, once) -> bool:
+def _session(identity, deployment, listener, control, local_targets, once, ledger_dir) -> bool:
     """Run one session; True when it ended cleanly."""
     from ..circuits.crypten_compat import crypten
     from .communicator import SecureCommunicator
@@ -137,7 +143,7 @@ def _session(identity, deployment, listener, control, local_targets, once) -> bo
                                                                              mesh.items()}, names, provider == "TTP"))
         crypten.cfg.mpc.provider = provider
         crypten.cfg.communicator.verbose = True  # count rounds and bytes
-        result = _run(role, rank, provider, control, identity, target, start.get("args", ()))
+        result = _run(role, rank, provider, control, identity, target, start.get("args", ()), ledger_dir)
         send_message(control, "done", result)
         return True
     except BaseException as err:  # report anything to the coordinator, then drop the session
@@ -166,8 +172,9 @@ def _session(identity, deployment, listener, control, local_targets, once) -> bo
             listener.drop(lambda h: h.get("session") == session)
 
 
-def _run(role, rank, provider, control, identity, target, args):
+def _run(role, rank, provider, control, identity, target, args, ledger_dir):
     from ..circuits.crypten_compat import crypten
+    from .ledger import Ledger, default_directory
     from .runtime import TrafficMeter
 
     if role == DEALER:
@@ -181,7 +188,8 @@ def _run(role, rank, provider, control, identity, target, args):
         from ..circuits.csprng import dealer_key
 
         stream_key = dealer_key()
-    result = target(RoleContext(role, rank, provider, control, stream_key, identity.seal_key), *args)
+    ledger = Ledger(ledger_dir or default_directory(), role)
+    result = target(RoleContext(role, rank, provider, control, stream_key, identity.seal_key, ledger), *args)
     crypten.uninit()
     return result
 

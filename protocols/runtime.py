@@ -108,7 +108,7 @@ def tune_allocator() -> None:
         pass  # not glibc: defaults
 
 
-def _local_role_main(role, host, port, boot, targets, timeout_s):
+def _local_role_main(role, host, port, boot, targets, timeout_s, ledger_dir):
     """A locally spawned role: own keys, one listening socket, then one session over TLS."""
     _die_with_parent()
     tune_allocator()
@@ -122,7 +122,8 @@ def _local_role_main(role, host, port, boot, targets, timeout_s):
         deployment = boot.recv()
         boot.close()
         prepare_process()
-        serve(identity, deployment, Listener(identity, deployment, timeout_s, sock=sock), targets, once=True)
+        serve(identity, deployment, Listener(identity, deployment, timeout_s, sock=sock), targets, once=True,
+              ledger_dir=ledger_dir)
     except BaseException as err:
         sys.stderr.write(f"[{role}] {type(err).__name__}: {err}\n")
         sys.stderr.flush()
@@ -134,11 +135,14 @@ def _local_role_main(role, host, port, boot, targets, timeout_s):
 @dataclass(frozen=True)
 class Placement:
     """Where the roles run: spawned here on ``host`` (ports ``port``, ``port``+1, ``port``+2, or free
-    ones), or already serving per ``deployment``, reached with the coordinator's ``identity``."""
+    ones; the parties' privacy ledgers in ``ledger``, default protocols.ledger.default_directory()),
+    or already serving per ``deployment`` (with ledgers of their own), reached with the
+    coordinator's ``identity``."""
     host: str = "127.0.0.1"
     port: int = None
     deployment: Deployment = None
     identity: Identity = None
+    ledger: str = None
 
     @classmethod
     def deployed(cls, deployment_file: str, key_file: str = None) -> "Placement":
@@ -188,7 +192,7 @@ class Session:
         self.session_id = secrets.token_hex(16)
         try:
             if deployment is None:
-                deployment, identity = self._spawn(target, placement.host, placement.port)
+                deployment, identity = self._spawn(target, placement)
             self.deployment = deployment
             start = {"session": self.session_id, "target": target_name(target), "provider": provider,
                      "args": tuple(args)}
@@ -203,7 +207,7 @@ class Session:
                 raise PartyFailure(culprit, str(err)) from None
             raise
 
-    def _spawn(self, target, host, port):
+    def _spawn(self, target, placement: Placement):
         """Start the local roles; return the deployment they agreed on and the coordinator's identity."""
         context = mp.get_context("spawn")
         boots, publics, addresses = {}, {}, {}
@@ -211,7 +215,8 @@ class Session:
             parent, child = context.Pipe()
             proc = context.Process(
                 target=_local_role_main, name=f"mpc-auc-{role}", daemon=True,
-                args=(role, host, port + offset if port else 0, child, {target_name(target): target}, self.timeout_s))
+                args=(role, placement.host, placement.port + offset if placement.port else 0, child,
+                      {target_name(target): target}, self.timeout_s, placement.ledger))
             proc.start()
             child.close()
             self._procs[role], boots[role] = proc, parent

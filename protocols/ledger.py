@@ -1,0 +1,180 @@
+"""The privacy ledger each compute party keeps: every DP release on an evaluation set is charged first.
+
+A ledger lives in a directory of the party's own (``mpc-auc party --ledger``;
+for local runs ``mpc-auc run --ledger``, default ``$XDG_STATE_HOME/mpc-auc/
+ledger`` or ``~/.local/state/mpc-auc/ledger``), one JSON file per evaluation
+set (named by the SHA-256 of its id), under the role's own subdirectory.
+Writes are atomic and durable: a temporary file, fsync, rename, fsync of the
+directory, all under an exclusive lock, so a party killed mid-write leaves
+the previous state intact.
+
+Accounting (stated in every result): each release of mpc-central is a set
+of discrete Laplace mechanisms (parameter a = epsilon_i / Delta_i,
+sensitivity Delta_i) plus the circuit's stated delta_i (truncation and
+rounding, circuits.noise).  Their composition is computed with the privacy
+loss distributions of Google's ``dp-accounting`` (PLD, pessimistic
+discretisation): the spent epsilon is epsilon_PLD(delta_B - sum delta_i),
+where delta_B is the budget's delta; basic composition (sum epsilon_i,
+sum delta_i) is reported beside it as a cross-check and is never smaller.
+
+Budget: ``(epsilon_B, delta_B)`` per evaluation set, fixed by the first job
+that names one; a later job may lower it, never raise it.  A release that
+would push the spent epsilon past epsilon_B (or the circuits' delta past
+delta_B) is refused before any data moves.  Without any budget the ledger
+records and reports only.
+"""
+import fcntl
+import hashlib
+import json
+import math
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+
+from .errors import InputError
+
+DEFAULT_DELTA = 1e-9  # the budget's delta when only epsilon is given: room for the circuits' ~1e-13 per release
+ACCOUNTING = "dp-accounting PLD (pessimistic, discretisation 1e-4) over discrete Laplace; basic composition as check"
+
+
+def default_directory() -> str:
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(state, "mpc-auc", "ledger")
+
+
+@dataclass(frozen=True)
+class Budget:
+    epsilon: float
+    delta: float = DEFAULT_DELTA
+
+    def __post_init__(self):
+        if not (math.isfinite(self.epsilon) and self.epsilon > 0):
+            raise InputError(f"the budget's epsilon must be a positive finite number, not {self.epsilon!r}")
+        if not (0 <= self.delta < 1):
+            raise InputError(f"the budget's delta must lie in [0, 1), not {self.delta!r}")
+
+    @classmethod
+    def parse(cls, text: str) -> "Budget":
+        """``EPS`` or ``EPS,DELTA``."""
+        parts = text.split(",")
+        try:
+            values = [float(p) for p in parts]
+        except ValueError:
+            raise InputError(f"--budget must be EPS or EPS,DELTA, not {text!r}") from None
+        if len(values) not in (1, 2):
+            raise InputError(f"--budget must be EPS or EPS,DELTA, not {text!r}")
+        return cls(*values)
+
+
+@dataclass(frozen=True)
+class Release:
+    """One DP release: discrete Laplace terms (parameter, sensitivity) and the circuits' total delta."""
+    protocol: str
+    terms: tuple  # ((parameter, sensitivity), ...)
+    circuit_delta: float
+
+    @property
+    def epsilon(self) -> float:
+        return sum(a * s for a, s in self.terms)
+
+
+@dataclass(frozen=True)
+class Spent:
+    epsilon: float  # PLD
+    epsilon_basic: float
+    delta: float  # the circuits' deltas, summed
+
+    def as_dict(self) -> dict:
+        return {"epsilon": self.epsilon, "epsilon_basic_composition": self.epsilon_basic, "delta": self.delta}
+
+
+def compose(releases, delta: float) -> Spent:
+    """Spent budget of ``releases`` at the target ``delta`` (module docstring)."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    circuit = sum(r.circuit_delta for r in releases)
+    basic = sum(r.epsilon for r in releases)
+    total = None
+    for r in releases:
+        for parameter, sensitivity in r.terms:
+            d = pld.from_discrete_laplace_mechanism(parameter, sensitivity=int(sensitivity),
+                                                    value_discretization_interval=1e-4)
+            total = d if total is None else total.compose(d)
+    epsilon = 0.0 if total is None else min(basic, float(total.get_epsilon_for_delta(max(0.0, delta - circuit))))
+    return Spent(epsilon, basic, circuit)
+
+
+class Ledger:
+    """One role's ledger directory."""
+
+    def __init__(self, directory: str, role: str):
+        self.directory = os.path.join(directory, role)
+        os.makedirs(self.directory, mode=0o700, exist_ok=True)
+
+    def _path(self, dataset: str) -> str:
+        return os.path.join(self.directory, hashlib.sha256(dataset.encode()).hexdigest()[:32] + ".json")
+
+    def state(self, dataset: str) -> dict:
+        try:
+            with open(self._path(dataset)) as f:
+                return json.load(f)
+        except FileNotFoundError:
+            return {"dataset": dataset, "budget": None, "releases": []}
+
+    @staticmethod
+    def _releases(state) -> list:
+        return [Release(r["protocol"], tuple(tuple(t) for t in r["terms"]), r["circuit_delta"])
+                for r in state["releases"]]
+
+    def decide(self, dataset: str, budget, release: Release) -> dict:
+        """Would ``release`` fit?  {"fits", "budget", "spent" (before), "after", "message"}."""
+        state = self.state(dataset)
+        recorded = Budget(*state["budget"]) if state["budget"] else None
+        if recorded and budget:
+            budget = Budget(min(recorded.epsilon, budget.epsilon), min(recorded.delta, budget.delta))
+        budget = budget or recorded
+        target = budget.delta if budget else DEFAULT_DELTA
+        before = compose(self._releases(state), target)
+        after = compose(self._releases(state) + [release], target)
+        fits = budget is None or (after.epsilon <= budget.epsilon * (1 + 1e-9) and after.delta <= budget.delta)
+        message = ""
+        if not fits:
+            message = (f"privacy budget exceeded for evaluation set {dataset!r}: spent epsilon "
+                       f"{before.epsilon:.6g} (delta {before.delta:.3g}) of the budget ({budget.epsilon:g}, "
+                       f"{budget.delta:g}); this release requests epsilon {release.epsilon:g}, which would make "
+                       f"{after.epsilon:.6g}. Nothing was computed.")
+        return {"fits": fits, "budget": budget, "spent": before, "after": after, "message": message}
+
+    def commit(self, dataset: str, budget, release: Release) -> None:
+        """Record ``release`` (and the budget) durably."""
+        with open(os.path.join(self.directory, ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            state = self.state(dataset)
+            if budget is not None:
+                old = state["budget"]
+                state["budget"] = [min(old[0], budget.epsilon), min(old[1], budget.delta)] if old else \
+                    [budget.epsilon, budget.delta]
+            state["releases"].append({"protocol": release.protocol, "terms": [list(t) for t in release.terms],
+                                      "circuit_delta": release.circuit_delta, "epsilon": release.epsilon,
+                                      "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+            _write_durably(self._path(dataset), json.dumps(state, indent=1))
+
+
+def _write_durably(path: str, text: str) -> None:
+    directory = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(prefix=".ledger-", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    dir_fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
