@@ -15,7 +15,8 @@ rounding, circuits.noise).  Their composition is computed with the privacy
 loss distributions of Google's ``dp-accounting`` (PLD, pessimistic
 discretisation): the spent epsilon is epsilon_PLD(delta_B - sum delta_i),
 where delta_B is the budget's delta; basic composition (sum epsilon_i,
-sum delta_i) is reported beside it as a cross-check and is never smaller.
+sum delta_i) is reported beside it as a cross-check and is never smaller
+(and counts alone past MAX_PLD_TERMS mechanisms).
 
 Budget: ``(epsilon_B, delta_B)`` per evaluation set, fixed by the first job
 that names one; a later job may lower it, never raise it.  A release that
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from .errors import InputError
 
 DEFAULT_DELTA = 1e-9  # the budget's delta when only epsilon is given: room for the circuits' ~1e-13 per release
+MAX_PLD_TERMS = 200  # beyond this many composed mechanisms, basic composition (module docstring)
 ACCOUNTING = "dp-accounting PLD (pessimistic, discretisation 1e-4) over discrete Laplace; basic composition as check"
 
 
@@ -90,19 +92,28 @@ class Spent:
 
 
 def compose(releases, delta: float) -> Spent:
-    """Spent budget of ``releases`` at the target ``delta`` (module docstring)."""
+    """Spent budget of ``releases`` at the target ``delta`` (module docstring).
+
+    Identical mechanisms are self-composed (dp-accounting's FFT); past MAX_PLD_TERMS mechanisms (e.g.
+    experiments that draw thousands of repetitions) the PLD is skipped and basic composition, never
+    smaller, is what counts.
+    """
+    from collections import Counter
+
     from dp_accounting.pld import privacy_loss_distribution as pld
 
     circuit = sum(r.circuit_delta for r in releases)
     basic = sum(r.epsilon for r in releases)
+    counts = Counter((float(a), int(s)) for r in releases for a, s in r.terms)
+    if not counts or sum(counts.values()) > MAX_PLD_TERMS:
+        return Spent(basic, basic, circuit)
     total = None
-    for r in releases:
-        for parameter, sensitivity in r.terms:
-            d = pld.from_discrete_laplace_mechanism(parameter, sensitivity=int(sensitivity),
-                                                    value_discretization_interval=1e-4)
-            total = d if total is None else total.compose(d)
-    epsilon = 0.0 if total is None else min(basic, float(total.get_epsilon_for_delta(max(0.0, delta - circuit))))
-    return Spent(epsilon, basic, circuit)
+    for (parameter, sensitivity), count in counts.items():
+        d = pld.from_discrete_laplace_mechanism(parameter, sensitivity=sensitivity,
+                                                value_discretization_interval=1e-4)
+        d = d.self_compose(count) if count > 1 else d
+        total = d if total is None else total.compose(d)
+    return Spent(min(basic, float(total.get_epsilon_for_delta(max(0.0, delta - circuit)))), basic, circuit)
 
 
 class Ledger:
