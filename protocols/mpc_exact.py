@@ -28,7 +28,7 @@ import numpy as np
 from .bundles import open_bundle, open_ranks, seal_ranks
 from .clients import share_client
 from .encoding import PAD_KEY, ScoreEncoder
-from .errors import BundleIntegrityError, InputError, PartyFailure
+from .errors import InputError, PartyFailure
 from .runtime import DEALER, LOCAL, PARTIES, Placement, Session, TrafficMeter
 from .sealing import KeyPair
 
@@ -82,8 +82,10 @@ def _party(ctx, fraction_bits: int):
             if "refused" in charge:
                 continue
         opened = [open_bundle(key, ctx.rank, b) for b in ctx.recv("bundles")]
-        if [len(o.key_shares) for o in opened] != list(job.rows):
-            raise BundleIntegrityError("the bundles do not hold the announced row counts")
+        refused = _agree_on_inputs(opened, job.rows)
+        if refused:
+            ctx.send("result", {"refused": refused})
+            continue
         meter = TrafficMeter()
         keys = from_share(np.concatenate([o.key_shares for o in opened]))
         key_xor = np.concatenate([o.key_xor_shares for o in opened])
@@ -109,6 +111,31 @@ def _party(ctx, fraction_bits: int):
                 ctx.progress("ranks back to input order")
             rank_bundles = _rank_bundles(ctx.rank, opened, ranking.to_input_order(twice_rank))
         ctx.send("result", {"defined": defined, "scaled": scaled, "rank_bundles": rank_bundles, **meter.read()})
+
+
+def _agree_on_inputs(opened, rows) -> str:
+    """Why the job's inputs must be refused, or "": P0 and P1 must hold the same clients, in the same order,
+    each once, with the announced row counts.  They compare a SHA-256 over (client, rows, reply key), so a
+    relay that drops, duplicates or reorders bundles at one party is caught before any computation."""
+    import hashlib
+    import json
+
+    import torch
+
+    from ..circuits.crypten_compat import crypten
+
+    names = [o.client for o in opened]
+    problem = ""
+    if len(set(names)) != len(names):
+        problem = f"client {next(n for n in names if names.count(n) > 1)!r} has two bundles in this job"
+    elif [len(o.key_shares) for o in opened] != list(rows):
+        problem = "the bundles do not hold the announced row counts"
+    digest = hashlib.sha256(json.dumps([[o.client, len(o.key_shares), o.reply_to.hex()] for o in opened]).encode())
+    mine = torch.from_numpy(np.frombuffer(digest.digest(), dtype=np.int64).copy())
+    lists = crypten.communicator.get().all_gather(mine)
+    if not problem and not all(torch.equal(t, lists[0]) for t in lists):
+        problem = "P0 and P1 received different client lists (dropped, added or reordered bundles)"
+    return f"inputs refused: {problem}; nothing was computed" if problem else ""
 
 
 def _charge(ctx, job) -> dict:
@@ -274,6 +301,9 @@ def run_ranking_jobs(datasets, encoder, provider, method, ranks, central, placem
 
 def _combine(run: JobRun, provider, method, encoder) -> MpcAucResult:
     outs = run.outs
+    refused = [out["refused"] for out in outs if "refused" in out]
+    if refused:
+        raise InputError(refused[0])
     if outs[0]["defined"] != outs[1]["defined"] or outs[0]["scaled"] != outs[1]["scaled"]:
         raise PartyFailure("P1", "the parties opened different outputs: "
                                  f"{outs[0]['scaled']} vs {outs[1]['scaled']}")
