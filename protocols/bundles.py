@@ -9,13 +9,15 @@ index, row count, the client's reply public key and the client id.
   party learn about a client besides its shares: who it is, how many rows it
   holds, and the key under which it accepts its ranks.
 * Rank bundle (party p -> client): p's shares of twice the global mid-rank of
-  each of the client's rows, in the client's row order.  Only the client can
-  open it; with both parties' bundles it recovers its own ranks, nothing else.
+  each of the client's rows, in the client's row order, signed by p (Ed25519,
+  its identity key pinned in the deployment).  Only the client can open it;
+  with both parties' valid bundles it recovers its own ranks, nothing else.
 """
 import struct
 from dataclasses import dataclass
 
 import numpy as np
+from cryptography.exceptions import InvalidSignature
 
 from . import sealing, sharing
 from .errors import BundleIntegrityError
@@ -29,6 +31,11 @@ _FIXED = struct.Struct(">7sBQ32sH")  # tag, party, rows, reply key, client-id le
 class SealedBundle:
     header: bytes
     sealed: bytes
+    signature: bytes = b""  # rank bundles: the making party's Ed25519 signature over header and ciphertext
+
+    @property
+    def signed_part(self) -> bytes:
+        return len(self.header).to_bytes(4, "big") + self.header + self.sealed
 
     def fields(self, tag: bytes = INPUT_TAG):
         """(party, rows, reply key, client) from the header; raises on a malformed header."""
@@ -81,16 +88,29 @@ def open_bundle(key: sealing.KeyPair, party: int, bundle: SealedBundle) -> Opene
     return OpenedBundle(client, body[0], body[1], body[2], reply_to)
 
 
-def seal_ranks(party: int, client: str, reply_to: bytes, twice_rank_shares: np.ndarray) -> SealedBundle:
-    """Party ``party``'s shares of a client's doubled mid-ranks, sealed for that client."""
+def seal_ranks(party: int, client: str, reply_to: bytes, twice_rank_shares: np.ndarray, sign) -> SealedBundle:
+    """Party ``party``'s shares of a client's doubled mid-ranks, sealed for that client and signed by
+    ``sign`` (the party's Ed25519 identity key: bytes -> signature)."""
     shares = np.ascontiguousarray(twice_rank_shares, dtype=np.int64)
-    return _seal(RANK_TAG, party, len(shares), reply_to, client, shares.tobytes(), reply_to)
+    bundle = _seal(RANK_TAG, party, len(shares), reply_to, client, shares.tobytes(), reply_to)
+    return SealedBundle(bundle.header, bundle.sealed, sign(bundle.signed_part))
 
 
-def open_ranks(key: sealing.KeyPair, client: str, bundles) -> np.ndarray:
-    """The client's global 0-based mid-ranks from the two parties' rank bundles (x.5 for ties)."""
+def open_ranks(key: sealing.KeyPair, client: str, bundles, party_keys) -> np.ndarray:
+    """The client's global 0-based mid-ranks from the two parties' rank bundles (x.5 for ties).
+
+    party_keys: [P0's, P1's] Ed25519 public keys, pinned in the deployment; a bundle without its
+    party's valid signature is refused, so a relay cannot forge ranks.
+    """
     parts = {}
     for bundle in bundles:
+        claimed = bundle.fields(RANK_TAG)[0]
+        if claimed not in (0, 1):
+            raise BundleIntegrityError("rank bundle names no compute party")
+        try:
+            party_keys[claimed].verify(bundle.signature, bundle.signed_part)
+        except InvalidSignature:
+            raise BundleIntegrityError(f"rank bundle for {client!r} is not signed by P{claimed}") from None
         party, addressed, _, body = _open(key, RANK_TAG, bundle, 1)
         if addressed != client:
             raise BundleIntegrityError(f"rank bundle is addressed to client {addressed!r}, not {client!r}")

@@ -67,6 +67,11 @@ class PublicIdentity:
         return fingerprint(x509.load_pem_x509_certificate(self.certificate.encode()).public_bytes(
             serialization.Encoding.DER))
 
+    @property
+    def verify_key(self):
+        """The role's Ed25519 public key (from its certificate): checks what the role signs."""
+        return x509.load_pem_x509_certificate(self.certificate.encode()).public_key()
+
 
 class Identity:
     """A role's private keys: the TLS key (Ed25519) and, for the compute parties, the sealing key (X25519)."""

@@ -109,7 +109,7 @@ def _party(ctx, fraction_bits: int):
         if job.ranks:
             if ctx.rank == 0:
                 ctx.progress("ranks back to input order")
-            rank_bundles = _rank_bundles(ctx.rank, opened, ranking.to_input_order(twice_rank))
+            rank_bundles = _rank_bundles(ctx, opened, ranking.to_input_order(twice_rank))
         ctx.send("result", {"defined": defined, "scaled": scaled, "rank_bundles": rank_bundles, **meter.read()})
 
 
@@ -192,13 +192,13 @@ def _ranking(ctx, job, m: int, shuffler):
     return BitonicRanking(PAD_KEY, progress)
 
 
-def _rank_bundles(party: int, opened, twice_rank) -> list:
-    """This party's share of each client's doubled ranks, sealed for that client."""
+def _rank_bundles(ctx, opened, twice_rank) -> list:
+    """This party's share of each client's doubled ranks, sealed for that client and signed by this party."""
     shares = twice_rank._tensor.share.numpy()
     bundles, start = [], 0
     for o in opened:
         rows = len(o.key_shares)
-        bundles.append(seal_ranks(party, o.client, o.reply_to, shares[start:start + rows]))
+        bundles.append(seal_ranks(ctx.rank, o.client, o.reply_to, shares[start:start + rows], ctx.sign))
         start += rows
     return bundles
 
@@ -223,7 +223,8 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
                                 on_progress):
         result = _combine(run, provider, method, encoder)
         if ranks:
-            result.ranks = {c: open_ranks(k, c, (run.outs[0]["rank_bundles"][i], run.outs[1]["rank_bundles"][i]))
+            result.ranks = {c: open_ranks(k, c, (run.outs[0]["rank_bundles"][i], run.outs[1]["rank_bundles"][i]),
+                                          run.party_keys)
                             for i, ((c, _, _), k) in enumerate(zip(run.clients, run.client_keys))}
         results.append(result)
     return results
@@ -238,6 +239,7 @@ class JobRun:
     client_keys: list
     sharing_s: float
     wall_s: float
+    party_keys: list = None  # P0's and P1's Ed25519 verify keys, pinned: rank bundles must carry their signatures
     dealer_traffic: dict = field(default_factory=dict)
 
     @property
@@ -266,6 +268,7 @@ def run_ranking_jobs(datasets, encoder, provider, method, ranks, central, placem
     with Session(_party, (FRACTION_BITS,), provider=provider, placement=placement,
                  timeout_s=timeout_s, on_progress=on_progress) as session:
         party_keys = session.deployment.seal_keys()
+        verify_keys = [session.deployment.public(role).verify_key for role in PARTIES]
         jobs = []
         for clients in datasets:
             start = time.perf_counter()
@@ -282,14 +285,15 @@ def run_ranking_jobs(datasets, encoder, provider, method, ranks, central, placem
             if central is not None:
                 charges = [session.recv(role, "charge") for role in PARTIES]
                 if any("refused" in c for c in charges):  # no input was sent
-                    runs.append(JobRun(charges, clients, [], client_keys, sharing_s, 0.0))
+                    runs.append(JobRun(charges, clients, [], client_keys, sharing_s, 0.0, verify_keys))
                     continue
             for p, role in enumerate(PARTIES):
                 session.send(role, "bundles", [pair[p] for pair in bundles])
             outs = [session.recv(role, "result") for role in PARTIES]
             if central is not None:
                 outs[0]["ledger"] = charges[0]
-            runs.append(JobRun(outs, clients, bundles, client_keys, sharing_s, time.perf_counter() - start))
+            runs.append(JobRun(outs, clients, bundles, client_keys, sharing_s, time.perf_counter() - start,
+                               verify_keys))
         for role in PARTIES:
             session.send(role, "job", None)
         finals = {role: session.recv(role, "done") for role in session.roles}

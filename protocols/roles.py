@@ -64,9 +64,11 @@ class RoleContext:
     ledger: this party's privacy ledger.
     """
 
-    def __init__(self, role, rank, provider, control, stream_key=None, seal_key=None, ledger=None):
+    def __init__(self, role, rank, provider, control, identity=None, stream_key=None, ledger=None):
         self.role, self.rank, self.provider = role, rank, provider
-        self.stream_key, self.seal_key = stream_key, seal_key
+        self._identity = identity
+        self.stream_key = stream_key
+        self.seal_key = identity.seal_key if identity is not None else None
         self.ledger = ledger  # protocols.ledger.Ledger of this party: DP releases are charged to it
         self._control = control
 
@@ -81,6 +83,10 @@ class RoleContext:
 
     def progress(self, text: str) -> None:
         self.send("progress", text)
+
+    def sign(self, data: bytes) -> bytes:
+        """This role's Ed25519 signature (its identity key, pinned in the deployment)."""
+        return self._identity.tls_key.sign(data)
 
 
 def prepare_process() -> None:
@@ -189,7 +195,7 @@ def _run(role, rank, provider, control, identity, target, args, ledger_dir):
 
         stream_key = dealer_key()
     ledger = Ledger(ledger_dir or default_directory(), role)
-    result = target(RoleContext(role, rank, provider, control, stream_key, identity.seal_key, ledger), *args)
+    result = target(RoleContext(role, rank, provider, control, identity, stream_key, ledger), *args)
     crypten.uninit()
     return result
 

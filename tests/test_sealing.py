@@ -1,6 +1,7 @@
 """Client shares: uniform masks, exact reconstruction, sealed bundles only the addressee opens."""
 import numpy as np
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from mpc_auc.protocols import sharing
 from mpc_auc.protocols.bundles import (INPUT_TAG, RANK_TAG, SealedBundle, open_bundle, open_ranks,
@@ -72,21 +73,42 @@ def test_truncated_bundle_is_rejected(sealed):
 
 def test_rank_bundles_open_only_for_their_client():
     alice, bob = KeyPair(), KeyPair()
+    signers = [Ed25519PrivateKey.generate() for _ in range(2)]
+    verify = [k.public_key() for k in signers]
     twice_ranks = np.array([0, 7, 12, 3], dtype=np.int64)  # ranks 0, 3.5, 6, 1.5
     s0, s1 = sharing.split(twice_ranks)
-    bundles = [seal_ranks(0, "alice", alice.public, s0), seal_ranks(1, "alice", alice.public, s1)]
-    assert np.array_equal(open_ranks(alice, "alice", bundles), [0, 3.5, 6, 1.5])
+    bundles = [seal_ranks(0, "alice", alice.public, s0, signers[0].sign),
+               seal_ranks(1, "alice", alice.public, s1, signers[1].sign)]
+    assert np.array_equal(open_ranks(alice, "alice", bundles, verify), [0, 3.5, 6, 1.5])
     assert bundles[0].fields(RANK_TAG)[1] == 4  # exactly alice's row count, nothing more
     with pytest.raises(BundleIntegrityError, match="authentication"):
-        open_ranks(bob, "alice", bundles)  # bob cannot read alice's ranks
+        open_ranks(bob, "alice", bundles, verify)  # bob cannot read alice's ranks
     with pytest.raises(BundleIntegrityError, match="addressed to client 'alice'"):
-        open_ranks(alice, "bob", bundles)
+        open_ranks(alice, "bob", bundles, verify)
     with pytest.raises(BundleIntegrityError, match="one rank bundle from each"):
-        open_ranks(alice, "alice", bundles[:1])
-    with pytest.raises(BundleIntegrityError, match="malformed"):
-        open_ranks(alice, "alice", [SealedBundle(*_input_like(bundles[0])), bundles[1]])
+        open_ranks(alice, "alice", bundles[:1], verify)
+    with pytest.raises(BundleIntegrityError):
+        open_ranks(alice, "alice", [SealedBundle(*_input_like(bundles[0])), bundles[1]], verify)
+
+
+def test_a_forged_rank_bundle_is_refused():
+    """A relay can seal ranks to the client's public reply key, but cannot sign as a party."""
+    alice = KeyPair()
+    signers = [Ed25519PrivateKey.generate() for _ in range(2)]
+    verify = [k.public_key() for k in signers]
+    s0, s1 = sharing.split(np.array([2, 4], dtype=np.int64))
+    honest = seal_ranks(1, "alice", alice.public, s1, signers[1].sign)
+    relay = Ed25519PrivateKey.generate()
+    forged = seal_ranks(0, "alice", alice.public, np.zeros(2, dtype=np.int64) - s1, relay.sign)  # ranks 0, 0
+    with pytest.raises(BundleIntegrityError, match="not signed by P0"):
+        open_ranks(alice, "alice", [forged, honest], verify)
+    unsigned = SealedBundle(forged.header, forged.sealed)
+    with pytest.raises(BundleIntegrityError, match="not signed by P0"):
+        open_ranks(alice, "alice", [unsigned, honest], verify)
+    genuine = seal_ranks(0, "alice", alice.public, s0, signers[0].sign)
+    assert np.array_equal(open_ranks(alice, "alice", [genuine, honest], verify), [1, 2])  # control
 
 
 def _input_like(bundle):
     """The rank bundle relabelled as an input bundle: its tag no longer matches."""
-    return bundle.header.replace(RANK_TAG, INPUT_TAG), bundle.sealed
+    return bundle.header.replace(RANK_TAG, INPUT_TAG), bundle.sealed, bundle.signature
