@@ -278,10 +278,3 @@ class SecureCommunicator(_base()):
                 self._put_obj(obj, r, group)
             return obj
         return self._take_obj(src, group, "broadcast_obj")
-
-    # raw bytes (keys and corrections of the dealer, circuits.dealer) -------------------
-    def send_bytes(self, data: bytes, dst: int, group=None) -> None:
-        self.links[dst].send(self._group(group).channel, data)
-
-    def recv_bytes(self, src: int, group=None) -> bytes:
-        return bytes(self.links[src].recv(self._group(group).channel, f"recv_bytes from {self.names[src]}"))

@@ -408,16 +408,15 @@ def dial(me, deployment, peer: str, hello: dict, timeout_s: float) -> Link:
 class Listener:
     """A role's one listening socket: authenticates dialers and sorts their links by session and purpose."""
 
-    def __init__(self, me, deployment, timeout_s: float, address: str = None, sock: socket.socket = None):
+    def __init__(self, me, deployment, timeout_s: float, sock: socket.socket = None):
+        """Listen on ``me``'s configured address, or on ``sock`` already bound (local runs)."""
         self.me, self.deployment, self.timeout_s = me, deployment, timeout_s
         self._peers = {p.fingerprint: p.role for p in deployment.peers_of(me.role)}
         self._context = me.tls_context(server=True, trusted=deployment.peers_of(me.role))
         if sock is None:
-            host, port = split_address(address or deployment.address(me.role))
-            sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET,
-                                        reuse_port=False)
+            host, port = split_address(deployment.address(me.role))
+            sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
         self.sock = sock
-        self.address = sock.getsockname()[:2]
         self._cond = threading.Condition()
         self._waiting = []  # (hello, link) not yet claimed
         self.refused = []  # why handshakes were refused (for the operator and the tests)
@@ -455,7 +454,7 @@ class Listener:
             self._waiting.append((hello, link))
             self._cond.notify_all()
 
-    def take(self, match, timeout_s: float = None, what: str = "a connection"):
+    def take(self, match, timeout_s: float = None):
         """The first waiting (hello, link) with ``match(hello)``; None after ``timeout_s`` (forever if None)."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
         with self._cond:

@@ -218,7 +218,7 @@ def _connect_mesh(identity, deployment, listener, session: str, roles, timeout_s
         links[peer] = dial(identity, deployment, peer, hello, timeout_s)
     for peer in roles[me + 1:]:
         taken = listener.take(lambda h, p=peer: h.get("purpose") == "mesh" and h.get("session") == session
-                              and h["from"] == p, timeout_s, f"the link from {peer}")
+                              and h["from"] == p, timeout_s)
         if taken is None:
             for link in links.values():
                 link.close(flush_s=0.5)

@@ -5,7 +5,6 @@ target itself and hands P0 and P1 different bundle lists.  P0 and P1
 compare a hash of their ordered (client, rows, reply key) lists before
 computing and both refuse; nothing is opened.
 """
-import numpy as np
 import pytest
 
 from mpc_auc.protocols.clients import share_client
