@@ -18,18 +18,21 @@ from .protocols.clear_auc import rank_sum_auc
 from .protocols.encoding import ScoreEncoder
 from .protocols import deployment as deploy
 from .protocols.errors import DeploymentError, InputError, PartyFailure
-from .protocols.mpc_central import CentralNoise, mpc_central_auc, release_std
+from .protocols.mpc_central import CentralNoise, central_release, mpc_central_auc, release_std
 from .protocols.deployment import Deployment
-from .protocols.identity import ROLES, SERVING, Identity
+from .protocols.identity import CLIENT_PREFIX, ROLES, SERVING, Identity, client_role
 from .protocols.ledger import Budget
 from .protocols.link import Listener
-from .protocols.mpc_exact import mpc_exact_auc
+from .protocols.mpc_exact import Request, exact_result, mpc_exact_auc, run_ranking_jobs
+from .protocols.submission import Evaluation, Roster
+from .protocols.submitter import submit
 from .protocols.roles import prepare_process, serve
 from .protocols.runtime import Placement, tune_allocator
 from .protocols.ustat_2pc import KERNELS, Sample, ustat_2pc
 from .synthetic import synthetic_evalset
 
 PROTOCOLS = ("mpc-exact", "mpc-central", "clear")
+_LARGEST = 1.7976931348623157e308  # float64's largest finite value
 
 
 def _progress(role: str, text: str) -> None:
@@ -75,6 +78,13 @@ def _rank_file_name(index: int, client: str) -> str:
     return f"{index:05d}-{client if safe else 'client'}.ranks.csv"
 
 
+def _write_ranks(path: str, client: str, ranks, mode: str = "x") -> None:
+    """One client's rank file: its rows' global mid-ranks in its row order (by default opened exclusively)."""
+    with open(path, mode) as f:
+        f.write(f"# client {client}: global 0-based mid-rank of each of its rows\nrow,rank\n")
+        f.writelines(f"{i},{r:g}\n" for i, r in enumerate(ranks))
+
+
 def _write_rank_files(directory: str, ranks: dict) -> None:
     """One file per client, as that client would hold it: its rows' global mid-ranks, in its row order.
 
@@ -84,9 +94,7 @@ def _write_rank_files(directory: str, ranks: dict) -> None:
     tmp = tempfile.mkdtemp(prefix=".mpc-auc-ranks-", dir=os.path.dirname(os.path.abspath(directory)))
     try:
         for index, (client, values) in enumerate(ranks.items()):
-            with open(os.path.join(tmp, _rank_file_name(index, client)), "x") as f:  # never overwrite
-                f.write(f"# client {client}: global 0-based mid-rank of each of its rows\nrow,rank\n")
-                f.writelines(f"{i},{r:g}\n" for i, r in enumerate(values))
+            _write_ranks(os.path.join(tmp, _rank_file_name(index, client)), client, values)
         os.rename(tmp, directory)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -128,6 +136,25 @@ def _require_epsilon(args) -> float:
     return args.epsilon
 
 
+def _central_record(release, noise: CentralNoise, method: str) -> dict:
+    """What an mpc-central result file holds: the released values and public parameters only."""
+    stat, positives = release.opened[0]
+    std = release_std(release.aucs[0], positives, release.m, noise)
+    return dict(auc=release.aucs[0], std=std,
+                ci95=[max(0.0, release.aucs[0] - 1.96 * std), min(1.0, release.aucs[0] + 1.96 * std)],
+                provider="TTP", method=method,
+                privacy={"epsilon": noise.epsilon, "delta": release.delta, "neighbours": noise.neighbours,
+                         "alpha": noise.alpha, "ledger": release.ledger},
+                revealed=[f"noisy {'2T' if noise.neighbours == 'label' else '2U'} = {stat}", f"noisy P = {positives}"],
+                traffic=release.traffic, mpc_wall_s=release.wall_s)
+
+
+def _exact_record(result) -> dict:
+    return dict(auc=result.auc, provider=result.provider, method=result.method, revealed=list(result.revealed),
+                traffic=result.traffic, client_upload_bytes=result.upload_bytes, mpc_wall_s=result.wall_s,
+                sharing_s=result.sharing_s)
+
+
 def cmd_run(args) -> int:
     _check_out(args.out, [args.input])
     if args.ranks_dir:
@@ -156,25 +183,13 @@ def cmd_run(args) -> int:
     elif args.protocol == "mpc-central":
         release = mpc_central_auc([clients], noise, encoder, args.method, placement, args.timeout, _progress,
                                   budget, [args.dataset_id] if args.dataset_id else None)[0]
-        stat, positives = release.opened[0]
-        std = release_std(release.aucs[0], positives, evalset.m, noise)
-        record.update(auc=release.aucs[0], std=std,
-                      ci95=[max(0.0, release.aucs[0] - 1.96 * std), min(1.0, release.aucs[0] + 1.96 * std)],
-                      provider="TTP", method=args.method,
-                      privacy={"epsilon": noise.epsilon, "delta": release.delta, "neighbours": noise.neighbours,
-                               "alpha": noise.alpha, "ledger": release.ledger},
-                      revealed=[f"noisy {'2T' if noise.neighbours == 'label' else '2U'} = {stat}",
-                                f"noisy P = {positives}"],
-                      traffic=release.traffic, mpc_wall_s=release.wall_s)
+        record.update(_central_record(release, noise, args.method))
     else:
         result = _run_mpc(clients, encoder, args, placement, ranks=bool(args.ranks_dir))
         if args.ranks_dir:
             _write_rank_files(args.ranks_dir, result.ranks)
             record["ranks_dir"] = os.path.abspath(args.ranks_dir)
-        record.update(auc=result.auc, provider=result.provider, method=result.method,
-                      revealed=list(result.revealed),
-                      traffic=result.traffic, client_upload_bytes=result.upload_bytes,
-                      mpc_wall_s=result.wall_s, sharing_s=result.sharing_s)
+        record.update(_exact_record(result))
     record["wall_s"] = time.perf_counter() - start
     _write_atomically(args.out, lambda tmp: _write_json(tmp, record))
     print(f"AUC = {record['auc']:.15f}  ({args.protocol}, M={evalset.m}) -> {args.out}")
@@ -228,6 +243,87 @@ def cmd_party(args) -> int:
         pass
     finally:
         listener.close()
+    return 0
+
+
+def cmd_evaluation_open(args) -> int:
+    """Declare an evaluation on a deployment's parties; they compute once its clients have submitted."""
+    _check_out(args.out)
+    noise = CentralNoise(_require_epsilon(args), args.alpha, args.neighbours) if args.protocol == "mpc-central" \
+        else None
+    if args.ranks and args.protocol != "mpc-exact":
+        raise InputError("--ranks needs --protocol mpc-exact")
+    budget = Budget.parse(args.budget) if args.budget else None
+    encoder = ScoreEncoder(args.score_range[0], args.score_range[1], args.score_dtype)
+    evaluation = Evaluation(args.id, Roster.load(args.roster), encoder, direct=True, deadline_s=args.deadline,
+                            allow_missing=args.allow_missing)
+    placement = Placement.deployed(args.deployment, args.key)
+    print(f"evaluation {args.id!r} open for {len(evaluation.roster.names)} client(s) until {args.deadline:g} s "
+          f"from now; the parties compute when all have submitted", file=sys.stderr, flush=True)
+    (run,) = run_ranking_jobs([Request(evaluation, None, args.dataset_id or "")], "TTP", args.method, args.ranks,
+                              noise, placement, args.timeout, _progress, budget)
+    record = {"protocol": args.protocol, "evaluation": args.id, "roster_sha256": evaluation.roster.digest,
+              "encoding": {"dtype": encoder.dtype, "range": [encoder.lo, encoder.hi], "exact": encoder.exact}}
+    if noise is not None:
+        release = central_release(run, noise)
+        record.update(_central_record(release, noise, args.method))
+    else:
+        release = exact_result(run, "TTP", args.method)
+        record.update(_exact_record(release))
+        del record["client_upload_bytes"], record["sharing_s"]  # the clients' own business, measured there
+    record.update(input_summary={"M": release.m, "clients": release.clients, "missing": release.missing,
+                                 "note": "public shape of the input (M and who took part)"},
+                  ranks_delivered=bool(args.ranks))
+    _write_atomically(args.out, lambda tmp: _write_json(tmp, record))
+    print(f"AUC = {record['auc']:.15f}  ({args.protocol}, evaluation {args.id}, M={release.m}, "
+          f"{release.clients} client(s)) -> {args.out}")
+    return 0
+
+
+def _client_role(name: str) -> str:
+    try:
+        return client_role(name)
+    except InputError as err:
+        raise InputError(f"--name: {err}") from None
+
+
+def cmd_client_keygen(args) -> int:
+    role = _client_role(args.name)
+    safe = args.name if all(c.isalnum() or c in "._-" for c in args.name) and len(args.name) <= 64 else "client"
+    key, roster = args.key or f"{safe}.key", args.roster or f"{safe}.roster.yaml"
+    for path in (key, roster):
+        _check_out(path)
+        if os.path.exists(path):
+            raise InputError(f"{path} exists already; choose another name")
+    identity = Identity(role)
+    Roster((identity.public,)).save(roster)
+    identity.save(key)
+    print(f"wrote {key} (private, mode 0600: keep it on this machine) and {roster} (public: send it to whoever "
+          f"opens the evaluation, who lists it with --roster)")
+    return 0
+
+
+def cmd_client_submit(args) -> int:
+    if args.ranks_out:
+        _check_out(args.ranks_out, [args.input])
+        if os.path.exists(args.ranks_out):
+            raise InputError(f"--ranks-out {args.ranks_out} exists already; choose a new file")
+    identity = Identity.load(args.key)
+    if identity.role != CLIENT_PREFIX + args.client:
+        raise DeploymentError(f"{args.key} is the key of {identity.role}, not of client:{args.client}")
+    deployment = Deployment.load(args.deployment)
+    # every score finite (the declared range comes with the ticket), every row this client's own
+    evalset = read_evalset(args.input, ScoreEncoder(-_LARGEST, _LARGEST), [args.client], both_classes=False)
+    outcome = submit(identity, deployment, args.evaluation, evalset.score, evalset.label, args.timeout,
+                     args.connect_timeout, lambda text: print(f"  [{args.client}] {text}", file=sys.stderr,
+                                                               flush=True))
+    if args.ranks_out:
+        if outcome.ranks is None:
+            raise InputError(f"evaluation {args.evaluation!r} does not deliver ranks (the job finished: "
+                             f"{outcome.status})")
+        _write_atomically(args.ranks_out, lambda tmp: _write_ranks(tmp, args.client, outcome.ranks, "w"))
+    print(f"client {args.client}: {outcome.rows} rows submitted to evaluation {args.evaluation!r}: "
+          f"{outcome.status}" + (f"; ranks -> {args.ranks_out}" if args.ranks_out else ""))
     return 0
 
 
@@ -329,6 +425,65 @@ def parser() -> argparse.ArgumentParser:
     party.add_argument("--timeout", type=_seconds, default=20.0,
                        help="seconds of silence from a peer or the coordinator before a session is dropped")
     party.set_defaults(func=cmd_party)
+
+    evaluation = sub.add_parser("evaluation", help="evaluations whose clients submit from their own machines")
+    ev_sub = evaluation.add_subparsers(dest="evaluation_command", required=True)
+    opened = ev_sub.add_parser("open", help="declare an evaluation on a deployment's parties, wait for its "
+                                            "clients' submissions, compute, write the result")
+    opened.add_argument("--deployment", required=True, help="the deployment.yaml of the running roles")
+    opened.add_argument("--key", help="the coordinator's key file (default: coordinator.key beside the deployment)")
+    opened.add_argument("--id", required=True, help="the evaluation's id (clients name it in client submit)")
+    opened.add_argument("--roster", required=True, nargs="+", metavar="FILE",
+                        help="roster file(s) naming the clients and their certificates (client keygen writes one "
+                             "per client); their rows enter in this order")
+    opened.add_argument("--protocol", choices=("mpc-exact", "mpc-central"), default="mpc-exact",
+                        help="what the parties reveal (default: %(default)s)")
+    opened.add_argument("--out", required=True, help="result JSON (written only on success)")
+    opened.add_argument("--deadline", type=_seconds, default=600.0,
+                        help="seconds the parties wait for every rostered client (default: %(default)s)")
+    opened.add_argument("--allow-missing", action="store_true",
+                        help="at the deadline, compute on the clients present (default: refuse, naming who is "
+                             "missing)")
+    opened.add_argument("--ranks", action="store_true", help="mpc-exact: send each client its rows' global ranks")
+    opened.add_argument("--score-range", nargs=2, type=float, default=(0.0, 1.0), metavar=("LO", "HI"),
+                        help="the declared score range every client's scores must lie in (default: 0 1)")
+    opened.add_argument("--score-dtype", choices=("float64", "float32"), default="float64",
+                        help="the declared score type (default: %(default)s)")
+    opened.add_argument("--epsilon", type=float, default=None, help="mpc-central: the privacy budget (required)")
+    opened.add_argument("--alpha", type=float, default=0.5,
+                        help="mpc-central: share of epsilon for the rank statistic (default: %(default)s)")
+    opened.add_argument("--neighbours", choices=("label", "record"), default="label",
+                        help="mpc-central: label DP or record DP (default: %(default)s)")
+    opened.add_argument("--budget", metavar="EPS[,DELTA]",
+                        help="mpc-central: the evaluation set's total privacy budget, enforced by the parties")
+    opened.add_argument("--dataset-id", help="mpc-central: the ledger id of the evaluation set (default: the "
+                                             "roster's SHA-256)")
+    opened.add_argument("--method", choices=("radix", "bitonic"), default="radix",
+                        help="oblivious ranking (default: %(default)s)")
+    opened.add_argument("--timeout", type=_seconds, default=20.0,
+                        help="seconds of silence from a role before the run stops with an error (default: "
+                             "%(default)s)")
+    opened.set_defaults(func=cmd_evaluation_open)
+
+    client = sub.add_parser("client", help="a data owner's commands: make a key, submit rows")
+    client_sub = client.add_subparsers(dest="client_command", required=True)
+    keygen = client_sub.add_parser("keygen", help="make a client key file and its one-entry roster file")
+    keygen.add_argument("--name", required=True, help="the client's name on rosters")
+    keygen.add_argument("--key", help="private key file to write (default: NAME.key)")
+    keygen.add_argument("--roster", help="public roster file to write (default: NAME.roster.yaml)")
+    keygen.set_defaults(func=cmd_client_keygen)
+    submit_ = client_sub.add_parser("submit", help="submit this client's rows to an open evaluation")
+    submit_.add_argument("--deployment", required=True, help="the deployment.yaml (the parties' pinned keys)")
+    submit_.add_argument("--evaluation", required=True, help="the evaluation's id")
+    submit_.add_argument("--client", required=True, help="this client's name on the roster")
+    submit_.add_argument("--key", required=True, help="this client's key file (client keygen)")
+    submit_.add_argument("--input", required=True, help="CSV client,score,label with this client's rows only")
+    submit_.add_argument("--ranks-out", help="wait for this client's rows' global ranks and write them here")
+    submit_.add_argument("--timeout", type=_seconds, default=20.0,
+                         help="seconds of silence from a party before it counts as lost (default: %(default)s)")
+    submit_.add_argument("--connect-timeout", type=_seconds, default=60.0,
+                         help="seconds to keep trying while the evaluation is not open yet (default: %(default)s)")
+    submit_.set_defaults(func=cmd_client_submit)
 
     gen = sub.add_parser("generate", help="write a Criteo-shaped synthetic CSV")
     gen.add_argument("--out", required=True)

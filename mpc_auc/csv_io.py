@@ -47,8 +47,11 @@ def _read_table(path, columns) -> list:
     return out
 
 
-def read_evalset(path, encoder: ScoreEncoder = ScoreEncoder(), declared_clients=None) -> EvalSet:
-    """Load and validate every row; raise InputError naming the file line of the first problem."""
+def read_evalset(path, encoder: ScoreEncoder = ScoreEncoder(), declared_clients=None,
+                 both_classes: bool = True) -> EvalSet:
+    """Load and validate every row; raise InputError naming the file line of the first problem.
+
+    both_classes: require positives and negatives (False for one client's own file)."""
     body = _read_table(path, COLUMNS)
     clients, scores, labels = [], np.empty(len(body)), np.empty(len(body), dtype=np.int64)
     for i, (client, score, label) in enumerate(body):
@@ -62,7 +65,7 @@ def read_evalset(path, encoder: ScoreEncoder = ScoreEncoder(), declared_clients=
         labels[i] = int(value)
         clients.append(client)
     return EvalSet.build(clients, scores, labels, encoder, declared_clients,
-                         locate=lambda i: f"{path} line {i + 2}")
+                         locate=lambda i: f"{path} line {i + 2}", both_classes=both_classes)
 
 
 USER_COLUMNS = {"gini": ("user", "value"), "kendall": ("user", "a", "b")}

@@ -18,12 +18,13 @@ class EvalSet:
 
     @classmethod
     def build(cls, client, score, label, encoder: ScoreEncoder = ScoreEncoder(),
-              declared_clients=None, locate=None) -> "EvalSet":
+              declared_clients=None, locate=None, both_classes: bool = True) -> "EvalSet":
         """Validate and freeze the rows.
 
         Raises InputError naming the problem: mismatched lengths, NaN/inf or
         out-of-range scores, labels other than 0/1, a declared client with no
-        rows (or a row of an undeclared client), no positives or no negatives.
+        rows (or a row of an undeclared client), no positives or no negatives
+        (unless ``both_classes`` is False: one client's own rows need not hold both).
         ``locate(i)`` names row i in messages (e.g. "line 7").
         """
         locate = locate or (lambda i: f"row {i}")
@@ -48,9 +49,9 @@ class EvalSet:
             if empty:
                 raise InputError(f"client {empty[0]!r} has no rows")
         positives = int(np.sum(label == 1))
-        if positives == 0:
+        if both_classes and positives == 0:
             raise InputError("the evaluation set has no positive labels: the AUC is undefined")
-        if positives == len(label):
+        if both_classes and positives == len(label):
             raise InputError("the evaluation set has no negative labels: the AUC is undefined")
         return cls(client, score, label.astype(np.int64))
 

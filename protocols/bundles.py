@@ -1,17 +1,23 @@
 """Sealed bundles: a client's shares for one compute party, and a party's rank shares for one client.
 
 Header (clear, authenticated as AEAD associated data): format tag, party
-index, row count, the client's reply public key and the client id.
+index, row count, the client's reply public key, the job nonce, the
+evaluation id and the client name.  A bundle therefore opens only in the
+job, evaluation and party it was made for, under the name it was made
+for: change any of them and the AEAD refuses it.
 
 * Input bundle (client -> party p): p's shares of the integer score keys
   (additive mod 2^64, and XOR shares of key + 2^61 for the radix sort) and
-  its additive shares of the labels.  The header is what a relay and the receiving
-  party learn about a client besides its shares: who it is, how many rows it
-  holds, and the key under which it accepts its ranks.
+  its additive shares of the labels.  The client signs a statement that
+  covers both of its bundles (protocols.submission).  The header is what a
+  relay and the receiving party learn about a client besides its shares:
+  who it is, how many rows it holds, and the key under which it accepts its
+  ranks.
 * Rank bundle (party p -> client): p's shares of twice the global mid-rank of
   each of the client's rows, in the client's row order, signed by p (Ed25519,
   its identity key pinned in the deployment).  Only the client can open it;
-  with both parties' valid bundles it recovers its own ranks, nothing else.
+  with both parties' valid bundles of its own job it recovers its own ranks,
+  nothing else.
 """
 import struct
 from dataclasses import dataclass
@@ -22,9 +28,9 @@ from cryptography.exceptions import InvalidSignature
 from . import sealing, sharing
 from .errors import BundleIntegrityError
 
-INPUT_TAG = b"MPCAUC2"
-RANK_TAG = b"MPCRNK1"
-_FIXED = struct.Struct(">7sBQ32sH")  # tag, party, rows, reply key, client-id length
+INPUT_TAG = b"MPCAUC3"
+RANK_TAG = b"MPCRNK2"
+_FIXED = struct.Struct(">7sBQ32s32sHH")  # tag, party, rows, reply key, nonce, evaluation-id and client-name lengths
 
 
 @dataclass(frozen=True)
@@ -37,15 +43,36 @@ class SealedBundle:
     def signed_part(self) -> bytes:
         return len(self.header).to_bytes(4, "big") + self.header + self.sealed
 
-    def fields(self, tag: bytes = INPUT_TAG):
-        """(party, rows, reply key, client) from the header; raises on a malformed header."""
+    def fields(self, tag: bytes = INPUT_TAG) -> "Header":
+        """The header's fields; raises on a malformed header."""
         if len(self.header) < _FIXED.size:
             raise BundleIntegrityError("bundle header is truncated")
-        got, party, rows, reply_to, id_len = _FIXED.unpack_from(self.header)
-        client = self.header[_FIXED.size:]
-        if got != tag or len(client) != id_len:
+        got, party, rows, reply_to, nonce, eval_len, id_len = _FIXED.unpack_from(self.header)
+        names = self.header[_FIXED.size:]
+        if got != tag or len(names) != eval_len + id_len:
             raise BundleIntegrityError("bundle header is malformed")
-        return party, rows, reply_to, client.decode("utf-8")
+        try:
+            return Header(party, rows, reply_to, nonce, names[:eval_len].decode(), names[eval_len:].decode())
+        except UnicodeDecodeError:
+            raise BundleIntegrityError("bundle header is malformed") from None
+
+
+@dataclass(frozen=True)
+class Header:
+    """What a bundle's clear header says (authenticated with the ciphertext)."""
+    party: int
+    rows: int
+    reply_to: bytes
+    nonce: bytes
+    evaluation: str
+    client: str
+
+
+@dataclass(frozen=True)
+class JobId:
+    """The job a bundle belongs to: its evaluation id and the nonce the parties drew for it."""
+    evaluation: str
+    nonce: bytes
 
 
 @dataclass(frozen=True)
@@ -57,64 +84,68 @@ class OpenedBundle:
     reply_to: bytes  # the client's public key for its rank bundles
 
 
-def _seal(tag, party, rows, reply_to, client, body, recipient) -> SealedBundle:
-    ident = client.encode("utf-8")
-    header = _FIXED.pack(tag, party, rows, reply_to, len(ident)) + ident
+def _seal(tag, party, rows, reply_to, job: JobId, client, body, recipient) -> SealedBundle:
+    evaluation, name = job.evaluation.encode("utf-8"), client.encode("utf-8")
+    header = _FIXED.pack(tag, party, rows, reply_to, job.nonce, len(evaluation), len(name)) + evaluation + name
     return SealedBundle(header, sealing.seal(recipient, body, header))
 
 
 def _open(key: sealing.KeyPair, tag: bytes, bundle: SealedBundle, words_per_row: int):
-    party, rows, reply_to, client = bundle.fields(tag)
+    header = bundle.fields(tag)
     body = key.open(bundle.sealed, bundle.header)
-    if len(body) != 8 * words_per_row * rows:
-        raise BundleIntegrityError(f"bundle of client {client!r} does not hold {rows} rows")
-    return party, client, reply_to, np.frombuffer(body, dtype=np.int64).reshape(words_per_row, rows).copy()
+    if len(body) != 8 * words_per_row * header.rows:
+        raise BundleIntegrityError(f"bundle of client {header.client!r} does not hold {header.rows} rows")
+    return header, np.frombuffer(body, dtype=np.int64).reshape(words_per_row, header.rows).copy()
 
 
-def seal_client(client: str, keys: np.ndarray, radix_keys: np.ndarray, labels: np.ndarray, party_keys,
+def seal_client(client: str, job: JobId, keys: np.ndarray, radix_keys: np.ndarray, labels: np.ndarray, party_keys,
                 reply_to: bytes) -> list:
     """Share one client's keys (additively), radix keys (XOR) and labels; seal share p for party p."""
     shares = [sharing.split(keys), sharing.split_xor(radix_keys), sharing.split(labels)]
-    return [_seal(INPUT_TAG, p, len(keys), reply_to, client, b"".join(s[p].tobytes() for s in shares), recipient)
-            for p, recipient in enumerate(party_keys)]
+    return [_seal(INPUT_TAG, p, len(keys), reply_to, job, client, b"".join(s[p].tobytes() for s in shares),
+                  recipient) for p, recipient in enumerate(party_keys)]
 
 
 def open_bundle(key: sealing.KeyPair, party: int, bundle: SealedBundle) -> OpenedBundle:
-    """The content of an input bundle sealed for this party."""
-    addressed, _, _, client = bundle.fields(INPUT_TAG)
-    if addressed != party:
-        raise BundleIntegrityError(f"bundle of client {client!r} is addressed to P{addressed}, not P{party}")
-    _, client, reply_to, body = _open(key, INPUT_TAG, bundle, 3)
-    return OpenedBundle(client, body[0], body[1], body[2], reply_to)
+    """The content of an input bundle sealed for this party (its header checked by the caller)."""
+    header = bundle.fields(INPUT_TAG)
+    if header.party != party:
+        raise BundleIntegrityError(f"bundle of client {header.client!r} is addressed to P{header.party}, "
+                                   f"not P{party}")
+    _, body = _open(key, INPUT_TAG, bundle, 3)
+    return OpenedBundle(header.client, body[0], body[1], body[2], header.reply_to)
 
 
-def seal_ranks(party: int, client: str, reply_to: bytes, twice_rank_shares: np.ndarray, sign) -> SealedBundle:
-    """Party ``party``'s shares of a client's doubled mid-ranks, sealed for that client and signed by
-    ``sign`` (the party's Ed25519 identity key: bytes -> signature)."""
+def seal_ranks(party: int, job: JobId, client: str, reply_to: bytes, twice_rank_shares: np.ndarray,
+               sign) -> SealedBundle:
+    """Party ``party``'s shares of a client's doubled mid-ranks in ``job``, sealed for that client and
+    signed by ``sign`` (the party's Ed25519 identity key: bytes -> signature)."""
     shares = np.ascontiguousarray(twice_rank_shares, dtype=np.int64)
-    bundle = _seal(RANK_TAG, party, len(shares), reply_to, client, shares.tobytes(), reply_to)
+    bundle = _seal(RANK_TAG, party, len(shares), reply_to, job, client, shares.tobytes(), reply_to)
     return SealedBundle(bundle.header, bundle.sealed, sign(bundle.signed_part))
 
 
-def open_ranks(key: sealing.KeyPair, client: str, bundles, party_keys) -> np.ndarray:
-    """The client's global 0-based mid-ranks from the two parties' rank bundles (x.5 for ties).
+def open_ranks(key: sealing.KeyPair, client: str, job: JobId, bundles, party_keys) -> np.ndarray:
+    """The client's global 0-based mid-ranks from the two parties' rank bundles of ``job`` (x.5 for ties).
 
     party_keys: [P0's, P1's] Ed25519 public keys, pinned in the deployment; a bundle without its
-    party's valid signature is refused, so a relay cannot forge ranks.
+    party's valid signature is refused, so a relay cannot forge ranks, nor replay those of another job.
     """
     parts = {}
     for bundle in bundles:
-        claimed = bundle.fields(RANK_TAG)[0]
+        claimed = bundle.fields(RANK_TAG).party
         if claimed not in (0, 1):
             raise BundleIntegrityError("rank bundle names no compute party")
         try:
             party_keys[claimed].verify(bundle.signature, bundle.signed_part)
         except InvalidSignature:
             raise BundleIntegrityError(f"rank bundle for {client!r} is not signed by P{claimed}") from None
-        party, addressed, _, body = _open(key, RANK_TAG, bundle, 1)
-        if addressed != client:
-            raise BundleIntegrityError(f"rank bundle is addressed to client {addressed!r}, not {client!r}")
-        parts[party] = body[0]
+        header, body = _open(key, RANK_TAG, bundle, 1)
+        if header.client != client:
+            raise BundleIntegrityError(f"rank bundle is addressed to client {header.client!r}, not {client!r}")
+        if (header.evaluation, header.nonce) != (job.evaluation, job.nonce):
+            raise BundleIntegrityError(f"rank bundle for {client!r} belongs to another job")
+        parts[header.party] = body[0]
     if sorted(parts) != [0, 1] or len(parts[0]) != len(parts[1]):
         raise BundleIntegrityError(f"client {client!r} needs one rank bundle from each of P0 and P1")
     return sharing.combine(parts[0], parts[1]) / 2

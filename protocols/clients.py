@@ -1,10 +1,9 @@
-"""What a client does before any protocol runs: check its rows, encode, share and seal them."""
+"""What a client checks before it submits: its name and its rows."""
 import unicodedata
 
 import numpy as np
 
-from .bundles import seal_client
-from .encoding import KEY_OFFSET, ScoreEncoder
+from .encoding import ScoreEncoder
 from .errors import InputError
 
 
@@ -41,14 +40,3 @@ def check_client(client: str, scores, labels, encoder: ScoreEncoder, locate=None
     if bad.any():
         i = int(np.argmax(bad))
         raise InputError(f"{locate(i)}: label {labels[i]!r} is not 0 or 1")
-
-
-def share_client(client: str, scores, labels, encoder: ScoreEncoder, party_keys, reply_to: bytes) -> list:
-    """[bundle for P0, bundle for P1] of one client's encoded, secret-shared rows.
-
-    reply_to: the client's public key, under which the parties seal its ranks.
-    """
-    check_client_id(client)
-    check_client(client, scores, labels, encoder)
-    keys = encoder.encode(np.asarray(scores, dtype=np.float64))
-    return seal_client(client, keys, keys + KEY_OFFSET, np.asarray(labels, dtype=np.int64), party_keys, reply_to)

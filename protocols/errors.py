@@ -5,8 +5,9 @@ class InputError(ValueError):
     """Input data that no protocol may run on; the message names the problem."""
 
 
-class BundleIntegrityError(Exception):
-    """A sealed share bundle failed authentication: modified, or sealed for another party."""
+class BundleIntegrityError(InputError):
+    """A sealed bundle failed authentication (modified, sealed for another party, or not signed by the party
+    it names): refused like bad input."""
 
 
 class PartyFailure(Exception):

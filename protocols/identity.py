@@ -35,6 +35,7 @@ DEALER = "dealer"
 COORDINATOR = "coordinator"
 SERVING = COMPUTE + (DEALER,)  # the roles that listen
 ROLES = SERVING + (COORDINATOR,)
+CLIENT_PREFIX = "client:"  # a data owner's role: "client:<its name on the roster>"
 _PEM = serialization.Encoding.PEM
 _VALIDITY = datetime.timedelta(days=3650)
 _KEY_FILE_TITLE = "# mpc-auc private key file of role "
@@ -45,8 +46,27 @@ def fingerprint(cert_der: bytes) -> str:
     return hashlib.sha256(cert_der).hexdigest()
 
 
+def client_role(name: str) -> str:
+    """The role of the client called ``name`` (a roster name, protocols.clients.check_client_id)."""
+    from .clients import check_client_id
+
+    check_client_id(name)
+    return CLIENT_PREFIX + name
+
+
+def _check_role(role: str) -> None:
+    if role.startswith(CLIENT_PREFIX):
+        client_role(role[len(CLIENT_PREFIX):])
+    elif role not in ROLES:
+        raise DeploymentError(f"unknown role {role!r}; roles are {', '.join(ROLES)} and client:NAME")
+
+
 def _self_signed(role: str, key: Ed25519PrivateKey) -> x509.Certificate:
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"mpc-auc {role}")])
+    common = f"mpc-auc {role}"
+    if role.startswith(CLIENT_PREFIX):  # names may exceed X.509's 64 characters; subjects must differ (issuer lookup)
+        raw = key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        common = f"mpc-auc client {hashlib.sha256(raw).hexdigest()[:32]}"
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common)])
     now = datetime.datetime.now(datetime.timezone.utc)
     return (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
             .serial_number(x509.random_serial_number())
@@ -74,12 +94,15 @@ class PublicIdentity:
 
 
 class Identity:
-    """A role's private keys: the TLS key (Ed25519) and, for the compute parties, the sealing key (X25519)."""
+    """A role's private keys: the TLS key (Ed25519) and, for the compute parties, the sealing key (X25519).
+
+    A client's identity (role ``client:NAME``) signs its submissions with the same Ed25519 key
+    that its certificate carries (protocols.submission).
+    """
 
     def __init__(self, role: str, tls_key: Ed25519PrivateKey = None, certificate: x509.Certificate = None,
                  seal_key: KeyPair = None):
-        if role not in ROLES:
-            raise DeploymentError(f"unknown role {role!r}; roles are {', '.join(ROLES)}")
+        _check_role(role)
         self.role = role
         self.tls_key = tls_key or Ed25519PrivateKey.generate()
         self.certificate = certificate or _self_signed(role, self.tls_key)
@@ -115,15 +138,22 @@ class Identity:
             raise DeploymentError(f"key file {path} is readable by others (mode {mode & 0o777:o}); chmod 600 it")
         try:
             first = data.splitlines()[0].decode()
-            role = first[len(_KEY_FILE_TITLE):].split(":")[0] if first.startswith(_KEY_FILE_TITLE) else None
+            role = first[len(_KEY_FILE_TITLE):].rpartition(": keep it secret")[0] if first.startswith(
+                _KEY_FILE_TITLE) else None
             keys = [serialization.load_pem_private_key(block, None) for block in _pem_blocks(data, b"PRIVATE KEY")]
             certificate = x509.load_pem_x509_certificate(_pem_blocks(data, b"CERTIFICATE")[0])
         except (ValueError, IndexError, UnicodeDecodeError) as err:
             raise DeploymentError(f"key file {path} is not an mpc-auc key file: {err}") from None
         tls = [k for k in keys if isinstance(k, Ed25519PrivateKey)]
         seal = [k for k in keys if isinstance(k, X25519PrivateKey)]
-        if role not in ROLES or len(tls) != 1:
+        if not role or len(tls) != 1:
             raise DeploymentError(f"key file {path} is not an mpc-auc key file")
+        try:
+            _check_role(role)
+        except ValueError as err:
+            raise DeploymentError(f"key file {path}: {err}") from None
+        if certificate.public_key() != tls[0].public_key():
+            raise DeploymentError(f"key file {path}: the certificate is not that of the private key")
         return cls(role, tls[0], certificate, KeyPair(seal[0]) if seal else None)
 
     # TLS ---------------------------------------------------------------------

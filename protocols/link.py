@@ -25,6 +25,7 @@ it wants; the listener identifies the dialer by its pinned certificate,
 reads its HELLO (the session it belongs to, and what it is for) and hands
 the link to whoever waits for it.  A role listens on exactly one address.
 """
+import collections
 import json
 import select
 import socket
@@ -419,7 +420,7 @@ class Listener:
         self.sock = sock
         self._cond = threading.Condition()
         self._waiting = []  # (hello, link) not yet claimed
-        self.refused = []  # why handshakes were refused (for the operator and the tests)
+        self.refused = collections.deque(maxlen=1000)  # why handshakes were refused (latest, for operator and tests)
         self._stopped = False
         threading.Thread(target=self._accept_loop, name=f"listener {me.role}", daemon=True).start()
 
@@ -453,6 +454,17 @@ class Listener:
         with self._cond:
             self._waiting.append((hello, link))
             self._cond.notify_all()
+
+    def trust(self, publics) -> None:
+        """Also accept dialers with these certificates (a job's rostered clients) until :meth:`distrust`."""
+        self._context.load_verify_locations(cadata="".join(p.certificate for p in publics))
+        self._peers.update({p.fingerprint: p.role for p in publics if p.fingerprint not in self._peers})
+
+    def distrust(self, publics) -> None:
+        """Refuse these certificates again (the handshake may pass; the pinned-fingerprint check refuses)."""
+        for p in publics:
+            if self._peers.get(p.fingerprint) == p.role:
+                del self._peers[p.fingerprint]
 
     def take(self, match, timeout_s: float = None):
         """The first waiting (hello, link) with ``match(hello)``; None after ``timeout_s`` (forever if None)."""

@@ -147,6 +147,7 @@ class CentralRelease:
     wall_s: float
     traffic: dict
     ledger: dict = None  # what the parties' ledgers charged, spent and have left
+    missing: list = None  # rostered clients left out (an evaluation allowing it)
 
 
 def mpc_central_auc(datasets, noise: CentralNoise, encoder=None, method: str = "radix", placement=None,
@@ -158,26 +159,27 @@ def mpc_central_auc(datasets, noise: CentralNoise, encoder=None, method: str = "
     a release the ledgers refuse raises InputError and nothing is computed.
     """
     from .encoding import ScoreEncoder
-    from .mpc_exact import run_ranking_jobs
+    from .mpc_exact import run_ranking_jobs, simulated
     from .runtime import LOCAL
 
     encoder = encoder or ScoreEncoder()
     for clients in datasets:  # before any process starts
         noise.check(sum(len(scores) for _, scores, _ in clients))
-    releases = []
     ids = dataset_ids or [dataset_id(clients) for clients in datasets]
-    for run in run_ranking_jobs(datasets, encoder, "TTP", method, False, noise, placement or LOCAL, timeout_s,
-                                on_progress, ids, budget):
-        refused = [out["refused"] for out in run.outs if "refused" in out]
-        if refused:
-            raise InputError(refused[0])
-        (stat0, p0), (stat1, p1) = run.outs[0]["central"], run.outs[1]["central"]
-        if not ((stat0 == stat1).all() and (p0 == p1).all()):
-            raise PartyFailure("P1", "the parties opened different releases")
-        m = run.m
-        releases.append(CentralRelease(
-            aucs=[auc_from_release(int(s), int(p), m, noise.neighbours) for s, p in zip(stat0, p0)],
-            opened=list(zip(stat0.tolist(), p0.tolist())), m=m, clients=len(run.clients),
-            epsilon=noise.epsilon, delta=noise.delta(m), neighbours=noise.neighbours, wall_s=run.wall_s,
-            traffic=run.traffic(), ledger=run.outs[0]["ledger"]))
-    return releases
+    requests = [simulated(clients, encoder, i) for clients, i in zip(datasets, ids)]
+    return [central_release(run, noise) for run in run_ranking_jobs(
+        requests, "TTP", method, False, noise, placement or LOCAL, timeout_s, on_progress, budget)]
+
+
+def central_release(run, noise: CentralNoise) -> CentralRelease:
+    """The release both parties opened in one job (mpc_exact.JobRun), checked to agree."""
+    run.refused()
+    (stat0, p0), (stat1, p1) = run.outs[0]["central"], run.outs[1]["central"]
+    if not ((stat0 == stat1).all() and (p0 == p1).all()):
+        raise PartyFailure("P1", "the parties opened different releases")
+    m = run.m
+    return CentralRelease(
+        aucs=[auc_from_release(int(s), int(p), m, noise.neighbours) for s, p in zip(stat0, p0)],
+        opened=list(zip(stat0.tolist(), p0.tolist())), m=m, clients=len(run.outs[0]["clients"]),
+        epsilon=noise.epsilon, delta=noise.delta(m), neighbours=noise.neighbours, wall_s=run.wall_s,
+        traffic=run.traffic(), ledger=run.outs[0]["ledger"], missing=run.outs[0]["missing"])

@@ -3,10 +3,16 @@
 Flow (docs/protocols/mpc-exact.md states every role's view):
 1. P0 and P1 each hold an X25519 sealing key pinned in the deployment
    (protocols.deployment); each client makes a key pair for its replies.
-2. Each client encodes its scores as order-preserving integer keys, splits
-   keys and labels into additive shares mod 2^64 (and the keys, offset to be
-   non-negative, also into XOR shares for the radix sort) with the OS CSPRNG
-   and seals share p for party p.  The coordinator only relays sealed bundles.
+2. The parties open the job: they draw its nonce together and issue each
+   client its ticket (protocols.intake).  Each client encodes its scores as
+   order-preserving integer keys, splits keys and labels into additive shares
+   mod 2^64 (and the keys, offset to be non-negative, also into XOR shares
+   for the radix sort) with the OS CSPRNG, seals share p for party p and signs
+   a statement binding both bundles to the job (protocols.submission).  It
+   sends them over its own TLS links to the parties (``mpc-auc client
+   submit``), or the coordinator relays them (the local run, which simulates
+   every client).  The parties admit only rostered, signed, fresh, bound
+   submissions and check they hold the same ones.
 3. Each party opens its bundles and enters CrypTen (precision 0, exact ring
    arithmetic) with its shares; the dealer serves Beaver triples and the
    shuffle correlations.
@@ -20,17 +26,21 @@ Flow (docs/protocols/mpc-exact.md states every role's view):
    client that owns it: each party seals its share of twice the rank, in the
    client's row order, for that client alone (protocols.bundles).
 """
+import secrets
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from .bundles import open_bundle, open_ranks, seal_ranks
-from .clients import share_client
+from .bundles import open_ranks, seal_ranks
+from .clients import check_client, check_client_id
 from .encoding import PAD_KEY, ScoreEncoder
 from .errors import InputError, PartyFailure
+from .identity import CLIENT_PREFIX, Identity, client_role
+from .intake import Intake, refusal
 from .runtime import DEALER, LOCAL, PARTIES, Placement, Session, TrafficMeter
 from .sealing import KeyPair
+from .submission import Evaluation, Roster, make_submission
 
 FRACTION_BITS = 52  # the AUC is revealed as floor(AUC * 2^52): error < 2.3e-16
 METHODS = ("radix", "bitonic")
@@ -49,111 +59,111 @@ class MpcAucResult:
     upload_bytes: int = 0  # sealed bundles sent by all clients to both parties
     exact_encoding: bool = True
     ranks: dict = None  # client -> its rows' global 0-based mid-ranks (only with ranks=True)
+    missing: list = field(default_factory=list)  # rostered clients left out (an evaluation allowing it)
     revealed: tuple = ("AUC as floor(AUC * 2^52) / 2^52", "whether both classes occur")
 
 
 @dataclass(frozen=True)
 class Job:
-    rows: tuple  # each client's row count (public; the sealed bundles follow once the job may run)
+    evaluation: object  # submission.Evaluation: id, roster, encoding, how submissions arrive
     method: str
-    key_bits: int
     ranks: bool
+    rows: tuple = None  # relayed submissions: each client's row count, announced so a release is charged first
     central: object = None  # mpc_central.CentralNoise: open noisy statistics instead of the AUC
-    dataset: str = ""  # the evaluation set's id in the parties' privacy ledgers (central releases)
+    dataset: str = ""  # the evaluation set's id in the parties' privacy ledgers ("": the roster's digest)
     budget: object = None  # ledger.Budget the coordinator asks for (a party's ledger may only lower it)
+
+    @property
+    def ledger_id(self) -> str:
+        return self.dataset or f"roster-sha256:{self.evaluation.roster.digest}"
 
 
 # ------------------------------------------------------------- party side
 
 def _party(ctx, fraction_bits: int):
-    from ..circuits.division import fraction_bits as divide
-    from ..circuits.rank_auc import auc_fraction
-    from ..circuits.shares import from_share, reveal_int
     from ..circuits.bits import BitConverter
     from ..circuits.shuffle import Shuffler
 
-    key = ctx.seal_key  # pinned in the deployment: clients seal to it
-    shuffler = Shuffler(ctx.stream_key)
-    converter = BitConverter(ctx.stream_key)
+    # one sequential stream each per session: the dealer expands the same streams for its correlations
+    shuffler, converter = Shuffler(ctx.stream_key), BitConverter(ctx.stream_key)
     while (job := ctx.recv("job")) is not None:
-        if job.central is not None:  # charged before any input moves
-            charge = _charge(ctx, job)
-            ctx.send("charge", charge)
-            if "refused" in charge:
-                continue
-        opened = [open_bundle(key, ctx.rank, b) for b in ctx.recv("bundles")]
-        refused = _agree_on_inputs(opened, job.rows)
-        if refused:
-            ctx.send("result", {"refused": refused})
+        intake = Intake(ctx, job)
+        charge = None
+        if job.central is not None and job.rows is not None and not intake.problem:  # before any input moves
+            charge = _charge(ctx, job, sum(job.rows))
+            intake.problem = charge.get("refused", "")
+        ctx.send("ticket", {"refused": refusal(intake.problem)} if intake.problem else intake.ticket)
+        if intake.problem:
             continue
-        meter = TrafficMeter()
-        keys = from_share(np.concatenate([o.key_shares for o in opened]))
-        key_xor = np.concatenate([o.key_xor_shares for o in opened])
-        labels = from_share(np.concatenate([o.label_shares for o in opened]))
-        ranking = _ranking(ctx, job, keys.size(0), shuffler)
-        starts, (sorted_labels,) = ranking.sort(keys, key_xor, [labels])
+        admitted = intake.collect()
+        if not intake.problem and job.central is not None and charge is None:  # direct: rows known only now
+            charge = _charge(ctx, job, sum(a.rows for a in admitted))
+            intake.problem = charge.get("refused", "")
+        if intake.problem:
+            intake.finish(lambda _: ("refused", refusal(intake.problem)))
+            ctx.send("result", {"refused": refusal(intake.problem), "missing": intake.missing})
+            continue
+        result = _compute(ctx, job, intake, [a.opened for a in admitted], fraction_bits, shuffler, converter)
+        result.update(clients=[a.client for a in admitted], rows=[a.rows for a in admitted], missing=intake.missing)
+        if charge is not None:
+            result["ledger"] = charge
+        bundles = result.pop("rank_bundles", None) or {}
+        intake.finish(lambda name: ("ranks", bundles[name]) if name in bundles else
+                      ("done", "computed" if name in result["clients"] else
+                       "the other party holds no submission from you: left out"))
+        if not job.evaluation.direct:
+            result["rank_bundles"] = bundles or None
+        ctx.send("result", result)
+
+
+def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, converter) -> dict:
+    """The oblivious ranking and the opened outputs of one job, on the agreed inputs."""
+    from ..circuits.division import fraction_bits as divide
+    from ..circuits.rank_auc import auc_fraction
+    from ..circuits.shares import from_share, reveal_int
+
+    meter = TrafficMeter()
+    keys = from_share(np.concatenate([o.key_shares for o in opened]))
+    key_xor = np.concatenate([o.key_xor_shares for o in opened])
+    labels = from_share(np.concatenate([o.label_shares for o in opened]))
+    ranking = _ranking(ctx, job, keys.size(0), shuffler)
+    starts, (sorted_labels,) = ranking.sort(keys, key_xor, [labels])
+    if ctx.rank == 0:
+        ctx.progress("tie groups and rank sum")
+    twice_u, twice_pn, twice_rank = auc_fraction(shuffler, starts, sorted_labels, mid_ranks=job.ranks)
+    if job.central is not None:
+        release = _central_release(ctx, job.central, twice_u, labels, converter)
+        return {"central": release, **meter.read()}
+    defined = bool(reveal_int(twice_pn > 0).item())
+    scaled = None
+    if defined:
         if ctx.rank == 0:
-            ctx.progress("tie groups and rank sum")
-        twice_u, twice_pn, twice_rank = auc_fraction(shuffler, starts, sorted_labels, mid_ranks=job.ranks)
-        if job.central is not None:
-            ctx.send("result", {"central": _central_release(ctx, job.central, twice_u, labels, converter),
-                                **meter.read()})
-            continue
-        defined = bool(reveal_int(twice_pn > 0).item())
-        scaled = None
-        if defined:
-            if ctx.rank == 0:
-                ctx.progress(f"exact division to {fraction_bits} bits")
-            scaled = int(reveal_int(divide(twice_u, twice_pn, fraction_bits)).item())
-        rank_bundles = None
-        if job.ranks:
-            if ctx.rank == 0:
-                ctx.progress("ranks back to input order")
-            rank_bundles = _rank_bundles(ctx, opened, ranking.to_input_order(twice_rank))
-        ctx.send("result", {"defined": defined, "scaled": scaled, "rank_bundles": rank_bundles, **meter.read()})
+            ctx.progress(f"exact division to {fraction_bits} bits")
+        scaled = int(reveal_int(divide(twice_u, twice_pn, fraction_bits)).item())
+    rank_bundles = None
+    if job.ranks:
+        if ctx.rank == 0:
+            ctx.progress("ranks back to input order")
+        rank_bundles = _rank_bundles(ctx, intake.ticket.job, opened, ranking.to_input_order(twice_rank))
+    return {"defined": defined, "scaled": scaled, "rank_bundles": rank_bundles, **meter.read()}
 
 
-def _agree_on_inputs(opened, rows) -> str:
-    """Why the job's inputs must be refused, or "": P0 and P1 must hold the same clients, in the same order,
-    each once, with the announced row counts.  They compare a SHA-256 over (client, rows, reply key), so a
-    relay that drops, duplicates or reorders bundles at one party is caught before any computation."""
-    import hashlib
-    import json
+def _charge(ctx, job, m: int) -> dict:
+    """Charge the release to this party's ledger if both parties' ledgers admit it; before any MPC work.
 
-    import torch
-
-    from ..circuits.crypten_compat import crypten
-
-    names = [o.client for o in opened]
-    problem = ""
-    if len(set(names)) != len(names):
-        problem = f"client {next(n for n in names if names.count(n) > 1)!r} has two bundles in this job"
-    elif [len(o.key_shares) for o in opened] != list(rows):
-        problem = "the bundles do not hold the announced row counts"
-    digest = hashlib.sha256(json.dumps([[o.client, len(o.key_shares), o.reply_to.hex()] for o in opened]).encode())
-    mine = torch.from_numpy(np.frombuffer(digest.digest(), dtype=np.int64).copy())
-    lists = crypten.communicator.get().all_gather(mine)
-    if not problem and not all(torch.equal(t, lists[0]) for t in lists):
-        problem = "P0 and P1 received different client lists (dropped, added or reordered bundles)"
-    return f"inputs refused: {problem}; nothing was computed" if problem else ""
-
-
-def _charge(ctx, job) -> dict:
-    """Charge the release to this party's ledger if both parties' ledgers admit it; before any data moves.
-
-    Returns {"refused": why} or what was charged.  M is the sum of the announced (public) row counts.
+    Returns {"refused": why} or what was charged.  m: the public total row count.
     """
     import torch
 
     from ..circuits.crypten_compat import crypten
     from .ledger import ACCOUNTING
 
-    release = job.central.release(sum(job.rows))
-    verdict = ctx.ledger.decide(job.dataset, job.budget, release)
+    release = job.central.release(m)
+    verdict = ctx.ledger.decide(job.ledger_id, job.budget, release)
     votes = crypten.communicator.get().all_gather(torch.tensor([int(verdict["fits"])]))
     if not all(int(v.item()) for v in votes):
         return {"refused": verdict["message"] or "the other compute party's privacy ledger refused this release"}
-    ctx.ledger.commit(job.dataset, verdict["budget"], release)
+    ctx.ledger.commit(job.ledger_id, verdict["budget"], release)
     budget = verdict["budget"]
     return {"charged": {"epsilon": release.epsilon, "delta": release.circuit_delta},
             "spent": verdict["after"].as_dict(), "accounting": ACCOUNTING,
@@ -180,7 +190,8 @@ def _ranking(ctx, job, m: int, shuffler):
     from ..circuits.bitonic import BitonicRanking, layer_count
     from ..circuits.radix import RadixRanking
 
-    total = job.key_bits if job.method == "radix" else layer_count(m)
+    key_bits = job.evaluation.encoder.key_bits
+    total = key_bits if job.method == "radix" else layer_count(m)
     step = max(1, total // 10)
 
     def progress(done, _total):
@@ -188,17 +199,17 @@ def _ranking(ctx, job, m: int, shuffler):
             ctx.progress(f"oblivious {job.method} sort of {m} scores: step {done}/{total}")
 
     if job.method == "radix":
-        return RadixRanking(shuffler, job.key_bits, progress)
+        return RadixRanking(shuffler, key_bits, progress)
     return BitonicRanking(PAD_KEY, progress)
 
 
-def _rank_bundles(ctx, opened, twice_rank) -> list:
-    """This party's share of each client's doubled ranks, sealed for that client and signed by this party."""
+def _rank_bundles(ctx, job_id, opened, twice_rank) -> dict:
+    """Client -> this party's share of its doubled ranks, sealed for that client and signed by this party."""
     shares = twice_rank._tensor.share.numpy()
-    bundles, start = [], 0
+    bundles, start = {}, 0
     for o in opened:
         rows = len(o.key_shares)
-        bundles.append(seal_ranks(ctx.rank, o.client, o.reply_to, shares[start:start + rows], ctx.sign))
+        bundles[o.client] = seal_ranks(ctx.rank, job_id, o.client, o.reply_to, shares[start:start + rows], ctx.sign)
         start += rows
     return bundles
 
@@ -210,7 +221,8 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
                   timeout_s: float = 20.0, on_progress=None):
     """Run mpc-exact on each dataset in one session of the parties.
 
-    datasets: list of datasets, each a list of (client_id, scores, labels).
+    datasets: list of datasets, each a list of (client_id, scores, labels); every client is simulated
+      here (:func:`simulated`) and its signed submissions relayed to the parties.
     provider: must be "TTP" (a separate dealer process; the shuffles need it).
     method: "radix" (the fast oblivious sort) or "bitonic" (the reference network).  ranks: also deliver each client its rows'
       global mid-ranks (result.ranks), sealed so only that client can read them.
@@ -218,33 +230,53 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
     Returns one MpcAucResult per dataset.  Raises InputError for bad input
     (before any party learns anything) and PartyFailure if a role fails.
     """
-    results = []
-    for run in run_ranking_jobs(datasets, encoder, provider, method, ranks, None, placement, timeout_s,
-                                on_progress):
-        result = _combine(run, provider, method, encoder)
-        if ranks:
-            result.ranks = {c: open_ranks(k, c, (run.outs[0]["rank_bundles"][i], run.outs[1]["rank_bundles"][i]),
-                                          run.party_keys)
-                            for i, ((c, _, _), k) in enumerate(zip(run.clients, run.client_keys))}
-        results.append(result)
-    return results
+    requests = [simulated(clients, encoder) for clients in datasets]
+    return [exact_result(run, provider, method)
+            for run in run_ranking_jobs(requests, provider, method, ranks, None, placement, timeout_s, on_progress)]
+
+
+@dataclass(frozen=True)
+class Request:
+    """One job as the coordinator asks for it: the evaluation and, when it relays them, the clients' rows."""
+    evaluation: Evaluation
+    clients: list = None  # [(client identity, scores, labels)] simulated here; None: clients submit directly
+    dataset: str = ""  # the ledger id ("": the roster's digest)
+
+
+def simulated(clients, encoder: ScoreEncoder, dataset: str = "") -> Request:
+    """Every client of ``clients`` ((id, scores, labels)) simulated in this process, each with a fresh key
+    on a roster of its own; all rows are checked here, before any role starts."""
+    if not clients:
+        raise InputError("a dataset has no clients")
+    for name, scores, labels in clients:
+        check_client_id(name)
+        check_client(name, scores, labels, encoder)
+    identities = [Identity(client_role(name)) for name, _, _ in clients]
+    evaluation = Evaluation(f"local-{secrets.token_hex(8)}", Roster(tuple(i.public for i in identities)), encoder)
+    return Request(evaluation, [(i, s, y) for i, (_, s, y) in zip(identities, clients)], dataset)
 
 
 @dataclass
 class JobRun:
-    """One dataset's pass through the parties: what each party sent back, and the set-up around it."""
+    """One job's pass through the parties: what each party sent back, and the set-up around it."""
     outs: list
-    clients: list
-    bundles: list
-    client_keys: list
-    sharing_s: float
-    wall_s: float
+    ticket: object = None  # submission.Ticket of the job (None if refused at its start)
+    reply_keys: dict = field(default_factory=dict)  # simulated client -> its key for its rank bundles
+    sharing_s: float = 0.0
+    wall_s: float = 0.0
     party_keys: list = None  # P0's and P1's Ed25519 verify keys, pinned: rank bundles must carry their signatures
+    upload_bytes: int = 0
     dealer_traffic: dict = field(default_factory=dict)
 
     @property
     def m(self) -> int:
-        return sum(len(s) for _, s, _ in self.clients)
+        return sum(self.outs[0]["rows"])
+
+    def refused(self) -> None:
+        """Raise InputError with the parties' reasons if they refused the job."""
+        reasons = list(dict.fromkeys(out["refused"] for out in self.outs if "refused" in out))
+        if reasons:
+            raise InputError(" | ".join(reasons))
 
     def traffic(self) -> dict:
         """Per role: the parties' meters for this job, and the dealer's totals for the session."""
@@ -252,48 +284,22 @@ class JobRun:
         return {**{role: {k: o[k] for k in meters} for role, o in zip(PARTIES, self.outs)}, **self.dealer_traffic}
 
 
-def run_ranking_jobs(datasets, encoder, provider, method, ranks, central, placement, timeout_s,
-                     on_progress, ledger_ids=None, budget=None) -> list:
-    """Share each dataset, run the oblivious ranking job in one session, and return a JobRun per dataset."""
+def run_ranking_jobs(requests, provider, method, ranks, central, placement, timeout_s, on_progress,
+                     budget=None) -> list:
+    """Run each request's job in one session of the parties; a JobRun per request."""
     if method not in METHODS:
         raise InputError(f"method must be one of {METHODS}, not {method!r}")
     if provider != "TTP":
         raise InputError("mpc-exact needs the separate dealer (provider TTP) for its shuffles")
-    if not datasets:
+    if not requests:
         raise InputError("no dataset to evaluate")
-    for clients in datasets:
-        if not clients:
-            raise InputError("a dataset has no clients")
     runs = []
     with Session(_party, (FRACTION_BITS,), provider=provider, placement=placement,
                  timeout_s=timeout_s, on_progress=on_progress) as session:
-        party_keys = session.deployment.seal_keys()
         verify_keys = [session.deployment.public(role).verify_key for role in PARTIES]
-        jobs = []
-        for clients in datasets:
-            start = time.perf_counter()
-            client_keys = [KeyPair() for _ in clients]
-            bundles = [share_client(c, s, y, encoder, party_keys, k.public)
-                       for (c, s, y), k in zip(clients, client_keys)]
-            jobs.append((bundles, client_keys, time.perf_counter() - start))
-        for index, ((bundles, client_keys, sharing_s), clients) in enumerate(zip(jobs, datasets)):
-            start = time.perf_counter()
-            job = Job(tuple(len(s) for _, s, _ in clients), method, encoder.key_bits, ranks, central,
-                      ledger_ids[index] if ledger_ids else "", budget)
-            for role in PARTIES:
-                session.send(role, "job", job)
-            if central is not None:
-                charges = [session.recv(role, "charge") for role in PARTIES]
-                if any("refused" in c for c in charges):  # no input was sent
-                    runs.append(JobRun(charges, clients, [], client_keys, sharing_s, 0.0, verify_keys))
-                    continue
-            for p, role in enumerate(PARTIES):
-                session.send(role, "bundles", [pair[p] for pair in bundles])
-            outs = [session.recv(role, "result") for role in PARTIES]
-            if central is not None:
-                outs[0]["ledger"] = charges[0]
-            runs.append(JobRun(outs, clients, bundles, client_keys, sharing_s, time.perf_counter() - start,
-                               verify_keys))
+        for request in requests:
+            runs.append(_run_job(session, request, method, ranks, central, budget))
+            runs[-1].party_keys = verify_keys
         for role in PARTIES:
             session.send(role, "job", None)
         finals = {role: session.recv(role, "done") for role in session.roles}
@@ -303,25 +309,61 @@ def run_ranking_jobs(datasets, encoder, provider, method, ranks, central, placem
     return runs
 
 
-def _combine(run: JobRun, provider, method, encoder) -> MpcAucResult:
+def _run_job(session, request: Request, method, ranks, central, budget) -> JobRun:
+    start = time.perf_counter()
+    rows = tuple(len(s) for _, s, _ in request.clients) if request.clients is not None else None
+    job = Job(request.evaluation, method, ranks, rows, central, request.dataset, budget)
+    for role in PARTIES:
+        session.send(role, "job", job)
+    tickets = [session.recv(role, "ticket") for role in PARTIES]
+    if any(isinstance(t, dict) for t in tickets):  # refused before any input moved
+        return JobRun([t for t in tickets if isinstance(t, dict)])
+    if tickets[0] != tickets[1]:
+        raise PartyFailure("P1", "P0 and P1 issued different tickets for the same job")
+    run = JobRun([], tickets[0])
+    if request.clients is not None:
+        sharing = time.perf_counter()
+        seal_keys = session.deployment.seal_keys()
+        submissions = []
+        for identity, scores, labels in request.clients:
+            reply = KeyPair()
+            run.reply_keys[identity.role[len(CLIENT_PREFIX):]] = reply
+            submissions.append(make_submission(identity, run.ticket, scores, labels, seal_keys, reply.public))
+        run.sharing_s = time.perf_counter() - sharing
+        run.upload_bytes = sum(len(s.bundle.header) + len(s.bundle.sealed) + len(s.statement) + len(s.signature)
+                               for pair in submissions for s in pair)
+        for p, role in enumerate(PARTIES):
+            session.send(role, "submissions", [pair[p] for pair in submissions])
+    run.outs = [session.recv(role, "result") for role in PARTIES]
+    run.wall_s = time.perf_counter() - start
+    return run
+
+
+def exact_result(run: JobRun, provider, method) -> MpcAucResult:
+    """The AUC both parties opened (and, for simulated clients, their ranks), checked to agree."""
+    run.refused()
     outs = run.outs
-    refused = [out["refused"] for out in outs if "refused" in out]
-    if refused:
-        raise InputError(refused[0])
     if outs[0]["defined"] != outs[1]["defined"] or outs[0]["scaled"] != outs[1]["scaled"]:
         raise PartyFailure("P1", "the parties opened different outputs: "
                                  f"{outs[0]['scaled']} vs {outs[1]['scaled']}")
     if not outs[0]["defined"]:
         raise InputError("the joint data has no positives or no negatives: the AUC is undefined")
+    encoder = run.ticket.encoder
+    ranks = None
+    if outs[0].get("rank_bundles"):
+        ranks = {c: open_ranks(key, c, run.ticket.job, [out["rank_bundles"][c] for out in outs], run.party_keys)
+                 for c, key in run.reply_keys.items()}
     return MpcAucResult(
         auc=outs[0]["scaled"] / 2 ** FRACTION_BITS,
         m=run.m,
-        clients=len(run.clients),
+        clients=len(outs[0]["clients"]),
         provider=provider,
         method=method,
         wall_s=run.wall_s,
         sharing_s=run.sharing_s,
         traffic=run.traffic(),
-        upload_bytes=sum(len(b.header) + len(b.sealed) for pair in run.bundles for b in pair),
+        upload_bytes=run.upload_bytes,
         exact_encoding=encoder.exact,
+        ranks=ranks,
+        missing=outs[0]["missing"],
     )

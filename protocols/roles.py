@@ -61,15 +61,17 @@ class RoleContext:
 
     stream_key: the dealer key k_p of this party (circuits.csprng; provider TTP), from which
     the shuffles' correlations are expanded.  seal_key: the X25519 key clients seal shares to.
-    ledger: this party's privacy ledger.
+    ledger: this party's privacy ledger.  listener: this role's listening socket, where clients
+    submitting directly connect (protocols.intake).
     """
 
-    def __init__(self, role, rank, provider, control, identity=None, stream_key=None, ledger=None):
+    def __init__(self, role, rank, provider, control, identity=None, stream_key=None, ledger=None, listener=None):
         self.role, self.rank, self.provider = role, rank, provider
         self._identity = identity
         self.stream_key = stream_key
         self.seal_key = identity.seal_key if identity is not None else None
         self.ledger = ledger  # protocols.ledger.Ledger of this party: DP releases are charged to it
+        self.listener = listener
         self._control = control
 
     def send(self, kind: str, payload=None) -> None:
@@ -149,7 +151,7 @@ def _session(identity, deployment, listener, control, local_targets, once, ledge
                                                                              mesh.items()}, names, provider == "TTP"))
         crypten.cfg.mpc.provider = provider
         crypten.cfg.communicator.verbose = True  # count rounds and bytes
-        result = _run(role, rank, provider, control, identity, target, start.get("args", ()), ledger_dir)
+        result = _run(role, rank, provider, control, identity, target, start.get("args", ()), ledger_dir, listener)
         send_message(control, "done", result)
         return True
     except BaseException as err:  # report anything to the coordinator, then drop the session
@@ -178,7 +180,7 @@ def _session(identity, deployment, listener, control, local_targets, once, ledge
             listener.drop(lambda h: h.get("session") == session)
 
 
-def _run(role, rank, provider, control, identity, target, args, ledger_dir):
+def _run(role, rank, provider, control, identity, target, args, ledger_dir, listener):
     from ..circuits.crypten_compat import crypten
     from .ledger import Ledger, default_directory
     from .runtime import TrafficMeter
@@ -195,7 +197,7 @@ def _run(role, rank, provider, control, identity, target, args, ledger_dir):
 
         stream_key = dealer_key()
     ledger = Ledger(ledger_dir or default_directory(), role)
-    result = target(RoleContext(role, rank, provider, control, identity, stream_key, ledger), *args)
+    result = target(RoleContext(role, rank, provider, control, identity, stream_key, ledger, listener), *args)
     crypten.uninit()
     return result
 

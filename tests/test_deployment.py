@@ -8,70 +8,16 @@ ends a role cleanly.
 """
 import json
 import os
-import shutil
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 from sklearn.metrics import roc_auc_score
 
 from mpc_auc.csv_io import read_evalset
-from mpc_auc.protocols.link import free_port
-
-CLI = [sys.executable, "-m", "mpc_auc.cli"]
-HOSTS = {"P0": "127.0.0.2", "P1": "127.0.0.3", "dealer": "127.0.0.4"}
-
-
-def _start_role(directory, role, log):
-    return subprocess.Popen(CLI + ["party", "--role", role, "--deployment", str(directory / "deployment.yaml"),
-                                   "--key", str(directory / f"{role}.key"), "--timeout", "5"],
-                            stdout=log, stderr=subprocess.STDOUT)
-
-
-def _listening(pid: int):
-    """(address, port) of every TCP socket ``pid`` listens on."""
-    if shutil.which("ss"):
-        out = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True, check=True).stdout
-        rows = [line.split() for line in out.splitlines() if f"pid={pid}," in line]
-        return sorted((row[3].rpartition(":")[0], int(row[3].rpartition(":")[2])) for row in rows)
-    inodes = {os.readlink(f"/proc/{pid}/fd/{fd}")[8:-1] for fd in os.listdir(f"/proc/{pid}/fd")
-              if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:[")}
-    found = []
-    for line in open("/proc/net/tcp").read().splitlines()[1:]:
-        fields = line.split()
-        if fields[3] == "0A" and fields[9] in inodes:  # state LISTEN
-            host, port = fields[1].split(":")
-            found.append((".".join(str(int(host[i:i + 2], 16)) for i in (6, 4, 2, 0)), int(port, 16)))
-    return sorted(found)
-
-
-@pytest.fixture(scope="module")
-def deployed(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("deployment")
-    ports = {role: free_port(host) for role, host in HOSTS.items()}
-    subprocess.run(CLI + ["deploy", "init", "--dir", str(directory)]
-                   + [x for role in HOSTS for x in (f"--{role.lower()}", f"{HOSTS[role]}:{ports[role]}")],
-                   check=True, capture_output=True)
-    data = directory / "data.csv"
-    subprocess.run(CLI + ["generate", "--out", str(data), "--m", "1500", "--clients", "4", "--decimals", "2"],
-                   check=True, capture_output=True)
-    logs = {role: open(directory / f"{role}.log", "w") for role in HOSTS}
-    procs = {role: _start_role(directory, role, logs[role]) for role in HOSTS}
-    _wait_listening(procs)
-    yield directory, procs, logs, ports
-    for proc in procs.values():
-        if proc.poll() is None:
-            proc.kill()
-
-
-def _wait_listening(procs, timeout_s=60):
-    deadline = time.monotonic() + timeout_s
-    while any(not _listening(p.pid) for p in procs.values()):
-        assert time.monotonic() < deadline, "roles did not start listening"
-        time.sleep(0.2)
-
+from roles_on_hosts import CLI, HOSTS, listening as _listening, start_role as _start_role, \
+    wait_listening as _wait_listening
 
 def _run(directory, *extra, timeout=120):
     out = directory / f"result-{time.monotonic_ns()}.json"

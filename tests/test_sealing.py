@@ -4,10 +4,12 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from mpc_auc.protocols import sharing
-from mpc_auc.protocols.bundles import (INPUT_TAG, RANK_TAG, SealedBundle, open_bundle, open_ranks,
+from mpc_auc.protocols.bundles import (INPUT_TAG, RANK_TAG, JobId, SealedBundle, open_bundle, open_ranks,
                                      seal_client, seal_ranks)
 from mpc_auc.protocols.errors import BundleIntegrityError
 from mpc_auc.protocols.sealing import KeyPair
+
+JOB = JobId("evaluation-1", bytes(range(32)))
 
 
 def test_shares_reconstruct_mod_2_64():
@@ -31,7 +33,7 @@ def sealed():
     keys = [KeyPair(), KeyPair()]
     values = np.array([5, -3, 2**61 - 1], dtype=np.int64)
     labels = np.array([1, 0, 1], dtype=np.int64)
-    return keys, values, labels, seal_client("hospital-7", values, values + 7, labels, [k.public for k in keys],
+    return keys, values, labels, seal_client("hospital-7", JOB, values, values + 7, labels, [k.public for k in keys],
                                                   KeyPair().public)
 
 
@@ -77,18 +79,20 @@ def test_rank_bundles_open_only_for_their_client():
     verify = [k.public_key() for k in signers]
     twice_ranks = np.array([0, 7, 12, 3], dtype=np.int64)  # ranks 0, 3.5, 6, 1.5
     s0, s1 = sharing.split(twice_ranks)
-    bundles = [seal_ranks(0, "alice", alice.public, s0, signers[0].sign),
-               seal_ranks(1, "alice", alice.public, s1, signers[1].sign)]
-    assert np.array_equal(open_ranks(alice, "alice", bundles, verify), [0, 3.5, 6, 1.5])
-    assert bundles[0].fields(RANK_TAG)[1] == 4  # exactly alice's row count, nothing more
+    bundles = [seal_ranks(0, JOB, "alice", alice.public, s0, signers[0].sign),
+               seal_ranks(1, JOB, "alice", alice.public, s1, signers[1].sign)]
+    assert np.array_equal(open_ranks(alice, "alice", JOB, bundles, verify), [0, 3.5, 6, 1.5])
+    assert bundles[0].fields(RANK_TAG).rows == 4  # exactly alice's row count, nothing more
+    with pytest.raises(BundleIntegrityError, match="another job"):
+        open_ranks(alice, "alice", JobId("evaluation-1", bytes(32)), bundles, verify)  # ranks of another job
     with pytest.raises(BundleIntegrityError, match="authentication"):
-        open_ranks(bob, "alice", bundles, verify)  # bob cannot read alice's ranks
+        open_ranks(bob, "alice", JOB, bundles, verify)  # bob cannot read alice's ranks
     with pytest.raises(BundleIntegrityError, match="addressed to client 'alice'"):
-        open_ranks(alice, "bob", bundles, verify)
+        open_ranks(alice, "bob", JOB, bundles, verify)
     with pytest.raises(BundleIntegrityError, match="one rank bundle from each"):
-        open_ranks(alice, "alice", bundles[:1], verify)
+        open_ranks(alice, "alice", JOB, bundles[:1], verify)
     with pytest.raises(BundleIntegrityError):
-        open_ranks(alice, "alice", [SealedBundle(*_input_like(bundles[0])), bundles[1]], verify)
+        open_ranks(alice, "alice", JOB, [SealedBundle(*_input_like(bundles[0])), bundles[1]], verify)
 
 
 def test_a_forged_rank_bundle_is_refused():
@@ -97,16 +101,16 @@ def test_a_forged_rank_bundle_is_refused():
     signers = [Ed25519PrivateKey.generate() for _ in range(2)]
     verify = [k.public_key() for k in signers]
     s0, s1 = sharing.split(np.array([2, 4], dtype=np.int64))
-    honest = seal_ranks(1, "alice", alice.public, s1, signers[1].sign)
+    honest = seal_ranks(1, JOB, "alice", alice.public, s1, signers[1].sign)
     relay = Ed25519PrivateKey.generate()
-    forged = seal_ranks(0, "alice", alice.public, np.zeros(2, dtype=np.int64) - s1, relay.sign)  # ranks 0, 0
+    forged = seal_ranks(0, JOB, "alice", alice.public, np.zeros(2, dtype=np.int64) - s1, relay.sign)  # ranks 0, 0
     with pytest.raises(BundleIntegrityError, match="not signed by P0"):
-        open_ranks(alice, "alice", [forged, honest], verify)
+        open_ranks(alice, "alice", JOB, [forged, honest], verify)
     unsigned = SealedBundle(forged.header, forged.sealed)
     with pytest.raises(BundleIntegrityError, match="not signed by P0"):
-        open_ranks(alice, "alice", [unsigned, honest], verify)
-    genuine = seal_ranks(0, "alice", alice.public, s0, signers[0].sign)
-    assert np.array_equal(open_ranks(alice, "alice", [genuine, honest], verify), [1, 2])  # control
+        open_ranks(alice, "alice", JOB, [unsigned, honest], verify)
+    genuine = seal_ranks(0, JOB, "alice", alice.public, s0, signers[0].sign)
+    assert np.array_equal(open_ranks(alice, "alice", JOB, [genuine, honest], verify), [1, 2])  # control
 
 
 def _input_like(bundle):

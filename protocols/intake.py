@@ -1,0 +1,171 @@
+"""How a compute party takes in one job's submissions and agrees with the other party on them.
+
+1. **Open.** P0 and P1 exchange the digest of the evaluation they were
+   given and 32 fresh bytes each (``secrets``) over their secure channel; a
+   different evaluation stops the job, the two draws make the job nonce
+   (protocols.submission.job_nonce) and the ticket a client needs.
+2. **Collect.** Relayed: one ``submissions`` message from the coordinator,
+   which must list them in roster order.  Direct: each rostered client
+   dials the party (TLS; the roster's certificates are trusted for this job
+   only), receives the ticket, sends its submission and is told
+   ``accepted`` or ``refused`` with the cause.  The parties poll each other
+   every POLL_S seconds until both hold the whole roster or either has
+   passed the deadline.
+3. **Agree.** Both close their intake and exchange, for each roster name
+   in order, the SHA-256 of the statement they admitted (zeros if none).  A
+   client counts as present when both parties hold the same statement (it
+   covers both bundles); one that sent P0 and P1 different submissions
+   counts as missing.  The job runs on the present clients, in roster
+   order, if that is the whole roster (or the evaluation allows missing
+   clients and at least one is present).  Relayed submissions must all be
+   admitted: one refused submission refuses the job.  A refusal names its
+   cause, both parties refuse alike, and nothing is computed.
+4. **Finish.** Direct clients get their rank bundle (if the evaluation
+   delivers ranks) or ``done``, or the job's refusal, on their own link.
+"""
+import secrets
+import struct
+import threading
+import time
+
+import numpy as np
+
+from .errors import ChannelIntegrityError, PeerLost
+from .identity import CLIENT_PREFIX
+from .roles import recv_message, send_message
+from .submission import Inbox, SubmissionRefused, Ticket, job_nonce
+from .wire import WireError
+
+POLL_S = 0.5  # how often the parties compare their intake while waiting for direct submissions
+
+
+def gather_bytes(data: bytes) -> list:
+    """``data`` (a multiple of 8 bytes, the same length at both parties) from P0 and P1, over their channel."""
+    import torch
+
+    from ..circuits.crypten_compat import crypten
+
+    mine = torch.from_numpy(np.frombuffer(data, dtype=np.int64).copy())
+    return [t.numpy().tobytes() for t in crypten.communicator.get().all_gather(mine)]
+
+
+def refusal(problem: str) -> str:
+    return f"inputs refused: {problem}; nothing was computed"
+
+
+class Intake:
+    """One job's submissions at this party (module docstring)."""
+
+    def __init__(self, ctx, job):
+        self.ctx, self.evaluation = ctx, job.evaluation
+        self.links, self._links_lock = {}, threading.Lock()  # direct: client name -> its link
+        self.missing = []
+        draws = gather_bytes(bytes.fromhex(self.evaluation.digest) + secrets.token_bytes(32))
+        self.problem = "" if draws[0][:32] == draws[1][:32] else "P0 and P1 were given different evaluations"
+        nonce = job_nonce(self.evaluation.id, [d[32:] for d in draws])
+        self.ticket = Ticket(self.evaluation.id, nonce, self.evaluation.encoder, job.ranks)
+        self.inbox = Inbox(self.evaluation, nonce, ctx.rank, ctx.seal_key)
+
+    def collect(self) -> list:
+        """The admitted submissions both parties hold, in roster order; [] with :attr:`problem` set if refused."""
+        if self.evaluation.direct:
+            self._receive_direct()
+        else:
+            self._receive_relayed(self.ctx.recv("submissions"))
+        return self._agree()
+
+    def _receive_relayed(self, submissions) -> None:
+        names = []
+        for submission in submissions:
+            try:
+                names.append(self.inbox.offer(submission).client)
+            except SubmissionRefused:
+                pass  # recorded in inbox.refusals
+        roster = self.evaluation.roster.names
+        if not self.inbox.refusals and names != [n for n in roster if n in names]:
+            self.problem = self.problem or "the relay delivered the submissions out of roster order (reordered)"
+
+    def _receive_direct(self) -> None:
+        ctx, evaluation = self.ctx, self.evaluation
+        members = evaluation.roster.members
+        match = (lambda h: h.get("purpose") == "submit" and h.get("evaluation") == evaluation.id
+                 and h["from"].startswith(CLIENT_PREFIX))
+        ctx.listener.trust(members)
+        try:
+            start, shown = time.monotonic(), -1
+            while True:
+                taken = ctx.listener.take(match, POLL_S)
+                while taken is not None:
+                    threading.Thread(target=self._serve_client, args=taken, daemon=True).start()
+                    taken = ctx.listener.take(match, 0)
+                present = self.inbox.present
+                if ctx.rank == 0 and sum(present) != shown:
+                    shown = sum(present)
+                    ctx.progress(f"evaluation {evaluation.id}: {shown} of {len(present)} clients submitted here")
+                late = time.monotonic() - start > evaluation.deadline_s
+                flags = [struct.unpack(">qq", f) for f in gather_bytes(struct.pack(">qq", all(present), late))]
+                if all(done for done, _ in flags) or any(late for _, late in flags):
+                    return
+        finally:
+            ctx.listener.distrust(members)
+            ctx.listener.drop(match)  # clients that came too late
+
+    def _serve_client(self, hello, link) -> None:
+        name = hello["from"][len(CLIENT_PREFIX):]
+        try:
+            send_message(link, "ticket", self.ticket)
+            kind, submission = recv_message(link, "waiting for the submission")
+            if kind != "submission":
+                raise SubmissionRefused(f"client {name!r} sent {kind!r} instead of its submission")
+            self.inbox.offer(submission, sender=name)
+            with self._links_lock:
+                self.links[name] = link
+            send_message(link, "accepted")
+        except SubmissionRefused as err:
+            _tell(link, "refused", str(err))
+        except (PeerLost, ChannelIntegrityError, WireError, OSError) as err:
+            link.abort(err)
+
+    def _agree(self) -> list:
+        names = self.evaluation.roster.names
+        held = gather_bytes(self.inbox.close())
+        digests = [[h[32 * i:32 * i + 32] for h in held] for i in range(len(names))]
+        both = [n for n, d in zip(names, digests) if d[0] == d[1] != bytes(32)]
+        split = [n for n, d in zip(names, digests) if bytes(32) not in d and d[0] != d[1]]
+        self.missing = [n for n in names if n not in both]
+        if not self.problem:
+            self.problem = self._policy(both, split)
+        flags = gather_bytes(struct.pack(">q", bool(self.problem)))  # both parties decide alike
+        if not self.problem and any(struct.unpack(">q", f)[0] for f in flags):
+            self.problem = "the other compute party refused the inputs"
+        return [] if self.problem else self.inbox.ordered(set(both))
+
+    def _policy(self, both, split) -> str:
+        """Why the clients present at both parties may not be computed on, or ""."""
+        refusals = self.inbox.refusals + [f"client {n!r} sent P0 and P1 different submissions" for n in split]
+        if refusals and not self.evaluation.direct:
+            return refusals[0] + (f" (and {len(refusals) - 1} more refusal(s))" if len(refusals) > 1 else "")
+        if not self.missing:
+            return ""
+        if self.evaluation.allow_missing and both:
+            return ""
+        shown = ", ".join(repr(n) for n in self.missing[:10]) + (" ..." if len(self.missing) > 10 else "")
+        why = f" (refused here: {'; '.join(refusals[:3])})" if refusals else ""
+        if not both:
+            return f"no client submitted to both parties{why}"
+        return f"no submission from {shown} at both parties, and the evaluation does not allow missing clients{why}"
+
+    def finish(self, outcome) -> None:
+        """Tell each direct client how the job ended: ``outcome(name)`` gives (kind, payload)."""
+        with self._links_lock:
+            links, self.links = dict(self.links), {}
+        for name, link in links.items():
+            _tell(link, *outcome(name))
+
+
+def _tell(link, kind: str, payload=None) -> None:
+    try:
+        send_message(link, kind, payload)
+    except (PeerLost, ChannelIntegrityError, OSError):
+        pass  # the client has gone; the job does not depend on it any more
+    link.close(flush_s=5.0)

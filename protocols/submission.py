@@ -1,0 +1,334 @@
+"""Client submissions: the roster of an evaluation, the signed statement that binds a client's two
+bundles to one job, and the checks a compute party makes before it accepts them.
+
+Evaluation (public; declared on both parties by whoever opens it): an id, a
+roster of clients (name and certificate, whose Ed25519 key signs the
+client's submissions; ``mpc-auc client keygen`` makes both), the score
+encoding, whether the parties deliver ranks, and how submissions arrive:
+relayed by the coordinator (the local one-command run simulates every
+client in its process) or *direct*, each client over its own TLS link to
+each party, with a deadline and a policy for missing clients.
+
+Job nonce: for every job both parties draw 32 bytes with ``secrets`` and
+exchange them over their secure channel; the nonce is SHA-256(evaluation
+id, r_0, r_1).  Neither a relay nor a single party can make a job reuse the
+nonce of an earlier one, so a bundle recorded in one job never opens in
+another.  A client takes the nonce from both parties (its *ticket*) and
+refuses to submit unless they agree.
+
+Submission to party p: the sealed bundle (protocols.bundles: the AEAD's
+associated data binds the evaluation id, the nonce, the client name, the
+party, the row count and the client's reply key) and the client's
+*statement*, signed with its Ed25519 key, which names the evaluation, the
+nonce, the client, the row count, the reply key and, for each party, the
+sealing key the bundle was sealed to and the SHA-256 of that bundle.  Party p
+admits it only when (each failure refused with its own message):
+
+1. the client is on the roster and the signature verifies under its key;
+2. the statement names this evaluation and this job's nonce (else: another
+   evaluation, or a replay of an earlier job);
+3. the bundle was sealed to p's own key (else: a substituted party key) and
+   is the one the statement signs (digest, header fields);
+4. the client has not submitted to this job already;
+5. the bundle opens (AEAD) and holds the stated rows.
+
+Before computing, P0 and P1 compare the list of statement digests in roster
+order (protocols.mpc_exact): they compute only on the same submissions.
+"""
+import functools
+import hashlib
+import json
+import math
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import yaml
+from cryptography.exceptions import InvalidSignature
+
+from .bundles import INPUT_TAG, JobId, SealedBundle, open_bundle, seal_client
+from .clients import check_client, check_client_id
+from .encoding import KEY_OFFSET, ScoreEncoder
+from .errors import BundleIntegrityError, DeploymentError, InputError
+from .identity import CLIENT_PREFIX, PublicIdentity, client_role
+
+ROSTER_FORMAT = "mpc-auc-roster/1"
+STATEMENT_FORMAT = "mpc-auc-submission/1"
+NONCE_BYTES = 32
+
+
+class SubmissionRefused(InputError):
+    """A party refuses one submission; the message names the client and the cause."""
+
+
+# ------------------------------------------------------------------ roster
+
+@dataclass(frozen=True)
+class Roster:
+    """The clients of an evaluation, in the order their rows enter the computation."""
+    members: tuple  # PublicIdentity of role client:NAME
+
+    def __post_init__(self):
+        if not self.members:
+            raise InputError("the roster names no client")
+        names, prints = set(), set()
+        for member in self.members:
+            if not member.role.startswith(CLIENT_PREFIX):
+                raise InputError(f"the roster entry {member.role!r} is not a client")
+            name = member.role[len(CLIENT_PREFIX):]
+            check_client_id(name, "roster")
+            if name in names:
+                raise InputError(f"client {name!r} appears twice on the roster")
+            if member.fingerprint in prints:
+                raise InputError(f"client {name!r} shares its key with another roster entry")
+            names.add(name)
+            prints.add(member.fingerprint)
+
+    @property
+    def names(self) -> list:
+        return [m.role[len(CLIENT_PREFIX):] for m in self.members]
+
+    @functools.cached_property
+    def _by_name(self) -> dict:
+        return dict(zip(self.names, self.members))
+
+    def member(self, name: str) -> PublicIdentity:
+        """The rostered client ``name``; KeyError if it is not on the roster."""
+        return self._by_name[name]
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 over the ordered (name, certificate fingerprint) pairs."""
+        pairs = [[name, m.fingerprint] for name, m in zip(self.names, self.members)]
+        return hashlib.sha256(json.dumps(pairs).encode()).hexdigest()
+
+    def save(self, path: str) -> None:
+        doc = {"format": ROSTER_FORMAT, "clients": {
+            name: {"certificate": m.certificate, "fingerprint": m.fingerprint}
+            for name, m in zip(self.names, self.members)}}
+        with open(path, "x") as f:
+            yaml.safe_dump(doc, f, sort_keys=False, width=120)
+
+    @classmethod
+    def load(cls, paths) -> "Roster":
+        """The clients of one or more roster files, in file order (``mpc-auc client keygen`` writes one per client)."""
+        members = []
+        for path in paths:
+            try:
+                with open(path) as f:
+                    doc = yaml.safe_load(f)
+            except OSError as err:
+                raise DeploymentError(f"cannot read roster file {path}: {err.strerror}") from None
+            except yaml.YAMLError as err:
+                raise DeploymentError(f"roster file {path} is not valid YAML: {err}") from None
+            if not isinstance(doc, dict) or doc.get("format") != ROSTER_FORMAT or not isinstance(doc.get("clients"),
+                                                                                                 dict):
+                raise DeploymentError(f"{path} is not an mpc-auc roster file ({ROSTER_FORMAT})")
+            for name, entry in doc["clients"].items():
+                if not isinstance(entry, dict) or not isinstance(entry.get("certificate"), str):
+                    raise DeploymentError(f"{path}: bad entry for client {name!r}")
+                try:
+                    member = PublicIdentity(client_role(str(name)), entry["certificate"])
+                    fingerprint = member.fingerprint
+                except ValueError as err:
+                    raise DeploymentError(f"{path}: client {name!r}: {err}") from None
+                if fingerprint != entry.get("fingerprint"):
+                    raise DeploymentError(f"{path}: the certificate of client {name!r} does not match its fingerprint")
+                members.append(member)
+        try:
+            return cls(tuple(members))
+        except InputError as err:
+            raise DeploymentError(f"roster {', '.join(map(str, paths))}: {err}") from None
+
+
+# -------------------------------------------------------------- evaluation
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What both parties hold of an evaluation before any client submits (all public)."""
+    id: str
+    roster: Roster
+    encoder: ScoreEncoder = ScoreEncoder()
+    direct: bool = False  # clients submit over their own links (else the coordinator relays them)
+    deadline_s: float = None  # direct: how long the parties wait for the whole roster
+    allow_missing: bool = False  # direct: at the deadline, compute on the clients present at both parties
+
+    def __post_init__(self):
+        check_client_id(self.id, "evaluation id")
+        if self.deadline_s is not None and not (math.isfinite(self.deadline_s) and self.deadline_s > 0):
+            raise InputError(f"the deadline must be a positive number of seconds, not {self.deadline_s!r}")
+        if self.direct and self.deadline_s is None:
+            raise InputError("an evaluation with direct submissions needs a deadline")
+
+    @property
+    def digest(self) -> str:
+        """What P0 and P1 compare: both must have been given the same evaluation."""
+        fields = [self.id, self.roster.digest, self.encoder.lo, self.encoder.hi, self.encoder.dtype, self.direct,
+                  self.deadline_s, self.allow_missing]
+        return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """What a client needs to submit to one job; each party sends its own, and they must agree."""
+    evaluation: str
+    nonce: bytes
+    encoder: ScoreEncoder
+    ranks: bool  # the parties send each client its rows' mid-ranks
+
+    @property
+    def job(self) -> JobId:
+        return JobId(self.evaluation, self.nonce)
+
+
+def job_nonce(evaluation: str, draws) -> bytes:
+    """SHA-256(evaluation id, r_0, r_1): fresh whenever either party's draw is."""
+    digest = hashlib.sha256(evaluation.encode() + b"\0")
+    for draw in draws:
+        digest.update(draw)
+    return digest.digest()
+
+
+# ------------------------------------------------------------ client side
+
+@dataclass(frozen=True)
+class Submission:
+    """A client's submission to one party: its sealed bundle and the signed statement covering both."""
+    statement: bytes
+    signature: bytes
+    bundle: SealedBundle
+
+
+def _digest(bundle: SealedBundle) -> str:
+    return hashlib.sha256(bundle.signed_part).hexdigest()
+
+
+def make_submission(identity, ticket: Ticket, scores, labels, seal_keys, reply_to: bytes) -> list:
+    """[submission for P0, for P1] of one client's rows, signed with its identity key.
+
+    seal_keys: P0's and P1's X25519 keys from the pinned deployment; reply_to: the client's key for its ranks.
+    """
+    if not identity.role.startswith(CLIENT_PREFIX):
+        raise InputError(f"the key of {identity.role} is not a client's key")
+    name = identity.role[len(CLIENT_PREFIX):]
+    check_client(name, scores, labels, ticket.encoder)
+    keys = ticket.encoder.encode(np.asarray(scores, dtype=np.float64))
+    bundles = seal_client(name, ticket.job, keys, keys + KEY_OFFSET, np.asarray(labels, dtype=np.int64), seal_keys,
+                          reply_to)
+    statement = json.dumps({
+        "format": STATEMENT_FORMAT, "evaluation": ticket.evaluation, "nonce": ticket.nonce.hex(), "client": name,
+        "rows": len(keys), "reply_to": reply_to.hex(),
+        "bundles": [{"recipient": key.hex(), "sha256": _digest(b)} for key, b in zip(seal_keys, bundles)]},
+        sort_keys=True, separators=(",", ":")).encode()
+    signature = identity.tls_key.sign(statement)
+    return [Submission(statement, signature, b) for b in bundles]
+
+
+# ------------------------------------------------------------- party side
+
+@dataclass(frozen=True)
+class Admitted:
+    client: str
+    rows: int
+    statement_digest: str  # covers both parties' bundles: P0 and P1 compare these
+    opened: object  # bundles.OpenedBundle
+
+
+def admit(submission: Submission, party: int, seal_key, evaluation: Evaluation, nonce: bytes,
+          sender: str = None) -> Admitted:
+    """Check one submission (module docstring, steps 1-3 and 5); raises SubmissionRefused naming the cause.
+
+    sender: the client whose own link delivered it (direct submissions): it may submit only under its name.
+    """
+    try:
+        statement = json.loads(submission.statement)
+        name, stated = str(statement["client"]), statement["bundles"][party]
+        fields = (statement["evaluation"], statement["nonce"], statement["rows"], statement["reply_to"],
+                  stated["recipient"], stated["sha256"])
+        if statement.get("format") != STATEMENT_FORMAT:
+            raise ValueError("unknown format")
+    except (ValueError, KeyError, TypeError, IndexError):
+        raise SubmissionRefused("a submission's statement is unreadable") from None
+    if sender is not None and name != sender:
+        raise SubmissionRefused(f"client {sender!r} sent a submission under another name ({name[:80]!r})")
+    try:
+        member = evaluation.roster.member(name)
+    except KeyError:
+        raise SubmissionRefused(f"client {name[:80]!r} is not on the roster of evaluation "
+                                f"{evaluation.id!r}") from None
+    try:
+        member.verify_key.verify(submission.signature, submission.statement)
+    except InvalidSignature:
+        raise SubmissionRefused(f"the submission under the name {name!r} is not signed by that client's key "
+                                "(forged or unsigned)") from None
+    evaluation_id, nonce_hex, rows, reply_to, recipient, digest = fields
+    if evaluation_id != evaluation.id:
+        raise SubmissionRefused(f"client {name!r} submitted for evaluation {evaluation_id!r}, "
+                                f"not {evaluation.id!r}")
+    if nonce_hex != nonce.hex():
+        raise SubmissionRefused(f"client {name!r}'s submission was made for another job (a replay of an "
+                                "earlier one?): its nonce is not this job's")
+    if recipient != seal_key.public.hex():
+        raise SubmissionRefused(f"client {name!r} sealed its bundle for P{party} to a key that is not "
+                                f"P{party}'s pinned key (a substituted party key)")
+    try:
+        header = submission.bundle.fields(INPUT_TAG)
+    except BundleIntegrityError as err:
+        raise SubmissionRefused(f"client {name!r}: {err}") from None
+    if _digest(submission.bundle) != digest or (
+            header.client, header.rows, header.reply_to.hex(), header.party, header.evaluation, header.nonce) != (
+            name, rows, reply_to, party, evaluation.id, nonce):
+        raise SubmissionRefused(f"client {name!r}'s bundle is not the one its signed statement names")
+    try:
+        opened = open_bundle(seal_key, party, submission.bundle)
+    except BundleIntegrityError as err:
+        raise SubmissionRefused(f"client {name!r}: {err}") from None
+    return Admitted(name, header.rows, hashlib.sha256(submission.statement).hexdigest(), opened)
+
+
+class Inbox:
+    """The submissions a party has admitted to one job (thread-safe: direct clients arrive concurrently)."""
+
+    def __init__(self, evaluation: Evaluation, nonce: bytes, party: int, seal_key):
+        self.evaluation, self.nonce, self.party, self.seal_key = evaluation, nonce, party, seal_key
+        self._admitted = {}
+        self.refusals = []  # why submissions were refused, in order
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def offer(self, submission: Submission, sender: str = None) -> Admitted:
+        """Admit ``submission`` or raise SubmissionRefused (also recorded in :attr:`refusals`)."""
+        try:
+            if not isinstance(submission, Submission):
+                raise SubmissionRefused("a message that is not a submission was offered as one")
+            admitted = admit(submission, self.party, self.seal_key, self.evaluation, self.nonce, sender)
+            with self._lock:
+                if self._closed:
+                    raise SubmissionRefused(f"client {admitted.client!r} submitted after the job closed its intake")
+                if admitted.client in self._admitted:
+                    raise SubmissionRefused(f"client {admitted.client!r} has already submitted to this job; "
+                                            "a second submission is refused")
+                self._admitted[admitted.client] = admitted
+            return admitted
+        except SubmissionRefused as err:
+            with self._lock:
+                self.refusals.append(str(err))
+            raise
+
+    @property
+    def present(self) -> list:
+        """For each roster name in order: has it been admitted?"""
+        with self._lock:
+            return [name in self._admitted for name in self.evaluation.roster.names]
+
+    def close(self) -> bytes:
+        """Admit nothing more; the statement digest of each roster name in order (32 zero bytes if absent)."""
+        with self._lock:
+            self._closed = True
+            return b"".join(bytes.fromhex(self._admitted[n].statement_digest) if n in self._admitted else bytes(32)
+                            for n in self.evaluation.roster.names)
+
+    def ordered(self, names) -> list:
+        """The admitted submissions of ``names``, in roster order."""
+        with self._lock:
+            return [self._admitted[n] for n in self.evaluation.roster.names if n in names]
