@@ -64,17 +64,8 @@ class Deployment:
 
     @classmethod
     def load(cls, path: str) -> "Deployment":
-        try:
-            with open(path) as f:
-                doc = yaml.safe_load(f)
-        except OSError as err:
-            raise DeploymentError(f"cannot read deployment file {path}: {err.strerror}") from None
-        except yaml.YAMLError as err:
-            raise DeploymentError(f"deployment file {path} is not valid YAML: {err}") from None
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("roles"), dict):
-            raise DeploymentError(f"{path} is not an mpc-auc deployment file ({FORMAT})")
         publics, addresses = {}, {}
-        for role, entry in doc["roles"].items():
+        for role, entry in read_document(path, "deployment", FORMAT, "roles").items():
             if role not in ROLES or not isinstance(entry, dict) or "certificate" not in entry:
                 raise DeploymentError(f"{path}: bad entry for role {role!r}")
             pub = PublicIdentity(role, entry["certificate"], bytes.fromhex(entry.get("seal_public", "")))
@@ -87,6 +78,20 @@ class Deployment:
         if missing:
             raise DeploymentError(f"{path} lacks the role(s) {', '.join(missing)}")
         return cls(publics, addresses)
+
+
+def read_document(path: str, kind: str, fmt: str, section: str) -> dict:
+    """The mapping ``section`` of the YAML file ``path`` tagged ``format: fmt``; DeploymentError naming the problem."""
+    try:
+        with open(path) as f:
+            doc = yaml.safe_load(f)
+    except OSError as err:
+        raise DeploymentError(f"cannot read {kind} file {path}: {err.strerror}") from None
+    except yaml.YAMLError as err:
+        raise DeploymentError(f"{kind} file {path} is not valid YAML: {err}") from None
+    if not isinstance(doc, dict) or doc.get("format") != fmt or not isinstance(doc.get(section), dict):
+        raise DeploymentError(f"{path} is not an mpc-auc {kind} file ({fmt})")
+    return doc[section]
 
 
 def check_address(address, what: str) -> str:

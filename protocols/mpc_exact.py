@@ -38,10 +38,13 @@ from .encoding import PAD_KEY, ScoreEncoder
 from .errors import InputError, PartyFailure
 from .identity import CLIENT_PREFIX, Identity, client_role
 from .intake import Intake, refusal
+from .ledger import Release
+from .mpc_central import dataset_id
 from .runtime import DEALER, LOCAL, PARTIES, Placement, Session, TrafficMeter
 from .sealing import KeyPair
 from .submission import Evaluation, Roster, make_submission
 
+RANKS_TO_CLIENTS = "ranks to their clients (not DP here: client-side DP on them is the clients' own business)"
 FRACTION_BITS = 52  # the AUC is revealed as floor(AUC * 2^52): error < 2.3e-16
 METHODS = ("radix", "bitonic")
 
@@ -108,6 +111,8 @@ def _party(ctx, fraction_bits: int):
         if charge is not None:
             result["ledger"] = charge
         bundles = result.pop("rank_bundles", None) or {}
+        if bundles:  # recorded before delivery: no budget is charged here, the clients' own DP is theirs
+            ctx.ledger.commit(job.ledger_id, None, Release(RANKS_TO_CLIENTS, (), 0.0))
         intake.finish(lambda name: ("ranks", bundles[name]) if name in bundles else
                       ("done", "computed" if name in result["clients"] else
                        "the other party holds no submission from you: left out"))
@@ -225,12 +230,13 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
       here (:func:`simulated`) and its signed submissions relayed to the parties.
     provider: must be "TTP" (a separate dealer process; the shuffles need it).
     method: "radix" (the fast oblivious sort) or "bitonic" (the reference network).  ranks: also deliver each client its rows'
-      global mid-ranks (result.ranks), sealed so only that client can read them.
+      global mid-ranks (result.ranks), sealed so only that client can read them; the parties record the
+      delivery in their ledgers (under protocols.mpc_central.dataset_id) without charging any budget.
     placement: the roles spawned here over loopback TLS (default), or a deployment's serving roles.
     Returns one MpcAucResult per dataset.  Raises InputError for bad input
     (before any party learns anything) and PartyFailure if a role fails.
     """
-    requests = [simulated(clients, encoder) for clients in datasets]
+    requests = [simulated(clients, encoder, dataset_id(clients) if ranks else "") for clients in datasets]
     return [exact_result(run, provider, method)
             for run in run_ranking_jobs(requests, provider, method, ranks, None, placement, timeout_s, on_progress)]
 

@@ -48,6 +48,7 @@ from cryptography.exceptions import InvalidSignature
 
 from .bundles import INPUT_TAG, JobId, SealedBundle, open_bundle, seal_client
 from .clients import check_client, check_client_id
+from .deployment import read_document
 from .encoding import KEY_OFFSET, ScoreEncoder
 from .errors import BundleIntegrityError, DeploymentError, InputError
 from .identity import CLIENT_PREFIX, PublicIdentity, client_role
@@ -114,17 +115,7 @@ class Roster:
         """The clients of one or more roster files, in file order (``mpc-auc client keygen`` writes one per client)."""
         members = []
         for path in paths:
-            try:
-                with open(path) as f:
-                    doc = yaml.safe_load(f)
-            except OSError as err:
-                raise DeploymentError(f"cannot read roster file {path}: {err.strerror}") from None
-            except yaml.YAMLError as err:
-                raise DeploymentError(f"roster file {path} is not valid YAML: {err}") from None
-            if not isinstance(doc, dict) or doc.get("format") != ROSTER_FORMAT or not isinstance(doc.get("clients"),
-                                                                                                 dict):
-                raise DeploymentError(f"{path} is not an mpc-auc roster file ({ROSTER_FORMAT})")
-            for name, entry in doc["clients"].items():
+            for name, entry in read_document(path, "roster", ROSTER_FORMAT, "clients").items():
                 if not isinstance(entry, dict) or not isinstance(entry.get("certificate"), str):
                     raise DeploymentError(f"{path}: bad entry for client {name!r}")
                 try:

@@ -19,6 +19,9 @@ from sklearn.metrics import roc_auc_score
 from mpc_auc.protocols import submission, submitter
 from mpc_auc.protocols.deployment import Deployment
 from mpc_auc.protocols.identity import Identity, PublicIdentity
+from mpc_auc.protocols.ledger import Ledger, default_directory
+from mpc_auc.protocols.mpc_exact import RANKS_TO_CLIENTS
+from mpc_auc.protocols.submission import Roster
 from mpc_auc.protocols.submitter import JobRefused
 from mpc_auc.synthetic import synthetic_evalset
 from roles_on_hosts import CLI
@@ -79,6 +82,10 @@ def test_clients_submit_from_their_own_processes_and_get_their_own_ranks(clients
     result = __import__("json").loads((directory / "full.json").read_text())
     assert abs(result["auc"] - roc_auc_score(labels, scores)) < 1e-12
     assert result["input_summary"]["clients"] == 3 and result["input_summary"]["missing"] == []
+    roster = Roster.load([str(directory / f"{n}.roster.yaml") for n in CLIENTS])
+    for role in ("P0", "P1"):  # the delivery is on each party's ledger, charging no budget
+        state = Ledger(default_directory(), role).state(f"roster-sha256:{roster.digest}")
+        assert [r["protocol"] for r in state["releases"]] == [RANKS_TO_CLIENTS] and state["budget"] is None
     mid = rankdata(scores) - 1  # global 0-based mid-ranks, in roster order
     start = 0
     for name in CLIENTS:

@@ -9,6 +9,8 @@ both parties with a message naming the cause, and nothing is opened; the
 honest relay is the control.  A relay that forges a party's rank bundle is
 refused by the client.
 """
+import re
+
 import numpy as np
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -17,7 +19,8 @@ from mpc_auc.cli import main
 from mpc_auc.protocols.bundles import RANK_TAG, JobId, seal_ranks
 from mpc_auc.csv_io import write_evalset
 from mpc_auc.protocols.identity import Identity, client_role
-from mpc_auc.protocols.mpc_exact import FRACTION_BITS, Job, _party
+from mpc_auc.protocols.errors import InputError
+from mpc_auc.protocols.mpc_exact import FRACTION_BITS, Job, JobRun, _party
 from mpc_auc.protocols.runtime import PARTIES, Session
 from mpc_auc.protocols.sealing import KeyPair
 from mpc_auc.protocols.submission import Evaluation, Roster, Ticket, make_submission
@@ -81,6 +84,8 @@ def test_the_parties_refuse_a_tampering_relay_naming_the_cause(name):
     assert all("refused" in out and "nothing was computed" in out["refused"] for out in outs), outs
     assert any(cause in out["refused"] for out in outs), [out["refused"] for out in outs]
     assert not any("scaled" in out or "central" in out for out in outs)
+    with pytest.raises(InputError, match=re.escape(cause)):  # what the command reports, with exit 2
+        JobRun(outs).refused()
 
 
 def test_the_honest_relay_is_accepted():
