@@ -108,7 +108,7 @@ class Intake:
                     return
         finally:
             ctx.listener.distrust(members)
-            ctx.listener.drop(match)  # clients that came too late
+            ctx.listener.drop(lambda h: h.get("purpose") == "submit")  # too late, or for another evaluation
 
     def _serve_client(self, hello, link) -> None:
         name = hello["from"][len(CLIENT_PREFIX):]
