@@ -154,7 +154,7 @@ class Ledger:
             message = (f"privacy budget exceeded for evaluation set {dataset!r}: spent epsilon "
                        f"{before.epsilon:.6g} (delta {before.delta:.3g}) of the budget ({budget.epsilon:g}, "
                        f"{budget.delta:g}); this release requests epsilon {release.epsilon:g}, which would make "
-                       f"{after.epsilon:.6g}. Nothing was computed.")
+                       f"{after.epsilon:.6g}")
         return {"fits": fits, "budget": budget, "spent": before, "after": after, "message": message}
 
     def commit(self, dataset: str, budget, release: Release) -> None:
