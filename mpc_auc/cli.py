@@ -327,6 +327,20 @@ def cmd_client_submit(args) -> int:
     return 0
 
 
+def cmd_security(args) -> int:
+    from .sims.security import run
+
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise InputError(f"--out {args.out} is a file; name a directory for the report")
+    report = run(args.suite, args.out, args.config, args.seed,
+                 lambda text: print(f"  {text}", file=sys.stderr, flush=True))
+    s = report["summary"]
+    print(f"security ({args.suite}): {s['verdict']}: {s['passed']}/{s['checks']} checks passed, "
+          f"{s['controls_caught']}/{s['controls']} controls caught, {report['seconds']:.0f} s -> "
+          f"{os.path.join(args.out, 'report.md')}")
+    return 0 if s["verdict"] == "ok" else 1
+
+
 def cmd_generate(args) -> int:
     _check_out(args.out)
     evalset = synthetic_evalset(m=args.m, positives=args.positives, auc=args.auc, clients=args.clients,
@@ -484,6 +498,18 @@ def parser() -> argparse.ArgumentParser:
     submit_.add_argument("--connect-timeout", type=_seconds, default=60.0,
                          help="seconds to keep trying while the evaluation is not open yet (default: %(default)s)")
     submit_.set_defaults(func=cmd_client_submit)
+
+    security = sub.add_parser("security", help="security evaluation: DP audits, attacks, collusion and controls "
+                                               "-> report.json, report.md, CSV tables, PNG+PDF plots")
+    security.add_argument("--suite", choices=("quick", "full"), default="quick",
+                          help="quick (minutes) or full (for papers) (default: %(default)s)")
+    security.add_argument("--config", help="YAML file overriding suite parameters (epsilon, audit_draws, "
+                                           "inference_epsilons, inference_m, inference_draws, top_k_m, top_k, "
+                                           "seed_bits, seed)")
+    security.add_argument("--out", required=True, help="directory for the report (created)")
+    security.add_argument("--seed", type=int, default=None,
+                          help="seed of the experiments' simulation randomness (default: drawn and recorded)")
+    security.set_defaults(func=cmd_security)
 
     gen = sub.add_parser("generate", help="write a Criteo-shaped synthetic CSV")
     gen.add_argument("--out", required=True)

@@ -18,39 +18,26 @@ from mpc_auc.circuits import csprng, dealer
 from mpc_auc.circuits.csprng import TUPLES, KeyedGenerator
 from mpc_auc.protocols.errors import PartyFailure
 from mpc_auc.protocols.runtime import run_parties
+from mpc_auc.sims.security_checks import p0_rebuilds_p1_triples, stock_dealer_seeds, stock_share
 
 TRIPLE = (1000,)
-
-
-def _stock_share(seed: int, size=TRIPLE) -> torch.Tensor:
-    """A party's share of Beaver's a as stock CrypTen draws it from its TTP seed."""
-    g = torch.Generator()
-    g.manual_seed(seed)
-    return torch.randint(-(2 ** 63), 2 ** 63 - 1, size, generator=g, dtype=torch.long)
-
-
-def _stock_dealer_seeds(dealer_seed: int):
-    """TTPServer._setup_generators: one seed per party, in a row, from the default generator."""
-    g = torch.Generator()
-    g.manual_seed(dealer_seed)
-    return [int(torch.randint(-(2 ** 63), 2 ** 63 - 1, (), generator=g)) for _ in range(2)]
 
 
 def test_a_torch_generator_uses_only_32_bits_of_its_seed():
     seed = secrets.randbits(62)
     low = seed % 2 ** 32
-    assert torch.equal(_stock_share(seed), _stock_share(low))
-    assert torch.equal(_stock_share(low), _stock_share(low + 2 ** 32))
-    assert not torch.equal(_stock_share(low), _stock_share(low + 1))
+    assert torch.equal(stock_share(seed), stock_share(low))
+    assert torch.equal(stock_share(low), stock_share(low + 2 ** 32))
+    assert not torch.equal(stock_share(low), stock_share(low + 1))
 
 
 def test_p0_recovers_p1s_triples_from_the_stock_dealer_at_reduced_scale():
     dealer_seed = secrets.randbelow(2 ** 16)  # reduced from 2^32 (3 min 20 s in C) to 2^16
-    seed0, seed1 = _stock_dealer_seeds(dealer_seed)
-    p1_share = _stock_share(seed1)
-    found = [s for s in range(2 ** 16) if _stock_dealer_seeds(s)[0] == seed0]  # P0 knows only seed0
+    seed0, seed1 = stock_dealer_seeds(dealer_seed)
+    p1_share = stock_share(seed1)
+    found = [s for s in range(2 ** 16) if stock_dealer_seeds(s)[0] == seed0]  # P0 knows only seed0
     assert found
-    assert torch.equal(_stock_share(_stock_dealer_seeds(found[0])[1]), p1_share)  # every P1 triple share
+    assert torch.equal(stock_share(stock_dealer_seeds(found[0])[1]), p1_share)  # every P1 triple share
 
 
 def _dealer_keys(monkeypatch, derive_p1=None):
@@ -81,30 +68,17 @@ def _p1_triple_share(server) -> np.ndarray:
     return server.generators[1].words(TRIPLE)
 
 
-def _attacker_guesses(k0: bytes):
-    """What P0 can try from its own key: the key itself and simple derivations of it."""
-    yield k0
-    yield hashlib.sha256(k0).digest()
-    for i in range(1, 4):
-        yield (int.from_bytes(k0, "little") + i).to_bytes(32, "little", signed=False)
-
-
-def _attack(k0: bytes, p1_share: np.ndarray) -> bool:
-    return any(np.array_equal(KeyedGenerator(guess, TUPLES).words(TRIPLE), p1_share)
-               for guess in _attacker_guesses(k0))
-
-
 def test_our_dealer_sends_each_party_its_own_independent_256_bit_key(monkeypatch):
     drawn, sent, server = _dealer_keys(monkeypatch)
     assert len(drawn) == 2 and all(len(k) * 8 >= 128 for k in drawn) and drawn[0] != drawn[1]
     assert sent == {0: drawn[0], 1: drawn[1]}  # k_p to party p only, each a fresh secrets draw
     assert np.array_equal(_p1_triple_share(server), KeyedGenerator(drawn[1], TUPLES).words(TRIPLE))
-    assert not _attack(sent[0], _p1_triple_share(server))  # P0's key says nothing about P1's shares
+    assert not p0_rebuilds_p1_triples(sent[0], _p1_triple_share(server))  # P0's key says nothing about P1's shares
 
 
 def test_control_a_dealer_deriving_p1s_key_from_p0s_is_broken(monkeypatch):
     drawn, sent, server = _dealer_keys(monkeypatch, derive_p1=lambda k0: hashlib.sha256(k0).digest())
-    assert _attack(sent[0], _p1_triple_share(server))
+    assert p0_rebuilds_p1_triples(sent[0], _p1_triple_share(server))
 
 
 def _report_keys(ctx):

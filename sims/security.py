@@ -1,0 +1,304 @@
+"""``mpc-auc security``: the security evaluation as one command, writing a report a paper can use.
+
+Suites: ``quick`` (minutes on 2 cores) and ``full`` (more draws, larger
+sets).  A YAML ``--config`` may override any suite parameter (the keys of
+SUITES) and set ``seed``.  Output in ``--out DIR``: ``report.json`` (strict
+JSON: checks, version, config, seed, machine), ``report.md``, the tables
+``checks.csv``, ``label_inference.csv``, ``top_k.csv``, and the plots
+``label_inference.{png,pdf}`` and ``top_k.{png,pdf}``.
+
+Every check: name, kind (attack | audit | view | collusion | control),
+protocol, claimed_epsilon, claimed_delta, measured, bound, passed, details.
+Controls are deliberately weakened variants; each must *fail* its check
+(the check catches the weakness), every other check must pass.
+"""
+import csv
+import hashlib
+import json
+import math
+import os
+import platform
+import secrets
+import tempfile
+import time
+
+import numpy as np
+import yaml
+
+from .. import __version__
+from ..protocols.errors import InputError
+from ..synthetic import synthetic_evalset
+from . import security_checks as sc
+
+SUITES = {
+    "quick": {"epsilon": 1.0, "audit_draws": 200_000, "inference_epsilons": [0.5, 1, 2, 4, 8], "inference_m": 200,
+              "inference_draws": 200, "top_k_m": 45_840, "top_k": [10, 100, 1000, 10_000], "seed_bits": 14,
+              "mpc_audit_draws": 20_000},
+    "full": {"epsilon": 1.0, "audit_draws": 2_000_000, "inference_epsilons": [0.25, 0.5, 1, 2, 4, 8],
+             "inference_m": 1000, "inference_draws": 1000, "top_k_m": 458_407, "top_k": [10, 100, 1000, 10_000],
+             "seed_bits": 16, "mpc_audit_draws": 200_000},
+}
+INFERENCE_MECHANISMS = ("fedauc-vanilla", "fedauc-rr", "fedauc-lap-local", "fedauc-lap-global",
+                        "fedauc-gauss-local", "mpc-central")
+GAUSS_DELTA = 1e-5
+
+
+def check(name, kind, protocol, claimed_epsilon, claimed_delta, measured, bound, passed, details=None) -> dict:
+    return {"name": name, "kind": kind, "protocol": protocol, "claimed_epsilon": claimed_epsilon,
+            "claimed_delta": claimed_delta, "measured": measured, "bound": bound, "passed": bool(passed),
+            "details": details or {}}
+
+
+def settings(suite: str, config_path: str = None) -> dict:
+    """The suite's parameters, overridden by the YAML config (unknown keys are an error)."""
+    if suite not in SUITES:
+        raise InputError(f"unknown suite {suite!r}; choose from {', '.join(SUITES)}")
+    chosen = dict(SUITES[suite], suite=suite)
+    if config_path:
+        try:
+            with open(config_path) as f:
+                config = yaml.safe_load(f) or {}
+        except OSError as err:
+            raise InputError(f"cannot read config {config_path}: {err.strerror}") from None
+        except yaml.YAMLError as err:
+            raise InputError(f"config {config_path} is not valid YAML: {err}") from None
+        if not isinstance(config, dict):
+            raise InputError(f"config {config_path} must be a mapping of parameters")
+        unknown = sorted(set(config) - set(chosen) - {"seed"})
+        if unknown:
+            raise InputError(f"config {config_path}: unknown parameter(s) {', '.join(unknown)}; known: "
+                             f"{', '.join(sorted(chosen))}, seed")
+        chosen.update(config)
+    if not (isinstance(chosen["epsilon"], (int, float)) and chosen["epsilon"] > 0):
+        raise InputError(f"epsilon must be a positive number, not {chosen['epsilon']!r}")
+    return chosen
+
+
+# ----------------------------------------------------------------- checks
+
+def audits(cfg: dict, rng) -> list:
+    """Every audit and its controls (sims.security_checks), at the suite's epsilon."""
+    with tempfile.TemporaryDirectory(prefix="mpc-auc-audit-ledger-") as ledger:  # repetitions: no real release
+        return _audits(cfg, rng, ledger)
+
+
+def _audits(cfg: dict, rng, ledger: str) -> list:
+    eps, n = cfg["epsilon"], cfg["audit_draws"]
+    runs = [
+        ("audit", "fedauc-rr", "label flip at K = M", lambda: sc.audit_rr(eps, n, rng)),
+        ("audit", "fedauc-lap-local", "label flip of the top-ranked sample", lambda: sc.audit_laplace("local", eps, n, rng)),
+        ("audit", "fedauc-lap-global", "label flip of the top-ranked sample",
+         lambda: sc.audit_laplace("global", eps, n, rng)),
+        ("audit", "mpc-central (label DP, circuit's noise law)", "label flip of the top-ranked sample",
+         lambda: sc.audit_central("label", eps, n, rng)),
+        ("audit", "mpc-central (record DP, circuit's noise law)", "one record replaced",
+         lambda: sc.audit_central("record", eps, n, rng)),
+        ("audit", "mpc-central (label DP, through the real MPC)", "label flip of the top-ranked sample",
+         lambda: sc.audit_central_mpc(eps, cfg["mpc_audit_draws"], rng, ledger)),
+        ("control", "fedauc-rr with the flip probability of 2 eps", "label flip at K = M",
+         lambda: sc.audit_rr(eps, n, rng, flip_epsilon=2 * eps)),
+        ("control", "fedauc-lap-local with its noise scale halved", "label flip of the top-ranked sample",
+         lambda: sc.audit_laplace("local", eps, n, rng, noise_epsilon=2 * eps)),
+        ("control", "mpc-central record DP with the label sensitivity", "one record replaced",
+         lambda: sc.audit_central("record", eps, n, rng, calibrated_for="label")),
+    ]
+    out = []
+    for kind, protocol, neighbours, run in runs:
+        result, delta = run()
+        allowed = eps * (1 + sc.AUDIT_MARGIN)
+        out.append(check(f"DP audit: {protocol}", kind, protocol, eps, delta, result.epsilon_lb, allowed,
+                         result.epsilon_lb <= allowed, {"neighbours": neighbours, **result.as_dict()}))
+    return out
+
+
+def label_inference(cfg: dict, rng) -> tuple:
+    rows, out = [], []
+    m, draws = cfg["inference_m"], cfg["inference_draws"]
+    for mechanism in INFERENCE_MECHANISMS:
+        for eps in cfg["inference_epsilons"]:
+            delta = GAUSS_DELTA if "gauss" in mechanism else 0.0
+            accuracy = sc.label_inference(mechanism, eps, m, draws, rng, delta)
+            bound = 1.0 if mechanism == "fedauc-vanilla" else sc.inference_bound(eps, delta)
+            slack = 3 * math.sqrt(bound * (1 - bound) / (m * draws)) + 1e-12  # 3 binomial standard errors
+            rows.append({"protocol": mechanism, "epsilon": eps, "accuracy": accuracy, "bound": bound})
+            out.append(check(f"label inference at K = M: {mechanism}, eps {eps:g}", "attack", mechanism,
+                             None if mechanism == "fedauc-vanilla" else eps, delta, accuracy, bound + slack,
+                             accuracy <= bound + slack, {"clients": m, "releases": draws,
+                                                         "attacker": "likelihood ratio, all other labels known"}))
+    return out, rows
+
+
+def top_k(cfg: dict, rng) -> tuple:
+    evalset = synthetic_evalset(m=cfg["top_k_m"], clients=10, seed=int(rng.integers(2 ** 31)))
+    base = evalset.positives / evalset.m
+    rows, out = [], []
+    for view, seen in sc.top_k_views(evalset, cfg["epsilon"], rng).items():
+        for k, precision in zip(cfg["top_k"], sc.top_k_precision(seen, evalset.label, cfg["top_k"])):
+            rows.append({"exposure": view, "K": k, "precision": precision, "base_rate": base})
+            if view.startswith("mpc-"):
+                slack = 3 * math.sqrt(base * (1 - base) / k)
+                out.append(check(f"top-{k} score attack: {view}", "attack", "mpc-exact, mpc-central", None, None,
+                                 precision, base + slack, precision <= base + slack,
+                                 {"base_rate": base, "M": evalset.m}))
+    return out, rows
+
+
+def dealer_keys(cfg: dict, rng) -> list:
+    bits = cfg["seed_bits"]
+    dealer_seed = int(rng.integers(2 ** bits))
+    seed0, seed1 = sc.stock_dealer_seeds(dealer_seed)
+    recovered = sc.seed_recovery(seed0, sc.stock_share(seed1), bits)
+    k0, k1 = secrets.token_bytes(32), secrets.token_bytes(32)  # what circuits.dealer.Dealer draws
+    words = sc.KeyedGenerator(k1, sc.TUPLES).words((1000,))
+    derived = secrets.token_bytes(32)
+    derived_words = sc.KeyedGenerator(hashlib.sha256(derived).digest(), sc.TUPLES).words((1000,))
+    return [
+        check(f"stock CrypTen TTP: P0 rebuilds P1's triples from its seed ({bits}-bit dealer seed)", "control",
+              "stock CrypTen TTP", None, None, float(recovered), 0.0, not recovered,
+              {"attack": "search dealer seeds for P0's, regenerate P1's triple shares (torch MT19937)"}),
+        check("our dealer: P0 alone rebuilds P1's triples from its key", "collusion", "mpc-exact, mpc-central",
+              None, None, float(sc.p0_rebuilds_p1_triples(k0, words)), 0.0,
+              not sc.p0_rebuilds_p1_triples(k0, words), {"keys": "k_0, k_1: independent 256-bit secrets draws"}),
+        check("a dealer that derives P1's key from P0's: P0 rebuilds P1's triples", "control",
+              "weakened dealer", None, None, float(sc.p0_rebuilds_p1_triples(derived, derived_words)), 0.0,
+              not sc.p0_rebuilds_p1_triples(derived, derived_words), {"weakening": "k_1 = SHA-256(k_0)"}),
+    ]
+
+
+# ----------------------------------------------------------------- report
+
+def _strict(value):
+    """JSON-safe: non-finite floats become None, numpy scalars plain numbers."""
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_strict(v) for v in value]
+    if isinstance(value, (np.floating, float)):
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def run(suite: str, out_dir: str, config_path: str = None, seed: int = None, progress=print) -> dict:
+    """Run the suite, write the report files into ``out_dir`` (created), return the report."""
+    cfg = settings(suite, config_path)
+    seed = cfg.pop("seed", None) if seed is None else seed
+    seed = secrets.randbits(63) if seed is None else int(seed)
+    rng = np.random.default_rng(seed)
+    os.makedirs(out_dir, exist_ok=True)
+    start = time.perf_counter()
+    checks, tables = [], {}
+    for title, step in (("DP audits and their controls", audits), ("label inference", label_inference),
+                        ("top-K score attack", top_k), ("dealer keys and the stock-CrypTen control", dealer_keys)):
+        progress(f"security: {title} ...")
+        done = step(cfg, rng)
+        if isinstance(done, tuple):
+            done, tables[step.__name__] = done
+        checks += done
+    report = _strict({"checks": checks, "version": __version__, "config": cfg, "seed": seed,
+                      "machine": {"platform": platform.platform(), "python": platform.python_version(),
+                                  "cpus": os.cpu_count()},
+                      "summary": summary(checks), "seconds": time.perf_counter() - start})
+    with open(os.path.join(out_dir, "report.json"), "w") as f:
+        json.dump(report, f, indent=1, allow_nan=False)
+    _write_csv(os.path.join(out_dir, "checks.csv"), [{k: v for k, v in c.items() if k != "details"} for c in
+                                                     report["checks"]])
+    _write_csv(os.path.join(out_dir, "label_inference.csv"), tables["label_inference"])
+    _write_csv(os.path.join(out_dir, "top_k.csv"), tables["top_k"])
+    _plot_inference(os.path.join(out_dir, "label_inference"), tables["label_inference"], cfg["inference_epsilons"])
+    _plot_top_k(os.path.join(out_dir, "top_k"), tables["top_k"])
+    with open(os.path.join(out_dir, "report.md"), "w") as f:
+        f.write(markdown(report))
+    return report
+
+
+def summary(checks) -> dict:
+    """The verdict: every non-control check passed and every control was caught."""
+    regular = [c for c in checks if c["kind"] != "control"]
+    controls = [c for c in checks if c["kind"] == "control"]
+    failed = [c["name"] for c in regular if not c["passed"]]
+    missed = [c["name"] for c in controls if c["passed"]]
+    return {"checks": len(regular), "passed": len(regular) - len(failed), "failed": failed,
+            "controls": len(controls), "controls_caught": len(controls) - len(missed), "controls_missed": missed,
+            "verdict": "ok" if not failed and not missed else "problems found"}
+
+
+def markdown(report: dict) -> str:
+    s = report["summary"]
+    lines = [f"# mpc-auc security evaluation ({report['config']['suite']} suite)", "",
+             f"Version {report['version']}, seed {report['seed']}, {report['machine']['platform']}, "
+             f"{report['seconds']:.0f} s.", "",
+             f"**Verdict: {s['verdict']}.** {s['passed']} of {s['checks']} checks passed; "
+             f"{s['controls_caught']} of {s['controls']} deliberately weakened controls were caught "
+             "(a control must fail its check).", ""]
+    for name in s["failed"]:
+        lines.append(f"* FAILED: {name}")
+    for name in s["controls_missed"]:
+        lines.append(f"* CONTROL NOT CAUGHT: {name}")
+    lines += ["", "| check | kind | claimed eps | measured | bound | result |", "|---|---|---|---|---|---|"]
+    for c in report["checks"]:
+        verdict = ("caught" if not c["passed"] else "NOT caught") if c["kind"] == "control" else (
+            "pass" if c["passed"] else "FAIL")
+        claimed = "" if c["claimed_epsilon"] is None else f"{c['claimed_epsilon']:g}"
+        lines.append(f"| {c['name']} | {c['kind']} | {claimed} | {_fmt(c['measured'])} | {_fmt(c['bound'])} | "
+                     f"{verdict} |")
+    lines += ["", "Tables: checks.csv, label_inference.csv, top_k.csv; plots: label_inference.png/pdf, "
+                  "top_k.png/pdf. Method: docs/security-evaluation.md.", ""]
+    return "\n".join(lines)
+
+
+def _fmt(value) -> str:
+    return "" if value is None else f"{value:.4g}"
+
+
+def _write_csv(path: str, rows: list) -> None:
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(_strict(rows))
+
+
+def _figure(path: str, draw) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    draw(ax)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
+    fig.tight_layout()
+    for ext in ("png", "pdf"):
+        fig.savefig(f"{path}.{ext}", dpi=120)
+    plt.close(fig)
+
+
+def _plot_inference(path: str, rows: list, epsilons) -> None:
+    def draw(ax):
+        grid = np.geomspace(min(epsilons), max(epsilons), 100)
+        ax.plot(grid, [sc.inference_bound(e) for e in grid], "k-", lw=2, label="bound e^eps/(1+e^eps)")
+        ax.plot(grid, [sc.inference_bound(e, GAUSS_DELTA) for e in grid], "k:", lw=1,
+                label=f"(eps, delta) bound, delta={GAUSS_DELTA:g}")
+        for i, name in enumerate(INFERENCE_MECHANISMS):
+            points = [(r["epsilon"], r["accuracy"]) for r in rows if r["protocol"] == name]
+            ax.plot(*zip(*points), marker="osv^DP"[i % 6], linestyle="--", label=name, alpha=0.85)
+        ax.set(xscale="log", xlabel="epsilon", ylabel="attack accuracy (one label, K = M)",
+               title="Label inference by the likelihood-ratio attacker")
+        ax.set_xticks(list(epsilons), [f"{e:g}" for e in epsilons])
+        ax.minorticks_off()
+
+    _figure(path, draw)
+
+
+def _plot_top_k(path: str, rows: list) -> None:
+    def draw(ax):
+        for i, view in enumerate(dict.fromkeys(r["exposure"] for r in rows)):
+            points = [(r["K"], r["precision"]) for r in rows if r["exposure"] == view]
+            ax.plot(*zip(*points), marker="osv^"[i % 4], label=view)
+        ax.axhline(rows[0]["base_rate"], color="k", lw=1, linestyle=":", label="base rate P/M")
+        ax.set(xscale="log", xlabel="K", ylabel="precision of 'top K are positives'",
+               title="Top-K score attack (dpauc Table 2)")
+
+    _figure(path, draw)

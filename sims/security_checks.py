@@ -1,0 +1,221 @@
+"""The security checks of ``mpc-auc security``: DP audits, label inference, top-K and seed-recovery attacks.
+
+Each function returns check records (sims.security.check) or table rows; the
+mechanisms are run through the project's own code (protocols.fedauc,
+protocols.mpc_central, protocols.score_ldp), never re-implemented here.
+
+Worst-case neighbours (label DP): K = M clients with one sample each, ranks
+0..M-1 distinct, and the target sample at the top rank M-1, so one label flip
+moves localSum (fedauc) by its whole sensitivity and 2T (mpc-central) by M-1.
+Record DP (mpc-central): D holds one positive at the top and M-1 negatives,
+D' the same record as a negative: 2U moves by 2(M-1), P by 1.
+"""
+import hashlib
+import math
+
+import numpy as np
+import torch
+
+from ..circuits.csprng import TUPLES, KeyedGenerator
+from ..protocols import fedauc, score_ldp
+from ..protocols.mpc_central import CentralNoise
+from .dp_audit import epsilon_lower_bound, gaussian_llr, laplace_llr
+
+AUDIT_MARGIN = 0.05  # eps_lb may exceed the claim by this much (relative) before a claim counts as broken
+
+
+def _ranked(labels) -> fedauc.RankedClients:
+    m = len(labels)
+    return fedauc.RankedClients(np.arange(m), np.arange(m, dtype=np.float64), np.asarray(labels, dtype=np.int64),
+                                m, "audit")
+
+
+def _neighbours(m: int, rng):
+    """(labels of D, labels of D'): random labels, the top-ranked sample positive in D and negative in D'."""
+    labels = rng.integers(0, 2, m)
+    d, d2 = labels.copy(), labels.copy()
+    d[-1], d2[-1] = 1, 0
+    return d, d2
+
+
+# ------------------------------------------------------------------ audits
+
+def audit_rr(epsilon: float, draws: int, rng, flip_epsilon: float = None):
+    """fedauc-rr's view of the target: its randomized label (flip probability 1/(1+e^eps))."""
+    d, d2 = _neighbours(8, rng)
+    q = fedauc.flip_probability(flip_epsilon or epsilon)
+    views = [fedauc.flip_labels(labels, q, draws, rng)[:, -1].astype(float) for labels in (d, d2)]
+    return epsilon_lower_bound(*views), 0.0
+
+
+def audit_laplace(sensitivity: str, epsilon: float, draws: int, rng, noise_epsilon: float = None):
+    """FedAUC_Lap's release for the target client (localSum', localP'), reduced to the auditor's LLR."""
+    d, d2 = _neighbours(8, rng)
+    honest = fedauc.laplace_statistics(_ranked(d), epsilon, 1, rng, sensitivity)
+    scales = np.array([honest.noise["localSum"][1][-1], honest.noise["localP"][1][-1]])
+    released = [fedauc.laplace_statistics(_ranked(labels), noise_epsilon or epsilon, draws, rng, sensitivity)
+                for labels in (d, d2)]
+    means = [np.array([s.local_sum[-1], s.local_p[-1]]) for s in released]
+    views = [laplace_llr(np.stack([s.released_sum[:, -1], s.released_p[:, -1]], axis=1), means[0], means[1], scales)
+             for s in released]
+    return epsilon_lower_bound(*views), 0.0
+
+
+def _label_statistics(labels) -> tuple:
+    """(2T, P) of mpc-central for labels at ranks 0..M-1."""
+    m = len(labels)
+    return int(((2 * np.arange(m) - (m - 1)) * labels).sum()), int(labels.sum())
+
+
+def central_statistics(neighbours: str, m: int, rng):
+    """(2T or 2U, P) on D and on D' (module docstring)."""
+    if neighbours == "label":
+        return [_label_statistics(y) for y in _neighbours(m, rng)]
+    return [(2 * (m - 1), 1), (0, 0)]
+
+
+def _central_views(released, exact, noise: CentralNoise, m: int):
+    """The auditor's LLR of each released (2T~, P~) pair."""
+    scales = np.array([1 / noise.statistic_noise(m).rate, 1 / noise.count_noise().rate])
+    return laplace_llr(released, np.array(exact[0]), np.array(exact[1]), scales)
+
+
+def audit_central(neighbours: str, epsilon: float, draws: int, rng, calibrated_for: str = None):
+    """mpc-central's two opened values under the circuit's noise law, reduced to the auditor's LLR.
+
+    calibrated_for: the neighbour relation whose sensitivity the noise uses (a control: record
+    neighbours with noise for label DP).
+    """
+    m = 8
+    noise = CentralNoise(epsilon, neighbours=calibrated_for or neighbours)
+    stat, count = noise.statistic_noise(m), noise.count_noise()
+    exact = central_statistics(neighbours, m, rng)
+    views = [_central_views(np.stack([s + stat.sample(rng, draws), p + count.sample(rng, draws)], axis=1), exact,
+                            noise, m) for s, p in exact]
+    return epsilon_lower_bound(*views), noise.delta(m)
+
+
+def audit_central_mpc(epsilon: float, draws: int, rng, ledger_dir: str):
+    """mpc-central (label DP) through the real MPC: local roles over TLS, the noise drawn in the circuit,
+    ``draws`` repetitions of the release per data set (charged to a throwaway ledger in ``ledger_dir``)."""
+    from ..protocols.mpc_central import mpc_central_auc
+    from ..protocols.runtime import Placement
+
+    m = 8
+    labels = _neighbours(m, rng)
+    datasets = [[(f"client-{i}", [i / m], [int(y[i])]) for i in range(m)] for y in labels]
+    noise = CentralNoise(epsilon, repetitions=draws)
+    releases = mpc_central_auc(datasets, noise, placement=Placement(ledger=ledger_dir), timeout_s=300)
+    exact = [_label_statistics(y) for y in labels]
+    views = [_central_views(np.array(r.opened, dtype=np.float64), exact, noise, m) for r in releases]
+    return epsilon_lower_bound(*views), CentralNoise(epsilon).delta(m)
+
+
+# ------------------------------------------------------- label inference
+
+def label_inference(mechanism: str, epsilon: float, m: int, draws: int, rng, delta: float = 1e-5) -> float:
+    """Accuracy of the optimal (likelihood-ratio) attacker who knows everything but one client's label,
+    at K = M (one sample per client), over every client and ``draws`` releases."""
+    labels = rng.integers(0, 2, m)
+    ranked = _ranked(labels)
+    if mechanism == "fedauc-vanilla":
+        guess = np.tile(fedauc.exact_client_statistics(ranked)[1], (draws, 1))
+    elif mechanism == "fedauc-rr":
+        guess = fedauc.flip_labels(labels, fedauc.flip_probability(epsilon), draws, rng)
+    elif mechanism in ("fedauc-lap-local", "fedauc-lap-global", "fedauc-gauss-local"):
+        guess = _statistics_guess(mechanism, ranked, epsilon, delta, draws, rng)
+    elif mechanism == "mpc-central":
+        guess = _central_guess(labels, epsilon, draws, rng)
+    else:
+        raise ValueError(f"no label-inference attack for {mechanism!r}")
+    return float(np.mean(guess == labels[None, :]))
+
+
+def _statistics_guess(mechanism, ranked, epsilon, delta, draws, rng):
+    sensitivity = "global" if mechanism.endswith("global") else "local"
+    if mechanism == "fedauc-gauss-local":
+        stats = fedauc.gaussian_statistics(ranked, epsilon, delta, draws, rng, sensitivity)
+    else:
+        stats = fedauc.laplace_statistics(ranked, epsilon, draws, rng, sensitivity)
+    (_, sum_scale), (_, p_scale) = stats.noise["localSum"], stats.noise["localP"]
+    one = np.stack([ranked.rank, np.ones_like(ranked.rank)], axis=-1)  # the client's (localSum, localP) if y = 1
+    released = np.stack([stats.released_sum, stats.released_p], axis=-1)
+    scales = np.stack([sum_scale, p_scale], axis=-1)
+    llr = (gaussian_llr if mechanism == "fedauc-gauss-local" else laplace_llr)(released, one, np.zeros_like(one),
+                                                                                scales)
+    return (llr > 0).astype(int)
+
+
+def _central_guess(labels, epsilon, draws, rng):
+    m = len(labels)
+    noise = CentralNoise(epsilon)
+    stat, count = noise.statistic_noise(m), noise.count_noise()
+    twice_rank = 2 * np.arange(m)
+    exact = np.array([int(((twice_rank - (m - 1)) * labels).sum()), int(labels.sum())])
+    released = exact + np.stack([stat.sample(rng, draws), count.sample(rng, draws)], axis=1)  # (draws, 2)
+    contribution = np.stack([twice_rank - (m - 1), np.ones(m)], axis=1)  # a positive's share of (2T, P)
+    with_one = exact[None, :] + (1 - labels)[:, None] * contribution  # the others' labels are known
+    with_zero = with_one - contribution
+    scales = np.array([1 / stat.rate, 1 / count.rate])
+    llr = laplace_llr(released[:, None, :], with_one[None], with_zero[None], scales)
+    return (llr > 0).astype(int)
+
+
+def inference_bound(epsilon: float, delta: float = 0.0) -> float:
+    """Largest accuracy any attacker reaches on one label under (eps, delta)-label-DP with a fair prior."""
+    return (math.exp(epsilon) + delta) / (math.exp(epsilon) + 1)
+
+
+# ------------------------------------------------------------ top-K attack
+
+def top_k_precision(scores_seen, labels, ks) -> list:
+    """Precision of "the K highest scores the server sees are positives" (dpauc Table 2, fedauc Table 8)."""
+    order = np.argsort(-np.asarray(scores_seen), kind="stable")
+    return [float(labels[order[:k]].mean()) for k in ks]
+
+
+def top_k_views(evalset, epsilon: float, rng) -> dict:
+    """What each exposure gives the server per sample: clear scores, Laplace-noised scores (score-dp), or
+    nothing (the MPC protocols: the attacker can only pick K samples at random)."""
+    return {"clear scores (dpauc-threshold, dpauc-rr, fedauc's server sort)": evalset.score,
+            f"score-dp (Lap(1/eps), eps={epsilon:g})": score_ldp.laplace_scores(evalset.score, epsilon, rng),
+            "mpc-exact, mpc-central (no per-sample output)": rng.random(evalset.m)}
+
+
+# ---------------------------------------------------- stock-CrypTen control
+
+def stock_share(seed: int, size=(1000,)) -> torch.Tensor:
+    """A party's share of Beaver's a as stock CrypTen draws it from its TTP seed (torch's MT19937)."""
+    g = torch.Generator()
+    g.manual_seed(seed)
+    return torch.randint(-(2 ** 63), 2 ** 63 - 1, size, generator=g, dtype=torch.long)
+
+
+def stock_dealer_seeds(dealer_seed: int) -> list:
+    """Stock TTPServer._setup_generators: one seed per party, in a row, from one generator."""
+    g = torch.Generator()
+    g.manual_seed(dealer_seed)
+    return [int(torch.randint(-(2 ** 63), 2 ** 63 - 1, (), generator=g)) for _ in range(2)]
+
+
+def p0_key_guesses(k0: bytes):
+    """What P0 can try from its own dealer key: the key itself and simple derivations of it."""
+    yield k0
+    yield hashlib.sha256(k0).digest()
+    for i in range(1, 4):
+        yield (int.from_bytes(k0, "little") + i).to_bytes(32, "little", signed=False)
+
+
+def p0_rebuilds_p1_triples(k0: bytes, p1_words: np.ndarray) -> bool:
+    """Does any of P0's guesses expand (circuits.csprng, the triples' purpose) to P1's triple words?"""
+    return any(np.array_equal(KeyedGenerator(guess, TUPLES).words(p1_words.shape), p1_words)
+               for guess in p0_key_guesses(k0))
+
+
+def seed_recovery(seed0: int, p1_share: torch.Tensor, bits: int) -> bool:
+    """P0's attack: search dealer seeds < 2^bits for one that gives P0's seed, rebuild P1's share from it."""
+    for candidate in range(2 ** bits):
+        seeds = stock_dealer_seeds(candidate)
+        if seeds[0] == seed0 and torch.equal(stock_share(seeds[1], tuple(p1_share.shape)), p1_share):
+            return True
+    return False

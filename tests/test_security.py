@@ -1,0 +1,93 @@
+"""A slice of each kind of security check, so that a regression fails the test run.
+
+Audit: the Clopper-Pearson bound never exceeds a true epsilon and catches a
+doubled one; fedauc-rr and FedAUC_Lap pass while their weakened controls are
+caught.  Attack: the likelihood-ratio attacker reaches the RR bound exactly
+and vanilla 100%; MPC gives base-rate top-K precision.  Collusion/control:
+our dealer's keys resist P0, the stock and derived-key dealers do not.  The
+command writes strict JSON, Markdown, CSV and PNG+PDF.
+"""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from mpc_auc.cli import main
+from mpc_auc.sims import security, security_checks as sc
+from mpc_auc.sims.dp_audit import clopper_pearson, epsilon_lower_bound
+
+
+def test_clopper_pearson_covers_the_proportion():
+    lo, hi = clopper_pearson(30, 100, 0.05)
+    assert 0.21 < lo < 0.3 < hi < 0.4
+    assert clopper_pearson(0, 50, 0.05)[0] == 0 and clopper_pearson(50, 50, 0.05)[1] == 1
+
+
+@pytest.mark.parametrize("true_epsilon", [0.5, 2.0])
+def test_the_bound_stays_below_a_true_laplace_epsilon_and_approaches_it(true_epsilon):
+    rng = np.random.default_rng(3)
+    on_d, on_d2 = rng.laplace(1, 1 / true_epsilon, 100_000), rng.laplace(0, 1 / true_epsilon, 100_000)
+    result = epsilon_lower_bound(on_d, on_d2)
+    assert 0.75 * true_epsilon < result.epsilon_lb <= true_epsilon
+
+
+def test_audits_pass_honest_mechanisms_and_catch_their_weakened_controls():
+    rng = np.random.default_rng(4)
+    assert sc.audit_rr(1.0, 100_000, rng)[0].epsilon_lb <= 1.0
+    assert sc.audit_rr(1.0, 100_000, rng, flip_epsilon=2.0)[0].epsilon_lb > 1.5
+    assert sc.audit_laplace("local", 1.0, 100_000, rng)[0].epsilon_lb <= 1.0
+    assert sc.audit_laplace("local", 1.0, 100_000, rng, noise_epsilon=2.0)[0].epsilon_lb > 1.5
+    assert sc.audit_central("record", 1.0, 100_000, rng)[0].epsilon_lb <= 1.0
+    assert sc.audit_central("record", 1.0, 100_000, rng, calibrated_for="label")[0].epsilon_lb > 1.2
+
+
+def test_label_inference_reaches_the_rr_bound_and_vanilla_reveals_every_label():
+    rng = np.random.default_rng(5)
+    assert sc.label_inference("fedauc-vanilla", 1.0, 100, 10, rng) == 1.0
+    accuracy = sc.label_inference("fedauc-rr", 1.0, 200, 200, rng)
+    assert abs(accuracy - sc.inference_bound(1.0)) < 0.01  # RR is exactly as strong as its bound allows
+    assert sc.label_inference("fedauc-lap-local", 1.0, 200, 200, rng) < sc.inference_bound(1.0)
+    assert sc.label_inference("mpc-central", 1.0, 200, 200, rng) < sc.inference_bound(1.0)
+
+
+def test_top_k_is_informative_on_clear_scores_and_base_rate_for_mpc():
+    rng = np.random.default_rng(6)
+    scores, labels = np.arange(10_000.0), (np.arange(10_000) >= 7_500).astype(int)
+    assert sc.top_k_precision(scores, labels, [10, 100]) == [1.0, 1.0]
+    random_pick = sc.top_k_precision(rng.random(10_000), labels, [2_000])[0]
+    assert abs(random_pick - 0.25) < 3 * math.sqrt(0.25 * 0.75 / 2_000)
+
+
+def test_our_dealer_keys_resist_p0_and_the_weakened_dealers_do_not():
+    checks = {c["name"]: c for c in security.dealer_keys({"seed_bits": 8}, np.random.default_rng(7))}
+    assert [c["passed"] for c in checks.values() if c["kind"] == "collusion"] == [True]
+    assert [c["passed"] for c in checks.values() if c["kind"] == "control"] == [False, False]
+
+
+def test_the_command_writes_the_report_and_its_verdict(tmp_path):
+    config = tmp_path / "small.yaml"
+    config.write_text("audit_draws: 60000\nmpc_audit_draws: 2000\ninference_m: 50\ninference_draws: 40\n"
+                      "inference_epsilons: [1, 4]\ntop_k_m: 5000\ntop_k: [10, 100]\nseed_bits: 8\n")
+    out = tmp_path / "report"
+    assert main(["security", "--suite", "quick", "--config", str(config), "--out", str(out), "--seed", "9"]) == 0
+    text = (out / "report.json").read_text()
+    report = json.loads(text, parse_constant=lambda name: pytest.fail(f"non-strict JSON: {name}"))
+    assert report["seed"] == 9 and report["config"]["audit_draws"] == 60000
+    kinds = {c["kind"] for c in report["checks"]}
+    assert kinds == {"audit", "attack", "collusion", "control"}
+    assert report["summary"]["verdict"] == "ok" and report["summary"]["controls_missed"] == []
+    fields = {"name", "kind", "protocol", "claimed_epsilon", "claimed_delta", "measured", "bound", "passed",
+              "details"}
+    assert all(set(c) == fields for c in report["checks"])
+    for name in ("report.md", "checks.csv", "label_inference.csv", "top_k.csv", "label_inference.png",
+                 "label_inference.pdf", "top_k.png", "top_k.pdf"):
+        assert (out / name).stat().st_size > 0, name
+    assert "Verdict: ok" in (out / "report.md").read_text()
+
+
+def test_a_bad_config_is_refused_naming_the_parameter(tmp_path, capsys):
+    config = tmp_path / "bad.yaml"
+    config.write_text("audit_drawz: 5\n")
+    assert main(["security", "--config", str(config), "--out", str(tmp_path / "r")]) == 2
+    assert "audit_drawz" in capsys.readouterr().err and not (tmp_path / "r").exists()
