@@ -33,14 +33,15 @@ from . import security_checks as sc
 SUITES = {
     "quick": {"epsilon": 1.0, "audit_draws": 200_000, "inference_epsilons": [0.5, 1, 2, 4, 8], "inference_m": 200,
               "inference_draws": 200, "top_k_m": 45_840, "top_k": [10, 100, 1000, 10_000], "seed_bits": 14,
-              "mpc_audit_draws": 20_000},
+              "mpc_audit_draws": 20_000, "view_runs": 150},
     "full": {"epsilon": 1.0, "audit_draws": 2_000_000, "inference_epsilons": [0.25, 0.5, 1, 2, 4, 8],
              "inference_m": 1000, "inference_draws": 1000, "top_k_m": 458_407, "top_k": [10, 100, 1000, 10_000],
-             "seed_bits": 16, "mpc_audit_draws": 200_000},
+             "seed_bits": 16, "mpc_audit_draws": 200_000, "view_runs": 1000},
 }
 INFERENCE_MECHANISMS = ("fedauc-vanilla", "fedauc-rr", "fedauc-lap-local", "fedauc-lap-global",
                         "fedauc-gauss-local", "mpc-central")
 GAUSS_DELTA = 1e-5
+VIEW_ALPHA = 1e-3  # a view passes when every chi-square p-value exceeds this (3 tests per party and variant)
 
 
 def check(name, kind, protocol, claimed_epsilon, claimed_delta, measured, bound, passed, details=None) -> dict:
@@ -89,6 +90,14 @@ def _audits(cfg: dict, rng, ledger: str) -> list:
         ("audit", "fedauc-lap-local", "label flip of the top-ranked sample", lambda: sc.audit_laplace("local", eps, n, rng)),
         ("audit", "fedauc-lap-global", "label flip of the top-ranked sample",
          lambda: sc.audit_laplace("global", eps, n, rng)),
+        ("audit", "fedauc-gauss-local", "label flip of the top-ranked sample",
+         lambda: sc.audit_gaussian(eps, GAUSS_DELTA, n, rng)),
+        ("audit", "label-rr-onehot", "label flip at K = M", lambda: sc.audit_k_ary(eps, n, rng)),
+        ("audit", "score-dp", "one score moved across [0, 1]", lambda: sc.audit_score_dp(eps, n, rng)),
+        ("audit", "dpauc-histogram", "label flip of the top sample (one client)",
+         lambda: sc.audit_dpauc("histogram", eps, n, rng)),
+        ("audit", "dpauc-threshold", "label flip of the top sample (one client)",
+         lambda: sc.audit_dpauc("threshold", eps, max(20, n // 10), rng)),
         ("audit", "mpc-central (label DP, circuit's noise law)", "label flip of the top-ranked sample",
          lambda: sc.audit_central("label", eps, n, rng)),
         ("audit", "mpc-central (record DP, circuit's noise law)", "one record replaced",
@@ -103,6 +112,14 @@ def _audits(cfg: dict, rng, ledger: str) -> list:
          lambda: sc.audit_central("record", eps, n, rng, calibrated_for="label")),
     ]
     out = []
+    for kernel in ("auc", "auc-private", "gini", "kendall"):
+        for k in (1, 2):
+            result, claimed, delta = sc.audit_ustat(kernel, eps, k, n, rng)
+            allowed = claimed * (1 + sc.AUDIT_MARGIN)
+            out.append(check(f"DP audit: ustat-2pc {kernel}, k = {k} (per user)", "audit", f"ustat-2pc {kernel}",
+                             claimed, delta, result.epsilon_lb, allowed, result.epsilon_lb <= allowed,
+                             {"neighbours": "one user's value moved across its range (all its k pairs change)",
+                              "requested_epsilon": eps, **result.as_dict()}))
     for kind, protocol, neighbours, run in runs:
         result, delta = run()
         allowed = eps * (1 + sc.AUDIT_MARGIN)
@@ -126,6 +143,51 @@ def label_inference(cfg: dict, rng) -> tuple:
                              accuracy <= bound + slack, {"clients": m, "releases": draws,
                                                          "attacker": "likelihood ratio, all other labels known"}))
     return out, rows
+
+
+def views(cfg: dict, rng) -> list:
+    """Transcript tests of the radix sort at both parties (sims.security_views), with the open-sigma control."""
+    from ..protocols.runtime import run_parties
+    from .security_views import VIEW_BITS, VIEW_INPUTS, p_values, view_party
+
+    parties = run_parties(view_party, (VIEW_INPUTS, VIEW_BITS, cfg["view_runs"]), provider="TTP", timeout_s=120)
+    out = []
+    for variant, kind, label in (("radix", "view", "radix sort (mpc-exact, mpc-central)"),
+                                 ("leaky", "control", "radix sort opening sigma without the shuffle")):
+        for role, party in zip(("P0", "P1"), parties):
+            found = p_values(party[variant])
+            out.append(check(f"view of {role}: {label}", kind, label, None, None, min(found), VIEW_ALPHA,
+                             min(found) > VIEW_ALPHA,
+                             {"p_values": dict(zip(("homogeneity A vs B", "uniform sigma[pi] on A",
+                                                    "uniform sigma[pi] on B"), found)),
+                              "inputs": "4 distinct keys vs 4 tied keys", "runs_per_input": cfg["view_runs"],
+                              "measured": "smallest chi-square p-value"}))
+    return out
+
+
+def release_attacks(cfg: dict, rng) -> list:
+    """The enumeration attack on an exact AUC, and threshold differences on dpauc's counts."""
+    eps = cfg["epsilon"]
+    exact = sc.enumeration_attack(200, 100, rng)
+    inferred = sc.threshold_inference(eps, max(20, cfg["audit_draws"] // 10), rng)
+    bound = sc.inference_bound(eps)
+    slack = 3 * math.sqrt(bound * (1 - bound) / max(20, cfg["audit_draws"] // 10))
+    ustat = []
+    for kernel in ("auc", "gini", "kendall"):
+        accuracy, bound = sc.ustat_inference(kernel, eps, 1, max(20, cfg["audit_draws"] // 10), rng)
+        slack = 3 * math.sqrt(bound * (1 - bound) / max(20, cfg["audit_draws"] // 10))
+        ustat.append(check(f"ustat-2pc aggregator infers one user's value ({kernel}, k = 1)", "attack",
+                           f"ustat-2pc {kernel}", eps, 0.0, accuracy, bound + slack, accuracy <= bound + slack,
+                           {"attacker": "likelihood ratio on the user's noisy kernel outputs, two extreme values"}))
+    return ustat + [
+        check("enumeration attack on the released exact AUC (Stoddard et al. 2014)", "attack", "mpc-exact", None,
+              None, exact, 1.0, True, {"note": "mpc-exact claims no DP: an attacker who knows every other label "
+                                               "and every score reads the last label off the exact AUC; use "
+                                               "mpc-central for label DP", "M": 200, "targets": 100}),
+        check("threshold-difference inference on dpauc's per-threshold counts", "attack", "dpauc-threshold", eps,
+              0.0, inferred, bound + slack, inferred <= bound + slack,
+              {"attacker": "likelihood ratio over every released count, all other samples known"}),
+    ]
 
 
 def top_k(cfg: dict, rng) -> tuple:
@@ -189,8 +251,9 @@ def run(suite: str, out_dir: str, config_path: str = None, seed: int = None, pro
     os.makedirs(out_dir, exist_ok=True)
     start = time.perf_counter()
     checks, tables = [], {}
-    for title, step in (("DP audits and their controls", audits), ("label inference", label_inference),
-                        ("top-K score attack", top_k), ("dealer keys and the stock-CrypTen control", dealer_keys)):
+    for title, step in (("views of the radix sort", views), ("DP audits and their controls", audits),
+                        ("label inference", label_inference),
+                        ("attacks on released AUCs and counts", release_attacks), ("top-K score attack", top_k), ("dealer keys and the stock-CrypTen control", dealer_keys)):
         progress(f"security: {title} ...")
         done = step(cfg, rng)
         if isinstance(done, tuple):

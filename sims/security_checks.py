@@ -17,7 +17,9 @@ import numpy as np
 import torch
 
 from ..circuits.csprng import TUPLES, KeyedGenerator
-from ..protocols import fedauc, score_ldp
+from ..protocols import dpauc, fedauc, score_ldp
+from ..protocols.clear_auc import rank_sum_auc
+from ..protocols.dp_suite import THRESHOLDS
 from ..protocols.mpc_central import CentralNoise
 from .dp_audit import epsilon_lower_bound, gaussian_llr, laplace_llr
 
@@ -67,6 +69,81 @@ def _label_statistics(labels) -> tuple:
     return int(((2 * np.arange(m) - (m - 1)) * labels).sum()), int(labels.sum())
 
 
+def audit_gaussian(epsilon: float, delta: float, draws: int, rng):
+    """FedAUC's analytic-Gaussian release for the target client, reduced to the auditor's LLR ((eps, delta) claim)."""
+    d, d2 = _neighbours(8, rng)
+    released = [fedauc.gaussian_statistics(_ranked(labels), epsilon, delta, draws, rng) for labels in (d, d2)]
+    sigma = np.array([released[0].noise["localSum"][1][-1], released[0].noise["localP"][1][-1]])
+    means = [np.array([s.local_sum[-1], s.local_p[-1]]) for s in released]
+    views = [gaussian_llr(np.stack([s.released_sum[:, -1], s.released_p[:, -1]], axis=1), means[0], means[1], sigma)
+             for s in released]
+    return epsilon_lower_bound(*views, delta=delta), delta
+
+
+def audit_k_ary(epsilon: float, draws: int, rng):
+    """label-rr-onehot (mindspore-label-dp, n = 2): the target's reported class."""
+    d, d2 = _neighbours(8, rng)
+    views = [fedauc.k_ary_randomized_response(labels, 2, epsilon, draws, rng)[:, -1].astype(float)
+             for labels in (d, d2)]
+    return epsilon_lower_bound(*views), 0.0
+
+
+def audit_score_dp(epsilon: float, draws: int, rng):
+    """score-dp: one score moved across the whole declared range [0, 1] (sensitivity 1); the noisy score."""
+    views = [laplace_llr(score_ldp.laplace_scores(np.full(draws, s), epsilon, rng)[:, None], 1.0, 0.0, 1 / epsilon)
+             for s in (1.0, 0.0)]
+    return epsilon_lower_bound(*views), 0.0
+
+
+def audit_dpauc(kind: str, epsilon: float, draws: int, rng):
+    """dpauc's released counts (one client: its noise is one Laplace per count), label flip of the top sample.
+
+    kind "histogram": positives and negatives per score bin, Lap(2/eps) each; "threshold": TP, FP, FN, TN at
+    each of the |Theta| thresholds, Lap(4 |Theta| / eps) each (the paper's accounting).
+    """
+    return epsilon_lower_bound(*dpauc_views(kind, epsilon, draws, rng)), 0.0
+
+
+def threshold_inference(epsilon: float, draws: int, rng) -> float:
+    """Threshold-difference inference on dpauc's per-threshold counts: the attacker knows every other sample
+    and reads the target's label from the counts around its score (likelihood ratio over all of them)."""
+    on_positive, on_negative = dpauc_views("threshold", epsilon, draws, rng)
+    return float((np.mean(on_positive > 0) + np.mean(on_negative < 0)) / 2)
+
+
+def dpauc_views(kind: str, epsilon: float, draws: int, rng) -> list:
+    """The auditor's LLR of dpauc's release on D (target positive) and on D' (target negative)."""
+    m = 8
+    thresholds = dpauc.paper_thresholds(THRESHOLDS)
+    counts = [dpauc.confusion_counts(np.zeros(m, dtype=np.int64), (np.arange(m) + 0.5) / m, labels, thresholds, 1)
+              for labels in _neighbours(m, rng)]
+    if kind == "histogram":
+        release = [dpauc.noisy_histograms(c, epsilon, draws, rng) for c in counts]
+        means = [np.concatenate([c.bins_pos[0], c.bins_neg[0]]) for c in counts]
+    else:
+        release = [dpauc.noisy_threshold_counts(c, epsilon, draws, rng) for c in counts]
+        means = [np.concatenate([c.tp[0], c.fp[0], c.positives[0] - c.tp[0], c.negatives[0] - c.fp[0]])
+                 for c in counts]
+    return [laplace_llr(np.concatenate(parts, axis=1), means[0], means[1], scale) for parts, scale in release]
+
+
+def enumeration_attack(m: int, targets: int, rng) -> float:
+    """Stoddard et al. 2014 on an exact released AUC (mpc-exact's output): the attacker knows every score and
+    every label but the target's, computes the AUC under both labels and keeps the one that was released."""
+    scores, labels = rng.random(m), rng.integers(0, 2, m)
+    labels[:2] = (0, 1)  # both classes, whatever the target
+    released = rank_sum_auc(scores, labels)
+    correct = 0
+    for k in rng.choice(np.arange(2, m), targets, replace=False):
+        candidates = []
+        for value in (0, 1):
+            trial = labels.copy()
+            trial[k] = value
+            candidates.append(abs(rank_sum_auc(scores, trial) - released))
+        correct += int(int(np.argmin(candidates)) == labels[k])
+    return correct / targets
+
+
 def central_statistics(neighbours: str, m: int, rng):
     """(2T or 2U, P) on D and on D' (module docstring)."""
     if neighbours == "label":
@@ -109,6 +186,38 @@ def audit_central_mpc(epsilon: float, draws: int, rng, ledger_dir: str):
     exact = [_label_statistics(y) for y in labels]
     views = [_central_views(np.array(r.opened, dtype=np.float64), exact, noise, m) for r in releases]
     return epsilon_lower_bound(*views), CentralNoise(epsilon).delta(m)
+
+
+def ustat_views(kernel: str, epsilon: float, k: int, draws: int, rng) -> tuple:
+    """ustat-2pc: the aggregator's view of one user's k pairs when the user's value moves to the other end
+    of its range (every one of its pair kernels moves by the kernel's sensitivity, or its bits flip), under
+    the circuit's per-pair noise law; reduced to the LLR.  Returns (views on D and D', claimed eps, delta)."""
+    from ..protocols.ustat_2pc import pair_noise, user_privacy
+
+    noise = pair_noise(kernel, epsilon, k)
+    claimed, delta = user_privacy(kernel, epsilon, k)
+    if kernel.startswith("auc"):  # one RR bit per pair (two for auc-private), all flipped by the neighbour
+        bits = k * (2 if kernel == "auc-private" else 1)
+        weight = math.log((1 - noise.flip) / noise.flip)
+        views = [weight * np.sum(2 * ((value ^ noise.sample(rng, (draws, bits))) == 1) - 1, axis=1).astype(float)
+                 for value in (1, 0)]
+    else:
+        shift = noise.sensitivity
+        views = [laplace_llr((value + noise.sample(rng, draws * k)).reshape(draws, k), shift, 0.0, 1 / noise.rate)
+                 for value in (shift, 0)]
+    return views, claimed, delta
+
+
+def audit_ustat(kernel: str, epsilon: float, k: int, draws: int, rng):
+    views, claimed, delta = ustat_views(kernel, epsilon, k, draws, rng)
+    return epsilon_lower_bound(*views, delta=delta), claimed, delta
+
+
+def ustat_inference(kernel: str, epsilon: float, k: int, draws: int, rng) -> tuple:
+    """Accuracy of the likelihood-ratio aggregator deciding between a user's two extreme values; its bound."""
+    (on_d, on_d2), claimed, delta = ustat_views(kernel, epsilon, k, draws, rng)
+    return float((np.mean(on_d > 0) + np.mean(on_d2 < 0) + np.mean(on_d == 0)) / 2), inference_bound(claimed,
+                                                                                                        delta)
 
 
 # ------------------------------------------------------- label inference

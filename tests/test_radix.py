@@ -1,13 +1,13 @@
 """The dealer-assisted shuffle and the radix sort built on it, and what they open (P0, P1, dealer over TCP)."""
 import numpy as np
 import pytest
-from scipy.stats import chi2_contingency, chisquare, rankdata
+from scipy.stats import rankdata
 
 from mpc_auc.protocols.runtime import run_parties
+from mpc_auc.sims.security_views import VIEW_BITS, VIEW_INPUTS, homogeneity, radix_views, uniformity
 
 SORT_CASES = [(1, 4), (2, 1), (7, 3), (64, 6), (257, 12), (1000, 62), (999, 2), (300, 62)]
-AUDIT_INPUTS = (np.array([7, 2, 5, 0]), np.array([3, 3, 3, 3]))  # distinct keys vs all tied
-AUDIT_BITS, AUDIT_RUNS = 3, 150
+AUDIT_INPUTS, AUDIT_BITS, AUDIT_RUNS = VIEW_INPUTS, VIEW_BITS, 150  # distinct keys vs all tied
 TIE_SIZES = [1, 2, 3, 6, 40, 129]
 
 
@@ -42,15 +42,6 @@ def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
     from mpc_auc.circuits.shares import public, reveal_int
     from mpc_auc.circuits.shuffle import Shuffler
 
-    class NoShuffle(Shuffler):
-        """A deliberately leaky variant: opens sigma itself instead of sigma[pi]."""
-
-        def open_shuffled(self, sigma, columns, xor_columns=0):
-            return self.open(sigma), None, columns
-
-        def gather_back(self, s, pi, rows):
-            return rows[:, s]
-
     shuffler = Shuffler(ctx.stream_key)
     out = {}
     # the shuffle: x[pi] for the joint pi, and the inverse undoes it
@@ -80,19 +71,7 @@ def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
                                                      mid_ranks=True)
         out["ties"].append([reveal_int(t).numpy() for t in (twice_u, twice_pn, twice_rank, from_xor, from_additive)])
     # the audit: everything each variant opens, run after run, for two inputs
-    leaky = NoShuffle.__new__(NoShuffle)
-    leaky.__dict__ = shuffler.__dict__  # the same dealer streams, without the shuffle
-    for name, service in (("radix", shuffler), ("leaky", leaky)):
-        views = []
-        for keys in audit_inputs:
-            seen = []
-            for _ in range(runs):
-                service.view = []
-                RadixRanking(service, bits).sort(None, xor_shares(keys), [])
-                seen.append(service.view)
-            views.append(seen)
-        out[name] = views
-    shuffler.view = None
+    out.update(radix_views(ctx, shuffler, audit_inputs, bits, runs))
     return out
 
 
@@ -128,45 +107,6 @@ def test_radix_sort_is_the_stable_sort(outputs, i):
     assert np.array_equal(back, keys)
 
 
-def _cells(run):
-    """The cells one run's opened values fall in: (kind, which, position..., value)."""
-    seen = {}
-    for kind, opened in run:
-        j = seen[kind] = seen.get(kind, -1) + 1
-        if kind == "destinations":
-            yield kind, j, tuple(opened.tolist())  # the whole permutation
-        elif kind == "digit":
-            yield from ((kind, j, i, int(v)) for i, v in enumerate(opened))
-        else:  # masked Beaver differences: their two lowest bits per slot
-            yield from ((kind, j, i, u, int(v) & 3) for i, row in enumerate(opened) for u, v in enumerate(row))
-
-
-def _table(views):
-    cells = {}
-    for run in views:
-        for cell in _cells(run):
-            cells[cell] = cells.get(cell, 0) + 1
-    return cells
-
-
-def _homogeneity(views_a, views_b):
-    """p-value of a chi-square test that two inputs' opened values follow one distribution."""
-    a, b = _table(views_a), _table(views_b)
-    cells = sorted(set(a) | set(b))
-    return chi2_contingency(np.array([[a.get(c, 0) for c in cells], [b.get(c, 0) for c in cells]]))[1]
-
-
-def _uniformity(views):
-    """p-value of a chi-square test that each opened destination vector is a uniform permutation of 4."""
-    counts = _table(views)
-    opened = sum(1 for kind, _ in views[0] if kind == "destinations")
-    observed = [counts.get(("destinations", j, p), 0) for j in range(opened) for p in _PERMS]
-    return chisquare(observed).pvalue
-
-
-_PERMS = [tuple(p) for p in __import__("itertools").permutations(range(4))]
-
-
 def test_opened_values_do_not_depend_on_the_input(outputs):
     """p > 0.01 for homogeneity and uniformity; a miss is re-tested once on fresh runs (false alarm 1e-4)."""
     _, (p0, p1) = outputs
@@ -177,17 +117,17 @@ def test_opened_values_do_not_depend_on_the_input(outputs):
         assert kinds.count("digit") == kinds.count("masked product") == digits
         assert kinds.count("destinations") == digits
         assert np.array_equal(party["radix"][0][0][-1][1], p0["radix"][0][0][-1][1])  # both open the same
-    p_values = [_homogeneity(*p0["radix"]), _uniformity(p0["radix"][0]), _uniformity(p0["radix"][1])]
+    p_values = [homogeneity(*p0["radix"]), uniformity(p0["radix"][0]), uniformity(p0["radix"][1])]
     if min(p_values) <= 0.01:
         fresh = _collect([], [], AUDIT_RUNS)[0]["radix"]
-        p_values = [_homogeneity(*fresh), _uniformity(fresh[0]), _uniformity(fresh[1])]
+        p_values = [homogeneity(*fresh), uniformity(fresh[0]), uniformity(fresh[1])]
     print(f"audit p-values (homogeneity, uniformity A, uniformity B): {p_values}")
     assert min(p_values) > 0.01, p_values
 
 
 def test_the_same_audit_flags_a_leaky_variant(outputs):
     _, (p0, _) = outputs
-    p_values = [_homogeneity(*p0["leaky"]), _uniformity(p0["leaky"][0])]
+    p_values = [homogeneity(*p0["leaky"]), uniformity(p0["leaky"][0])]
     print(f"leaky variant p-values (homogeneity, uniformity A): {p_values}")
     assert max(p_values) < 1e-6
 

@@ -3,9 +3,12 @@
 Audit: the Clopper-Pearson bound never exceeds a true epsilon and catches a
 doubled one; fedauc-rr and FedAUC_Lap pass while their weakened controls are
 caught.  Attack: the likelihood-ratio attacker reaches the RR bound exactly
-and vanilla 100%; MPC gives base-rate top-K precision.  Collusion/control:
-our dealer's keys resist P0, the stock and derived-key dealers do not.  The
-command writes strict JSON, Markdown, CSV and PNG+PDF.
+and vanilla 100%; MPC gives base-rate top-K precision; the exact AUC gives
+away a last unknown label.  Collusion/control: our dealer's keys resist P0,
+the stock and derived-key dealers do not.  View: the command's run checks
+the radix sort's transcripts and catches the open-sigma variant (also
+tests/test_radix.py).  The command writes strict JSON, Markdown, CSV and
+PNG+PDF.
 """
 import json
 import math
@@ -51,6 +54,10 @@ def test_label_inference_reaches_the_rr_bound_and_vanilla_reveals_every_label():
     assert sc.label_inference("mpc-central", 1.0, 200, 200, rng) < sc.inference_bound(1.0)
 
 
+def test_the_exact_auc_gives_away_the_last_unknown_label():
+    assert sc.enumeration_attack(100, 40, np.random.default_rng(8)) >= 0.95
+
+
 def test_top_k_is_informative_on_clear_scores_and_base_rate_for_mpc():
     rng = np.random.default_rng(6)
     scores, labels = np.arange(10_000.0), (np.arange(10_000) >= 7_500).astype(int)
@@ -68,14 +75,14 @@ def test_our_dealer_keys_resist_p0_and_the_weakened_dealers_do_not():
 def test_the_command_writes_the_report_and_its_verdict(tmp_path):
     config = tmp_path / "small.yaml"
     config.write_text("audit_draws: 60000\nmpc_audit_draws: 2000\ninference_m: 50\ninference_draws: 40\n"
-                      "inference_epsilons: [1, 4]\ntop_k_m: 5000\ntop_k: [10, 100]\nseed_bits: 8\n")
+                      "inference_epsilons: [1, 4]\ntop_k_m: 5000\ntop_k: [10, 100]\nseed_bits: 8\nview_runs: 60\n")
     out = tmp_path / "report"
     assert main(["security", "--suite", "quick", "--config", str(config), "--out", str(out), "--seed", "9"]) == 0
     text = (out / "report.json").read_text()
     report = json.loads(text, parse_constant=lambda name: pytest.fail(f"non-strict JSON: {name}"))
     assert report["seed"] == 9 and report["config"]["audit_draws"] == 60000
     kinds = {c["kind"] for c in report["checks"]}
-    assert kinds == {"audit", "attack", "collusion", "control"}
+    assert kinds == {"audit", "attack", "collusion", "control", "view"}
     assert report["summary"]["verdict"] == "ok" and report["summary"]["controls_missed"] == []
     fields = {"name", "kind", "protocol", "claimed_epsilon", "claimed_delta", "measured", "bound", "passed",
               "details"}
@@ -91,3 +98,12 @@ def test_a_bad_config_is_refused_naming_the_parameter(tmp_path, capsys):
     config.write_text("audit_drawz: 5\n")
     assert main(["security", "--config", str(config), "--out", str(tmp_path / "r")]) == 2
     assert "audit_drawz" in capsys.readouterr().err and not (tmp_path / "r").exists()
+
+
+def test_ustat_2pc_per_user_noise_keeps_its_epsilon_and_the_aggregator_stays_under_the_bound():
+    rng = np.random.default_rng(10)
+    for kernel in ("auc", "gini"):
+        result, claimed, _ = sc.audit_ustat(kernel, 1.0, 2, 100_000, rng)
+        assert result.epsilon_lb <= claimed * 1.05
+        accuracy, bound = sc.ustat_inference(kernel, 1.0, 1, 50_000, rng)
+        assert 0.6 < accuracy <= bound + 0.01
