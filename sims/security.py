@@ -33,10 +33,12 @@ from . import security_checks as sc
 SUITES = {
     "quick": {"epsilon": 1.0, "audit_draws": 200_000, "inference_epsilons": [0.5, 1, 2, 4, 8], "inference_m": 200,
               "inference_draws": 200, "top_k_m": 45_840, "top_k": [10, 100, 1000, 10_000], "seed_bits": 14,
-              "mpc_audit_draws": 20_000, "view_runs": 150},
+              "mpc_audit_draws": 20_000, "view_runs": 150,
+              "collusion_m": 500},
     "full": {"epsilon": 1.0, "audit_draws": 2_000_000, "inference_epsilons": [0.25, 0.5, 1, 2, 4, 8],
              "inference_m": 1000, "inference_draws": 1000, "top_k_m": 458_407, "top_k": [10, 100, 1000, 10_000],
-             "seed_bits": 16, "mpc_audit_draws": 200_000, "view_runs": 1000},
+             "seed_bits": 16, "mpc_audit_draws": 200_000, "view_runs": 1000,
+             "collusion_m": 45_840},
 }
 INFERENCE_MECHANISMS = ("fedauc-vanilla", "fedauc-rr", "fedauc-lap-local", "fedauc-lap-global",
                         "fedauc-gauss-local", "mpc-central")
@@ -165,6 +167,31 @@ def views(cfg: dict, rng) -> list:
     return out
 
 
+def collusion(cfg: dict, rng) -> list:
+    """What dealer + P0, P0 alone and the network observer recover of the radix sort's secret order."""
+    from ..protocols.runtime import run_parties
+    from .security_collusion import collusion_party, kendall, recovered_orders
+
+    m, bits = cfg["collusion_m"], 8
+    keys = rng.integers(0, 2 ** bits, m)
+    p0, p1 = run_parties(collusion_party, (keys, bits), provider="TTP", timeout_s=120)
+    truth = np.empty(m, dtype=np.int64)
+    truth[np.argsort(keys, kind="stable")] = np.arange(m)
+    chance = 4 * math.sqrt(2 * (2 * m + 5) / (9 * m * (m - 1)))  # 4 standard deviations of tau under chance
+    out = []
+    for adversary, recovered in recovered_orders(p0, p1, rng).items():
+        tau, exact = kendall(recovered, keys), bool(np.array_equal(recovered, truth))
+        details = {"M": m, "kendall_tau_of_the_true_order": kendall(truth, keys), "recovered_exactly": exact}
+        if adversary == "dealer + P0":  # the documented limit of the threat model: this coalition learns it
+            out.append(check(f"collusion: {adversary} recover the sorted order (documented as not protected)",
+                             "collusion", "mpc-exact, mpc-central", None, None, tau, kendall(truth, keys), exact,
+                             details))
+        else:
+            out.append(check(f"collusion: {adversary} recovers nothing of the sorted order", "collusion",
+                             "mpc-exact, mpc-central", None, None, tau, chance, abs(tau) <= chance, details))
+    return out
+
+
 def release_attacks(cfg: dict, rng) -> list:
     """The enumeration attack on an exact AUC, and threshold differences on dpauc's counts."""
     eps = cfg["epsilon"]
@@ -251,7 +278,8 @@ def run(suite: str, out_dir: str, config_path: str = None, seed: int = None, pro
     os.makedirs(out_dir, exist_ok=True)
     start = time.perf_counter()
     checks, tables = [], {}
-    for title, step in (("views of the radix sort", views), ("DP audits and their controls", audits),
+    for title, step in (("views of the radix sort", views), ("collusion", collusion),
+                        ("DP audits and their controls", audits),
                         ("label inference", label_inference),
                         ("attacks on released AUCs and counts", release_attacks), ("top-K score attack", top_k), ("dealer keys and the stock-CrypTen control", dealer_keys)):
         progress(f"security: {title} ...")

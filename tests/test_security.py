@@ -75,7 +75,8 @@ def test_our_dealer_keys_resist_p0_and_the_weakened_dealers_do_not():
 def test_the_command_writes_the_report_and_its_verdict(tmp_path):
     config = tmp_path / "small.yaml"
     config.write_text("audit_draws: 60000\nmpc_audit_draws: 2000\ninference_m: 50\ninference_draws: 40\n"
-                      "inference_epsilons: [1, 4]\ntop_k_m: 5000\ntop_k: [10, 100]\nseed_bits: 8\nview_runs: 60\n")
+                      "inference_epsilons: [1, 4]\ntop_k_m: 5000\ntop_k: [10, 100]\nseed_bits: 8\nview_runs: 60\n"
+                      "collusion_m: 100\n")
     out = tmp_path / "report"
     assert main(["security", "--suite", "quick", "--config", str(config), "--out", str(out), "--seed", "9"]) == 0
     text = (out / "report.json").read_text()
@@ -84,6 +85,10 @@ def test_the_command_writes_the_report_and_its_verdict(tmp_path):
     kinds = {c["kind"] for c in report["checks"]}
     assert kinds == {"audit", "attack", "collusion", "control", "view"}
     assert report["summary"]["verdict"] == "ok" and report["summary"]["controls_missed"] == []
+    collusion = {c["name"]: c for c in report["checks"] if c["name"].startswith("collusion:")}
+    assert len(collusion) == 3 and all(c["passed"] for c in collusion.values())
+    coalition = next(c for name, c in collusion.items() if "dealer + P0" in name)
+    assert coalition["details"]["recovered_exactly"]  # the documented limit: this coalition learns the order
     fields = {"name", "kind", "protocol", "claimed_epsilon", "claimed_delta", "measured", "bound", "passed",
               "details"}
     assert all(set(c) == fields for c in report["checks"])
