@@ -105,6 +105,13 @@ def histogram_statistics(counts: ConfusionCounts, epsilon: float, draws: int, rn
     return roc_area(tp, fp, pos.sum(axis=1)[:, None] - tp, neg.sum(axis=1)[:, None] - fp)
 
 
+def observed_positives(counts: ConfusionCounts, epsilon: float, draws: int, rng: np.random.Generator) -> np.ndarray:
+    """What DPAUC_RR's server counts: positives per score bin after randomized response, (draws, T + 1)."""
+    q = flip_probability(epsilon)
+    pos, neg = counts.bins_pos.sum(axis=0), counts.bins_neg.sum(axis=0)
+    return rng.binomial(pos, 1 - q, (draws, len(pos))) + rng.binomial(neg, q, (draws, len(neg)))
+
+
 def threshold_rr(counts: ConfusionCounts, epsilon: float, draws: int, rng: np.random.Generator) -> np.ndarray:
     """DPAUC_RR: labels through randomized response (q = 1/(1+e^eps)), counts per threshold debiased.
 
@@ -116,7 +123,7 @@ def threshold_rr(counts: ConfusionCounts, epsilon: float, draws: int, rng: np.ra
     """
     q = flip_probability(epsilon)
     pos, neg = counts.bins_pos.sum(axis=0), counts.bins_neg.sum(axis=0)
-    observed = rng.binomial(pos, 1 - q, (draws, len(pos))) + rng.binomial(neg, q, (draws, len(neg)))
+    observed = observed_positives(counts, epsilon, draws, rng)
     everyone = at_or_above(pos + neg)
     m = pos.sum() + neg.sum()
     tp = (at_or_above(observed) - everyone * q) / (1 - 2 * q)

@@ -80,6 +80,44 @@ def audit_gaussian(epsilon: float, delta: float, draws: int, rng):
     return epsilon_lower_bound(*views, delta=delta), delta
 
 
+def audit_adaptive(epsilon: float, draws: int, rng, delta: float = 0.0):
+    """Adaptive FedAUC (fedauc §5.3; Gaussian when delta > 0) for the target client: localP' and the residual
+    localSum' - mean(r) localP' = <v', y> + ||v'|| s2, each with its own noise, reduced to the LLR."""
+    d, d2 = _neighbours(8, rng)
+    released = []
+    for labels in (d, d2):
+        ranked = _ranked(labels)
+        stats = fedauc.adaptive_gaussian_statistics(ranked, epsilon, delta, draws, rng) if delta else \
+            fedauc.adaptive_statistics(ranked, epsilon, draws, rng)
+        mean_rank = ranked.rank[-1]  # one sample per client: its mean rank is its rank
+        view = np.stack([stats.released_p[:, -1], stats.released_sum[:, -1] - mean_rank * stats.released_p[:, -1]],
+                        axis=1)
+        centre = np.array([stats.local_p[-1], stats.local_sum[-1] - mean_rank * stats.local_p[-1]])
+        scales = np.array([term[1][-1] for term in stats.noise.values()])
+        released.append((view, centre, scales))
+    llr = gaussian_llr if delta else laplace_llr
+    views = [llr(view, released[0][1], released[1][1], released[0][2]) for view, _, _ in released]
+    return epsilon_lower_bound(*views, delta=delta), delta
+
+
+def audit_dpauc_rr(epsilon: float, draws: int, rng):
+    """DPAUC_RR: the server's positives per score bin after randomized response; the target has its own bin."""
+    m = 8
+    thresholds = dpauc.paper_thresholds(THRESHOLDS)
+    scores = (np.arange(m) + 0.5) / m
+    counts = [dpauc.confusion_counts(np.zeros(m, dtype=np.int64), scores, labels, thresholds, 1)
+              for labels in _neighbours(m, rng)]
+    target = int(np.searchsorted(np.sort(thresholds), scores[-1], side="right"))
+    views = [dpauc.observed_positives(c, epsilon, draws, rng)[:, target].astype(float) for c in counts]
+    return epsilon_lower_bound(*views), 0.0
+
+
+def audit_cldp(alpha: float, draws: int, rng, levels: int = 100):
+    """score-cldp between adjacent levels (d = 1, so the claim is alpha): the reported level."""
+    views = [score_ldp.cldp_reports(np.full(draws, level), levels, alpha, rng).astype(float) for level in (51, 50)]
+    return epsilon_lower_bound(*views), 0.0
+
+
 def audit_k_ary(epsilon: float, draws: int, rng):
     """label-rr-onehot (mindspore-label-dp, n = 2): the target's reported class."""
     d, d2 = _neighbours(8, rng)
