@@ -504,8 +504,9 @@ def parser() -> argparse.ArgumentParser:
     security.add_argument("--suite", choices=("quick", "full"), default="quick",
                           help="quick (minutes) or full (for papers) (default: %(default)s)")
     security.add_argument("--config", help="YAML file overriding suite parameters (epsilon, audit_draws, "
-                                           "mpc_audit_draws, view_runs, inference_epsilons, inference_m, "
-                                           "inference_draws, top_k_m, top_k, seed_bits, seed)")
+                                           "mpc_audit_draws, view_runs, ustat_view_pairs, collusion_m, "
+                                           "inference_epsilons, inference_m, inference_draws, top_k_m, top_k, "
+                                           "seed_bits, seed)")
     security.add_argument("--out", required=True, help="directory for the report (created)")
     security.add_argument("--seed", type=int, default=None,
                           help="seed of the experiments' simulation randomness (default: drawn and recorded)")

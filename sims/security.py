@@ -34,11 +34,11 @@ SUITES = {
     "quick": {"epsilon": 1.0, "audit_draws": 200_000, "inference_epsilons": [0.5, 1, 2, 4, 8], "inference_m": 200,
               "inference_draws": 200, "top_k_m": 45_840, "top_k": [10, 100, 1000, 10_000], "seed_bits": 14,
               "mpc_audit_draws": 20_000, "view_runs": 150,
-              "collusion_m": 500},
+              "collusion_m": 500, "ustat_view_pairs": 4096},
     "full": {"epsilon": 1.0, "audit_draws": 2_000_000, "inference_epsilons": [0.25, 0.5, 1, 2, 4, 8],
              "inference_m": 1000, "inference_draws": 1000, "top_k_m": 458_407, "top_k": [10, 100, 1000, 10_000],
              "seed_bits": 16, "mpc_audit_draws": 200_000, "view_runs": 1000,
-             "collusion_m": 45_840},
+             "collusion_m": 45_840, "ustat_view_pairs": 65_536},
 }
 INFERENCE_MECHANISMS = ("fedauc-vanilla", "fedauc-rr", "fedauc-lap-local", "fedauc-lap-global",
                         "fedauc-gauss-local", "mpc-central")
@@ -174,6 +174,29 @@ def views(cfg: dict, rng) -> list:
     return out
 
 
+def ustat_views(cfg: dict, rng) -> list:
+    """ustat-2pc: no message a pair-party receives carries a kernel value, the noise or the other's input."""
+    from ..protocols.runtime import run_parties
+    from .security_views import leaks, ustat_secrets, ustat_view_party
+
+    pairs = cfg["ustat_view_pairs"]
+    x, y = rng.integers(0, 4097, pairs), rng.integers(0, 4097, pairs)
+    outs = run_parties(ustat_view_party, (x, y), provider="TTP", timeout_s=120)
+    secrets_ = ustat_secrets(x, y, outs)
+    out = []
+    for role, party, other in (("P0", outs[0], y), ("P1", outs[1], x)):
+        found = leaks(party["views"], {**secrets_, "other party's input": other}, pairs)
+        out.append(check(f"view of {role}: ustat-2pc Gini-Laplace and AUC-RR messages", "view", "ustat-2pc", None,
+                         None, len(found), 0, not found,
+                         {"messages": len(party["views"]), "pairs": pairs, "carried": sorted({n for _, n in found}),
+                          "test": "equal positions above independence + 5 sigma, per pair-aligned vector"}))
+    leaky = outs[0]["views"] + [secrets_["gini kernel"], secrets_["auc output bit"]]
+    found = leaks(leaky, secrets_, pairs)
+    out.append(check("view of P0 with the kernel values added: ustat-2pc", "control", "ustat-2pc (leaky view)", None,
+                     None, len(found), 0, not found, {"carried": sorted({n for _, n in found})}))
+    return out
+
+
 def collusion(cfg: dict, rng) -> list:
     """What dealer + P0, P0 alone and the network observer recover of the radix sort's secret order."""
     from ..protocols.runtime import run_parties
@@ -285,7 +308,8 @@ def run(suite: str, out_dir: str, config_path: str = None, seed: int = None, pro
     os.makedirs(out_dir, exist_ok=True)
     start = time.perf_counter()
     checks, tables = [], {}
-    for title, step in (("views of the radix sort", views), ("collusion", collusion),
+    for title, step in (("views of the radix sort", views), ("views of ustat-2pc", ustat_views),
+                        ("collusion", collusion),
                         ("DP audits and their controls", audits),
                         ("label inference", label_inference),
                         ("attacks on released AUCs and counts", release_attacks), ("top-K score attack", top_k), ("dealer keys and the stock-CrypTen control", dealer_keys)):

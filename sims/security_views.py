@@ -1,5 +1,6 @@
-"""View (transcript) tests of the radix sort: what each compute party opens, run after run, on two inputs.
+"""View (transcript) tests: what each compute party opens or receives, against what it may learn.
 
+**Radix sort.**
 The radix sort (circuits.radix) opens, per digit, the masked digit and
 Beaver differences, and per stable partition the destinations sigma[pi]
 under a fresh joint shuffle pi.  Over many runs on two inputs of the same
@@ -8,12 +9,24 @@ one distribution (chi-square homogeneity over the cells below) and every
 opened destination vector must be a uniform permutation (chi-square
 goodness of fit).  The control opens sigma itself, without the shuffle: the
 same tests must reject it.
+
+**ustat-2pc.**  P0 and P1 evaluate Gini-Laplace and AUC-RR on known inputs
+while every message they receive is recorded (from each other: recv,
+all_reduce, all_gather, broadcast, ...; from the dealer: its broadcasts and
+objects).  Each received array is cut into vectors aligned with the pairs
+(element-wise chunks, and packed bit words unpacked) and compared with every
+secret of the run: the kernel values, the noise, the noisy output, the other
+party's input and the noise's bits.  A vector *carries* a secret when it
+equals it in more positions than an independent vector with the same value
+frequencies would (5-sigma band).  The control: a view to which the kernel
+values were added must be flagged.
 """
 import itertools
 
 import numpy as np
 from scipy.stats import chi2_contingency, chisquare
 
+from ..circuits.dealer import unpack_bits
 from ..circuits.shuffle import Shuffler
 
 VIEW_INPUTS = (np.array([7, 2, 5, 0]), np.array([3, 3, 3, 3]))  # distinct keys vs all tied; same shape
@@ -97,3 +110,84 @@ def uniformity(views) -> float:
 def p_values(party_views) -> list:
     """[homogeneity, uniformity on input A, uniformity on input B] of one party's views of one variant."""
     return [homogeneity(*party_views), uniformity(party_views[0]), uniformity(party_views[1])]
+
+
+# ------------------------------------------------------------- ustat-2pc
+
+RECORDED = ("recv", "all_reduce", "all_gather", "broadcast", "recv_obj", "gather", "reduce", "scatter")
+
+
+def ustat_view_party(ctx, x, y) -> dict:
+    """In a pair-party: Gini-Laplace and AUC-RR on the pairs (x[i], y[i]), recording every received message."""
+    import torch
+
+    from ..circuits import kernels
+    from ..circuits.bits import BitConverter
+    from ..circuits.crypten_compat import crypten
+    from ..circuits.noise import DiscreteLaplace, RandomizedResponse
+
+    log = []
+    cls = crypten.communicator.DistributedCommunicator
+
+    def record(value):
+        if isinstance(value, torch.Tensor):
+            log.append(value.detach().clone().to(torch.int64).numpy().ravel())
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                record(v)
+        elif isinstance(value, (bytes, bytearray)) and len(value) % 8 == 0:
+            log.append(np.frombuffer(bytes(value), dtype=np.int64).copy())
+
+    for name in RECORDED:
+        original = getattr(cls, name)
+
+        def recording(self, *args, _original=original, **kwargs):
+            out = _original(self, *args, **kwargs)
+            record(out)
+            return out
+
+        setattr(cls, name, recording)
+    converter = BitConverter(ctx.stream_key)
+    own = x if ctx.rank == 0 else y
+    gini = kernels.gini(own, DiscreteLaplace(1.0, 4096), converter)
+    auc = kernels.auc_public_classes(own, RandomizedResponse(1.0))
+    return {"views": list(log), "gini": gini, "auc": auc}
+
+
+def ustat_secrets(x, y, outs) -> dict:
+    """Every secret of the run, from the inputs and both parties' output shares."""
+    gini = outs[0]["gini"] + outs[1]["gini"]
+    kernel = np.abs(x - y)
+    noise = gini - kernel
+    return {"gini kernel": kernel, "gini noise": noise, "gini output": gini, "noise sign": np.sign(noise),
+            "noise non-zero": (noise != 0).astype(np.int64), "auc kernel bit": (x > y).astype(np.int64),
+            "auc output bit": (outs[0]["auc"] ^ outs[1]["auc"]).astype(np.int64)}
+
+
+def aligned(array: np.ndarray, pairs: int) -> list:
+    """The pair-aligned vectors in a received array: element-wise chunks, and packed bit words unpacked."""
+    words = -(-pairs // 64)
+    out = []
+    if len(array) % pairs == 0:
+        out += list(array.reshape(-1, pairs))
+    if len(array) % words == 0:
+        out += list(unpack_bits(array.reshape(-1, words), pairs))
+    return out
+
+
+def carries(vector: np.ndarray, secret: np.ndarray, secret_values: np.ndarray, secret_freq: np.ndarray) -> bool:
+    """More equal positions than independence allows (5 sigma above sum_t P(vector=t) P(secret=t))."""
+    observed = float(np.mean(vector == secret))
+    if observed == 0.0:
+        return False
+    chance = float((np.isin(vector, secret_values) * secret_freq[np.searchsorted(secret_values, vector)
+                                                                 .clip(0, len(secret_values) - 1)]).mean())
+    return observed > chance + 5 * np.sqrt(max(chance * (1 - chance), 1e-12) / len(secret)) + 1e-3
+
+
+def leaks(views, secrets: dict, pairs: int) -> list:
+    """(message index, secret name) of every received vector that carries a secret."""
+    tables = {name: np.unique(s, return_counts=True) for name, s in secrets.items()}
+    tables = {name: (v, c / len(secrets[name])) for name, (v, c) in tables.items()}
+    return [(i, name) for i, array in enumerate(views) for vector in aligned(array, pairs)
+            for name, secret in secrets.items() if carries(vector, secret, *tables[name])]
