@@ -162,7 +162,8 @@ def views(cfg: dict, rng) -> list:
     parties = run_parties(view_party, (VIEW_INPUTS, VIEW_BITS, cfg["view_runs"]), provider="TTP", timeout_s=120)
     out = []
     for variant, kind, label in (("radix", "view", "radix sort (mpc-exact, mpc-central)"),
-                                 ("leaky", "control", "radix sort opening sigma without the shuffle")):
+                                 ("leaky", "control", "radix sort opening sigma without the shuffle"),
+                                 ("reused", "control", "radix sort reusing one digit mask")):
         for role, party in zip(("P0", "P1"), parties):
             found = p_values(party[variant])
             out.append(check(f"view of {role}: {label}", kind, label, None, None, min(found), VIEW_ALPHA,

@@ -7,8 +7,8 @@ under a fresh joint shuffle pi.  Over many runs on two inputs of the same
 public shape (distinct keys vs all tied), every opened value must follow
 one distribution (chi-square homogeneity over the cells below) and every
 opened destination vector must be a uniform permutation (chi-square
-goodness of fit).  The control opens sigma itself, without the shuffle: the
-same tests must reject it.
+goodness of fit).  The controls open sigma itself, without the shuffle, or
+reuse one digit mask for every digit: the same tests must reject both.
 
 **ustat-2pc.**  P0 and P1 evaluate Gini-Laplace and AUC-RR on known inputs
 while every message they receive is recorded (from each other: recv,
@@ -44,15 +44,32 @@ class OpenSigma(Shuffler):
         return rows[:, s]
 
 
+class ReusedMask(Shuffler):
+    """A deliberately weakened variant: every digit selection reuses the first one-hot correlation, i.e. the
+    same digit mask and product masks (the dealer serves that index again, so the sort stays correct)."""
+
+    @property
+    def onehot_count(self) -> int:
+        return 0
+
+    @onehot_count.setter
+    def onehot_count(self, value) -> None:
+        pass
+
+
 def radix_views(ctx, shuffler, inputs, bits: int, runs: int) -> dict:
     """In a party: every (kind, value) it opens in ``runs`` radix sorts of each input, for the real sort
-    ("radix") and for the leaky control ("leaky"), which shares the dealer streams."""
+    ("radix") and for the controls "leaky" (sigma opened without the shuffle) and "reused" (one mask reused),
+    which share the dealer streams."""
     from ..circuits.radix import RadixRanking
 
-    leaky = OpenSigma.__new__(OpenSigma)
-    leaky.__dict__ = shuffler.__dict__
+    variants = [("radix", shuffler)]
+    for name, weakened in (("leaky", OpenSigma), ("reused", ReusedMask)):
+        service = weakened.__new__(weakened)
+        service.__dict__ = shuffler.__dict__
+        variants.append((name, service))
     out = {}
-    for name, service in (("radix", shuffler), ("leaky", leaky)):
+    for name, service in variants:
         views = []
         for keys in inputs:
             seen = []

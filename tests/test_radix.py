@@ -130,6 +130,7 @@ def test_the_same_audit_flags_a_leaky_variant(outputs):
     p_values = [homogeneity(*p0["leaky"]), uniformity(p0["leaky"][0])]
     print(f"leaky variant p-values (homogeneity, uniformity A): {p_values}")
     assert max(p_values) < 1e-6
+    assert homogeneity(*p0["reused"]) < 1e-6  # one digit mask reused: the opened digits follow the input
 
 
 @pytest.mark.parametrize("i", range(len(TIE_SIZES) + 2))
