@@ -18,8 +18,10 @@
    counts as missing.  The job runs on the present clients, in roster
    order, if that is the whole roster (or the evaluation allows missing
    clients and at least one is present).  Relayed submissions must all be
-   admitted: one refused submission refuses the job.  A refusal names its
-   cause, both parties refuse alike, and nothing is computed.
+   admitted, and must hold the row counts the coordinator announced with
+   the job (the privacy ledger was charged for those): one refused
+   submission refuses the job.  A refusal names its cause, both parties
+   refuse alike, and nothing is computed.
 4. **Finish.** Direct clients get their rank bundle (if the evaluation
    delivers ranks) or ``done``, or the job's refusal, on their own link.
 """
@@ -57,7 +59,7 @@ class Intake:
     """One job's submissions at this party (module docstring)."""
 
     def __init__(self, ctx, job):
-        self.ctx, self.evaluation = ctx, job.evaluation
+        self.ctx, self.evaluation, self.rows = ctx, job.evaluation, job.rows
         self.links, self._links_lock = {}, threading.Lock()  # direct: client name -> its link
         self.missing = []
         draws = gather_bytes(bytes.fromhex(self.evaluation.digest) + secrets.token_bytes(32))
@@ -135,10 +137,13 @@ class Intake:
         self.missing = [n for n in names if n not in both]
         if not self.problem:
             self.problem = self._policy(both, split)
+        admitted = self.inbox.ordered(set(both))
+        if not self.problem and self.rows is not None and [a.rows for a in admitted] != list(self.rows):
+            self.problem = "the submissions do not hold the row counts announced with the job"
         flags = gather_bytes(struct.pack(">q", bool(self.problem)))  # both parties decide alike
         if not self.problem and any(struct.unpack(">q", f)[0] for f in flags):
             self.problem = "the other compute party refused the inputs"
-        return [] if self.problem else self.inbox.ordered(set(both))
+        return [] if self.problem else admitted
 
     def _policy(self, both, split) -> str:
         """Why the clients present at both parties may not be computed on, or ""."""

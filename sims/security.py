@@ -106,7 +106,7 @@ def _audits(cfg: dict, rng, ledger: str) -> list:
         ("audit", "dpauc-histogram", "label flip of the top sample (one client)",
          lambda: sc.audit_dpauc("histogram", eps, n, rng)),
         ("audit", "dpauc-threshold", "label flip of the top sample (one client)",
-         lambda: sc.audit_dpauc("threshold", eps, max(20, n // 10), rng)),
+         lambda: sc.audit_dpauc("threshold", eps, n, rng)),
         ("audit", "mpc-central (label DP, circuit's noise law)", "label flip of the top-ranked sample",
          lambda: sc.audit_central("label", eps, n, rng)),
         ("audit", "mpc-central (record DP, circuit's noise law)", "one record replaced",
@@ -227,9 +227,9 @@ def release_attacks(cfg: dict, rng) -> list:
     """The enumeration attack on an exact AUC, and threshold differences on dpauc's counts."""
     eps = cfg["epsilon"]
     exact = sc.enumeration_attack(200, 100, rng)
-    inferred = sc.threshold_inference(eps, max(20, cfg["audit_draws"] // 10), rng)
+    inferred = sc.threshold_inference(eps, cfg["audit_draws"], rng)
     bound = sc.inference_bound(eps)
-    slack = 3 * math.sqrt(bound * (1 - bound) / max(20, cfg["audit_draws"] // 10))
+    slack = 3 * math.sqrt(bound * (1 - bound) / cfg["audit_draws"])
     ustat = []
     for kernel in ("auc", "gini", "kendall"):
         accuracy, bound = sc.ustat_inference(kernel, eps, 1, max(20, cfg["audit_draws"] // 10), rng)

@@ -149,20 +149,30 @@ def threshold_inference(epsilon: float, draws: int, rng) -> float:
     return float((np.mean(on_positive > 0) + np.mean(on_negative < 0)) / 2)
 
 
-def dpauc_views(kind: str, epsilon: float, draws: int, rng) -> list:
-    """The auditor's LLR of dpauc's release on D (target positive) and on D' (target negative)."""
+def dpauc_views(kind: str, epsilon: float, draws: int, rng, chunk: int = 20_000) -> list:
+    """The auditor's LLR of dpauc's release on D (target positive) and on D' (target negative).
+
+    Drawn in chunks (each release holds hundreds of counts), keeping only the counts that differ between
+    D and D': the others add nothing to the LLR."""
     m = 8
     thresholds = dpauc.paper_thresholds(THRESHOLDS)
     counts = [dpauc.confusion_counts(np.zeros(m, dtype=np.int64), (np.arange(m) + 0.5) / m, labels, thresholds, 1)
               for labels in _neighbours(m, rng)]
     if kind == "histogram":
-        release = [dpauc.noisy_histograms(c, epsilon, draws, rng) for c in counts]
         means = [np.concatenate([c.bins_pos[0], c.bins_neg[0]]) for c in counts]
     else:
-        release = [dpauc.noisy_threshold_counts(c, epsilon, draws, rng) for c in counts]
         means = [np.concatenate([c.tp[0], c.fp[0], c.positives[0] - c.tp[0], c.negatives[0] - c.fp[0]])
                  for c in counts]
-    return [laplace_llr(np.concatenate(parts, axis=1), means[0], means[1], scale) for parts, scale in release]
+    differ = means[0] != means[1]
+    views = [[], []]
+    for start in range(0, draws, chunk):
+        n = min(chunk, draws - start)
+        for side, c in enumerate(counts):
+            parts, scale = (dpauc.noisy_histograms if kind == "histogram" else dpauc.noisy_threshold_counts)(
+                c, epsilon, n, rng)
+            released = np.concatenate(parts, axis=1)[:, differ]
+            views[side].append(laplace_llr(released, means[0][differ], means[1][differ], scale))
+    return [np.concatenate(v) for v in views]
 
 
 def enumeration_attack(m: int, targets: int, rng) -> float:

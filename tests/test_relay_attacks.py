@@ -31,10 +31,12 @@ CLIENTS = {name: Identity(client_role(name)) for name in ROWS}
 EVALUATION = Evaluation("relay-test", Roster(tuple(CLIENTS[n].public for n in ROWS)))
 
 
-def _job(session, tamper, earlier=None):
-    """One job in which P1 receives ``tamper(P1's submissions, made, earlier, seal keys)``; the parties' answers."""
+def _job(session, tamper, earlier=None, rows=None):
+    """One job in which P1 receives ``tamper(P1's submissions, made, earlier, seal keys)``; the parties' answers.
+
+    rows: the row counts the coordinator announces with the job (None: none announced)."""
     for role in PARTIES:
-        session.send(role, "job", Job(EVALUATION, "radix", False))
+        session.send(role, "job", Job(EVALUATION, "radix", False, rows))
     ticket = [session.recv(role, "ticket") for role in PARTIES][0]
     keys = session.deployment.seal_keys()
     made = {n: make_submission(CLIENTS[n], ticket, s, y, keys, KeyPair().public) for n, (s, y) in ROWS.items()}
@@ -43,10 +45,10 @@ def _job(session, tamper, earlier=None):
     return [session.recv(role, "result") for role in PARTIES], made
 
 
-def _attack(tamper, replay=False):
+def _attack(tamper, replay=False, rows=None):
     with Session(_party, (FRACTION_BITS,), provider="TTP", timeout_s=20) as session:
         earlier = _job(session, lambda subs, *_: subs)[1] if replay else None  # the relay records a job
-        outs, _ = _job(session, tamper, earlier)
+        outs, _ = _job(session, tamper, earlier, rows)
         for role in PARTIES:
             session.send(role, "job", None)
     return outs
@@ -86,6 +88,12 @@ def test_the_parties_refuse_a_tampering_relay_naming_the_cause(name):
     assert not any("scaled" in out or "central" in out for out in outs)
     with pytest.raises(InputError, match=re.escape(cause)):  # what the command reports, with exit 2
         JobRun(outs).refused()
+
+
+def test_row_counts_other_than_the_announced_ones_are_refused():
+    """The ledger is charged for the announced rows (M): submissions holding other counts do not run."""
+    outs = _attack(lambda s, *_: s, rows=(3, 3, 2))
+    assert all("row counts announced with the job" in out["refused"] for out in outs)
 
 
 def test_the_honest_relay_is_accepted():
