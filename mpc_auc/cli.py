@@ -504,7 +504,7 @@ def parser() -> argparse.ArgumentParser:
     security.add_argument("--suite", choices=("quick", "full"), default="quick",
                           help="quick (minutes) or full (for papers) (default: %(default)s)")
     security.add_argument("--config", help="YAML file overriding suite parameters (epsilon, audit_draws, "
-                                           "mpc_audit_draws, view_runs, ustat_view_pairs, collusion_m, "
+                                           "mpc_audit_draws, view_runs, ustat_view_pairs, bitonic_view_m, collusion_m, "
                                            "inference_epsilons, inference_m, inference_draws, top_k_m, top_k, "
                                            "seed_bits, seed)")
     security.add_argument("--out", required=True, help="directory for the report (created)")

@@ -34,11 +34,11 @@ SUITES = {
     "quick": {"epsilon": 1.0, "audit_draws": 200_000, "inference_epsilons": [0.5, 1, 2, 4, 8], "inference_m": 200,
               "inference_draws": 200, "top_k_m": 45_840, "top_k": [10, 100, 1000, 10_000], "seed_bits": 14,
               "mpc_audit_draws": 20_000, "view_runs": 150,
-              "collusion_m": 500, "ustat_view_pairs": 4096},
+              "collusion_m": 500, "ustat_view_pairs": 4096, "bitonic_view_m": 1024},
     "full": {"epsilon": 1.0, "audit_draws": 2_000_000, "inference_epsilons": [0.25, 0.5, 1, 2, 4, 8],
              "inference_m": 1000, "inference_draws": 1000, "top_k_m": 458_407, "top_k": [10, 100, 1000, 10_000],
              "seed_bits": 16, "mpc_audit_draws": 200_000, "view_runs": 1000,
-             "collusion_m": 45_840, "ustat_view_pairs": 65_536},
+             "collusion_m": 45_840, "ustat_view_pairs": 65_536, "bitonic_view_m": 4096},
 }
 INFERENCE_MECHANISMS = ("fedauc-vanilla", "fedauc-rr", "fedauc-lap-local", "fedauc-lap-global",
                         "fedauc-gauss-local", "mpc-central")
@@ -172,6 +172,29 @@ def views(cfg: dict, rng) -> list:
                                                     "uniform sigma[pi] on B"), found)),
                               "inputs": "4 distinct keys vs 4 tied keys", "runs_per_input": cfg["view_runs"],
                               "measured": "smallest chi-square p-value"}))
+    return out
+
+
+def bitonic_views(cfg: dict, rng) -> list:
+    """The bitonic sort: no message a party receives carries the keys, the sorted keys or their destinations."""
+    from ..protocols.runtime import run_parties
+    from .security_views import aligned, bitonic_secrets, bitonic_view_party, leaks
+
+    m = cfg["bitonic_view_m"]
+    keys = rng.integers(0, 2 ** 40, m)
+    outs = run_parties(bitonic_view_party, (keys,), provider="TTP", timeout_s=120)
+    hidden = bitonic_secrets(keys)
+    out = []
+    for role, party in zip(("P0", "P1"), outs):
+        found = leaks(party["views"], hidden, m)
+        out.append(check(f"view of {role}: bitonic sort messages", "view", "mpc-exact --method bitonic", None, None,
+                         len(found), 0, not found, {
+                             "messages": len(party["views"]), "M": m, "carried": sorted({n for _, n in found}),
+                             "vectors_checked": sum(len(aligned(a, m)) for a in party["views"]),
+                             "unchecked_messages": sum(1 for a in party["views"] if not aligned(a, m))}))
+    found = leaks(outs[0]["views"] + [hidden["keys"]], hidden, m)
+    out.append(check("view of P0 with the keys added: bitonic sort", "control", "bitonic sort (leaky view)", None,
+                     None, len(found), 0, not found, {"carried": sorted({n for _, n in found})}))
     return out
 
 
@@ -309,7 +332,8 @@ def run(suite: str, out_dir: str, config_path: str = None, seed: int = None, pro
     os.makedirs(out_dir, exist_ok=True)
     start = time.perf_counter()
     checks, tables = [], {}
-    for title, step in (("views of the radix sort", views), ("views of ustat-2pc", ustat_views),
+    for title, step in (("views of the radix sort", views), ("views of the bitonic sort", bitonic_views),
+                        ("views of ustat-2pc", ustat_views),
                         ("collusion", collusion),
                         ("DP audits and their controls", audits),
                         ("label inference", label_inference),

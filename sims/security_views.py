@@ -10,6 +10,10 @@ opened destination vector must be a uniform permutation (chi-square
 goodness of fit).  The controls open sigma itself, without the shuffle, or
 reuse one digit mask for every digit: the same tests must reject both.
 
+**Bitonic sort** (the reference ranking): the same recording while the
+parties sort secret keys; no received vector may carry the keys, the sorted
+keys or any key's destination; the control appends the keys to a view.
+
 **ustat-2pc.**  P0 and P1 evaluate Gini-Laplace and AUC-RR on known inputs
 while every message they receive is recorded (from each other: recv,
 all_reduce, all_gather, broadcast, ...; from the dealer: its broadcasts and
@@ -134,16 +138,12 @@ def p_values(party_views) -> list:
 RECORDED = ("recv", "all_reduce", "all_gather", "broadcast", "recv_obj", "gather", "reduce", "scatter")
 
 
-def ustat_view_party(ctx, x, y) -> dict:
-    """In a pair-party: Gini-Laplace and AUC-RR on the pairs (x[i], y[i]), recording every received message."""
+def record_received(log: list) -> None:
+    """In a role process: append every array this party receives (from the other party or the dealer) to ``log``."""
     import torch
 
-    from ..circuits import kernels
-    from ..circuits.bits import BitConverter
     from ..circuits.crypten_compat import crypten
-    from ..circuits.noise import DiscreteLaplace, RandomizedResponse
 
-    log = []
     cls = crypten.communicator.DistributedCommunicator
 
     def record(value):
@@ -164,11 +164,41 @@ def ustat_view_party(ctx, x, y) -> dict:
             return out
 
         setattr(cls, name, recording)
+
+
+def ustat_view_party(ctx, x, y) -> dict:
+    """In a pair-party: Gini-Laplace and AUC-RR on the pairs (x[i], y[i]), recording every received message."""
+    from ..circuits import kernels
+    from ..circuits.bits import BitConverter
+    from ..circuits.noise import DiscreteLaplace, RandomizedResponse
+
+    log = []
+    record_received(log)
     converter = BitConverter(ctx.stream_key)
     own = x if ctx.rank == 0 else y
     gini = kernels.gini(own, DiscreteLaplace(1.0, 4096), converter)
     auc = kernels.auc_public_classes(own, RandomizedResponse(1.0))
     return {"views": list(log), "gini": gini, "auc": auc}
+
+
+def bitonic_view_party(ctx, keys) -> dict:
+    """In a party: the bitonic sort (circuits.bitonic, the reference ranking) of ``keys`` (P0's additive share;
+    P1 holds zeros), recording every received message."""
+    from ..circuits.bitonic import BitonicRanking
+    from ..circuits.shares import from_share
+    from ..protocols.encoding import PAD_KEY
+
+    log = []
+    record_received(log)
+    BitonicRanking(PAD_KEY).sort(from_share(keys if ctx.rank == 0 else np.zeros_like(keys)), None, [])
+    return {"views": list(log)}
+
+
+def bitonic_secrets(keys) -> dict:
+    """What the bitonic sort must hide: the keys, the keys in sorted order, and each key's destination."""
+    destination = np.empty(len(keys), dtype=np.int64)
+    destination[np.argsort(keys, kind="stable")] = np.arange(len(keys))
+    return {"keys": np.asarray(keys, dtype=np.int64), "sorted keys": np.sort(keys), "destinations": destination}
 
 
 def ustat_secrets(x, y, outs) -> dict:
