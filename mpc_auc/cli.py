@@ -74,8 +74,13 @@ def _run_mpc(clients, encoder, args, placement, ranks: bool = False):
 
 def _rank_file_name(index: int, client: str) -> str:
     """``<index>-<id>.ranks.csv``: unique by the index, the id kept when it is a safe file name."""
-    safe = client and len(client) <= 64 and all(c.isalnum() or c in "._-" for c in client)
-    return f"{index:05d}-{client if safe else 'client'}.ranks.csv"
+    return f"{index:05d}-{_file_stem(client)}.ranks.csv"
+
+
+def _file_stem(name: str) -> str:
+    """``name`` when it is a safe file name (1-64 letters, digits, '.', '_', '-'), else "client"."""
+    safe = name and len(name) <= 64 and all(c.isalnum() or c in "._-" for c in name)
+    return name if safe else "client"
 
 
 def _write_ranks(path: str, client: str, ranks, mode: str = "x") -> None:
@@ -289,8 +294,8 @@ def _client_role(name: str) -> str:
 
 def cmd_client_keygen(args) -> int:
     role = _client_role(args.name)
-    safe = args.name if all(c.isalnum() or c in "._-" for c in args.name) and len(args.name) <= 64 else "client"
-    key, roster = args.key or f"{safe}.key", args.roster or f"{safe}.roster.yaml"
+    stem = _file_stem(args.name)
+    key, roster = args.key or f"{stem}.key", args.roster or f"{stem}.roster.yaml"
     for path in (key, roster):
         _check_out(path)
         if os.path.exists(path):
