@@ -40,7 +40,7 @@ class Shuffler:
         self._perm_count = 0
         self._mask_count = 0
         self.onehot_count = 0  # one-hot correlations used so far (circuits.select)
-        self.view = view  # optional list: every (kind, value) this party opens is appended (for audits)
+        self.view = view  # optional list: every (kind, value) this party opens or receives masked (for audits)
 
     # moving shared columns by a shared permutation -----------------------
     def apply(self, sigma, columns) -> list:
@@ -124,6 +124,8 @@ class Shuffler:
                 shares = self.stream.words(MASK_OUT, stream_index, shape)
             else:
                 masked = self.comm.recv(torch.empty(shape, dtype=torch.int64), other).numpy()
+                if self.view is not None:
+                    self.view.append(("masked shares", masked.copy()))
                 shares = unmask(permute(unmask(shares, masked, xor_from), pi.own, inverse_order), delta, xor_from)
         return np.ascontiguousarray(shares.T)
 

@@ -39,6 +39,7 @@ from .errors import ChannelIntegrityError, PeerLost
 from .identity import fingerprint
 
 _FRAME = struct.Struct(">BB6xQ")
+FRAME_BYTES = _FRAME.size  # a heartbeat is one bare frame header; each message starts with one
 DATA, HEARTBEAT, CLOSE = 1, 2, 3
 _CHUNK = 256 << 10  # plaintext bytes encrypted per TLS write
 _BACKLOG = 4 << 20  # ciphertext waiting for the socket before encryption pauses

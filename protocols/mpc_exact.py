@@ -273,6 +273,7 @@ class JobRun:
     party_keys: list = None  # P0's and P1's Ed25519 verify keys, pinned: rank bundles must carry their signatures
     upload_bytes: int = 0
     dealer_traffic: dict = field(default_factory=dict)
+    finals: dict = field(default_factory=dict)  # role -> what its session target returned (for all jobs)
 
     @property
     def m(self) -> int:
@@ -291,8 +292,12 @@ class JobRun:
 
 
 def run_ranking_jobs(requests, provider, method, ranks, central, placement, timeout_s, on_progress,
-                     budget=None) -> list:
-    """Run each request's job in one session of the parties; a JobRun per request."""
+                     budget=None, party=None) -> list:
+    """Run each request's job in one session of the parties; a JobRun per request.
+
+    party: the parties' session target, :func:`_party` unless an experiment wraps it (sims.security_views
+    records their views); what it returns at the session's end is in each JobRun's ``finals``.
+    """
     if method not in METHODS:
         raise InputError(f"method must be one of {METHODS}, not {method!r}")
     if provider != "TTP":
@@ -300,7 +305,7 @@ def run_ranking_jobs(requests, provider, method, ranks, central, placement, time
     if not requests:
         raise InputError("no dataset to evaluate")
     runs = []
-    with Session(_party, (FRACTION_BITS,), provider=provider, placement=placement,
+    with Session(party or _party, (FRACTION_BITS,), provider=provider, placement=placement,
                  timeout_s=timeout_s, on_progress=on_progress) as session:
         verify_keys = [session.deployment.public(role).verify_key for role in PARTIES]
         for request in requests:
@@ -309,6 +314,8 @@ def run_ranking_jobs(requests, provider, method, ranks, central, placement, time
         for role in PARTIES:
             session.send(role, "job", None)
         finals = {role: session.recv(role, "done") for role in session.roles}
+    for run in runs:
+        run.finals = finals
     if DEALER in finals:  # the dealer serves all jobs of the session; its totals are per session
         for run in runs:
             run.dealer_traffic = {DEALER: {f"{k}_session_total": v for k, v in finals[DEALER].items()}}

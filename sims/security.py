@@ -34,11 +34,13 @@ SUITES = {
     "quick": {"epsilon": 1.0, "audit_draws": 200_000, "inference_epsilons": [0.5, 1, 2, 4, 8], "inference_m": 200,
               "inference_draws": 200, "top_k_m": 45_840, "top_k": [10, 100, 1000, 10_000], "seed_bits": 14,
               "mpc_audit_draws": 20_000, "view_runs": 150,
-              "collusion_m": 500, "ustat_view_pairs": 4096, "bitonic_view_m": 1024},
+              "collusion_m": 500, "ustat_view_pairs": 4096, "bitonic_view_m": 1024, "job_view_runs": 30,
+              "job_view_m": 1024, "noise_view_draws": 4096, "observer_m": 512},
     "full": {"epsilon": 1.0, "audit_draws": 2_000_000, "inference_epsilons": [0.25, 0.5, 1, 2, 4, 8],
              "inference_m": 1000, "inference_draws": 1000, "top_k_m": 458_407, "top_k": [10, 100, 1000, 10_000],
              "seed_bits": 16, "mpc_audit_draws": 200_000, "view_runs": 1000,
-             "collusion_m": 45_840, "ustat_view_pairs": 65_536, "bitonic_view_m": 4096},
+             "collusion_m": 45_840, "ustat_view_pairs": 65_536, "bitonic_view_m": 4096, "job_view_runs": 150,
+             "job_view_m": 4096, "noise_view_draws": 65_536, "observer_m": 4096},
 }
 INFERENCE_MECHANISMS = ("fedauc-vanilla", "fedauc-rr", "fedauc-lap-local", "fedauc-lap-global",
                         "fedauc-gauss-local", "mpc-central")
@@ -78,6 +80,55 @@ def settings(suite: str, config_path: str = None) -> dict:
 
 
 # ----------------------------------------------------------------- checks
+
+def network_observer(cfg: dict, rng) -> list:
+    """A capture of the TLS links of real role processes (sims.security_network), on two inputs of one shape."""
+    from ..protocols.encoding import ScoreEncoder
+    from ..protocols.mpc_exact import simulated
+    from .security_network import captured_jobs, clear_link, differences, exposure, observer_view
+
+    m, encoder = cfg["observer_m"], ScoreEncoder()
+    inputs = [(rng.integers(0, 100, m) / 100, rng.integers(0, 2, m)) for _ in range(2)]
+    captures = captured_jobs([simulated([("c0", s[:m // 2], y[:m // 2]), ("c1", s[m // 2:], y[m // 2:])], encoder)
+                              for s, y in inputs])
+    hidden = [v.tobytes() for s, y in inputs for v in (s, encoder.encode(s), y.astype(np.int64))]
+    streams = [stream for capture in captures for _, up, down in capture for stream in (up, down)]
+    outside, found = exposure(streams, hidden)
+    clear_outside, clear_found = exposure([clear_link(hidden[2])], hidden)
+    views = [observer_view(capture) for capture in captures]
+    other, timing = differences(*views)
+    guess = np.random.default_rng(list(hashlib.sha256(repr(sorted(views[0].items())).encode()).digest()))
+    common = {"M": m, "sessions": 2, "links": "coordinator, dealer and P0-P1 links to P0 and P1, TLS 1.3",
+              "captured_bytes": sum(len(s) for s in streams)}
+    return [
+        check("network observer: the capture holds TLS records only, no secret in the clear", "collusion",
+              "mpc-exact, mpc-central", None, None, outside + found, 0, outside + found == 0,
+              {**common, "bytes_outside_tls_records": outside, "secrets_in_the_clear": found}),
+        check("network observer: its view (record types and lengths) is the same for two inputs of one shape",
+              "collusion", "mpc-exact, mpc-central", None, None, other, 0, other == 0,
+              {**common, "records": sum(views[0].values()), "heartbeat_sized_records_that_differ": timing,
+               "note": "records of one bare frame (heartbeats) follow timing, not data"}),
+        check("a link without TLS: the same capture checks", "control", "weakened link", None, None,
+              clear_outside + clear_found, 0, clear_outside + clear_found == 0,
+              {"bytes_outside_tls_records": clear_outside, "secrets_in_the_clear": clear_found}),
+    ] + _no_better_than_chance("network observer", guess.permutation(m), guess.integers(0, 2, m), *inputs[0],
+                               {**common, "guess": "a function of its view (the same for both inputs)"})
+
+
+def _no_better_than_chance(adversary, order, guessed, keys, labels, details) -> list:
+    """An adversary's recovered order (Kendall tau against the keys) and labels, against chance."""
+    from .security_collusion import kendall
+
+    m = len(keys)
+    tau = kendall(order, keys)
+    tau_chance = 4 * math.sqrt(2 * (2 * m + 5) / (9 * m * (m - 1)))  # 4 standard deviations of tau under chance
+    base = max(labels.mean(), 1 - labels.mean())  # the majority class: the best guess without information
+    accuracy, label_chance = float(np.mean(guessed == labels)), base + 4 * math.sqrt(base * (1 - base) / m)
+    return [check(f"{adversary} recovers nothing of the sorted order", "collusion", "mpc-exact, mpc-central", None,
+                  None, tau, tau_chance, abs(tau) <= tau_chance, details),
+            check(f"{adversary} infers labels no better than the majority class", "collusion", "mpc-central",
+                  None, None, accuracy, label_chance, accuracy <= label_chance, {**details, "majority_class_rate": base})]
+
 
 def audits(cfg: dict, rng) -> list:
     """Every audit and its controls (sims.security_checks), at the suite's epsilon."""
@@ -221,29 +272,108 @@ def ustat_views(cfg: dict, rng) -> list:
     return out
 
 
-def collusion(cfg: dict, rng) -> list:
-    """What dealer + P0, P0 alone and the network observer recover of the radix sort's secret order."""
+JOB_A = (np.array([0.9, 0.1, 0.5, 0.3, 0.2, 0.8, 0.6, 0.4]), np.array([1, 1, 1, 0, 0, 1, 0, 0]))  # AUC 0.5
+JOB_B = (np.full(8, 0.5), np.array([0, 1, 0, 1, 1, 0, 1, 0]))  # all tied: AUC 0.5; same M, clients, positives
+
+
+def job_views(cfg: dict, rng) -> list:
+    """Views of whole jobs through the real party loop: mpc-central, and mpc-exact delivering ranks."""
+    from ..protocols.encoding import ScoreEncoder
+    from ..protocols.mpc_central import CentralNoise
+    from ..protocols.mpc_exact import exact_result, run_ranking_jobs, simulated
+    from ..protocols.runtime import Placement
+    from .security_views import job_secrets, leaks, recording_party
+
+    encoder, m, runs = ScoreEncoder(), cfg["job_view_m"], cfg["job_view_runs"]
+    scores, labels = rng.integers(0, 100, m) / 100, rng.integers(0, 2, m)
+    secrets_ = job_secrets(encoder.encode(scores), labels)
+    halves = [("c0", scores[:m // 2], labels[:m // 2]), ("c1", scores[m // 2:], labels[m // 2:])]
+    small = [[(f"c{i}", s[4 * i:4 * i + 4], y[4 * i:4 * i + 4]) for i in range(2)] for s, y in (JOB_A, JOB_B)]
+    requests = [simulated(clients, encoder) for clients in [small[0]] * runs + [small[1]] * runs + [halves]]
+    small_labels = [JOB_A[1]] * runs + [JOB_B[1]] * runs
+    out = []
+    for protocol, central, ranks in (("mpc-central", CentralNoise(cfg["epsilon"]), False),
+                                     ("mpc-exact --ranks", None, True)):
+        with tempfile.TemporaryDirectory(prefix="mpc-auc-view-ledger-") as ledger:
+            done = run_ranking_jobs(requests, "TTP", "radix", ranks, central, Placement(ledger=ledger), 120, None,
+                                    party=recording_party)
+        parties = [done[0].finals[role] for role in ("P0", "P1")]
+        for role, jobs in zip(("P0", "P1"), parties):
+            out.append(_job_view(f"view of {role}: {protocol}, every message of its jobs", "view", protocol,
+                                 [j["received"] for j in jobs], secrets_, runs))
+        out.append(_job_view(f"view of P0 with the labels appended: {protocol}", "control", protocol,
+                             [j["received"] + [y] for j, y in zip(parties[0], small_labels + [labels])], secrets_,
+                             runs))
+        if ranks:
+            shares = [jobs[-1]["sealed ranks"][0] for jobs in parties]
+            delivered = exact_result(done[-1], "TTP", "radix").ranks
+            for name, sealed, kind in (("P0's rank share", shares[0], "view"), ("P1's rank share", shares[1], "view"),
+                                       ("both shares added (a party sealing opened ranks)",
+                                        shares[0] + shares[1], "control")):
+                found = leaks([sealed], secrets_, m)
+                out.append(check(f"rank delivery: {name} sealed for the clients", kind, protocol, None, None,
+                                 len(found), 0, not found, {"carried": sorted({n for _, n in found})}))
+            wrong = [c for c, part in (("c0", slice(0, m // 2)), ("c1", slice(m // 2, m)))
+                     if not np.array_equal(2 * delivered[c], secrets_["doubled ranks"][part])]
+            out.append(check("rank delivery: each client opens exactly its own rows' ranks", "view", protocol, None,
+                             None, len(wrong), 0, not wrong, {"clients": 2, "M": m, "wrong": wrong}))
+    return out
+
+
+def _job_view(name, kind, protocol, received, secrets_, runs) -> dict:
+    """Homogeneity of the small jobs' views (input A vs B) and no secret carried in the large job's view."""
+    from .security_views import as_runs, homogeneity, leaks
+
+    p = homogeneity(as_runs(received[:runs]), as_runs(received[runs:2 * runs]))
+    found = leaks(received[-1], secrets_, len(secrets_["labels"]))
+    return check(name, kind, protocol, None, None, p if not found else 0.0, VIEW_ALPHA, p > VIEW_ALPHA and not found,
+                 {"homogeneity_p": p, "runs_per_input": runs, "carried": sorted({n for _, n in found}),
+                  "inputs": "8 rows, 2 clients: distinct scores vs all tied (same positives, same AUC)",
+                  "messages_of_the_large_job": len(received[-1]), "M_of_the_large_job": len(secrets_["labels"])})
+
+
+def noise_views(cfg: dict, rng) -> list:
+    """mpc-central's noise gadgets at its calibration: no received message carries a draw, its sign or support."""
     from ..protocols.runtime import run_parties
-    from .security_collusion import collusion_party, kendall, recovered_orders
+    from .security_views import central_noise_party, leaks
+
+    draws, m = cfg["noise_view_draws"], cfg["job_view_m"]
+    outs = run_parties(central_noise_party, (cfg["epsilon"], m, draws), provider="TTP", timeout_s=120)
+    hidden = {}
+    for name, z in zip(("statistic noise Z_T", "count noise Z_P"), outs[0]["noise"]):
+        hidden.update({name: z, f"{name}: sign": np.sign(z), f"{name}: non-zero": (z != 0).astype(np.int64)})
+    out = []
+    for role, party in zip(("P0", "P1"), outs):
+        found = leaks(party["views"], hidden, draws)
+        out.append(check(f"view of {role}: mpc-central's discrete Laplace gadgets", "view", "mpc-central", None, None,
+                         len(found), 0, not found, {"messages": len(party["views"]), "draws": draws, "M": m,
+                                                    "carried": sorted({n for _, n in found})}))
+    found = leaks(outs[0]["views"] + [hidden["statistic noise Z_T"]], hidden, draws)
+    out.append(check("view of P0 with the noise appended: mpc-central's gadgets", "control", "mpc-central", None, None,
+                     len(found), 0, not found, {"carried": sorted({n for _, n in found})}))
+    return out
+
+
+def collusion(cfg: dict, rng) -> list:
+    """What dealer + P0 and P0 alone recover of the radix sort's secret order and labels."""
+    from ..protocols.runtime import run_parties
+    from ..protocols.sharing import split, split_xor
+    from .security_collusion import collusion_party, kendall, recovered
 
     m, bits = cfg["collusion_m"], 8
-    keys = rng.integers(0, 2 ** bits, m)
-    p0, p1 = run_parties(collusion_party, (keys, bits), provider="TTP", timeout_s=120)
+    keys, labels = rng.integers(0, 2 ** bits, m), rng.integers(0, 2, m)
+    p0, p1 = run_parties(collusion_party, (split_xor(keys), split(labels), bits), provider="TTP", timeout_s=120)
     truth = np.empty(m, dtype=np.int64)
     truth[np.argsort(keys, kind="stable")] = np.arange(m)
-    chance = 4 * math.sqrt(2 * (2 * m + 5) / (9 * m * (m - 1)))  # 4 standard deviations of tau under chance
-    out = []
-    for adversary, recovered in recovered_orders(p0, p1, rng).items():
-        tau, exact = kendall(recovered, keys), bool(np.array_equal(recovered, truth))
-        details = {"M": m, "kendall_tau_of_the_true_order": kendall(truth, keys), "recovered_exactly": exact}
-        if adversary == "dealer + P0":  # the documented limit of the threat model: this coalition learns it
-            out.append(check(f"collusion: {adversary} recover the sorted order (documented as not protected)",
-                             "collusion", "mpc-exact, mpc-central", None, None, tau, kendall(truth, keys), exact,
-                             details))
-        else:
-            out.append(check(f"collusion: {adversary} recovers nothing of the sorted order", "collusion",
-                             "mpc-exact, mpc-central", None, None, tau, chance, abs(tau) <= chance, details))
-    return out
+    found = recovered(p0, p1)
+    order, guessed = found["dealer + P0"]
+    exact, accuracy = bool(np.array_equal(order, truth)), float(np.mean(guessed == labels))
+    details = {"M": m, "kendall_tau_of_the_true_order": kendall(truth, keys), "recovered_exactly": exact}
+    return [check("collusion: dealer + P0 recover the sorted order (documented as not protected)", "collusion",
+                  "mpc-exact, mpc-central", None, None, kendall(order, keys), kendall(truth, keys), exact, details),
+            check("collusion: dealer + P0 recover every label (documented as not protected)", "collusion",
+                  "mpc-central", None, None, accuracy, 1.0, accuracy == 1.0, {"M": m})
+            ] + _no_better_than_chance("collusion: P0 alone", *found["P0 alone"], keys, labels, details)
 
 
 def release_attacks(cfg: dict, rng) -> list:
@@ -333,11 +463,12 @@ def run(suite: str, out_dir: str, config_path: str = None, seed: int = None, pro
     start = time.perf_counter()
     checks, tables = [], {}
     for title, step in (("views of the radix sort", views), ("views of the bitonic sort", bitonic_views),
-                        ("views of ustat-2pc", ustat_views),
-                        ("collusion", collusion),
-                        ("DP audits and their controls", audits),
-                        ("label inference", label_inference),
-                        ("attacks on released AUCs and counts", release_attacks), ("top-K score attack", top_k), ("dealer keys and the stock-CrypTen control", dealer_keys)):
+                        ("views of whole mpc-central and mpc-exact --ranks jobs", job_views),
+                        ("views of mpc-central's noise gadgets", noise_views), ("views of ustat-2pc", ustat_views),
+                        ("collusion", collusion), ("the network observer", network_observer),
+                        ("DP audits and their controls", audits), ("label inference", label_inference),
+                        ("attacks on released AUCs and counts", release_attacks), ("top-K score attack", top_k),
+                        ("dealer keys and the stock-CrypTen control", dealer_keys)):
         progress(f"security: {title} ...")
         done = step(cfg, rng)
         if isinstance(done, tuple):

@@ -1,32 +1,35 @@
-"""Collusion experiments on the radix sort: what a coalition recovers of the secret sorted order.
+"""Collusion experiments on the radix sort: what a coalition recovers of the secret order and labels.
 
-The radix sort's last opening is s = sigma[pi]: sigma the secret destination
-of every input (its position in sorted order), pi a fresh joint permutation
-pi = pi0 then pi1 (pi0 from P0's dealer key k_0, pi1 from k_1).
+The parties sort secret keys (XOR-shared) carrying secret labels (additively
+shared), both split with CSPRNG masks as clients split them.  The sort ends
+with one shuffle of the columns (sigma, labels, keys) by a fresh joint
+permutation pi = pi0 then pi1.  Its first step (circuits.shuffle): P1 sends
+P0 its shares masked with words a of its own stream, expanded from its
+dealer key k_1; P0 permutes by pi0.  The last opening is s = sigma[pi].
 
-* **Dealer + P0**: the dealer holds k_0 and k_1, so it regenerates pi0 and
-  pi1; with P0's view (s and the permutation's index) the coalition solves
-  sigma[pi] = s for sigma: the whole sorted order (docs/architecture.md,
-  "Collusion", says exactly this).
-* **P0 alone** knows pi0 only; its best reading of s (sigma[pi0] = s) is
-  independent of sigma.
-* **The network observer** sees TLS ciphertext of public length; it can only
-  guess a uniform order.
+* **Dealer + P0**: the dealer holds k_1, so it regenerates a; with the
+  masked shares P0 received and P0's own shares, the coalition unmasks every
+  column: the keys (hence the whole sorted order) and every label
+  (docs/architecture.md, "Collusion", says this coalition learns everything).
+* **P0 alone** knows neither a nor pi1.  Its best reading of the order is
+  s read through pi0 (sigma[pi0] = s), and of a label the parity of its
+  share plus the masked share: both independent of the secrets.
 
-Measured by Kendall's tau-b between the recovered destinations and the true
-keys (1: the order itself; about 0: chance), against the chance level's
-spread.
+Measured: Kendall's tau-b between the recovered order and the true keys (1:
+the order itself; about 0: chance), and the fraction of labels recovered
+(against the majority-class rate, the best guess without information).
 """
 import numpy as np
 from scipy.stats import kendalltau
 
+from ..circuits.dealer import unmask
 from ..circuits.shuffle import Shuffler
-from ..circuits.streams import KeyStream
+from ..circuits.streams import MASK_IN, KeyStream
 
 
 class IndexRecordingShuffler(Shuffler):
-    """The real shuffler, also noting in its view the index of each fresh permutation (which the protocol's
-    fixed schedule tells any party anyway)."""
+    """The real shuffler, also noting in its view the index of each fresh permutation and of each shuffle's
+    masks (which the protocol's fixed schedule tells any party anyway)."""
 
     def fresh(self, n: int):
         pi = super().fresh(n)
@@ -34,39 +37,54 @@ class IndexRecordingShuffler(Shuffler):
             self.view.append(("permutation index", pi.index))
         return pi
 
+    def _run(self, shares, pi, inverse_order: bool, xor_from: int):
+        if self.view is not None:
+            self.view.append(("mask index", (self._mask_count, inverse_order, xor_from)))
+        return super()._run(shares, pi, inverse_order, xor_from)
 
-def collusion_party(ctx, keys: np.ndarray, bits: int) -> dict:
-    """In a party: one radix sort of ``keys`` (held by P0, XOR-shared with zeros); its view, and its dealer
-    key as the dealer holds it."""
+
+def collusion_party(ctx, key_shares, label_shares, bits: int) -> dict:
+    """In a party: one radix sort of the keys carrying the labels, from this party's shares (index = rank);
+    its view, its own shares and its dealer key as the dealer holds it."""
     from ..circuits.radix import RadixRanking
+    from ..circuits.shares import from_share
 
+    keys, labels = key_shares[ctx.rank], label_shares[ctx.rank]
     shuffler = IndexRecordingShuffler(ctx.stream_key, view=[])
-    RadixRanking(shuffler, bits).sort(None, keys if ctx.rank == 0 else np.zeros_like(keys), [])
-    return {"view": shuffler.view, "dealer_key": ctx.stream_key}
+    RadixRanking(shuffler, bits).sort(None, keys, [from_share(labels)])
+    return {"view": shuffler.view, "dealer_key": ctx.stream_key, "keys": keys, "labels": labels}
 
 
-def _last_opening(view) -> tuple:
-    """(permutation index, opened s) of the final apply: the last destinations opening."""
-    index = None
+def _final_shuffle(view) -> tuple:
+    """(mask index, xor_from, masked shares P0 received, permutation index, opened s) of the final apply."""
+    permutation, masks = None, None
     for kind, value in view:
         if kind == "permutation index":
-            index = value
+            permutation = value
+        elif kind == "mask index":
+            masks = value
+        elif kind == "masked shares" and not masks[1]:  # a forward shuffle: P1's shares, masked, to P0
+            received = (masks[0], masks[2], value)
         elif kind == "destinations":
-            last = (index, value)
-    return last
+            opened = (permutation, value)
+    return (*received, *opened)
 
 
-def recovered_orders(p0: dict, p1: dict, rng) -> dict:
-    """What each adversary recovers of sigma: {adversary: destination vector}."""
-    index, s = _last_opening(p0["view"])
+def recovered(p0: dict, p1: dict) -> dict:
+    """{adversary: (recovered destination order, recovered labels)} from P0's view (and the dealer's k_1)."""
+    mask_index, xor_from, masked, permutation, s = _final_shuffle(p0["view"])
     m = len(s)
-    own0 = KeyStream(p0["dealer_key"]).permutation(index, m)
-    own1 = KeyStream(p1["dealer_key"]).permutation(index, m)  # the dealer regenerates it from k_1
-    coalition, alone = np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
-    coalition[own0[own1]] = s  # sigma[pi] = s with pi = pi0 then pi1
-    alone[own0] = s  # P0 without pi1
-    return {"dealer + P0": coalition, "P0 alone": alone, "network observer": rng.permutation(m)}
+    a = KeyStream(p1["dealer_key"]).words(MASK_IN, 2 * mask_index, masked.shape)  # the dealer regenerates it
+    theirs = unmask(masked, a, xor_from)  # P1's shares of (sigma, labels, keys), in input order
+    keys = p0["keys"] ^ theirs[:, 2]
+    labels = p0["labels"] + theirs[:, 1]
+    order = np.empty(m, dtype=np.int64)
+    order[np.argsort(keys, kind="stable")] = np.arange(m)
+    alone = np.empty(m, dtype=np.int64)
+    alone[KeyStream(p0["dealer_key"]).permutation(permutation, m)] = s  # P0 reads s through pi0 only
+    guessed = (p0["labels"] + masked[:, 1]) & 1
+    return {"dealer + P0": (order, labels), "P0 alone": (alone, guessed)}
 
 
-def kendall(recovered: np.ndarray, keys: np.ndarray) -> float:
-    return float(kendalltau(recovered, keys).statistic)
+def kendall(recovered_order: np.ndarray, keys: np.ndarray) -> float:
+    return float(kendalltau(recovered_order, keys).statistic)

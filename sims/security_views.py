@@ -28,7 +28,7 @@ values were added must be flagged.
 import itertools
 
 import numpy as np
-from scipy.stats import chi2_contingency, chisquare
+from scipy.stats import chi2, chisquare
 
 from ..circuits.dealer import unpack_bits
 from ..circuits.shuffle import Shuffler
@@ -114,10 +114,34 @@ def table(views) -> dict:
 
 
 def homogeneity(views_a, views_b) -> float:
-    """p-value of a chi-square test that two inputs' opened values follow one distribution."""
+    """p-value of a chi-square test that two inputs' opened values follow one distribution.
+
+    One 2 x k contingency table per opened element (k: the values seen there), its Pearson statistic
+    scaled by (N - 1)/N (N: the element's runs), which makes its null mean exactly the degrees of freedom
+    under fixed margins.  Two tests, each at half the level: the statistics summed (many small
+    differences; elements fixed by the public shape add nothing) and the smallest per-element p-value,
+    Bonferroni-corrected (one element that differs).  An element opened in a different share of the runs
+    of the two inputs (a schedule that depends on the data) gives p = 0.
+    """
     a, b = table(views_a), table(views_b)
-    cells = sorted(set(a) | set(b))
-    return float(chi2_contingency(np.array([[a.get(c, 0) for c in cells], [b.get(c, 0) for c in cells]]))[1])
+    elements = {}
+    for cell in set(a) | set(b):
+        elements.setdefault(cell[:-1], []).append((a.get(cell, 0), b.get(cell, 0)))
+    statistics, dfs = [], []
+    for counts in elements.values():
+        counts = np.array(counts, dtype=float)
+        n = counts.sum(0)
+        if n[0] * len(views_b) != n[1] * len(views_a):
+            return 0.0
+        if len(counts) > 1:
+            expected = counts.sum(1, keepdims=True) * n / n.sum()
+            statistics.append(float(((counts - expected) ** 2 / expected).sum()) * (n.sum() - 1) / n.sum())
+            dfs.append(len(counts) - 1)
+    if not dfs:
+        return 1.0
+    summed = chi2.sf(sum(statistics), sum(dfs))
+    single = chi2.sf(statistics, dfs).min() * len(dfs)
+    return float(min(1.0, 2 * min(summed, single)))
 
 
 def uniformity(views) -> float:
@@ -212,11 +236,14 @@ def ustat_secrets(x, y, outs) -> dict:
 
 
 def aligned(array: np.ndarray, pairs: int) -> list:
-    """The pair-aligned vectors in a received array: element-wise chunks, and packed bit words unpacked."""
+    """The pair-aligned vectors in a received array: element-wise chunks (of a (c, pairs) or a (pairs, c)
+    layout), and packed bit words unpacked."""
     words = -(-pairs // 64)
     out = []
     if len(array) % pairs == 0:
         out += list(array.reshape(-1, pairs))
+        if len(array) > pairs:
+            out += list(array.reshape(pairs, -1).T)
     if len(array) % words == 0:
         out += list(unpack_bits(array.reshape(-1, words), pairs))
     return out
@@ -238,3 +265,65 @@ def leaks(views, secrets: dict, pairs: int) -> list:
     tables = {name: (v, c / len(secrets[name])) for name, (v, c) in tables.items()}
     return [(i, name) for i, array in enumerate(views) for vector in aligned(array, pairs)
             for name, secret in secrets.items() if carries(vector, secret, *tables[name])]
+
+
+# ------------------------------------------------ whole jobs: mpc-central, mpc-exact with rank delivery
+
+def recording_party(ctx, fraction_bits: int) -> list:
+    """The real party loop (protocols.mpc_exact._party), recording per job every message received, the input
+    shares it opened from the clients' bundles, and the rank shares it sealed for them."""
+    from ..protocols import mpc_exact
+
+    log, sent, jobs = [], [], []
+    record_received(log)
+    compute, seal = mpc_exact._compute, mpc_exact._rank_bundles
+
+    def recorded_compute(ctx, job, intake, opened, *args):
+        for name in ("key_shares", "key_xor_shares", "label_shares"):
+            log.append(np.concatenate([getattr(o, name) for o in opened]))
+        out = compute(ctx, job, intake, opened, *args)
+        jobs.append({"received": list(log), "sealed ranks": list(sent)})
+        log.clear()
+        sent.clear()
+        return out
+
+    def recorded_seal(ctx, job_id, opened, twice_rank):
+        sent.append(twice_rank._tensor.share.numpy().copy())
+        return seal(ctx, job_id, opened, twice_rank)
+
+    mpc_exact._compute, mpc_exact._rank_bundles = recorded_compute, recorded_seal
+    mpc_exact._party(ctx, fraction_bits)
+    return jobs
+
+
+def job_secrets(keys: np.ndarray, labels: np.ndarray) -> dict:
+    """What a ranking job must hide from each party: keys, labels, each key's destination, the labels in
+    sorted order and the doubled 0-based mid-ranks in input order."""
+    from scipy.stats import rankdata
+
+    out = bitonic_secrets(keys)
+    order = np.argsort(keys, kind="stable")
+    return {**out, "labels": np.asarray(labels, dtype=np.int64), "sorted labels": np.asarray(labels)[order],
+            "doubled ranks": (2 * rankdata(keys) - 2).astype(np.int64)}
+
+
+def as_runs(jobs) -> list:
+    """Each job's received arrays as one run of the homogeneity test (cells: message, position, low bits)."""
+    return [[("message", np.asarray(a).reshape(1, -1)) for a in job] for job in jobs]
+
+
+def central_noise_party(ctx, epsilon: float, m: int, count: int) -> dict:
+    """In a party: ``count`` draws of mpc-central's statistic and count noise (at M = m), recording every
+    received message; the draws are opened only after the recording ends (to name the secrets)."""
+    from ..circuits.bits import BitConverter
+    from ..circuits.noise import discrete_laplace
+    from ..circuits.shares import reveal_int
+    from ..protocols.mpc_central import CentralNoise
+
+    log = []
+    record_received(log)
+    converter, noise = BitConverter(ctx.stream_key), CentralNoise(epsilon)
+    drawn = [discrete_laplace(noise.statistic_noise(m), count, converter),
+             discrete_laplace(noise.count_noise(), count, converter)]
+    views = list(log)
+    return {"views": views, "noise": [reveal_int(z).numpy() for z in drawn]}

@@ -10,7 +10,6 @@ role presenting a key the deployment does not pin must be refused.
 """
 import multiprocessing as mp
 import socket
-import threading
 
 import numpy as np
 import pytest
@@ -22,84 +21,8 @@ from mpc_auc.protocols.identity import COORDINATOR, ROLES, SERVING, Identity
 from mpc_auc.protocols.link import Listener, dial, free_port, split_address
 from mpc_auc.protocols.roles import target_name
 from mpc_auc.protocols.runtime import Placement, Session
-
-HANDSHAKE, APPLICATION_DATA, CHANGE_CIPHER_SPEC, ALERT = 0x16, 0x17, 0x14, 0x15
-
-
-class RecordingProxy:
-    """Forwards TCP connections to ``target``; records both directions; may flip one byte of one record."""
-
-    def __init__(self, target, tamper_record: int = None):
-        self.target, self.tamper_record = target, tamper_record
-        self.streams = []  # one (upstream bytes, downstream bytes) pair of bytearrays per connection
-        self.server = socket.create_server(("127.0.0.5", 0))
-        self.address = self.server.getsockname()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                client, _ = self.server.accept()
-            except OSError:
-                return
-            try:
-                upstream = socket.create_connection(self.target)
-            except OSError:  # P0 is not listening yet: the dialer retries
-                client.close()
-                continue
-            record = (bytearray(), bytearray())
-            self.streams.append(record)
-            threading.Thread(target=self._pump, args=(client, upstream, record[0], True), daemon=True).start()
-            threading.Thread(target=self._pump, args=(upstream, client, record[1], False), daemon=True).start()
-
-    def _pump(self, src, dst, log, tampering):
-        tampered = False
-        try:
-            while data := src.recv(65536):
-                data = bytearray(data)
-                start = len(log)
-                log += data
-                if tampering and self.tamper_record is not None and not tampered:
-                    at = _nth_record_payload(log, self.tamper_record)
-                    if at is not None and at >= start:
-                        data[at - start] ^= 0x01
-                        tampered = True
-                dst.sendall(data)
-        except OSError:
-            pass
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def close(self):
-        self.server.close()
-
-
-def _records(stream: bytes):
-    """[(type, length)] of the TLS records in ``stream``; raises if it is not a sequence of records."""
-    out, at = [], 0
-    while at + 5 <= len(stream):
-        kind, major, length = stream[at], stream[at + 1], int.from_bytes(stream[at + 3:at + 5], "big")
-        assert kind in (HANDSHAKE, APPLICATION_DATA, CHANGE_CIPHER_SPEC, ALERT) and major == 3, "not TLS"
-        out.append((kind, length))
-        at += 5 + length
-    return out
-
-
-def _nth_record_payload(stream: bytes, n: int):
-    """Offset of the middle byte of the n-th application-data record's payload, once it is complete."""
-    at, seen = 0, 0
-    while at + 5 <= len(stream):
-        kind, length = stream[at], int.from_bytes(stream[at + 3:at + 5], "big")
-        if kind == APPLICATION_DATA:
-            seen += 1
-            if seen == n and at + 5 + length <= len(stream):
-                return at + 5 + length // 2
-        at += 5 + length
-    return None
-
+from mpc_auc.sims.capture import (APPLICATION_DATA, CHANGE_CIPHER_SPEC, HANDSHAKE, NotTls, RecordingProxy,
+                                  carries_window, records)
 
 # ----------------------------------------------------------- the roles
 
@@ -137,7 +60,7 @@ def _run(keys, tamper_record=None, impostor=None):
     """
     directory, identities, addresses = keys
     publics = {r: i.public for r, i in identities.items()}
-    proxy = RecordingProxy(split_address(addresses["P0"]), tamper_record)
+    proxy = RecordingProxy(split_address(addresses["P0"]), "127.0.0.5", tamper_record)
     proxied = Deployment(publics, {**addresses, "P0": f"{proxy.address[0]}:{proxy.address[1]}"})
     if impostor:  # this role runs with a key the deployment does not pin
         Identity(impostor).save(str(directory / f"{impostor}.impostor.key"))
@@ -167,17 +90,13 @@ def _run(keys, tamper_record=None, impostor=None):
     return proxy, outcome, x, shares
 
 
-def _windows(secret: bytes, width: int = 16):
-    return [secret[i:i + width] for i in range(0, len(secret) - width + 1, 8)]
-
-
 def _leaks(stream: bytes, secrets_known) -> bool:
-    return any(w in stream for secret in secrets_known for w in _windows(secret))
+    return any(carries_window(stream, secret) for secret in secrets_known)
 
 
 def test_control_the_capture_checks_catch_a_plaintext_channel():
     sink = socket.create_server(("127.0.0.5", 0))
-    proxy = RecordingProxy(sink.getsockname())
+    proxy = RecordingProxy(sink.getsockname(), "127.0.0.5")
     share = b"shares:" + sharing.split(np.arange(512, dtype=np.int64))[1].tobytes()
     with socket.create_connection(proxy.address) as plain:  # a deliberately weakened link: no TLS
         plain.sendall(share)
@@ -190,8 +109,8 @@ def test_control_the_capture_checks_catch_a_plaintext_channel():
     sink.close()
     captured = bytes(proxy.streams[0][0])
     assert _leaks(captured, [share])
-    with pytest.raises(AssertionError, match="not TLS"):
-        _records(captured)
+    with pytest.raises(NotTls, match="starts no TLS record"):
+        records(captured)
 
 
 def test_capture_holds_tls_records_only_and_no_secret(keys):
@@ -203,7 +122,7 @@ def test_capture_holds_tls_records_only_and_no_secret(keys):
     secrets_known += [o["product share"].tobytes() for o in outcome] + [(x * x).tobytes(), x.tobytes()]
     for up, down in proxy.streams:
         for stream in (up, down):
-            kinds = [kind for kind, _ in _records(bytes(stream))]
+            kinds = [kind for kind, _ in records(bytes(stream))]
             assert kinds[0] == HANDSHAKE  # ClientHello / ServerHello in the clear ...
             assert set(kinds[2:]) <= {APPLICATION_DATA, CHANGE_CIPHER_SPEC}  # ... then only ciphertext
             assert sum(k == APPLICATION_DATA for k in kinds) >= 2

@@ -19,6 +19,7 @@ import pytest
 from mpc_auc.cli import main
 from mpc_auc.sims import security, security_checks as sc
 from mpc_auc.sims.dp_audit import clopper_pearson, epsilon_lower_bound
+from mpc_auc.sims.security_views import homogeneity
 
 
 def test_clopper_pearson_covers_the_proportion():
@@ -76,7 +77,8 @@ def test_the_command_writes_the_report_and_its_verdict(tmp_path):
     config = tmp_path / "small.yaml"
     config.write_text("audit_draws: 60000\nmpc_audit_draws: 2000\ninference_m: 50\ninference_draws: 40\n"
                       "inference_epsilons: [1, 4]\ntop_k_m: 5000\ntop_k: [10, 100]\nseed_bits: 8\nview_runs: 60\n"
-                      "collusion_m: 100\nustat_view_pairs: 1024\nbitonic_view_m: 256\n")
+                      "collusion_m: 100\nustat_view_pairs: 1024\nbitonic_view_m: 256\njob_view_runs: 10\n"
+                      "job_view_m: 256\nnoise_view_draws: 1024\nobserver_m: 128\n")
     out = tmp_path / "report"
     assert main(["security", "--suite", "quick", "--config", str(config), "--out", str(out), "--seed", "9"]) == 0
     text = (out / "report.json").read_text()
@@ -86,9 +88,15 @@ def test_the_command_writes_the_report_and_its_verdict(tmp_path):
     assert kinds == {"audit", "attack", "collusion", "control", "view"}
     assert report["summary"]["verdict"] == "ok" and report["summary"]["controls_missed"] == []
     collusion = {c["name"]: c for c in report["checks"] if c["name"].startswith("collusion:")}
-    assert len(collusion) == 3 and all(c["passed"] for c in collusion.values())
-    coalition = next(c for name, c in collusion.items() if "dealer + P0" in name)
-    assert coalition["details"]["recovered_exactly"]  # the documented limit: this coalition learns the order
+    assert len(collusion) == 4 and all(c["passed"] for c in collusion.values())
+    coalition = [c for name, c in collusion.items() if "dealer + P0" in name]
+    assert coalition[0]["details"]["recovered_exactly"] and coalition[1]["measured"] == 1.0  # the documented limit
+    observer = [c for c in report["checks"] if c["name"].startswith("network observer")]
+    assert len(observer) == 4 and all(c["passed"] for c in observer)
+    views = {c["name"] for c in report["checks"] if c["kind"] == "view"}
+    for protocol in ("mpc-central, every message", "mpc-exact --ranks, every message", "rank share",
+                     "discrete Laplace gadgets", "bitonic", "radix", "ustat-2pc"):
+        assert any(protocol in name for name in views), protocol
     fields = {"name", "kind", "protocol", "claimed_epsilon", "claimed_delta", "measured", "bound", "passed",
               "details"}
     assert all(set(c) == fields for c in report["checks"])
@@ -96,6 +104,23 @@ def test_the_command_writes_the_report_and_its_verdict(tmp_path):
                  "label_inference.pdf", "top_k.png", "top_k.pdf"):
         assert (out / name).stat().st_size > 0, name
     assert "Verdict: ok" in (out / "report.md").read_text()
+
+
+def test_the_homogeneity_test_passes_one_law_and_catches_one_element_or_a_schedule_that_differ():
+    rng = np.random.default_rng(11)
+
+    def runs(n, fixed=None, extra=False):
+        out = []
+        for _ in range(n):
+            run = [("message", rng.integers(0, 2 ** 62, (1, 64)))]
+            if fixed is not None:
+                run.append(("message", np.array([[fixed, 5]])))
+            out.append(run + ([("message", np.zeros((1, 1), dtype=np.int64))] if extra else []))
+        return out
+
+    assert homogeneity(runs(40, 1), runs(40, 1)) > 0.01
+    assert homogeneity(runs(40, 1), runs(40, 2)) < 1e-6  # one element that differs among 130
+    assert homogeneity(runs(40, 1), runs(40, 1, extra=True)) == 0.0  # one more message for input B
 
 
 def test_a_bad_config_is_refused_naming_the_parameter(tmp_path, capsys):

@@ -1,0 +1,125 @@
+"""The network observer: real role processes over TLS, every link to P0 and P1 captured (sims.capture).
+
+P0, P1 and the dealer run as processes serving sessions (as ``mpc-auc
+party`` does); the coordinator relays the simulated clients' submissions.
+Recording proxies stand in front of P0 and P1, so the capture holds the
+coordinator's, the dealer's and the P0-P1 links: everything but the
+coordinator-dealer control link.
+"""
+import multiprocessing as mp
+import os
+import socket
+import tempfile
+import time
+from collections import Counter
+
+from ..protocols.deployment import Deployment
+from ..protocols.identity import COMPUTE, COORDINATOR, ROLES, SERVING, Identity
+from ..protocols.link import FRAME_BYTES, Listener, free_port, split_address
+from .capture import NotTls, RecordingProxy, carries_window, records
+
+TIMING_RECORD = FRAME_BYTES + 17  # a TLS 1.3 record of one bare frame header (content type + 16-byte tag):
+# heartbeats, sent when a link is quiet, so their number follows timing, not data
+
+
+def _serve(role: str, key_path: str, deployment: Deployment, ledger: str, timeout_s: float) -> None:
+    from ..protocols.roles import prepare_process, serve
+
+    identity = Identity.load(key_path)
+    prepare_process()
+    serve(identity, deployment, Listener(identity, deployment, timeout_s), ledger_dir=ledger)
+
+
+def captured_jobs(requests, timeout_s: float = 60.0) -> list:
+    """Run each request (protocols.mpc_exact.Request) as its own mpc-exact session; per request, the captured
+    streams: [(party behind the proxy, bytes towards it, bytes from it)]."""
+    from ..protocols.mpc_exact import exact_result, run_ranking_jobs
+    from ..protocols.runtime import Placement
+
+    with tempfile.TemporaryDirectory(prefix="mpc-auc-observer-") as directory:
+        identities = {role: Identity(role) for role in ROLES}
+        for role, identity in identities.items():
+            identity.save(os.path.join(directory, f"{role}.key"))
+        publics = {role: identity.public for role, identity in identities.items()}
+        addresses = {role: f"127.0.0.1:{free_port('127.0.0.1')}" for role in SERVING}
+        proxies = {party: RecordingProxy(split_address(addresses[party])) for party in COMPUTE}
+
+        def seen_by(role):  # every role reaches P0 and P1 through their proxies; a party listens on its own
+            return Deployment(publics, {**addresses, **{p: x.endpoint for p, x in proxies.items() if p != role}})
+
+        context = mp.get_context("spawn")
+        procs = [context.Process(target=_serve, daemon=True, args=(
+            role, os.path.join(directory, f"{role}.key"), seen_by(role), os.path.join(directory, "ledger"),
+            timeout_s)) for role in SERVING]
+        for proc in procs:
+            proc.start()
+        placement = Placement(deployment=seen_by(COORDINATOR), identity=identities[COORDINATOR])
+        out = []
+        try:
+            for request in requests:
+                before = {party: len(proxy.streams) for party, proxy in proxies.items()}
+                run = run_ranking_jobs([request], "TTP", "radix", False, None, placement, timeout_s, None)[0]
+                exact_result(run, "TTP", "radix")  # the job computed through the proxies
+                _settle(proxies)
+                out.append([(party, bytes(up), bytes(down)) for party, proxy in proxies.items()
+                            for up, down in proxy.streams[before[party]:]])
+        finally:
+            for proc in procs:
+                proc.terminate()
+                proc.join(10)
+            for proxy in proxies.values():
+                proxy.close()
+    return out
+
+
+def _settle(proxies, quiet_s: float = 0.5, limit_s: float = 10.0) -> None:
+    """Wait until the proxies have forwarded the session's last bytes (no growth for ``quiet_s``)."""
+    def size():
+        return sum(len(u) + len(d) for proxy in proxies.values() for u, d in proxy.streams)
+
+    deadline, last = time.monotonic() + limit_s, -1
+    while (now := size()) != last and time.monotonic() < deadline:
+        last = now
+        time.sleep(quiet_s)
+
+
+def observer_view(streams) -> Counter:
+    """What the observer sees of one session: how often each (party, direction, record type, length) occurs."""
+    return Counter((party, direction, kind, length) for party, up, down in streams
+                   for direction, stream in (("to", up), ("from", down)) for kind, length in records(stream))
+
+
+def differences(view_a: Counter, view_b: Counter) -> tuple:
+    """(records of other lengths in one view and not the other, heartbeat-sized records that differ)."""
+    diff = (view_a - view_b) + (view_b - view_a)
+    timing = sum(n for (_, _, _, length), n in diff.items() if length == TIMING_RECORD)
+    return sum(diff.values()) - timing, timing
+
+
+def exposure(streams, hidden) -> tuple:
+    """(bytes of ``streams`` outside well-formed TLS records, (stream, secret) pairs showing a secret window)."""
+    outside = 0
+    for stream in streams:
+        try:
+            records(stream)
+        except NotTls:
+            outside += len(stream)
+    return outside, sum(carries_window(stream, secret) for stream in streams for secret in hidden)
+
+
+def clear_link(payload: bytes) -> bytes:
+    """The control: ``payload`` sent over a link without TLS, through the same recording proxy; the capture."""
+    sink = socket.create_server(("127.0.0.1", 0))
+    proxy = RecordingProxy(sink.getsockname())
+    try:
+        with socket.create_connection(proxy.address) as plain:
+            plain.sendall(payload)
+            receiver, _ = sink.accept()
+            with receiver:
+                got = 0
+                while got < len(payload):
+                    got += len(receiver.recv(65536))
+    finally:
+        proxy.close()
+        sink.close()
+    return bytes(proxy.streams[0][0])
