@@ -227,25 +227,33 @@ def views(cfg: dict, rng) -> list:
 
 
 def bitonic_views(cfg: dict, rng) -> list:
-    """The bitonic sort: no message a party receives carries the keys, the sorted keys or their destinations."""
+    """The bitonic sort: no message a party receives carries the keys, the sorted keys, their destinations, or
+    (per layer) the compared keys, positions, comparison or swap bits."""
+    from ..protocols.encoding import PAD_KEY
     from ..protocols.runtime import run_parties
-    from .security_views import aligned, bitonic_secrets, bitonic_view_party, leaks
+    from ..protocols.sharing import split
+    from .security_views import aligned, bitonic_layers, bitonic_secrets, bitonic_view_party, leaks
 
-    m = cfg["bitonic_view_m"]
+    m = cfg["bitonic_view_m"]  # a power of two: no padding
     keys = rng.integers(0, 2 ** 40, m)
-    outs = run_parties(bitonic_view_party, (keys,), provider="TTP", timeout_s=120)
-    hidden = bitonic_secrets(keys)
+    outs = run_parties(bitonic_view_party, (split(keys),), provider="TTP", timeout_s=120)
+    hidden, layers = bitonic_secrets(keys), bitonic_layers(keys, PAD_KEY)
     out = []
     for role, party in zip(("P0", "P1"), outs):
-        found = leaks(party["views"], hidden, m)
+        views, ends = party["views"], party["layer_ends"]
+        found = leaks(views, hidden, m)
+        for layer, (start, end) in enumerate(zip([0] + ends[:-1], ends)):
+            found += [(i, f"layer {layer}: {name}") for i, name in leaks(views[start:end], layers[layer], m // 2)]
+        checked = sum(1 for a in views if aligned(a, m) or aligned(a, m // 2))
         out.append(check(f"view of {role}: bitonic sort messages", "view", "mpc-exact --method bitonic", None, None,
                          len(found), 0, not found, {
-                             "messages": len(party["views"]), "M": m, "carried": sorted({n for _, n in found}),
-                             "vectors_checked": sum(len(aligned(a, m)) for a in party["views"]),
-                             "unchecked_messages": sum(1 for a in party["views"] if not aligned(a, m))}))
-    found = leaks(outs[0]["views"] + [hidden["keys"]], hidden, m)
-    out.append(check("view of P0 with the keys added: bitonic sort", "control", "bitonic sort (leaky view)", None,
-                     None, len(found), 0, not found, {"carried": sorted({n for _, n in found})}))
+                             "messages": len(views), "M": m, "layers": len(layers),
+                             "carried": sorted({n for _, n in found}), "messages_checked": checked,
+                             "unchecked_messages": len(views) - checked}))
+    found = leaks(outs[0]["views"][:outs[0]["layer_ends"][0]] + [layers[0]["swap bits"]], layers[0], m // 2)
+    out.append(check("view of P0 with the first layer's swap bits added: bitonic sort", "control",
+                     "bitonic sort (leaky view)", None, None, len(found), 0, not found,
+                     {"carried": sorted({n for _, n in found})}))
     return out
 
 
@@ -272,7 +280,7 @@ def ustat_views(cfg: dict, rng) -> list:
     return out
 
 
-JOB_A = (np.array([0.9, 0.1, 0.5, 0.3, 0.2, 0.8, 0.6, 0.4]), np.array([1, 1, 1, 0, 0, 1, 0, 0]))  # AUC 0.5
+JOB_A = (np.array([0.9, 0.1, 0.5, 0.3, 0.2, 0.8, 0.6, 0.4]), np.array([1, 1, 1, 0, 0, 0, 0, 1]))  # AUC 0.5
 JOB_B = (np.full(8, 0.5), np.array([0, 1, 0, 1, 1, 0, 1, 0]))  # all tied: AUC 0.5; same M, clients, positives
 
 

@@ -101,8 +101,15 @@ def _cells(run):
             yield kind, j, tuple(opened.tolist())  # the whole permutation
         elif kind == "digit":
             yield from ((kind, j, i, int(v)) for i, v in enumerate(opened))
-        else:  # masked Beaver differences: their two lowest bits per slot
-            yield from ((kind, j, i, u, int(v) & 3) for i, row in enumerate(opened) for u, v in enumerate(row))
+        else:  # masked Beaver differences, received messages: two bits per slot
+            yield from ((kind, j, i, u, bucket(v)) for i, row in enumerate(opened) for u, v in enumerate(row))
+
+
+def bucket(value) -> int:
+    """Two bits of a 64-bit word by multiplicative hashing (the top bits of value * 0x9E3779B97F4A7C15 mod
+    2^64): uniform for a uniform word, and two different fixed words (say two opened outputs) fall in
+    different buckets with probability about 3/4, where their lowest bits often agree."""
+    return ((int(value) * 0x9E3779B97F4A7C15) % 2 ** 64) >> 62
 
 
 def table(views) -> dict:
@@ -205,17 +212,46 @@ def ustat_view_party(ctx, x, y) -> dict:
     return {"views": list(log), "gini": gini, "auc": auc}
 
 
-def bitonic_view_party(ctx, keys) -> dict:
-    """In a party: the bitonic sort (circuits.bitonic, the reference ranking) of ``keys`` (P0's additive share;
-    P1 holds zeros), recording every received message."""
+def bitonic_view_party(ctx, key_shares) -> dict:
+    """In a party: the bitonic sort (circuits.bitonic, the reference ranking) of its additive share of the keys
+    (index = rank), recording every received message and where each layer's messages end."""
     from ..circuits.bitonic import BitonicRanking
     from ..circuits.shares import from_share
     from ..protocols.encoding import PAD_KEY
 
-    log = []
+    log, layer_ends = [], []
     record_received(log)
-    BitonicRanking(PAD_KEY).sort(from_share(keys if ctx.rank == 0 else np.zeros_like(keys)), None, [])
-    return {"views": list(log)}
+    BitonicRanking(PAD_KEY, lambda done, total: layer_ends.append(len(log))).sort(
+        from_share(key_shares[ctx.rank]), None, [])
+    return {"views": list(log), "layer_ends": layer_ends}
+
+
+def bitonic_layers(keys: np.ndarray, pad_key: int) -> list:
+    """Per layer of the bitonic network on the keys, in the clear: the n/2 compared pairs' lo and hi keys, the
+    comparison bits and the swap bits (Batcher 1968; the schedule of circuits.bitonic.bitonic_sort).  The
+    input positions the sort carries start public (every layer-0 pair is (2i, 2i + 1)), so they are moved
+    here but not listed; where they end is the destinations' secret."""
+    from ..circuits.bitonic import padded_size
+
+    m, n = len(keys), padded_size(len(keys))
+    rows = np.stack([np.concatenate([keys, np.full(n - m, pad_key)]), np.arange(n)]).astype(np.int64)
+    out, k = [], 2
+    while k <= n:
+        j = k // 2
+        while j >= 1:
+            blocks = n // (2 * j)
+            view = rows.reshape(2, blocks, 2, j)
+            lo, hi = view[:, :, 0, :], view[:, :, 1, :]
+            descending = (((np.arange(blocks) * 2 * j) & k) != 0)[:, None]
+            greater = lo[0] > hi[0]
+            swap = greater ^ descending
+            out.append({"lo keys": lo[0].ravel(), "hi keys": hi[0].ravel(),
+                        "comparison bits": greater.ravel().astype(np.int64),
+                        "swap bits": swap.ravel().astype(np.int64)})
+            rows = np.stack([np.where(swap, hi, lo), np.where(swap, lo, hi)], axis=2).reshape(2, n)
+            j //= 2
+        k *= 2
+    return out
 
 
 def bitonic_secrets(keys) -> dict:
@@ -250,13 +286,15 @@ def aligned(array: np.ndarray, pairs: int) -> list:
 
 
 def carries(vector: np.ndarray, secret: np.ndarray, secret_values: np.ndarray, secret_freq: np.ndarray) -> bool:
-    """More equal positions than independence allows (5 sigma above sum_t P(vector=t) P(secret=t))."""
+    """More equal positions than independence allows: 5 sigma above sum_t P(vector=t) P(secret=t), and at least
+    4 positions (or 0.1%) more, so that one coincidence with a rare value is not a carried secret."""
     observed = float(np.mean(vector == secret))
     if observed == 0.0:
         return False
     chance = float((np.isin(vector, secret_values) * secret_freq[np.searchsorted(secret_values, vector)
                                                                  .clip(0, len(secret_values) - 1)]).mean())
-    return observed > chance + 5 * np.sqrt(max(chance * (1 - chance), 1e-12) / len(secret)) + 1e-3
+    floor = max(1e-3, 4 / len(secret))
+    return observed > chance + 5 * np.sqrt(max(chance * (1 - chance), 1e-12) / len(secret)) + floor
 
 
 def leaks(views, secrets: dict, pairs: int) -> list:
