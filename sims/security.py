@@ -76,59 +76,13 @@ def settings(suite: str, config_path: str = None) -> dict:
         chosen.update(config)
     if not (isinstance(chosen["epsilon"], (int, float)) and chosen["epsilon"] > 0):
         raise InputError(f"epsilon must be a positive number, not {chosen['epsilon']!r}")
+    m = chosen["bitonic_view_m"]  # the layer messages align with its n/2 lanes only without padding
+    if not (isinstance(m, int) and m >= 2 and m & (m - 1) == 0):
+        raise InputError(f"bitonic_view_m must be a power of two, not {m!r}")
     return chosen
 
 
 # ----------------------------------------------------------------- checks
-
-def network_observer(cfg: dict, rng) -> list:
-    """A capture of the TLS links of real role processes (sims.security_network), on two inputs of one shape."""
-    from ..protocols.encoding import ScoreEncoder
-    from ..protocols.mpc_exact import simulated
-    from .security_network import captured_jobs, clear_link, differences, exposure, observer_view
-
-    m, encoder = cfg["observer_m"], ScoreEncoder()
-    inputs = [(rng.integers(0, 100, m) / 100, rng.integers(0, 2, m)) for _ in range(2)]
-    captures = captured_jobs([simulated([("c0", s[:m // 2], y[:m // 2]), ("c1", s[m // 2:], y[m // 2:])], encoder)
-                              for s, y in inputs])
-    hidden = [v.tobytes() for s, y in inputs for v in (s, encoder.encode(s), y.astype(np.int64))]
-    streams = [stream for capture in captures for _, up, down in capture for stream in (up, down)]
-    outside, found = exposure(streams, hidden)
-    clear_outside, clear_found = exposure([clear_link(hidden[2])], hidden)
-    views = [observer_view(capture) for capture in captures]
-    other, timing = differences(*views)
-    guess = np.random.default_rng(list(hashlib.sha256(repr(sorted(views[0].items())).encode()).digest()))
-    common = {"M": m, "sessions": 2, "links": "coordinator, dealer and P0-P1 links to P0 and P1, TLS 1.3",
-              "captured_bytes": sum(len(s) for s in streams)}
-    return [
-        check("network observer: the capture holds TLS records only, no secret in the clear", "collusion",
-              "mpc-exact, mpc-central", None, None, outside + found, 0, outside + found == 0,
-              {**common, "bytes_outside_tls_records": outside, "secrets_in_the_clear": found}),
-        check("network observer: its view (record types and lengths) is the same for two inputs of one shape",
-              "collusion", "mpc-exact, mpc-central", None, None, other, 0, other == 0,
-              {**common, "records": sum(views[0].values()), "heartbeat_sized_records_that_differ": timing,
-               "note": "records of one bare frame (heartbeats) follow timing, not data"}),
-        check("a link without TLS: the same capture checks", "control", "weakened link", None, None,
-              clear_outside + clear_found, 0, clear_outside + clear_found == 0,
-              {"bytes_outside_tls_records": clear_outside, "secrets_in_the_clear": clear_found}),
-    ] + _no_better_than_chance("network observer", guess.permutation(m), guess.integers(0, 2, m), *inputs[0],
-                               {**common, "guess": "a function of its view (the same for both inputs)"})
-
-
-def _no_better_than_chance(adversary, order, guessed, keys, labels, details) -> list:
-    """An adversary's recovered order (Kendall tau against the keys) and labels, against chance."""
-    from .security_collusion import kendall
-
-    m = len(keys)
-    tau = kendall(order, keys)
-    tau_chance = 4 * math.sqrt(2 * (2 * m + 5) / (9 * m * (m - 1)))  # 4 standard deviations of tau under chance
-    base = max(labels.mean(), 1 - labels.mean())  # the majority class: the best guess without information
-    accuracy, label_chance = float(np.mean(guessed == labels)), base + 4 * math.sqrt(base * (1 - base) / m)
-    return [check(f"{adversary} recovers nothing of the sorted order", "collusion", "mpc-exact, mpc-central", None,
-                  None, tau, tau_chance, abs(tau) <= tau_chance, details),
-            check(f"{adversary} infers labels no better than the majority class", "collusion", "mpc-central",
-                  None, None, accuracy, label_chance, accuracy <= label_chance, {**details, "majority_class_rate": base})]
-
 
 def audits(cfg: dict, rng) -> list:
     """Every audit and its controls (sims.security_checks), at the suite's epsilon."""
@@ -228,13 +182,13 @@ def views(cfg: dict, rng) -> list:
 
 def bitonic_views(cfg: dict, rng) -> list:
     """The bitonic sort: no message a party receives carries the keys, the sorted keys, their destinations, or
-    (per layer) the compared keys, positions, comparison or swap bits."""
+    (per layer) the compared keys, the comparison bits or the swap bits."""
     from ..protocols.encoding import PAD_KEY
     from ..protocols.runtime import run_parties
     from ..protocols.sharing import split
     from .security_views import aligned, bitonic_layers, bitonic_secrets, bitonic_view_party, leaks
 
-    m = cfg["bitonic_view_m"]  # a power of two: no padding
+    m = cfg["bitonic_view_m"]
     keys = rng.integers(0, 2 ** 40, m)
     outs = run_parties(bitonic_view_party, (split(keys),), provider="TTP", timeout_s=120)
     hidden, layers = bitonic_secrets(keys), bitonic_layers(keys, PAD_KEY)
@@ -382,6 +336,55 @@ def collusion(cfg: dict, rng) -> list:
             check("collusion: dealer + P0 recover every label (documented as not protected)", "collusion",
                   "mpc-central", None, None, accuracy, 1.0, accuracy == 1.0, {"M": m})
             ] + _no_better_than_chance("collusion: P0 alone", *found["P0 alone"], keys, labels, details)
+
+
+def network_observer(cfg: dict, rng) -> list:
+    """A capture of the TLS links of real role processes (sims.security_network), on two inputs of one shape."""
+    from ..protocols.encoding import ScoreEncoder
+    from ..protocols.mpc_exact import simulated
+    from .security_network import captured_jobs, clear_link, differences, exposure, observer_view
+
+    m, encoder = cfg["observer_m"], ScoreEncoder()
+    inputs = [(rng.integers(0, 100, m) / 100, rng.integers(0, 2, m)) for _ in range(2)]
+    captures = captured_jobs([simulated([("c0", s[:m // 2], y[:m // 2]), ("c1", s[m // 2:], y[m // 2:])], encoder)
+                              for s, y in inputs])
+    hidden = [v.tobytes() for s, y in inputs for v in (s, encoder.encode(s), y.astype(np.int64))]
+    streams = [stream for capture in captures for _, up, down in capture for stream in (up, down)]
+    outside, found = exposure(streams, hidden)
+    clear_outside, clear_found = exposure([clear_link(hidden[2])], hidden)
+    views = [observer_view(capture) for capture in captures]
+    other, timing = differences(*views)
+    guess = np.random.default_rng(list(hashlib.sha256(repr(sorted(views[0].items())).encode()).digest()))
+    common = {"M": m, "sessions": 2, "links": "coordinator, dealer and P0-P1 links to P0 and P1, TLS 1.3",
+              "captured_bytes": sum(len(s) for s in streams)}
+    return [
+        check("network observer: the capture holds TLS records only, no secret in the clear", "collusion",
+              "mpc-exact, mpc-central", None, None, outside + found, 0, outside + found == 0,
+              {**common, "bytes_outside_tls_records": outside, "secrets_in_the_clear": found}),
+        check("network observer: its view (record types and lengths) is the same for two inputs of one shape",
+              "collusion", "mpc-exact, mpc-central", None, None, other, 0, other == 0,
+              {**common, "records": sum(views[0].values()), "heartbeat_sized_records_that_differ": timing,
+               "note": "records of one bare frame (heartbeats) follow timing, not data"}),
+        check("a link without TLS: the same capture checks", "control", "weakened link", None, None,
+              clear_outside + clear_found, 0, clear_outside + clear_found == 0,
+              {"bytes_outside_tls_records": clear_outside, "secrets_in_the_clear": clear_found}),
+    ] + _no_better_than_chance("network observer", guess.permutation(m), guess.integers(0, 2, m), *inputs[0],
+                               {**common, "guess": "a function of its view (the same for both inputs)"})
+
+
+def _no_better_than_chance(adversary, order, guessed, keys, labels, details) -> list:
+    """An adversary's recovered order (Kendall tau against the keys) and labels, against chance."""
+    from .security_collusion import kendall
+
+    m = len(keys)
+    tau = kendall(order, keys)
+    tau_chance = 4 * math.sqrt(2 * (2 * m + 5) / (9 * m * (m - 1)))  # 4 standard deviations of tau under chance
+    base = max(labels.mean(), 1 - labels.mean())  # the majority class: the best guess without information
+    accuracy, label_chance = float(np.mean(guessed == labels)), base + 4 * math.sqrt(base * (1 - base) / m)
+    return [check(f"{adversary} recovers nothing of the sorted order", "collusion", "mpc-exact, mpc-central", None,
+                  None, tau, tau_chance, abs(tau) <= tau_chance, details),
+            check(f"{adversary} infers labels no better than the majority class", "collusion", "mpc-central",
+                  None, None, accuracy, label_chance, accuracy <= label_chance, {**details, "majority_class_rate": base})]
 
 
 def release_attacks(cfg: dict, rng) -> list:

@@ -128,6 +128,9 @@ def test_a_bad_config_is_refused_naming_the_parameter(tmp_path, capsys):
     config.write_text("audit_drawz: 5\n")
     assert main(["security", "--config", str(config), "--out", str(tmp_path / "r")]) == 2
     assert "audit_drawz" in capsys.readouterr().err and not (tmp_path / "r").exists()
+    config.write_text("bitonic_view_m: 1000\n")
+    assert main(["security", "--config", str(config), "--out", str(tmp_path / "r")]) == 2
+    assert "bitonic_view_m must be a power of two" in capsys.readouterr().err and not (tmp_path / "r").exists()
 
 
 def test_ustat_2pc_per_user_noise_keeps_its_epsilon_and_the_aggregator_stays_under_the_bound():
