@@ -13,12 +13,13 @@ import sys
 import tempfile
 import time
 
+from . import __version__
 from .csv_io import read_evalset, read_user_values, write_evalset
 from .protocols.clear_auc import rank_sum_auc
 from .protocols.encoding import ScoreEncoder
 from .protocols import deployment as deploy
 from .protocols.errors import DeploymentError, InputError, PartyFailure
-from .protocols.mpc_central import CentralNoise, central_release, mpc_central_auc, release_std
+from .protocols.mpc_central import CentralNoise, central_release, mpc_central_auc, release_interval
 from .protocols.deployment import Deployment
 from .protocols.identity import CLIENT_PREFIX, ROLES, SERVING, Identity, client_role
 from .protocols.ledger import Budget
@@ -144,9 +145,8 @@ def _require_epsilon(args) -> float:
 def _central_record(release, noise: CentralNoise, method: str) -> dict:
     """What an mpc-central result file holds: the released values and public parameters only."""
     stat, positives = release.opened[0]
-    std = release_std(release.aucs[0], positives, release.m, noise)
-    return dict(auc=release.aucs[0], std=std,
-                ci95=[max(0.0, release.aucs[0] - 1.96 * std), min(1.0, release.aucs[0] + 1.96 * std)],
+    std, ci95 = release_interval(release, noise)
+    return dict(auc=release.aucs[0], std=std, ci95=list(ci95),
                 provider="TTP", method=method,
                 privacy={"epsilon": noise.epsilon, "delta": release.delta, "neighbours": noise.neighbours,
                          "alpha": noise.alpha, "ledger": release.ledger},
@@ -383,6 +383,8 @@ def _mpc_options(p) -> None:
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="mpc-auc", description=__doc__.splitlines()[0])
+    top.add_argument("--version", action="version", version=f"mpc-auc {__version__}",
+                     help="print the version and exit")
     sub = top.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="private AUC of the built-in synthetic set, beside the clear AUC")

@@ -83,11 +83,14 @@ class EvalSet:
 
     def clients(self) -> list:
         """[(client id, scores, labels)] in order of each client's first row (O(M log M))."""
+        return [(name, self.score[rows], self.label[rows]) for name, rows in self.client_rows()]
+
+    def client_rows(self) -> list:
+        """[(client id, its row indices in input order)] in order of each client's first row."""
         ids, first, inverse = np.unique(self.client, return_index=True, return_inverse=True)
         order = np.argsort(first)  # groups in order of first appearance
         group = np.empty_like(order)
         group[order] = np.arange(len(order))
         rows = np.argsort(group[inverse], kind="stable")
         bounds = np.searchsorted(group[inverse][rows], np.arange(len(order) + 1))
-        return [(str(ids[order[k]]), self.score[rows[a:b]], self.label[rows[a:b]])
-                for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]
+        return [(str(ids[order[k]]), rows[a:b]) for k, (a, b) in enumerate(zip(bounds[:-1], bounds[1:]))]

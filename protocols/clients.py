@@ -39,4 +39,4 @@ def check_client(client: str, scores, labels, encoder: ScoreEncoder, locate=None
     bad = ~np.isin(labels, (0, 1))
     if bad.any():
         i = int(np.argmax(bad))
-        raise InputError(f"{locate(i)}: label {labels[i]!r} is not 0 or 1")
+        raise InputError(f"{locate(i)}: label {np.asarray(labels[i]).item()!r} is not 0 or 1")

@@ -107,6 +107,13 @@ def release_std(auc: float, noisy_p: int, m: int, noise: CentralNoise) -> float:
     return analytic_std(m, p, min(max(auc, 0.0), 1.0), noise)
 
 
+def release_interval(release: "CentralRelease", noise: CentralNoise) -> tuple:
+    """(std, (lo, hi)) of the first released AUC: :func:`release_std` and auc +- 1.96 std within [0, 1]."""
+    auc = release.aucs[0]
+    std = release_std(auc, release.opened[0][1], release.m, noise)
+    return std, (max(0.0, auc - 1.96 * std), min(1.0, auc + 1.96 * std))
+
+
 def simulate_release(twice_ranks: np.ndarray, labels: np.ndarray, noise: CentralNoise, draws: int,
                      rng: np.random.Generator) -> np.ndarray:
     """``draws`` AUCs with the release law of the circuit (same discrete Laplace coins), sampled in the clear.

@@ -37,7 +37,9 @@ import signal
 import socket
 import sys
 import time
+import types
 from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 
@@ -217,7 +219,8 @@ class Session:
                 target=_local_role_main, name=f"mpc-auc-{role}", daemon=True,
                 args=(role, placement.host, placement.port + offset if placement.port else 0, child,
                       {target_name(target): target}, self.timeout_s, placement.ledger))
-            proc.start()
+            with _main_script_hidden(target):
+                proc.start()
             child.close()
             self._procs[role], boots[role] = proc, parent
         for role, boot in boots.items():
@@ -375,6 +378,26 @@ class Session:
             proc.join(5.0)
         for link in self._links.values():
             link.close(flush_s=1.0)
+
+
+@contextmanager
+def _main_script_hidden(target):
+    """Start role processes without re-running the caller's script in them.
+
+    A spawned child imports the parent's ``__main__`` file (as ``__mp_main__``), so a plain script
+    calling the API at top level, with no ``if __name__ == "__main__"`` guard, would run again in
+    every role and fail.  The role targets live in importable modules, so while a role process starts,
+    ``__main__`` is a bare module; unless the target itself is defined in the script.
+    """
+    main = sys.modules.get("__main__")
+    if getattr(target, "__module__", None) == "__main__" or not getattr(main, "__file__", None):
+        yield
+        return
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = main
 
 
 def run_parties(target, args=(), **session_options) -> list:
