@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-ustat compare table7 table5 ustat clean
+.PHONY: demo test bench bench-ustat bench-read compare table7 table5 ustat clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,9 @@ ustat: $(STAMP)
 
 bench-ustat: $(STAMP)
 	$(PY) -m mpc_auc.sims.bench_ustat
+
+bench-read: $(STAMP)
+	$(PY) -m mpc_auc.sims.bench_read
 
 table5: $(STAMP)
 	$(PY) -m mpc_auc.sims.dpauc_table5

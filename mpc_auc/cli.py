@@ -68,6 +68,14 @@ def _placement(args) -> Placement:
     return Placement(host=args.parties_host, port=args.port, ledger=ledger)
 
 
+def _table_options(command) -> None:
+    command.add_argument("--sep", default=None, help="the field separator of a CSV/TSV input (default: a tab if "
+                                                     "the header holds one, else a comma)")
+    command.add_argument("--positive-label", default=None, metavar="VALUE",
+                         help="the label value of the positive class when labels are not 0/1 (e.g. True, +1, yes); "
+                              "the label column must then hold exactly two values (default: labels are 0/1)")
+
+
 def _run_mpc(clients, encoder, args, placement, ranks: bool = False):
     return mpc_exact_auc([clients], encoder, provider="TTP", method=args.method, ranks=ranks,
                          placement=placement, timeout_s=args.timeout, on_progress=_progress)[0]
@@ -172,8 +180,12 @@ def cmd_run(args) -> int:
     placement = _placement(args)
     encoder = ScoreEncoder(args.score_range[0], args.score_range[1], args.score_dtype)
     declared = args.clients.split(",") if args.clients else None
-    evalset = read_evalset(args.input, encoder, declared)
+    evalset = read_evalset(args.input, encoder, declared, sep=args.sep, positive_label=args.positive_label)
     clients = evalset.clients()
+    smaller = min(evalset.positives, evalset.negatives)
+    if smaller < 10:
+        print(f"mpc-auc: warning: one class has only {smaller} sample(s): the AUC rests on few pairs",
+              file=sys.stderr)
     start = time.perf_counter()
     record = {
         "protocol": args.protocol,
@@ -205,10 +217,10 @@ def cmd_ustat(args) -> int:
     _check_out(args.out, [args.input])
     _require_epsilon(args)
     if args.kernel.startswith("auc"):
-        evalset = read_evalset(args.input)
+        evalset = read_evalset(args.input, sep=args.sep, positive_label=args.positive_label)
         sample = Sample(evalset.score, evalset.label)
     else:
-        sample = Sample(read_user_values(args.input, args.kernel))
+        sample = Sample(read_user_values(args.input, args.kernel, args.sep))
     release = ustat_2pc(args.kernel, [sample], args.epsilon, args.k, seed=args.seed, timeout_s=args.timeout,
                         on_progress=_progress)[0]
     record = {"protocol": "ustat-2pc", "input": os.path.abspath(args.input), "users": len(sample.values),
@@ -318,7 +330,8 @@ def cmd_client_submit(args) -> int:
         raise DeploymentError(f"{args.key} is the key of {identity.role}, not of client:{args.client}")
     deployment = Deployment.load(args.deployment)
     # every score finite (the declared range comes with the ticket), every row this client's own
-    evalset = read_evalset(args.input, ScoreEncoder(-_LARGEST, _LARGEST), [args.client], both_classes=False)
+    evalset = read_evalset(args.input, ScoreEncoder(-_LARGEST, _LARGEST), [args.client], both_classes=False,
+                           sep=args.sep, positive_label=args.positive_label)
     outcome = submit(identity, deployment, args.evaluation, evalset.score, evalset.label, args.timeout,
                      args.connect_timeout, lambda text: print(f"  [{args.client}] {text}", file=sys.stderr,
                                                                flush=True))
@@ -395,7 +408,9 @@ def parser() -> argparse.ArgumentParser:
     demo.set_defaults(func=cmd_demo)
 
     run = sub.add_parser("run", help="AUC of a CSV file client,score,label")
-    run.add_argument("--input", required=True)
+    run.add_argument("--input", required=True,
+                     help="client,score,label rows: CSV or TSV (optionally .gz) or Parquet (.parquet, .pq)")
+    _table_options(run)
     run.add_argument("--protocol", choices=PROTOCOLS, default="mpc-exact")
     run.add_argument("--out", required=True, help="result JSON (written only on success)")
     run.add_argument("--score-range", nargs=2, type=float, default=(0.0, 1.0), metavar=("LO", "HI"))
@@ -422,6 +437,7 @@ def parser() -> argparse.ArgumentParser:
     ustat.add_argument("--input", required=True, help="auc, auc-private: client,score,label; gini: user,value; "
                                                       "kendall: user,a,b (one row per user)")
     ustat.add_argument("--out", required=True, help="result JSON (written only on success)")
+    _table_options(ustat)
     ustat.add_argument("--epsilon", type=float, default=None, help="the privacy budget per user (required)")
     ustat.add_argument("--k", type=int, default=1, help="permutations (pairs per user)")
     ustat.add_argument("--seed", type=int, default=None, help="pair sampling seed (default: OS CSPRNG)")
@@ -498,7 +514,9 @@ def parser() -> argparse.ArgumentParser:
     submit_.add_argument("--evaluation", required=True, help="the evaluation's id")
     submit_.add_argument("--client", required=True, help="this client's name on the roster")
     submit_.add_argument("--key", required=True, help="this client's key file (client keygen)")
-    submit_.add_argument("--input", required=True, help="CSV client,score,label with this client's rows only")
+    submit_.add_argument("--input", required=True, help="client,score,label with this client's rows only (CSV, "
+                                                        "TSV, .gz or Parquet)")
+    _table_options(submit_)
     submit_.add_argument("--ranks-out", help="wait for this client's rows' global ranks and write them here")
     submit_.add_argument("--timeout", type=_seconds, default=20.0,
                          help="seconds of silence from a party before it counts as lost (default: %(default)s)")

@@ -1,29 +1,49 @@
-"""CSV files of evaluation rows: header ``client,score,label``, one row per sample."""
+"""Tables of evaluation rows: header ``client,score,label``, one row per sample.
+
+Read with pyarrow: CSV or TSV (the separator is taken from the header line unless given), gzip-compressed
+when the name ends in ``.gz``, or Parquet (``.parquet``, ``.pq``); a UTF-8 BOM and blank lines are
+ignored.  Every value is checked, and the first problem is named by file and line (lines counted
+without blank ones) before anything else runs.
+"""
 import csv
-import math
+import gzip
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
 
 from .dataset import EvalSet
 from .protocols.encoding import ScoreEncoder
 from .protocols.errors import InputError
 
 COLUMNS = ("client", "score", "label")
+PARQUET = (".parquet", ".pq")
 
 
-def _read_table(path, columns) -> list:
-    """The data rows of a CSV with exactly ``columns`` (any order), each as its fields in ``columns`` order.
+def _open_text(path):
+    return gzip.open(path, "rt", encoding="utf-8-sig", newline="") if str(path).endswith(".gz") else \
+        open(path, encoding="utf-8-sig", newline="")
 
-    Raises InputError naming the file (and line) of the first problem.
-    """
+
+def _separator(path, sep) -> str:
+    if sep is not None:
+        if len(sep) != 1:
+            raise InputError(f"the separator must be one character, not {sep!r}")
+        return sep
     try:
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))
-    except (OSError, UnicodeDecodeError, csv.Error) as err:
+        with _open_text(path) as f:
+            header = f.readline()
+    except (OSError, UnicodeDecodeError, EOFError) as err:
         raise InputError(f"cannot read {path}: {err}") from None
-    if not rows:
-        raise InputError(f"{path} is empty: expected a header {','.join(columns)}")
-    header = [h.strip() for h in rows[0]]
+    if not header.strip():
+        raise InputError(f"{path} is empty: expected a header")
+    return "\t" if "\t" in header else ","
+
+
+def _check_header(path, names, columns) -> None:
+    header = [h.strip() for h in names]
     missing = [c for c in columns if c not in header]
     extra = [h for h in header if h not in columns]
     if missing or extra or len(header) != len(columns):
@@ -35,70 +55,129 @@ def _read_table(path, columns) -> list:
         if not parts:
             parts.append("duplicate column names")
         raise InputError(f"{path}: {'; '.join(parts)}; the header must be {','.join(columns)}")
-    at = [header.index(c) for c in columns]
-    body = rows[1:]
-    if not body:
+
+
+def read_table(path, columns, sep: str = None) -> dict:
+    """{column: pyarrow string array} of a table with exactly ``columns`` (any order, names stripped).
+
+    Raises InputError naming the file (and line) of the first problem.
+    """
+    path = str(path)
+    if path.endswith(PARQUET):
+        try:
+            table = pq.read_table(path)
+        except (OSError, pa.ArrowException) as err:
+            raise InputError(f"cannot read {path}: {err}") from None
+        _check_header(path, table.column_names, columns)
+        out = {name.strip(): table[name] for name in table.column_names}
+        out = {c: pc.cast(pc.cast(out[c], pa.int8()) if pa.types.is_boolean(out[c].type) else out[c], pa.string())
+               for c in columns}
+    else:
+        delimiter = _separator(path, sep)
+        try:
+            table = pcsv.read_csv(path, parse_options=pcsv.ParseOptions(delimiter=delimiter),
+                                  convert_options=pcsv.ConvertOptions(column_types={c: pa.string() for c in columns},
+                                                                      strings_can_be_null=False))
+        except pa.ArrowInvalid as err:
+            raise InputError(_parse_problem(path, delimiter, str(err), len(columns))) from None
+        except (OSError, pa.ArrowException) as err:
+            raise InputError(f"cannot read {path}: {err}") from None
+        _check_header(path, table.column_names, columns)
+        out = {name.strip(): pc.utf8_trim_whitespace(table[name]) for name in table.column_names}
+    if len(out[columns[0]]) == 0:
         raise InputError(f"{path} has a header but no data rows")
-    out = []
-    for i, row in enumerate(body):
-        if len(row) != len(columns):
-            raise InputError(f"{path} line {i + 2}: expected {len(columns)} fields, found {len(row)}")
-        out.append([row[j].strip() for j in at])
-    return out
+    return {c: out[c].combine_chunks() if isinstance(out[c], pa.ChunkedArray) else out[c] for c in columns}
+
+
+def _parse_problem(path, delimiter: str, message: str, width: int) -> str:
+    """The first line whose field count is wrong (the slow path, only when pyarrow refused the file)."""
+    if "columns" in message:
+        with _open_text(path) as f:
+            for line, row in enumerate(csv.reader(f, delimiter=delimiter), start=1):
+                if row and len(row) != width:
+                    return f"{path} line {line}: expected {width} fields, found {len(row)}"
+    return f"cannot read {path}: {message}"
+
+
+def _numbers(array, path, what: str) -> np.ndarray:
+    """float64 values of a string column; InputError naming the first text that is not a number."""
+    try:
+        return pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False)
+    except pa.ArrowInvalid:  # the slow path: Python's float() names the first text that is not a number
+        values = []
+        for i, text in enumerate(array.to_pylist()):
+            try:
+                values.append(float(text))
+            except ValueError:
+                raise InputError(f"{path} line {i + 2}: {what} {text!r} is not a number") from None
+        return np.array(values)
+
+
+def _first(mask: np.ndarray) -> int:
+    return int(np.argmax(mask))
+
+
+def read_labels(array, path, positive_label: str = None) -> np.ndarray:
+    """0/1 labels: the values 0 and 1 (``1.0`` too), or, with ``positive_label``, a column of exactly two
+    values of which that one is positive (e.g. True/False, -1/+1)."""
+    if positive_label is not None:
+        values = np.unique(array.to_numpy(zero_copy_only=False).astype(str))
+        wanted = str(positive_label).strip()
+        if wanted not in values or len(values) != 2:
+            found = ", ".join(repr(v) for v in values[:5]) + (", ..." if len(values) > 5 else "")
+            raise InputError(f"{path}: with positive label {wanted!r} the label column must hold exactly two "
+                             f"values, one of them {wanted!r}; found {found}")
+        return pc.equal(array, pa.scalar(wanted)).to_numpy(zero_copy_only=False).astype(np.int64)
+    try:
+        values = pc.cast(array, pa.float64()).to_numpy(zero_copy_only=False)
+        bad = ~np.isin(values, (0.0, 1.0))
+    except pa.ArrowInvalid:  # some label is no number: name the first one that is not 0 or 1
+        bad = ~np.isin(array.to_numpy(zero_copy_only=False), ("0", "1"))
+    if bad.any():
+        i = _first(bad)
+        raise InputError(f"{path} line {i + 2}: label {array[i].as_py()!r} is not 0 or 1 (a column of other "
+                         "values, like True/False or -1/+1, needs --positive-label)")
+    return values.astype(np.int64)
 
 
 def read_evalset(path, encoder: ScoreEncoder = ScoreEncoder(), declared_clients=None,
-                 both_classes: bool = True) -> EvalSet:
+                 both_classes: bool = True, sep: str = None, positive_label: str = None) -> EvalSet:
     """Load and validate every row; raise InputError naming the file line of the first problem.
 
     both_classes: require positives and negatives (False for one client's own file)."""
-    body = _read_table(path, COLUMNS)
-    clients, scores, labels = [], np.empty(len(body)), np.empty(len(body), dtype=np.int64)
-    for i, (client, score, label) in enumerate(body):
-        line = i + 2
-        if not client:
-            raise InputError(f"{path} line {line}: empty client id")
-        scores[i] = _number(score, path, line, "score")
-        value = _number(label, path, line, "label")
-        if value not in (0.0, 1.0):
-            raise InputError(f"{path} line {line}: label {label!r} is not 0 or 1")
-        labels[i] = int(value)
-        clients.append(client)
-    return EvalSet.build(clients, scores, labels, encoder, declared_clients,
+    table = read_table(path, COLUMNS, sep)
+    client = table["client"].to_numpy(zero_copy_only=False)
+    empty = pc.equal(table["client"], "").to_numpy(zero_copy_only=False)
+    if empty.any():
+        raise InputError(f"{path} line {_first(empty) + 2}: empty client id")
+    scores = _numbers(table["score"], path, "score")
+    labels = read_labels(table["label"], path, positive_label)
+    return EvalSet.build(client, scores, labels, encoder, declared_clients,
                          locate=lambda i: f"{path} line {i + 2}", both_classes=both_classes)
 
 
 USER_COLUMNS = {"gini": ("user", "value"), "kendall": ("user", "a", "b")}
 
 
-def read_user_values(path, kernel: str) -> np.ndarray:
+def read_user_values(path, kernel: str, sep: str = None) -> np.ndarray:
     """One row per user: ``user,value`` (gini, a value in [0, 1]) or ``user,a,b`` (kendall, integer ratings)."""
-    body = _read_table(path, USER_COLUMNS[kernel])
-    values = np.empty((len(body), len(USER_COLUMNS[kernel]) - 1))
-    for i, (user, *fields) in enumerate(body):
-        line = i + 2
-        if not user:
-            raise InputError(f"{path} line {line}: empty user id")
-        for j, text in enumerate(fields):
-            x = _number(text, path, line, "value" if kernel == "gini" else "rating")
-            if not math.isfinite(x):
-                raise InputError(f"{path} line {line}: {text!r} is not finite")
-            if kernel == "gini" and not 0.0 <= x <= 1.0:
-                raise InputError(f"{path} line {line}: value {text!r} lies outside [0, 1]")
-            if kernel == "kendall" and x != int(x):
-                raise InputError(f"{path} line {line}: rating {text!r} is not an integer")
-            values[i, j] = x
+    table = read_table(path, USER_COLUMNS[kernel], sep)
+    empty = pc.equal(table["user"], "").to_numpy(zero_copy_only=False)
+    if empty.any():
+        raise InputError(f"{path} line {_first(empty) + 2}: empty user id")
+    fields = USER_COLUMNS[kernel][1:]
+    values = np.stack([_numbers(table[c], path, "value" if kernel == "gini" else "rating") for c in fields], axis=1)
+    problems = [(~np.isfinite(values), "is not finite")]
+    if kernel == "gini":
+        problems.append((~((values >= 0) & (values <= 1)), "lies outside [0, 1]"))
+    else:
+        problems.append((values != np.round(values), "is not an integer"))
+    for bad, what in problems:
+        if bad.any():
+            i, j = np.unravel_index(_first(bad.ravel()), bad.shape)
+            name = "value" if kernel == "gini" else "rating"
+            raise InputError(f"{path} line {i + 2}: {name} {table[fields[j]][i].as_py()!r} {what}")
     return values[:, 0] if kernel == "gini" else values.astype(np.int64)
-
-
-def _number(text: str, path, line: int, what: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise InputError(f"{path} line {line}: {what} {text!r} is not a number") from None
-    if what == "label" and math.isnan(value):
-        raise InputError(f"{path} line {line}: label {text!r} is not 0 or 1")
-    return value
 
 
 def write_evalset(path, evalset: EvalSet) -> None:

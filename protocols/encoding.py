@@ -83,7 +83,10 @@ class ScoreEncoder:
         bad = (scores < self.lo) | (scores > self.hi)
         if bad.any():
             i = int(np.argmax(bad))
-            raise InputError(f"{locate(i)}: score {float(scores[i])!r} is outside the declared range [{self.lo}, {self.hi}]")
+            hint = (f"; the scores span [{scores.min():.6g}, {scores.max():.6g}] (logits or margins?): declare a "
+                    "range that holds them, e.g. --score-range LO HI") if bad.sum() > 1 else ""
+            raise InputError(f"{locate(i)}: score {float(scores[i])!r} is outside the declared range "
+                             f"[{self.lo}, {self.hi}]{hint}")
 
     def encode(self, scores) -> np.ndarray:
         """Integer keys of validated scores; equal scores get equal keys, order is kept."""

@@ -16,7 +16,7 @@ CASES = {
     "score below range": ("client,score,label\na,0.5,1\na,-0.2,0\n", "line 3: score -0.2 is outside"),
     "score not a number": ("client,score,label\na,high,1\na,0.2,0\n", "score 'high' is not a number"),
     "label 2": ("client,score,label\na,0.5,2\na,0.2,0\n", "line 2: label '2' is not 0 or 1"),
-    "label text": ("client,score,label\na,0.5,yes\na,0.2,0\n", "label 'yes' is not a number"),
+    "label text": ("client,score,label\na,0.5,yes\na,0.2,0\n", "label 'yes' is not 0 or 1"),
     "label 0.5": ("client,score,label\na,0.5,0.5\na,0.2,0\n", "label '0.5' is not 0 or 1"),
     "no positives": ("client,score,label\na,0.5,0\nb,0.2,0\n", "no positive labels"),
     "no negatives": ("client,score,label\na,0.5,1\nb,0.2,1\n", "no negative labels"),
