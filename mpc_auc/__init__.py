@@ -10,7 +10,17 @@ The Python API (docs/api.md): :func:`roc_auc_score` returns an :class:`AucResult
 """
 __version__ = "0.1.0"
 
-from .api import AucResult, roc_auc_score  # noqa: E402  (after __version__, which the modules read)
-from .protocols.errors import InputError  # noqa: E402
-
 __all__ = ["AucResult", "InputError", "roc_auc_score", "__version__"]
+
+
+def __getattr__(name):
+    """The API, imported on first use: ``import mpc_auc`` (and the command's start) stays light."""
+    if name in ("AucResult", "roc_auc_score"):
+        from . import api
+
+        return getattr(api, name)
+    if name == "InputError":
+        from .protocols.errors import InputError
+
+        return InputError
+    raise AttributeError(f"module 'mpc_auc' has no attribute {name!r}")

@@ -30,6 +30,7 @@ from .link import Listener, dial
 
 CONTROL, ABORT = 1, 2  # channels of a control link
 ABORT_EXIT = 3
+INTERRUPTED = "the coordinator was interrupted"  # its user pressed Ctrl-C and was told so: roles stop quietly
 SERVED = ("mpc_auc.protocols.mpc_exact:_party", "mpc_auc.protocols.ustat_2pc:_party")
 
 
@@ -121,6 +122,13 @@ def serve(identity, deployment, listener: Listener, local_targets=None, once: bo
             os._exit(0 if ok else 1)
 
 
+def _stop(role: str, reason: str, detail: str = "") -> None:
+    """End a one-session role the coordinator gave up on; say why, unless its user already knows (Ctrl-C)."""
+    if reason != INTERRUPTED:
+        _log(role, f"stopping: {reason}{detail}")
+    os._exit(ABORT_EXIT)
+
+
 def _log(role: str, text: str) -> None:
     sys.stderr.write(f"[{role}] {text}\n")
     sys.stderr.flush()
@@ -157,8 +165,7 @@ def _session(identity, deployment, listener, control, local_targets, once, ledge
     except BaseException as err:  # report anything to the coordinator, then drop the session
         gone = _coordinator_gone(control, control.timeout_s / 2)  # a peer may have left for that reason first
         if once and gone is not None:
-            _log(role, f"stopping: {gone} ({type(err).__name__}: {err})")
-            os._exit(ABORT_EXIT)
+            _stop(role, gone, f" ({type(err).__name__}: {err})")
         peers = list(err.peers) if isinstance(err, PeerLost) else []
         if isinstance(err, ChannelIntegrityError):
             peers = [err.peer]
@@ -249,8 +256,7 @@ def _watch_coordinator(role, control, mesh, finished, once) -> None:
             if reason is None:
                 continue
             if once:
-                _log(role, f"stopping: {reason}")
-                os._exit(ABORT_EXIT)
+                _stop(role, reason)
             cause = PeerLost([COORDINATOR], "session", ConnectionAbortedError(reason))
             for link in list(mesh.values()):
                 link.abort(cause)

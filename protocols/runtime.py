@@ -36,6 +36,7 @@ import secrets
 import signal
 import socket
 import sys
+import threading
 import time
 import types
 from collections import deque
@@ -48,7 +49,7 @@ from .deployment import Deployment
 from .errors import ChannelIntegrityError, DeploymentError, PartyFailure, PeerLost
 from .identity import COMPUTE, COORDINATOR, DEALER, Identity
 from .link import dial
-from .roles import ABORT, CONTROL, send_message, target_name
+from .roles import ABORT, CONTROL, INTERRUPTED, send_message, target_name
 
 PARTIES = COMPUTE
 PROVIDERS = ("TTP", "TFP")
@@ -219,7 +220,7 @@ class Session:
                 target=_local_role_main, name=f"mpc-auc-{role}", daemon=True,
                 args=(role, placement.host, placement.port + offset if placement.port else 0, child,
                       {target_name(target): target}, self.timeout_s, placement.ledger))
-            with _main_script_hidden(target):
+            with _main_script_hidden(target), _interrupts_ignored():
                 proc.start()
             child.close()
             self._procs[role], boots[role] = proc, parent
@@ -250,7 +251,7 @@ class Session:
         if exc_type is None:
             self._finish()
         else:
-            self._stop_all("the coordinator stopped the run")
+            self._stop_all(INTERRUPTED if issubclass(exc_type, KeyboardInterrupt) else "the coordinator stopped the run")
         return False
 
     # messages ---------------------------------------------------------
@@ -378,6 +379,20 @@ class Session:
             proc.join(5.0)
         for link in self._links.values():
             link.close(flush_s=1.0)
+
+
+@contextmanager
+def _interrupts_ignored():
+    """Role processes start with SIGINT ignored (kept across exec): a Ctrl-C at the terminal reaches the
+    whole process group, and only the coordinator answers it; it stops every role (Session.__exit__)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @contextmanager

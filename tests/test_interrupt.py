@@ -1,0 +1,48 @@
+"""Ctrl-C: the whole process group gets SIGINT in the middle of the sort (as at a terminal); the command
+prints one line, exits 130, writes nothing, and leaves no process behind."""
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from mpc_auc.csv_io import write_evalset
+from mpc_auc.synthetic import synthetic_evalset
+
+COMMAND = Path(sys.executable).parent / "mpc-auc"
+
+
+def _session_processes(sid: int) -> list:
+    out = subprocess.run(["ps", "-o", "pid=,stat=", "-s", str(sid)], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if not line.split()[1].startswith("Z")]
+
+
+def test_ctrl_c_prints_one_line_exits_130_and_leaves_no_process(tmp_path):
+    data, out = tmp_path / "rows.csv", tmp_path / "auc.json"
+    write_evalset(str(data), synthetic_evalset(m=300_000, clients=4, seed=2))
+    proc = subprocess.Popen([str(COMMAND), "run", "--input", str(data), "--out", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    lines, sorting = [], threading.Event()
+
+    def read():
+        for line in proc.stderr:
+            lines.append(line.rstrip("\n"))
+            if "oblivious radix sort" in line:
+                sorting.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    assert sorting.wait(120), lines
+    before = len(lines)
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(30) == 130
+    reader.join(10)
+    after = [line for line in lines[before:] if "oblivious radix sort" not in line]
+    assert after == ["mpc-auc: interrupted: every role stopped, nothing written"], lines
+    deadline = time.monotonic() + 10
+    while _session_processes(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _session_processes(proc.pid) == []
+    assert not out.exists()
