@@ -60,7 +60,8 @@ def _check_header(path, names, columns) -> None:
 def read_table(path, columns, sep: str = None) -> dict:
     """{column: pyarrow string array} of a table with exactly ``columns`` (any order, names stripped).
 
-    Raises InputError naming the file (and line) of the first problem.
+    The first column is an id: none may be empty.  Raises InputError naming the file (and line) of the
+    first problem.
     """
     path = str(path)
     if path.endswith(PARQUET):
@@ -86,7 +87,11 @@ def read_table(path, columns, sep: str = None) -> dict:
         out = {name.strip(): pc.utf8_trim_whitespace(table[name]) for name in table.column_names}
     if len(out[columns[0]]) == 0:
         raise InputError(f"{path} has a header but no data rows")
-    return {c: out[c].combine_chunks() if isinstance(out[c], pa.ChunkedArray) else out[c] for c in columns}
+    out = {c: out[c].combine_chunks() if isinstance(out[c], pa.ChunkedArray) else out[c] for c in columns}
+    empty = pc.equal(out[columns[0]], "").to_numpy(zero_copy_only=False)
+    if empty.any():
+        raise InputError(f"{path} line {_first(empty) + 2}: empty {columns[0]} id")
+    return out
 
 
 def _parse_problem(path, delimiter: str, message: str, width: int) -> str:
@@ -147,9 +152,6 @@ def read_evalset(path, encoder: ScoreEncoder = ScoreEncoder(), declared_clients=
     both_classes: require positives and negatives (False for one client's own file)."""
     table = read_table(path, COLUMNS, sep)
     client = table["client"].to_numpy(zero_copy_only=False)
-    empty = pc.equal(table["client"], "").to_numpy(zero_copy_only=False)
-    if empty.any():
-        raise InputError(f"{path} line {_first(empty) + 2}: empty client id")
     scores = _numbers(table["score"], path, "score")
     labels = read_labels(table["label"], path, positive_label)
     return EvalSet.build(client, scores, labels, encoder, declared_clients,
@@ -162,9 +164,6 @@ USER_COLUMNS = {"gini": ("user", "value"), "kendall": ("user", "a", "b")}
 def read_user_values(path, kernel: str, sep: str = None) -> np.ndarray:
     """One row per user: ``user,value`` (gini, a value in [0, 1]) or ``user,a,b`` (kendall, integer ratings)."""
     table = read_table(path, USER_COLUMNS[kernel], sep)
-    empty = pc.equal(table["user"], "").to_numpy(zero_copy_only=False)
-    if empty.any():
-        raise InputError(f"{path} line {_first(empty) + 2}: empty user id")
     fields = USER_COLUMNS[kernel][1:]
     values = np.stack([_numbers(table[c], path, "value" if kernel == "gini" else "rating") for c in fields], axis=1)
     problems = [(~np.isfinite(values), "is not finite")]
