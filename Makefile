@@ -24,13 +24,13 @@ bench: $(STAMP)
 	$(PY) -m mpc_auc.sims.bench_ranking
 
 compare: $(STAMP)
-	$(PY) -m mpc_auc.sims.compare --out-dir results/compare
+	$(VENV)/bin/mpc-auc compare --out results/compare
 
 table7: $(STAMP)
-	$(PY) -m mpc_auc.sims.fedauc_table7
+	$(VENV)/bin/mpc-auc table7 --out results/table7
 
 ustat: $(STAMP)
-	$(PY) -m mpc_auc.sims.ustat_experiments --out-dir results/ustat
+	$(VENV)/bin/mpc-auc ustat-experiment --out results/ustat
 
 bench-ustat: $(STAMP)
 	$(PY) -m mpc_auc.sims.bench_ustat

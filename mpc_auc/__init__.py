@@ -5,17 +5,18 @@ Layers (installed as subpackages so no import name clashes on PyPI):
 (roles, processes, protocols), ``mpc_auc`` itself (data, CLI) and
 ``mpc_auc.sims`` (experiments and benchmarks).
 
-The Python API (docs/api.md): :func:`roc_auc_score` returns an :class:`AucResult`; bad input raises
+The Python API (docs/api.md): :func:`roc_auc_score` returns an :class:`AucResult`, :func:`compare`
+a DataFrame of the plain-DP mechanisms, :func:`u_statistic` a ustat-2pc release; bad input raises
 :class:`InputError`, a ``ValueError``.
 """
 __version__ = "0.1.0"
 
-__all__ = ["AucResult", "InputError", "roc_auc_score", "__version__"]
+__all__ = ["AucResult", "InputError", "compare", "roc_auc_score", "u_statistic", "__version__"]
 
 
 def __getattr__(name):
     """The API, imported on first use: ``import mpc_auc`` (and the command's start) stays light."""
-    if name in ("AucResult", "roc_auc_score"):
+    if name in ("AucResult", "compare", "roc_auc_score", "u_statistic"):
         from . import api
 
         return getattr(api, name)

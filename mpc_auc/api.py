@@ -131,15 +131,7 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
     if deployment and ledger:
         raise InputError("ledger is for local runs: deployed parties keep their own (mpc-auc party --ledger)")
     encoder = ScoreEncoder(*_pair(score_range, "score_range"))
-    labels = np.asarray(y_true)
-    labels = labels.astype(np.int64) if labels.dtype == bool else labels
-    scores = np.asarray(y_score)
-    if scores.ndim != 1 or labels.ndim != 1:
-        raise InputError("y_true and y_score must be one-dimensional")
-    owners = np.full(len(scores), "c0") if clients is None else np.asarray(clients)
-    evalset = EvalSet.build(owners, scores, labels, encoder)
-    groups = evalset.client_rows()
-    data = [(name, evalset.score[rows], evalset.label[rows]) for name, rows in groups]
+    evalset, groups, data = _evaluation(y_true, y_score, clients, encoder)
     common = dict(protocol=protocol, m=evalset.m, clients=len(groups))
     if protocol == "clear":
         from .protocols.clear_auc import rank_sum_auc
@@ -169,9 +161,113 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
                      wall_s=time.perf_counter() - start, **common)
 
 
-def _epsilon(value) -> float:
+def _evaluation(y_true, y_score, clients, encoder) -> tuple:
+    """The checked evaluation set, its (client, rows) groups and the clients' (id, scores, labels)."""
+    labels = np.asarray(y_true)
+    labels = labels.astype(np.int64) if labels.dtype == bool else labels
+    scores = np.asarray(y_score)
+    if scores.ndim != 1 or labels.ndim != 1:
+        raise InputError("y_true and y_score must be one-dimensional")
+    owners = np.full(len(scores), "c0") if clients is None else np.asarray(clients)
+    evalset = EvalSet.build(owners, scores, labels, encoder)
+    groups = evalset.client_rows()
+    return evalset, groups, [(name, evalset.score[rows], evalset.label[rows]) for name, rows in groups]
+
+
+def compare(y_true, y_score, clients=None, *, protocols=None, epsilons=(0.5, 1.0, 2.0, 4.0, 8.0), delta=1e-6,
+            draws: int = 100, seed=None, score_range=(0.0, 1.0)):
+    """The plain-DP AUC mechanisms side by side on these rows: one row per protocol and epsilon.
+
+    Each mechanism of the papers (fedauc, dpauc, mindspore label DP, condensed LDP, and the law of
+    mpc-central's release) is simulated ``draws`` times on the same clients' data; the error is
+    against the exact rank-sum AUC.  The same table as ``mpc-auc compare``.
+
+    Parameters
+    ----------
+    y_true, y_score, clients : array-like of shape (M,)
+        As in :func:`roc_auc_score` (``clients`` default: one client).
+    protocols : sequence of str, optional
+        Mechanism names (``mpc-auc compare --help`` lists them); default: all.
+    epsilons : sequence of float
+        The epsilon grid (fedauc-vanilla, which is exact, is run once with epsilon NaN).
+    delta : float
+        delta of the (epsilon, delta) mechanisms.
+    draws : int
+        Noise draws per protocol and epsilon (>= 2).
+    seed : int, optional
+        Seed of the simulated noise (a simulation: not the MPC's CSPRNG); default: the OS CSPRNG.
+    score_range : (float, float)
+        The public range of the scores.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns protocol, epsilon, delta, mean, std, bias, rmse, rmse_lo, rmse_hi (95% bootstrap
+        interval), draws, seconds, accounting, server_received.
+    """
+    import pandas as pd
+
+    from .protocols.dp_suite import MECHANISMS
+    from .sims.compare import FIELDS, compare as run_grid
+
+    protocols = list(MECHANISMS) if protocols is None else list(protocols)
+    unknown = [p for p in protocols if p not in MECHANISMS]
+    if unknown:
+        raise InputError(f"unknown protocol(s) {', '.join(map(str, unknown))}; choose from {', '.join(MECHANISMS)}")
+    epsilons = [_epsilon(e) for e in epsilons]
+    if not 0 < delta < 1:
+        raise InputError(f"delta must lie strictly between 0 and 1, not {delta!r}")
+    if not (isinstance(draws, numbers.Integral) and draws >= 2):
+        raise InputError(f"draws must be an integer >= 2, not {draws!r}")
+    _, _, data = _evaluation(y_true, y_score, clients, ScoreEncoder(*_pair(score_range, "score_range")))
+    rows, _ = run_grid(data, protocols, epsilons, delta, draws, seed)
+    return pd.DataFrame(rows, columns=list(FIELDS))
+
+
+def u_statistic(values, *, kernel: str, epsilon: float, k: int = 1, labels=None, seed=None,
+                timeout: float = 60.0):
+    """A U-statistic of values held one per user, by ustat-2pc (ustats §5): sampled pairs, 2PC kernels.
+
+    ``k`` random permutations pair the users (k pairs per user); each pair's kernel and its noise
+    (randomized response at epsilon/k for the AUC, discrete Laplace of scale k/epsilon for Gini and
+    Kendall) are computed in 2PC by two parties with a separate dealer, and the aggregator averages
+    the released values (ustats Thm. 5: MSE 4 sigma1^2/n + ... + 4k/(n eps^2) for Laplace).
+
+    Parameters
+    ----------
+    values : array-like
+        ``(n,)`` values in [0, 1] (auc, auc-private, gini) or ``(n, 2)`` integer ratings (kendall).
+    kernel : {"auc", "auc-private", "gini", "kendall"}
+        auc: classes public, auc-private: labels private too.
+    epsilon : float
+        The privacy budget per user.
+    k : int
+        Pairs per user.
+    labels : array-like of shape (n,), optional
+        0/1 classes, for the AUC kernels.
+    seed : int, optional
+        Seed of the pair sampling only (the noise always comes from the parties' CSPRNG).
+    timeout : float
+        Seconds before a silent party counts as lost.
+
+    Returns
+    -------
+    UstatRelease
+        ``estimate``, ``std`` (standard error from the released values), ``swamped`` (True when the
+        noise leaves the estimate uninformative), ``pairs``, ``effective_epsilon``, ``delta``,
+        ``traffic``, ``wall_s``.
+    """
+    from .protocols.ustat_2pc import Sample, check_k, ustat_2pc
+
+    if kernel.startswith("auc") and labels is None:
+        raise InputError(f"kernel {kernel} needs labels")
+    sample = Sample(np.asarray(values), None if labels is None else np.asarray(labels))
+    return ustat_2pc(kernel, [sample], _epsilon(epsilon, "u_statistic"), check_k(k), seed=seed, timeout_s=timeout)[0]
+
+
+def _epsilon(value, who: str = "protocol mpc-central") -> float:
     if value is None:
-        raise InputError("protocol mpc-central needs epsilon")
+        raise InputError(f"{who} needs epsilon")
     if not (isinstance(value, numbers.Real) and np.isfinite(value) and value > 0):
         raise InputError(f"epsilon must be a positive finite number, not {value!r}")
     return float(value)

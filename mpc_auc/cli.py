@@ -4,16 +4,16 @@ Exit status: 0 success, 2 bad input, usage or deployment (no output file is
 written), 3 a party of the MPC run failed, 1 anything else.
 """
 import argparse
-import json
 import math
 import os
+import re
 import shutil
 import signal
 import sys
 import tempfile
 import time
 
-from . import __version__
+from . import __version__, progress
 from .csv_io import read_evalset, read_user_values, write_evalset
 from .protocols.clear_auc import rank_sum_auc
 from .protocols.encoding import ScoreEncoder
@@ -27,35 +27,44 @@ from .protocols.link import Listener
 from .protocols.mpc_exact import Request, exact_result, mpc_exact_auc, run_ranking_jobs
 from .protocols.submission import Evaluation, Roster
 from .protocols.submitter import submit
+from .results import provenance, write_atomically, write_json
 from .protocols.roles import prepare_process, serve
 from .protocols.runtime import Placement, tune_allocator
 from .protocols.ustat_2pc import KERNELS, Sample, ustat_2pc
+from .experiment_config import add_options
 from .synthetic import synthetic_evalset
 
 PROTOCOLS = ("mpc-exact", "mpc-central", "clear")
 _LARGEST = 1.7976931348623157e308  # float64's largest finite value
 
 
-def _progress(role: str, text: str) -> None:
-    print(f"  [{role}] {text}", file=sys.stderr, flush=True)
+class _RoleProgress:
+    """The roles' progress messages: the sort's steps as a bar with ETA on a terminal (status lines
+    elsewhere), the rest as status lines ([role] text)."""
+    STEP = re.compile(r"^(oblivious \w+ sort of \d+ scores): step (\d+)/(\d+)$")
+
+    def __init__(self):
+        self._bar = None
+
+    def __call__(self, role: str, text: str) -> None:
+        step = self.STEP.match(text)
+        if step is None:
+            progress.say(f"  [{role}] {text}")
+            return
+        done, total = int(step[2]), int(step[3])
+        if self._bar is None:
+            self._bar = progress.bar(total=total, desc=step[1], unit="step")
+        if self._bar.disable:
+            progress.say(f"  [{role}] {text}")
+        self._bar.update(done - self._bar.n)
+        if done == total:
+            self._bar.close()
+            self._bar = None
 
 
-def _write_atomically(path: str, write) -> None:
-    """Call ``write(tmp_path)`` on a temporary file beside ``path``, then rename it into place."""
-    fd, tmp = tempfile.mkstemp(prefix=".mpc-auc-", dir=os.path.dirname(os.path.abspath(path)))
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
-def _write_json(path: str, payload: dict) -> None:
-    with open(path, "w") as f:
-        json.dump(payload, f, indent=2)
-        f.write("\n")
+def _arguments(args) -> dict:
+    """The parsed arguments as recorded in a result's provenance."""
+    return {k: v for k, v in vars(args).items() if k not in ("func", "command")}
 
 
 def _placement(args) -> Placement:
@@ -78,7 +87,7 @@ def _table_options(command) -> None:
 
 def _run_mpc(clients, encoder, args, placement, ranks: bool = False):
     return mpc_exact_auc([clients], encoder, provider="TTP", method=args.method, ranks=ranks,
-                         placement=placement, timeout_s=args.timeout, on_progress=_progress)[0]
+                         placement=placement, timeout_s=args.timeout, on_progress=_RoleProgress())[0]
 
 
 def _rank_file_name(index: int, client: str) -> str:
@@ -198,7 +207,7 @@ def cmd_run(args) -> int:
         record.update(auc=rank_sum_auc(evalset.score, evalset.label), provider=None,
                       revealed=["all scores and labels (no privacy)"])
     elif args.protocol == "mpc-central":
-        release = mpc_central_auc([clients], noise, encoder, args.method, placement, args.timeout, _progress,
+        release = mpc_central_auc([clients], noise, encoder, args.method, placement, args.timeout, _RoleProgress(),
                                   budget, [args.dataset_id] if args.dataset_id else None)[0]
         record.update(_central_record(release, noise, args.method))
     else:
@@ -208,7 +217,8 @@ def cmd_run(args) -> int:
             record["ranks_dir"] = os.path.abspath(args.ranks_dir)
         record.update(_exact_record(result))
     record["wall_s"] = time.perf_counter() - start
-    _write_atomically(args.out, lambda tmp: _write_json(tmp, record))
+    record["provenance"] = provenance(_arguments(args))
+    write_json(args.out, record)
     print(f"AUC = {record['auc']:.15f}  ({args.protocol}, M={evalset.m}) -> {args.out}")
     return 0
 
@@ -222,12 +232,16 @@ def cmd_ustat(args) -> int:
     else:
         sample = Sample(read_user_values(args.input, args.kernel, args.sep))
     release = ustat_2pc(args.kernel, [sample], args.epsilon, args.k, seed=args.seed, timeout_s=args.timeout,
-                        on_progress=_progress)[0]
+                        on_progress=_RoleProgress())[0]
     record = {"protocol": "ustat-2pc", "input": os.path.abspath(args.input), "users": len(sample.values),
-              **{k: v for k, v in vars(release).items()}}
-    _write_atomically(args.out, lambda tmp: _write_json(tmp, record))
-    print(f"{args.kernel} = {release.estimate:.6f}  (ustat-2pc, {release.pairs} pairs, eps {args.epsilon}, "
-          f"k {args.k}) -> {args.out}")
+              **{k: v for k, v in vars(release).items()}, "provenance": provenance(_arguments(args), args.seed)}
+    if release.swamped:
+        print(f"mpc-auc: warning: the noise swamps the estimate (std {release.std:.3g} at epsilon "
+              f"{args.epsilon:g} over k = {args.k} pairs per user, i.e. epsilon/k = {args.epsilon / args.k:.3g} per "
+              f"pair): lower --k or raise --epsilon", file=sys.stderr)
+    write_json(args.out, record)
+    print(f"{args.kernel} = {release.estimate:.6f} +- {release.std:.2g} (std)  (ustat-2pc, {release.pairs} pairs, "
+          f"eps {args.epsilon}, k {args.k}) -> {args.out}")
     return 0
 
 
@@ -275,10 +289,10 @@ def cmd_evaluation_open(args) -> int:
     evaluation = Evaluation(args.id, Roster.load(args.roster), encoder, direct=True, deadline_s=args.deadline,
                             allow_missing=args.allow_missing)
     placement = Placement.deployed(args.deployment, args.key)
-    print(f"evaluation {args.id!r} open for {len(evaluation.roster.names)} client(s) until {args.deadline:g} s "
-          f"from now; the parties compute when all have submitted", file=sys.stderr, flush=True)
+    progress.say(f"evaluation {args.id!r} open for {len(evaluation.roster.names)} client(s) until "
+                 f"{args.deadline:g} s from now; the parties compute when all have submitted")
     (run,) = run_ranking_jobs([Request(evaluation, None, args.dataset_id or "")], "TTP", args.method, args.ranks,
-                              noise, placement, args.timeout, _progress, budget)
+                              noise, placement, args.timeout, _RoleProgress(), budget)
     record = {"protocol": args.protocol, "evaluation": args.id, "roster_sha256": evaluation.roster.digest,
               "encoding": {"dtype": encoder.dtype, "range": [encoder.lo, encoder.hi], "exact": encoder.exact}}
     if noise is not None:
@@ -290,8 +304,8 @@ def cmd_evaluation_open(args) -> int:
         del record["client_upload_bytes"], record["sharing_s"]  # the clients' own business, measured there
     record.update(input_summary={"M": release.m, "clients": release.clients, "missing": release.missing,
                                  "note": "public shape of the input (M and who took part)"},
-                  ranks_delivered=bool(args.ranks))
-    _write_atomically(args.out, lambda tmp: _write_json(tmp, record))
+                  ranks_delivered=bool(args.ranks), provenance=provenance(_arguments(args)))
+    write_json(args.out, record)
     print(f"AUC = {record['auc']:.15f}  ({args.protocol}, evaluation {args.id}, M={release.m}, "
           f"{release.clients} client(s)) -> {args.out}")
     return 0
@@ -333,13 +347,12 @@ def cmd_client_submit(args) -> int:
     evalset = read_evalset(args.input, ScoreEncoder(-_LARGEST, _LARGEST), [args.client], both_classes=False,
                            sep=args.sep, positive_label=args.positive_label)
     outcome = submit(identity, deployment, args.evaluation, evalset.score, evalset.label, args.timeout,
-                     args.connect_timeout, lambda text: print(f"  [{args.client}] {text}", file=sys.stderr,
-                                                               flush=True))
+                     args.connect_timeout, lambda text: progress.say(f"  [{args.client}] {text}"))
     if args.ranks_out:
         if outcome.ranks is None:
             raise InputError(f"evaluation {args.evaluation!r} does not deliver ranks (the job finished: "
                              f"{outcome.status})")
-        _write_atomically(args.ranks_out, lambda tmp: _write_ranks(tmp, args.client, outcome.ranks, "w"))
+        write_atomically(args.ranks_out, lambda tmp: _write_ranks(tmp, args.client, outcome.ranks, "w"))
     print(f"client {args.client}: {outcome.rows} rows submitted to evaluation {args.evaluation!r}: "
           f"{outcome.status}" + (f"; ranks -> {args.ranks_out}" if args.ranks_out else ""))
     return 0
@@ -351,7 +364,7 @@ def cmd_security(args) -> int:
     if os.path.exists(args.out) and not os.path.isdir(args.out):
         raise InputError(f"--out {args.out} is a file; name a directory for the report")
     report = run(args.suite, args.out, args.config, args.seed,
-                 lambda text: print(f"  {text}", file=sys.stderr, flush=True))
+                 lambda text: progress.say(f"  {text}"))
     s = report["summary"]
     print(f"security ({args.suite}): {s['verdict']}: {s['passed']}/{s['checks']} checks passed, "
           f"{s['controls_caught']}/{s['controls']} controls caught, {report['seconds']:.0f} s -> "
@@ -359,11 +372,40 @@ def cmd_security(args) -> int:
     return 0 if s["verdict"] == "ok" else 1
 
 
+EXPERIMENTS = {  # command -> (module in sims, what it writes)
+    "compare": ("compare", "compare.json, compare.csv, rmse.png, rmse.pdf"),
+    "table7": ("fedauc_table7", "table7.md, table7.csv, table7.json"),
+    "ustat-experiment": ("ustat_experiments", "mse.json, mse.csv, mse.png, mse.pdf"),
+}
+
+
+def _experiment(name: str):
+    import importlib
+
+    return importlib.import_module(f".sims.{EXPERIMENTS[name][0]}", __package__)
+
+
+def cmd_experiment(args) -> int:
+    """compare, table7, ustat-experiment: parameters from --config and flags, results into ``out``."""
+    from .experiment_config import resolve
+
+    module = _experiment(args.command)
+    cfg = resolve(module.PARAMS, args.config, vars(args))
+    if os.path.exists(cfg["out"]) and not os.path.isdir(cfg["out"]):
+        raise InputError(f"out {cfg['out']} is a file; name a directory for the results")
+    result = module.run(cfg, dict(cfg, config=args.config))
+    if "markdown" in result:
+        print(result["markdown"])
+    print(f"{args.command}: wrote {EXPERIMENTS[args.command][1]} and config.yaml to {cfg['out']} "
+          f"({result['seconds']:.0f} s, seed {result['provenance']['seed']})")
+    return 0
+
+
 def cmd_generate(args) -> int:
     _check_out(args.out)
     evalset = synthetic_evalset(m=args.m, positives=args.positives, auc=args.auc, clients=args.clients,
                                 scheme=args.partition, seed=args.seed, decimals=args.decimals)
-    _write_atomically(args.out, lambda tmp: write_evalset(tmp, evalset))
+    write_atomically(args.out, lambda tmp: write_evalset(tmp, evalset))
     print(f"wrote {evalset.m} rows ({evalset.positives} positive, {len(evalset.clients())} clients) to {args.out}")
     return 0
 
@@ -394,16 +436,40 @@ def _mpc_options(p) -> None:
                    help="oblivious ranking: radix sort (fast) or the bitonic reference network")
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Every option's help ends with its default, unless the text already names it or there is none."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if action.option_strings and "default" not in text and action.default not in (None, False,
+                                                                                       argparse.SUPPRESS):
+            text += " (default: %(default)s)"
+        return text
+
+
+def _subparsers(command: argparse.ArgumentParser):
+    for action in command._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                yield child
+                yield from _subparsers(child)
+
+
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="mpc-auc", description=__doc__.splitlines()[0])
+    top = argparse.ArgumentParser(prog="mpc-auc", description=__doc__.splitlines()[0],
+                                  formatter_class=_HelpFormatter)
     top.add_argument("--version", action="version", version=f"mpc-auc {__version__}",
                      help="print the version and exit")
+    talk = top.add_mutually_exclusive_group()
+    talk.add_argument("--quiet", "-q", action="store_true", help="print errors and the result line only")
+    talk.add_argument("--verbose", "-v", action="store_true",
+                      help="also print every role's progress message and every experiment cell")
     sub = top.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="private AUC of the built-in synthetic set, beside the clear AUC")
-    demo.add_argument("--m", type=int, default=3000)
-    demo.add_argument("--clients", type=int, default=10)
-    demo.add_argument("--seed", type=int, default=1)
+    demo.add_argument("--m", type=int, default=3000, help="rows of the synthetic set")
+    demo.add_argument("--clients", type=int, default=10, help="clients the rows are spread over")
+    demo.add_argument("--seed", type=int, default=1, help="seed of the synthetic data (not secret)")
     _mpc_options(demo)
     demo.set_defaults(func=cmd_demo)
 
@@ -411,10 +477,14 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--input", required=True,
                      help="client,score,label rows: CSV or TSV (optionally .gz) or Parquet (.parquet, .pq)")
     _table_options(run)
-    run.add_argument("--protocol", choices=PROTOCOLS, default="mpc-exact")
+    run.add_argument("--protocol", choices=PROTOCOLS, default="mpc-exact",
+                     help="mpc-exact: the exact AUC is opened; mpc-central: one noisy release (needs --epsilon); "
+                          "clear: computed here, no privacy")
     run.add_argument("--out", required=True, help="result JSON (written only on success)")
-    run.add_argument("--score-range", nargs=2, type=float, default=(0.0, 1.0), metavar=("LO", "HI"))
-    run.add_argument("--score-dtype", choices=("float64", "float32"), default="float64")
+    run.add_argument("--score-range", nargs=2, type=float, default=(0.0, 1.0), metavar=("LO", "HI"),
+                     help="the public range every score lies in (its width sets the key encoding)")
+    run.add_argument("--score-dtype", choices=("float64", "float32"), default="float64",
+                     help="the scores' declared precision (public)")
     run.add_argument("--clients", help="comma-separated ids of all clients; each must have rows")
     run.add_argument("--ranks-dir", help="also deliver each client its rows' global ranks: one file per "
                                          "client in this new directory (standing in for the clients)")
@@ -433,7 +503,8 @@ def parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
 
     ustat = sub.add_parser("ustat", help="a U-statistic by ustat-2pc: sampled pairs, 2PC kernels, in-circuit noise")
-    ustat.add_argument("--kernel", choices=KERNELS, required=True)
+    ustat.add_argument("--kernel", choices=KERNELS, required=True,
+                       help="auc (classes public), auc-private (labels private too), gini or kendall")
     ustat.add_argument("--input", required=True, help="auc, auc-private: client,score,label; gini: user,value; "
                                                       "kendall: user,a,b (one row per user)")
     ustat.add_argument("--out", required=True, help="result JSON (written only on success)")
@@ -537,21 +608,34 @@ def parser() -> argparse.ArgumentParser:
                           help="seed of the experiments' simulation randomness (default: drawn and recorded)")
     security.set_defaults(func=cmd_security)
 
+    for name, help_ in (("compare", "the plain-DP mechanisms side by side over an epsilon grid (RMSE, bias, "
+                                    "accounting, what the server received)"),
+                        ("table7", "reproduce fedauc Table 7 (std of the AUC over noise draws) beside the paper's"),
+                        ("ustat-experiment", "MSE against epsilon of ustat-2pc and the U-statistic baselines")):
+        experiment = sub.add_parser(name, help=help_, description=_experiment(name).__doc__.split("\n\n")[0])
+        add_options(experiment, _experiment(name).PARAMS)
+        experiment.set_defaults(func=cmd_experiment)
+
     gen = sub.add_parser("generate", help="write a Criteo-shaped synthetic CSV")
-    gen.add_argument("--out", required=True)
-    gen.add_argument("--m", type=int, default=3000)
-    gen.add_argument("--positives", type=int, default=None)
-    gen.add_argument("--auc", type=float, default=0.77)
-    gen.add_argument("--clients", type=int, default=10)
-    gen.add_argument("--partition", choices=("iid", "non-iid"), default="iid")
-    gen.add_argument("--decimals", type=int, default=None, help="round scores (creates ties)")
-    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--out", required=True, help="the CSV file to write (client,score,label)")
+    gen.add_argument("--m", type=int, default=3000, help="rows")
+    gen.add_argument("--positives", type=int, default=None, help="positive rows (default: about a quarter, "
+                                                                 "Criteo's rate)")
+    gen.add_argument("--auc", type=float, default=0.77, help="the binormal scores' population AUC")
+    gen.add_argument("--clients", type=int, default=10, help="clients the rows are spread over")
+    gen.add_argument("--partition", choices=("iid", "non-iid"), default="iid",
+                     help="iid: a uniformly random client per row; non-iid: contiguous blocks of the score order")
+    gen.add_argument("--decimals", type=int, default=None, help="round scores to this many decimals (creates ties)")
+    gen.add_argument("--seed", type=int, default=0, help="seed of the synthetic data (not secret)")
     gen.set_defaults(func=cmd_generate)
+    for command in _subparsers(top):
+        command.formatter_class = _HelpFormatter
     return top
 
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
+    progress.set_level(progress.QUIET if args.quiet else progress.VERBOSE if args.verbose else progress.NORMAL)
     try:
         return args.func(args)
     except (InputError, DeploymentError, ValueError) as err:

@@ -5,11 +5,18 @@ if and only if
 
     Phi(Delta / (2 sigma) - eps sigma / Delta) - e^eps Phi(-Delta / (2 sigma) - eps sigma / Delta) <= delta.
 
-The left side falls as sigma grows, so the smallest valid sigma is found by
-bisection.  Unlike the classical sigma = Delta sqrt(2 ln(1.25 / delta)) / eps,
-this holds for every eps > 0 (the classical bound needs eps < 1) and is tight.
+The left side falls as sigma grows.  The mechanisms take their sigma from the
+maintained accountant, dp-accounting's ``get_smallest_gaussian_noise`` (its
+privacy-loss distribution of one Gaussian query is this same condition); our
+own bisection on the closed form, :func:`balle_wang_sigma`, is kept as the
+cross-check (tests/test_calibration.py: they agree to 1e-6 and dp-accounting's
+sigma satisfies the condition).  Unlike the classical
+sigma = Delta sqrt(2 ln(1.25 / delta)) / eps, this holds for every eps > 0
+(the classical bound needs eps < 1) and is tight.
 """
 import math
+
+from dp_accounting.pld import accountant, common
 
 from .errors import InputError
 
@@ -24,12 +31,25 @@ def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> fl
     return _phi(a - b) - math.exp(epsilon) * _phi(-a - b)
 
 
-def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
-    """The smallest sigma making Gaussian noise (epsilon, delta)-DP (to a relative 1e-12)."""
+def _check(epsilon: float, delta: float) -> None:
     if not (math.isfinite(epsilon) and epsilon > 0):
         raise InputError(f"epsilon must be a positive finite number, not {epsilon!r}")
     if not 0 < delta < 1:
         raise InputError(f"the Gaussian mechanism needs 0 < delta < 1, not {delta!r}")
+
+
+def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """The smallest sigma making Gaussian noise (epsilon, delta)-DP, from dp-accounting."""
+    _check(epsilon, delta)
+    if sensitivity == 0:
+        return 0.0
+    return float(accountant.get_smallest_gaussian_noise(common.DifferentialPrivacyParameters(epsilon, delta), 1,
+                                                        sensitivity))
+
+
+def balle_wang_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
+    """Our own bisection on Balle & Wang's Theorem 8 (to a relative 1e-12): the cross-check."""
+    _check(epsilon, delta)
     if sensitivity == 0:
         return 0.0
     lo, hi = 1e-3 * sensitivity, sensitivity

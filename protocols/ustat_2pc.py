@@ -58,6 +58,8 @@ class UstatRelease:
     effective_epsilon: float  # per user, after rounding the circuit's coins
     delta: float  # per user
     received: str  # what the aggregator received
+    std: float = None  # the estimate's standard error (standard_error)
+    swamped: bool = False  # the noise leaves the estimate uninformative (swamped)
     wall_s: float = 0.0  # the whole vectorised run (all samples of the call): job sent to shares back
     traffic: dict = None  # per pair-party: bytes, rounds, sent_bytes, peak_rss (the whole run)
 
@@ -154,16 +156,46 @@ def user_privacy(kernel: str, epsilon: float, k: int) -> tuple:
 
 # --------------------------------------------------------------- estimate
 
-def estimate(kernel: str, released: np.ndarray, noise) -> float:
-    """The aggregator's average of the released values (fedauc-style RR debias for bits)."""
-    if kernel == "auc":
-        return float(((released - noise.flip) / (1 - 2 * noise.flip)).mean())
-    if kernel == "auc-private":
-        h, g = ((released - noise.flip) / (1 - 2 * noise.flip)).mean(axis=1)
-        return float(h / g) if g > 0 else float("nan")
+def debiased(kernel: str, released: np.ndarray, noise) -> np.ndarray:
+    """Each pair's released value as an unbiased kernel value on the statistic's scale (RR: fedauc eq. 4)."""
+    if kernel.startswith("auc"):
+        return (released - noise.flip) / (1 - 2 * noise.flip)  # auc-private: rows h and g
     if kernel == "gini":
-        return float(released.mean() / 2**GINI_BITS)
-    return float(released.mean() - 1)  # kendall: 1 + tau kernel
+        return released / 2**GINI_BITS
+    return released - 1.0  # kendall: 1 + tau kernel
+
+
+def estimate(kernel: str, released: np.ndarray, noise) -> float:
+    """The aggregator's average of the released values (auc-private: the ratio of the two averages)."""
+    values = debiased(kernel, released, noise)
+    if kernel == "auc-private":
+        h, g = values.mean(axis=1)
+        return float(h / g) if g > 0 else float("nan")
+    return float(values.mean())
+
+
+def standard_error(kernel: str, released: np.ndarray, noise) -> float:
+    """The estimate's standard error from the released values alone, pairs taken as independent.
+
+    Noise and kernel spread both enter; the covariance of pairs that share a user is left out, so
+    the figure is a slight underestimate when the kernel's own spread dominates (ustats Thm. 5's
+    sigma1 term), and exact in the noise-dominated regime.  auc-private: the delta method on h/g.
+    """
+    values = debiased(kernel, released, noise)
+    n = values.shape[-1]
+    if kernel == "auc-private":
+        h, g = values
+        ratio = h.mean() / g.mean() if g.mean() > 0 else 0.0
+        return float(np.std(h - ratio * g, ddof=1) / (abs(g.mean()) * np.sqrt(n))) if g.mean() > 0 else \
+            float("inf")
+    return float(np.std(values, ddof=1) / np.sqrt(n))
+
+
+def swamped(kernel: str, estimate_: float, std: float) -> bool:
+    """True when the noise leaves the release uninformative: its 95% interval is wider than half the
+    statistic's range (tau: [-1, 1]; the others: [0, 1]), or the estimate falls outside that range."""
+    lo, hi = (-1.0, 1.0) if kernel == "kendall" else (0.0, 1.0)
+    return not (lo <= estimate_ <= hi) or 1.96 * std > (hi - lo) / 2
 
 
 def clear_kernel(kernel: str, a: np.ndarray, b: np.ndarray, la=None, lb=None, rng=None) -> np.ndarray:
@@ -267,7 +299,9 @@ def ustat_2pc(kernel: str, samples: list, epsilon: float, k: int = 1, seed=None,
         count = len(p.first)
         part = released[..., start:start + count].astype(np.int64)
         start += count
-        results.append(UstatRelease(estimate(kernel, part, noise), kernel, count, k, epsilon, eff, delta,
-                                    received="one noisy kernel value per pair (its two shares)", wall_s=wall,
+        value, std = estimate(kernel, part, noise), standard_error(kernel, part, noise)
+        results.append(UstatRelease(value, kernel, count, k, epsilon, eff, delta,
+                                    received="one noisy kernel value per pair (its two shares)", std=std,
+                                    swamped=swamped(kernel, value, std), wall_s=wall,
                                     traffic=dict(zip(PARTIES, (meter0, meter1)))))
     return results

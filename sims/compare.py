@@ -1,83 +1,103 @@
 """Compare the plain-DP AUC mechanisms on one evaluation set over an epsilon grid.
 
-Writes, into --out-dir: compare.csv and compare.json (per protocol and
-epsilon: mean, std, bias and RMSE against the exact AUC, runtime, the
-budget accounting and what the server received) and rmse.png (RMSE against
-epsilon, log scales, one line per protocol).
-
-Usage: python -m mpc_auc.sims.compare --out-dir DIR [--input CSV | --m M --clients K --partition iid|non-iid]
-       [--protocols NAME ...] [--epsilons E ...] [--delta D] [--draws N] [--seed S]
+``mpc-auc compare [--config FILE.yaml] [flags]`` writes, into ``out``: compare.json (strict JSON:
+rows, exact AUC, shape and provenance), compare.csv (per protocol and epsilon: mean, std, bias,
+RMSE and its 95% bootstrap interval over the draws, runtime, the budget accounting and what the
+server received), rmse.png and rmse.pdf (RMSE against epsilon, shaded intervals) and config.yaml
+(the effective parameters).  The same table is :func:`mpc_auc.compare` as a DataFrame.
 """
-import argparse
-import csv
-import json
 import os
-import sys
+import secrets
+import time
 
 import numpy as np
 
-from ..csv_io import read_evalset
+from .. import progress
+from ..experiment_config import Param, all_positive, positive, probability, write_config
 from ..protocols.clear_auc import rank_sum_auc
 from ..protocols.dp_suite import MECHANISMS, Budget, evaluate
-from ..protocols.encoding import ScoreEncoder
-from ..synthetic import CRITEO_M, synthetic_evalset
-from .plots import error_lines
+from ..protocols.fedauc import generator
+from ..results import provenance, write_csv, write_json
+from ..synthetic import CRITEO_M
+from .plots import error_lines, mean_interval
 
-FIELDS = ("protocol", "epsilon", "delta", "mean", "std", "bias", "rmse", "seconds", "accounting", "server_received")
+FIELDS = ("protocol", "epsilon", "delta", "mean", "std", "bias", "rmse", "rmse_lo", "rmse_hi", "draws", "seconds",
+          "accounting", "server_received")
+PARAMS = (
+    Param("out", str, "results/compare", "directory for the results (created)"),
+    Param("input", str, None, "client,score,label file (CSV, TSV, gzip or Parquet); none: a synthetic "
+                              "Criteo-shaped set"),
+    Param("m", int, CRITEO_M, "synthetic set: rows", positive),
+    Param("clients", int, 100, "synthetic set: clients", positive),
+    Param("partition", str, "iid", "synthetic set: how rows are spread over clients", choices=("iid", "non-iid")),
+    Param("protocols", list, list(MECHANISMS), "mechanisms to compare", item=str, choices=tuple(MECHANISMS)),
+    Param("epsilons", list, [0.5, 1.0, 2.0, 4.0, 8.0], "the epsilon grid", all_positive),
+    Param("delta", float, 1e-6, "delta of the (epsilon, delta) mechanisms", probability),
+    Param("draws", int, 100, "noise draws per protocol and epsilon", lambda v: None if v >= 2 else "must be >= 2"),
+    Param("seed", int, None, "seed of the simulated noise and the synthetic set (none: drawn and recorded)"),
+)
 
 
-def compare(evalset, protocols, epsilons, delta, draws, seed) -> list:
-    truth = rank_sum_auc(evalset.score, evalset.label)
+def compare(clients, protocols, epsilons, delta, draws, seed) -> tuple:
+    """Rows of the comparison (one per protocol and epsilon; fedauc-vanilla once, exact) and the exact AUC.
+
+    ``clients``: [(client id, scores, labels)].  RMSE is against the exact AUC over ``draws``
+    releases; its interval is the percentile bootstrap of the mean squared error, square-rooted.
+    """
+    scores = np.concatenate([np.asarray(s, dtype=np.float64) for _, s, _ in clients])
+    labels = np.concatenate([np.asarray(y) for _, _, y in clients])
+    truth = rank_sum_auc(scores, labels)
+    resample = generator(seed)
+    cells = [(name, eps) for name in protocols for eps in ([np.inf] if name == "fedauc-vanilla" else epsilons)]
     rows = []
-    for name in protocols:
-        for eps in ([np.inf] if name == "fedauc-vanilla" else epsilons):
-            release = evaluate(name, evalset.clients(), Budget(eps, delta), draws, seed)
-            error = release.auc - truth
-            rows.append({"protocol": name, "epsilon": release.epsilon, "delta": release.delta,
-                         "mean": float(release.auc.mean()), "std": float(release.auc.std(ddof=1)),
-                         "bias": float(error.mean()), "rmse": float(np.sqrt((error ** 2).mean())),
-                         "seconds": release.seconds, "accounting": release.accounting,
-                         "server_received": release.server_received})
-            print(f"{name:22s} eps={eps:<5g} rmse={rows[-1]['rmse']:.2e}", file=sys.stderr, flush=True)
+    for name, eps in progress.bar(cells, desc="compare", unit="cell"):
+        release = evaluate(name, clients, Budget(eps, delta), draws, resample.integers(2**63))
+        error = release.auc - truth
+        lo, hi = mean_interval(error ** 2, resample)
+        rows.append({"protocol": name, "epsilon": release.epsilon, "delta": release.delta,
+                     "mean": float(release.auc.mean()), "std": float(release.auc.std(ddof=1)),
+                     "bias": float(error.mean()), "rmse": float(np.sqrt((error ** 2).mean())),
+                     "rmse_lo": float(np.sqrt(lo)), "rmse_hi": float(np.sqrt(hi)), "draws": draws,
+                     "seconds": release.seconds, "accounting": release.accounting,
+                     "server_received": release.server_received})
+        progress.detail(f"{name:22s} eps={eps:<5g} rmse={rows[-1]['rmse']:.2e}")
     return rows, truth
 
 
-def plot(rows, path: str, title: str) -> None:
-    error_lines(path, [(title, rows)], "rmse", "RMSE of the AUC",
-                "epsilon (label DP; score-dp: LDP per score; score-cldp: alpha per grid step)")
+def plot(rows, stem: str, title: str) -> None:
+    error_lines(stem, [("", rows)], "rmse", "RMSE of the AUC",
+                "epsilon (label DP; score-dp: LDP per score; score-cldp: alpha per grid step)", title)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out-dir", required=True)
-    parser.add_argument("--input", help="CSV client,score,label (default: a synthetic Criteo-shaped set)")
-    parser.add_argument("--m", type=int, default=CRITEO_M)
-    parser.add_argument("--clients", type=int, default=100)
-    parser.add_argument("--partition", choices=("iid", "non-iid"), default="iid")
-    parser.add_argument("--protocols", nargs="+", default=list(MECHANISMS), choices=list(MECHANISMS))
-    parser.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1, 2, 4, 8])
-    parser.add_argument("--delta", type=float, default=1e-6)
-    parser.add_argument("--draws", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    if args.input:
-        evalset, title = read_evalset(args.input, ScoreEncoder()), os.path.basename(args.input)
+def _evaluation_clients(cfg: dict):
+    from ..csv_io import read_evalset
+    from ..protocols.encoding import ScoreEncoder
+    from ..synthetic import synthetic_evalset
+
+    if cfg["input"]:
+        evalset, name = read_evalset(cfg["input"], ScoreEncoder()), os.path.basename(cfg["input"])
     else:
-        evalset = synthetic_evalset(m=args.m, clients=args.clients, scheme=args.partition, seed=args.seed)
-        title = f"synthetic M={args.m:,}, {args.clients} clients ({args.partition})"
-    rows, truth = compare(evalset, args.protocols, args.epsilons, args.delta, args.draws, args.seed)
-    os.makedirs(args.out_dir, exist_ok=True)
-    with open(os.path.join(args.out_dir, "compare.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, FIELDS)
-        writer.writeheader()
-        writer.writerows(rows)
-    with open(os.path.join(args.out_dir, "compare.json"), "w") as f:
-        json.dump({"exact_auc": truth, "m": evalset.m, "clients": len(evalset.clients()), "draws": args.draws,
-                   "seed": args.seed, "rows": rows}, f, indent=2, default=float)
-    plot(rows, os.path.join(args.out_dir, "rmse.png"), title)
-    print(f"wrote compare.csv, compare.json, rmse.png to {args.out_dir}")
-    return 0
+        evalset = synthetic_evalset(m=cfg["m"], clients=cfg["clients"], scheme=cfg["partition"], seed=cfg["seed"])
+        name = f"synthetic Criteo-shaped ({cfg['partition']})"
+    return evalset.clients(), name
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def run(cfg: dict, arguments: dict = None) -> dict:
+    """The experiment of ``cfg`` (resolved :data:`PARAMS`): files written into cfg["out"], the result returned."""
+    cfg = dict(cfg, seed=secrets.randbits(63) if cfg["seed"] is None else cfg["seed"])
+    start = time.perf_counter()
+    clients, name = _evaluation_clients(cfg)
+    rows, truth = compare(clients, cfg["protocols"], cfg["epsilons"], cfg["delta"], cfg["draws"], cfg["seed"])
+    m = sum(len(s) for _, s, _ in clients)
+    result = {"exact_auc": truth, "m": m, "clients": len(clients), "draws": cfg["draws"], "rows": rows,
+              "seconds": time.perf_counter() - start, "provenance": provenance(arguments or cfg, cfg["seed"])}
+    os.makedirs(cfg["out"], exist_ok=True)
+    write_config(os.path.join(cfg["out"], "config.yaml"), cfg)
+    write_csv(os.path.join(cfg["out"], "compare.csv"), [{k: r[k] for k in FIELDS} for r in rows])
+    write_json(os.path.join(cfg["out"], "compare.json"), result)
+    plot(rows, os.path.join(cfg["out"], "rmse"),
+         f"{name}: M = {m:,}, {len(clients)} clients, AUC {truth:.4f}; delta = {cfg['delta']:g} for the "
+         f"(eps, delta) mechanisms; {cfg['draws']} draws per point, shaded: 95% bootstrap interval of the RMSE"
+         + ("; fedauc-vanilla is exact (RMSE 0) and not drawn" if "fedauc-vanilla" in cfg["protocols"] else ""))
+    return result
+

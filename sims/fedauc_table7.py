@@ -14,19 +14,23 @@ run per epsilon fills the row; it is compared with the smallest paper std
 of each column (``min paper``) and with its analytic std.  The paper's values are facts quoted from
 ../shared/papers/fedauc-vfl-ranksum.md, Table 7.
 
-Usage: python -m mpc_auc.sims.fedauc_table7 [--draws 100] [--seed 0]
+``mpc-auc table7 [--config FILE.yaml] [flags]`` writes table7.md, table7.csv and table7.json
+(strict, with provenance) and config.yaml into ``out``; the Markdown table goes to stdout too.
 """
-import argparse
-import sys
+import os
+import secrets
 import tempfile
 import time
 
 import numpy as np
 
+from .. import progress
+from ..experiment_config import Param, write_config
 from ..protocols import fedauc
 from ..protocols.mpc_central import CentralNoise, analytic_std, mpc_central_auc
 from ..protocols.clear_auc import rank_sum_auc, twice_mid_ranks
 from ..protocols.runtime import Placement
+from ..results import provenance, write_csv, write_json, write_text
 from ..synthetic import CRITEO_AUC, CRITEO_M, CRITEO_P, binormal_scores, partition
 
 CLIENTS = (10, 458, 1000, 4584, 45840, 100000, 458407)
@@ -64,70 +68,100 @@ ROWS = {  # row -> (partition scheme, statistics function)
 }
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--draws", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    start = time.perf_counter()
-    rng = fedauc.generator(args.seed)
+PARAMS = (
+    Param("out", str, "results/table7", "directory for the results (created)"),
+    Param("draws", int, 100, "noise draws per cell", lambda v: None if v >= 2 else "must be >= 2"),
+    Param("seed", int, None, "seed of the synthetic set and the simulated noise (none: drawn and recorded)"),
+    Param("central", bool, True, "also run the mpc-central row through the MPC (P0, P1, dealer over TCP)"),
+)
+
+
+def table(draws: int, seed: int, central: bool = True) -> list:
+    """One row per (mechanism, epsilon, client count): our std over ``draws``, the paper's, their ratio."""
+    rng = fedauc.generator(seed)
     scores, labels = binormal_scores(CRITEO_M, CRITEO_P, CRITEO_AUC, rng)
     ranks = twice_mid_ranks(scores) / 2
-    ratios = {}
-    print("| row | eps | " + " | ".join(f"K={k:,}" for k in CLIENTS) + " |")
-    print("|---|---|" + "---|" * len(CLIENTS))
-    for eps in EPSILONS:
-        whole = fedauc.RankedClients(np.zeros(CRITEO_M, dtype=np.int64), ranks, labels, 1, "clear sort")
-        rr = fedauc.randomized_response(whole, eps, args.draws, rng).auc.std(ddof=1)
-        _print_row("RR", eps, [rr] * len(CLIENTS), ratios)
-        for row, (scheme, mechanism) in ROWS.items():
+    cells = [(row, eps) for eps in EPSILONS for row in ["RR", *ROWS]]
+    rows = []
+    for row, eps in progress.bar(cells, desc="table 7", unit="row"):
+        if row == "RR":
+            whole = fedauc.RankedClients(np.zeros(CRITEO_M, dtype=np.int64), ranks, labels, 1, "clear sort")
+            rr = fedauc.randomized_response(whole, eps, draws, rng).auc.std(ddof=1)
+            stds = [rr] * len(CLIENTS)
+        else:
+            scheme, mechanism = ROWS[row]
             stds = []
-            for k in CLIENTS:
-                if PAPER[(row, eps)][CLIENTS.index(k)] is None:
+            for k, paper in zip(CLIENTS, PAPER[(row, eps)]):
+                if paper is None:
                     stds.append(None)
                     continue
                 owner = partition(CRITEO_M, k, scheme, rng, scores)
                 ranked = fedauc.RankedClients(owner, ranks, labels, int(owner.max()) + 1, "clear sort")
-                stds.append(fedauc.statistics_auc(mechanism(ranked, eps, args.draws, rng)).std(ddof=1))
-            _print_row(row, eps, stds, ratios)
-    _central_row(scores, labels, args.draws, ratios)
-    print("\nratio ours / paper per row: min / median / max")
-    for row, values in ratios.items():
-        print(f"  {row}: {min(values):.2f} / {np.median(values):.2f} / {max(values):.2f}")
-    print(f"\n{args.draws} draws per cell, seed {args.seed}, {time.perf_counter() - start:.0f} s")
-    return 0
+                stds.append(fedauc.statistics_auc(mechanism(ranked, eps, draws, rng)).std(ddof=1))
+        for k, ours, paper in zip(CLIENTS, stds, PAPER[(row, eps)]):
+            if ours is not None and paper is not None:
+                rows.append({"row": row, "epsilon": eps, "clients": k, "std": float(ours), "paper_std": paper,
+                             "ratio": float(ours) / paper, "analytic_std": None, "draws": draws})
+    if central:
+        rows += _central_rows(scores, labels, draws)
+    return rows
 
 
-def _central_row(scores, labels, draws, ratios):
+def _central_rows(scores, labels, draws) -> list:
     """mpc-central through the MPC, one session, one job per epsilon; ratio to the best paper std per column."""
     clients = [(f"client{c}", scores[c::10], labels[c::10]) for c in range(10)]
     auc = rank_sum_auc(scores, labels)
-    print("\n| mpc-central (ours) | eps | std over draws | analytic | " + " | ".join(
-        f"K={k:,}: / min paper" for k in CLIENTS) + " |")
-    print("|---|---|---|---|" + "---|" * len(CLIENTS))
-    for eps in EPSILONS:
+    rows = []
+    for eps in progress.bar(EPSILONS, desc="table 7: mpc-central", unit="eps"):
         noise = CentralNoise(eps, repetitions=draws)
         with tempfile.TemporaryDirectory() as ledger:  # repeated draws on synthetic data: not the user's ledger
             release = mpc_central_auc([clients], noise, placement=Placement(ledger=ledger), timeout_s=300)[0]
         std = float(np.std(release.aucs, ddof=1))
-        best = [min(v[i] for (row, e), v in PAPER.items() if e == eps and v[i] is not None)
-                for i in range(len(CLIENTS))]
-        ratios.setdefault("mpc-central vs best paper row", []).extend(std / b for b in best)
-        cells = " | ".join(f"{std / b:.2f}" for b in best)
-        print(f"| mpc-central | {eps:g} | {std:.2e} | {analytic_std(CRITEO_M, CRITEO_P, auc, noise):.2e} | {cells} |",
-              flush=True)
+        for i, k in enumerate(CLIENTS):
+            best = min(v[i] for (row, e), v in PAPER.items() if e == eps and v[i] is not None)
+            rows.append({"row": "mpc-central (ours, vs best paper row)", "epsilon": eps, "clients": k, "std": std,
+                         "paper_std": best, "ratio": std / best,
+                         "analytic_std": analytic_std(CRITEO_M, CRITEO_P, auc, noise), "draws": draws})
+    return rows
 
 
-def _print_row(row, eps, stds, ratios):
-    cells = []
-    for k, ours, paper in zip(CLIENTS, stds, PAPER[(row, eps)]):
-        if ours is None or paper is None:
-            cells.append("")
-            continue
-        ratios.setdefault(row, []).append(ours / paper)
-        cells.append(f"{ours:.2e} / {paper:.2e} ({ours / paper:.2f})")
-    print(f"| {row} | {eps:g} | " + " | ".join(cells) + " |", flush=True)
+def summary(rows) -> dict:
+    """Per row: min / median / max of ours / paper."""
+    out = {}
+    for name in dict.fromkeys(r["row"] for r in rows):
+        ratios = [r["ratio"] for r in rows if r["row"] == name]
+        out[name] = {"min": min(ratios), "median": float(np.median(ratios)), "max": max(ratios)}
+    return out
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def markdown(rows, seconds: float, draws: int, seed: int) -> str:
+    lines = ["| row | eps | " + " | ".join(f"K={k:,}" for k in CLIENTS) + " |", "|---|---|" + "---|" * len(CLIENTS)]
+    for name in dict.fromkeys(r["row"] for r in rows):
+        for eps in EPSILONS:
+            cell = {r["clients"]: r for r in rows if r["row"] == name and r["epsilon"] == eps}
+            if cell:
+                lines.append(f"| {name} | {eps:g} | " + " | ".join(
+                    f"{cell[k]['std']:.2e} / {cell[k]['paper_std']:.2e} ({cell[k]['ratio']:.2f})" if k in cell else ""
+                    for k in CLIENTS) + " |")
+    lines += ["", "Cells: our std / the paper's (ratio). mpc-central: its std against the smallest paper std of the "
+                  "column; analytic std in table7.csv.", "", "ratio ours / paper per row: min / median / max"]
+    lines += [f"* {name}: {s['min']:.2f} / {s['median']:.2f} / {s['max']:.2f}" for name, s in summary(rows).items()]
+    lines.append(f"\n{draws} draws per cell, seed {seed}, {seconds:.0f} s")
+    return "\n".join(lines) + "\n"
+
+
+def run(cfg: dict, arguments: dict = None) -> dict:
+    """The reproduction of ``cfg`` (resolved :data:`PARAMS`): files written into cfg["out"], the result returned."""
+    cfg = dict(cfg, seed=secrets.randbits(63) if cfg["seed"] is None else cfg["seed"])
+    start = time.perf_counter()
+    rows = table(cfg["draws"], cfg["seed"], cfg["central"])
+    seconds = time.perf_counter() - start
+    result = {"rows": rows, "summary": summary(rows), "m": CRITEO_M, "positives": CRITEO_P, "auc": CRITEO_AUC,
+              "seconds": seconds, "provenance": provenance(arguments or cfg, cfg["seed"])}
+    os.makedirs(cfg["out"], exist_ok=True)
+    write_config(os.path.join(cfg["out"], "config.yaml"), cfg)
+    write_csv(os.path.join(cfg["out"], "table7.csv"), rows)
+    write_json(os.path.join(cfg["out"], "table7.json"), result)
+    result["markdown"] = markdown(rows, seconds, cfg["draws"], cfg["seed"])
+    write_text(os.path.join(cfg["out"], "table7.md"), result["markdown"])
+    return result

@@ -12,23 +12,22 @@ protocol, claimed_epsilon, claimed_delta, measured, bound, passed, details.
 Controls are deliberately weakened variants; each must *fail* its check
 (the check catches the weakness), every other check must pass.
 """
-import csv
 import hashlib
-import json
 import math
 import os
-import platform
 import secrets
 import tempfile
 import time
 
 import numpy as np
-import yaml
 
 from .. import __version__
+from ..experiment_config import read_config, write_config
 from ..protocols.errors import InputError
+from ..results import provenance, strict, write_csv, write_json, write_text
 from ..synthetic import synthetic_evalset
 from . import security_checks as sc
+from .plots import epsilon_ticks, figure, style
 
 SUITES = {
     "quick": {"epsilon": 1.0, "audit_draws": 200_000, "inference_epsilons": [0.5, 1, 2, 4, 8], "inference_m": 200,
@@ -60,15 +59,7 @@ def settings(suite: str, config_path: str = None) -> dict:
         raise InputError(f"unknown suite {suite!r}; choose from {', '.join(SUITES)}")
     chosen = dict(SUITES[suite], suite=suite)
     if config_path:
-        try:
-            with open(config_path) as f:
-                config = yaml.safe_load(f) or {}
-        except OSError as err:
-            raise InputError(f"cannot read config {config_path}: {err.strerror}") from None
-        except yaml.YAMLError as err:
-            raise InputError(f"config {config_path} is not valid YAML: {err}") from None
-        if not isinstance(config, dict):
-            raise InputError(f"config {config_path} must be a mapping of parameters")
+        config = read_config(config_path)
         unknown = sorted(set(config) - set(chosen) - {"seed"})
         if unknown:
             raise InputError(f"config {config_path}: unknown parameter(s) {', '.join(unknown)}; known: "
@@ -451,19 +442,6 @@ def dealer_keys(cfg: dict, rng) -> list:
 
 # ----------------------------------------------------------------- report
 
-def _strict(value):
-    """JSON-safe: non-finite floats become None, numpy scalars plain numbers."""
-    if isinstance(value, dict):
-        return {k: _strict(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_strict(v) for v in value]
-    if isinstance(value, (np.floating, float)):
-        return float(value) if math.isfinite(value) else None
-    if isinstance(value, np.integer):
-        return int(value)
-    return value
-
-
 def run(suite: str, out_dir: str, config_path: str = None, seed: int = None, progress=print) -> dict:
     """Run the suite, write the report files into ``out_dir`` (created), return the report."""
     cfg = settings(suite, config_path)
@@ -485,20 +463,19 @@ def run(suite: str, out_dir: str, config_path: str = None, seed: int = None, pro
         if isinstance(done, tuple):
             done, tables[step.__name__] = done
         checks += done
-    report = _strict({"checks": checks, "version": __version__, "config": cfg, "seed": seed,
-                      "machine": {"platform": platform.platform(), "python": platform.python_version(),
-                                  "cpus": os.cpu_count()},
-                      "summary": summary(checks), "seconds": time.perf_counter() - start})
-    with open(os.path.join(out_dir, "report.json"), "w") as f:
-        json.dump(report, f, indent=1, allow_nan=False)
-    _write_csv(os.path.join(out_dir, "checks.csv"), [{k: v for k, v in c.items() if k != "details"} for c in
-                                                     report["checks"]])
-    _write_csv(os.path.join(out_dir, "label_inference.csv"), tables["label_inference"])
-    _write_csv(os.path.join(out_dir, "top_k.csv"), tables["top_k"])
+    where = provenance({"suite": suite, "config": config_path, "out": out_dir}, seed)
+    report = strict({"checks": checks, "version": __version__, "config": cfg, "seed": seed,
+                     "machine": where["machine"], "provenance": where,
+                     "summary": summary(checks), "seconds": time.perf_counter() - start})
+    write_config(os.path.join(out_dir, "config.yaml"), dict(cfg, seed=seed))
+    write_json(os.path.join(out_dir, "report.json"), report, indent=1)
+    write_csv(os.path.join(out_dir, "checks.csv"), [{k: v for k, v in c.items() if k != "details"} for c in
+                                                    report["checks"]])
+    write_csv(os.path.join(out_dir, "label_inference.csv"), tables["label_inference"])
+    write_csv(os.path.join(out_dir, "top_k.csv"), tables["top_k"])
     _plot_inference(os.path.join(out_dir, "label_inference"), tables["label_inference"], cfg["inference_epsilons"])
     _plot_top_k(os.path.join(out_dir, "top_k"), tables["top_k"])
-    with open(os.path.join(out_dir, "report.md"), "w") as f:
-        f.write(markdown(report))
+    write_text(os.path.join(out_dir, "report.md"), markdown(report))
     return report
 
 
@@ -541,29 +518,6 @@ def _fmt(value) -> str:
     return "" if value is None else f"{value:.4g}"
 
 
-def _write_csv(path: str, rows: list) -> None:
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(_strict(rows))
-
-
-def _figure(path: str, draw) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(10, 4.5))
-    draw(ax)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.02, 0.5))
-    fig.tight_layout()
-    for ext in ("png", "pdf"):
-        fig.savefig(f"{path}.{ext}", dpi=120)
-    plt.close(fig)
-
-
 def _plot_inference(path: str, rows: list, epsilons) -> None:
     def draw(ax):
         grid = np.geomspace(min(epsilons), max(epsilons), 100)
@@ -572,22 +526,21 @@ def _plot_inference(path: str, rows: list, epsilons) -> None:
                 label=f"(eps, delta) bound, delta={GAUSS_DELTA:g}")
         for i, name in enumerate(INFERENCE_MECHANISMS):
             points = [(r["epsilon"], r["accuracy"]) for r in rows if r["protocol"] == name]
-            ax.plot(*zip(*points), marker="osv^DP"[i % 6], linestyle="--", label=name, alpha=0.85)
+            ax.plot(*zip(*points), label=name, alpha=0.85, **dict(style(i), linestyle="--"))
         ax.set(xscale="log", xlabel="epsilon", ylabel="attack accuracy (one label, K = M)",
                title="Label inference by the likelihood-ratio attacker")
-        ax.set_xticks(list(epsilons), [f"{e:g}" for e in epsilons])
-        ax.minorticks_off()
+        epsilon_ticks(ax, epsilons)
 
-    _figure(path, draw)
+    figure(path, draw)
 
 
 def _plot_top_k(path: str, rows: list) -> None:
     def draw(ax):
         for i, view in enumerate(dict.fromkeys(r["exposure"] for r in rows)):
             points = [(r["K"], r["precision"]) for r in rows if r["exposure"] == view]
-            ax.plot(*zip(*points), marker="osv^"[i % 4], label=view)
+            ax.plot(*zip(*points), label=view, **style(i))
         ax.axhline(rows[0]["base_rate"], color="k", lw=1, linestyle=":", label="base rate P/M")
         ax.set(xscale="log", xlabel="K", ylabel="precision of 'top K are positives'",
                title="Top-K score attack (dpauc Table 2)")
 
-    _figure(path, draw)
+    figure(path, draw)

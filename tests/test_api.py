@@ -85,3 +85,20 @@ def test_the_cli_prints_its_version(capsys):
     with pytest.raises(SystemExit) as done:
         main(["--version"])
     assert done.value.code == 0 and capsys.readouterr().out.strip() == f"mpc-auc {mpc_auc.__version__}"
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: mpc_auc.compare([0, 1], [0.1, 0.9], epsilons=[0]), "epsilon must be a positive finite number, not 0"),
+    (lambda: mpc_auc.compare([0, 1], [0.1, 0.9], protocols=["fedauc-rr", "rot13"]), "unknown protocol(s) rot13"),
+    (lambda: mpc_auc.compare([0, 1], [0.1, 0.9], draws=1), "draws must be an integer >= 2"),
+    (lambda: mpc_auc.compare([0, 1], [0.1, 0.9], delta=0), "delta must lie strictly between 0 and 1"),
+    (lambda: mpc_auc.compare([0, 0], [0.1, 0.9]), "no positive labels"),
+    (lambda: mpc_auc.u_statistic([0.1, 0.9], kernel="auc", epsilon=1.0), "kernel auc needs labels"),
+    (lambda: mpc_auc.u_statistic([0.1, 0.9], kernel="gini", epsilon=None), "u_statistic needs epsilon"),
+    (lambda: mpc_auc.u_statistic([0.1, 0.9], kernel="gini", epsilon=1.0, k=0), "k must be a positive integer"),
+    (lambda: mpc_auc.u_statistic([0.1, 1.9], kernel="gini", epsilon=1.0), "[0, 1]"),
+])
+def test_compare_and_u_statistic_refuse_bad_input_by_name(call, message):
+    with pytest.raises(mpc_auc.InputError) as caught:
+        call()
+    assert message in str(caught.value)

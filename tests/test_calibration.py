@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from mpc_auc.protocols import fedauc
-from mpc_auc.protocols.calibration import analytic_gaussian_sigma, gaussian_delta
+from mpc_auc.protocols.calibration import analytic_gaussian_sigma, balle_wang_sigma, gaussian_delta
 from mpc_auc.protocols.errors import InputError
 from mpc_auc.synthetic import synthetic_evalset
 
@@ -18,6 +18,16 @@ def test_sigma_is_the_smallest_valid_one(epsilon, delta):
     assert gaussian_delta(sigma * (1 - 1e-6), epsilon) > delta
 
 
+@pytest.mark.parametrize("epsilon", [0.05, 0.5, 1.0, 4.0, 16.0])
+@pytest.mark.parametrize("delta, sensitivity", [(1e-5, 1.0), (1e-9, 3.0), (0.01, 1e4)])
+def test_dp_accounting_agrees_with_our_own_bisection(epsilon, delta, sensitivity):
+    """The library's sigma (used by the mechanisms) against our closed-form bisection: equal to 1e-6,
+    and valid by the closed form itself."""
+    ours, library = balle_wang_sigma(epsilon, delta, sensitivity), analytic_gaussian_sigma(epsilon, delta, sensitivity)
+    assert library == pytest.approx(ours, rel=1e-6)
+    assert gaussian_delta(library, epsilon, sensitivity) <= delta * (1 + 1e-9)
+
+
 @pytest.mark.parametrize("epsilon", [0.1, 0.5, 0.9])
 def test_below_eps_1_it_is_tighter_than_the_classical_bound(epsilon):
     classical = math.sqrt(2 * math.log(1.25 / 1e-5)) / epsilon
@@ -25,13 +35,14 @@ def test_below_eps_1_it_is_tighter_than_the_classical_bound(epsilon):
 
 
 def test_sigma_scales_with_the_sensitivity():
-    assert analytic_gaussian_sigma(1.0, 1e-6, 37.0) == pytest.approx(37.0 * analytic_gaussian_sigma(1.0, 1e-6), rel=1e-9)
+    assert analytic_gaussian_sigma(1.0, 1e-6, 37.0) == pytest.approx(37.0 * analytic_gaussian_sigma(1.0, 1e-6), rel=1e-7)
 
 
 @pytest.mark.parametrize("epsilon, delta", [(0, 1e-5), (1.0, 0), (1.0, 1.0), (float("inf"), 1e-5)])
 def test_bad_budgets_are_refused(epsilon, delta):
-    with pytest.raises(InputError):
-        analytic_gaussian_sigma(epsilon, delta)
+    for calibrate in (analytic_gaussian_sigma, balle_wang_sigma):
+        with pytest.raises(InputError):
+            calibrate(epsilon, delta)
 
 
 @pytest.mark.parametrize("sensitivity", ["local", "global"])

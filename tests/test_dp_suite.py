@@ -8,7 +8,7 @@ from sklearn.metrics import roc_auc_score
 
 from mpc_auc.protocols.dp_suite import MECHANISMS, Budget, evaluate
 from mpc_auc.protocols.errors import InputError
-from mpc_auc.sims.compare import main as compare_main
+from mpc_auc.cli import main as cli_main
 from mpc_auc.synthetic import synthetic_evalset
 
 
@@ -46,7 +46,7 @@ def test_bad_requests_are_refused(evalset):
 
 def test_compare_writes_table_json_and_plot(tmp_path):
     out = tmp_path / "cmp"
-    assert compare_main(["--out-dir", str(out), "--m", "3000", "--clients", "10", "--draws", "20",
+    assert cli_main(["compare", "--out", str(out), "--m", "3000", "--clients", "10", "--draws", "20",
                          "--epsilons", "1", "4", "--protocols", "fedauc-rr", "fedauc-lap-adaptive"]) == 0
     rows = list(csv.DictReader(open(out / "compare.csv")))
     assert [(r["protocol"], float(r["epsilon"])) for r in rows] == [
@@ -55,3 +55,5 @@ def test_compare_writes_table_json_and_plot(tmp_path):
     assert record["m"] == 3000 and len(record["rows"]) == 4
     assert all(r["rmse"] >= abs(r["bias"]) for r in record["rows"])  # RMSE^2 = bias^2 + variance
     assert (out / "rmse.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "rmse.pdf").read_bytes()[:5] == b"%PDF-"
+    assert all(float(r["rmse_lo"]) <= float(r["rmse"]) <= float(r["rmse_hi"]) for r in rows)

@@ -6,6 +6,8 @@ and compares the empirical MSE against the population parameter with the
 formula.  With ~Gaussian errors the MSE estimate's relative std is
 sqrt(2/DRAWS) = 4.5%, so +-15% is a 3.3-sigma band.
 """
+import json
+
 import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
@@ -167,3 +169,51 @@ def test_cli_ustat_writes_the_release_and_refuses_bad_rows(tmp_path, capsys):
         assert main(["ustat", "--kernel", kernel, "--input", str(path), "--epsilon", "1", "--out", str(target)]) == 2
         assert message in capsys.readouterr().err
         assert not target.exists()
+
+
+@pytest.mark.parametrize("kernel, epsilon", [("gini", 2.0), ("gini", 20.0), ("auc", 1.0), ("kendall", 1.0)])
+def test_the_standard_error_matches_the_spread_over_runs(kernel, epsilon):
+    """k = 1 pairs are disjoint, so the released values' standard error is the estimate's spread over
+    fresh pairings and noise (noise-dominated at eps 2, kernel-dominated at eps 20)."""
+    from mpc_auc.protocols.ustat_2pc import estimate, pair_noise, sample_pairs, standard_error
+
+    rng = np.random.default_rng(5)
+    if kernel == "kendall":
+        sample = Sample(rng.integers(1, 6, (2000, 2)))
+    elif kernel == "auc":
+        sample = Sample(rng.random(2000), rng.integers(0, 2, 2000))
+    else:
+        sample = Sample(rng.random(2000))
+    noise, x = pair_noise(kernel, epsilon, 1), encode(kernel, sample)
+    estimates, errors = [], []
+    for _ in range(300):
+        pairs = sample_pairs(kernel, sample, 1, rng)
+        values = clear_kernel(kernel, x[pairs.first], x[pairs.second], rng=rng)
+        released = values ^ noise.sample(rng, values.shape) if kernel == "auc" else \
+            values + noise.sample(rng, len(values))
+        estimates.append(estimate(kernel, released, noise))
+        errors.append(standard_error(kernel, released, noise))
+    assert 0.85 < np.std(estimates) / np.mean(errors) < 1.15
+
+
+def test_ustat_reports_its_std_and_warns_when_the_noise_swamps_it(tmp_path):
+    """`ustat --kernel gini --k 1000` on 300 users: eps/k per pair buries the estimate; the command says so
+    (and stays quiet at k = 1, eps = 8)."""
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(6)
+    data = tmp_path / "gini.csv"
+    data.write_text("user,value\n" + "".join(f"u{i},{v:.4f}\n" for i, v in enumerate(rng.random(300))))
+    runs = {}
+    for k, epsilon in ((1000, 1), (1, 8)):
+        out = tmp_path / f"k{k}.json"
+        runs[k] = subprocess.run([sys.executable, "-m", "mpc_auc.cli", "ustat", "--kernel", "gini", "--input",
+                                  str(data), "--epsilon", str(epsilon), "--k", str(k), "--out", str(out)],
+                                 capture_output=True, text=True, timeout=300)
+        assert runs[k].returncode == 0, runs[k].stderr[-2000:]
+        runs[k] = (runs[k], json.loads(out.read_text()))
+    (swamped, record), (fine, ok) = runs[1000], runs[1]
+    assert "warning: the noise swamps the estimate" in swamped.stderr and record["swamped"] and record["std"] > 0.25
+    assert "warning" not in fine.stderr and not ok["swamped"] and ok["std"] < 0.1
+    assert "+-" in fine.stdout and ok["provenance"]["arguments"]["k"] == 1

@@ -9,8 +9,9 @@ from sklearn.metrics import roc_auc_score
 from mpc_auc import ustat_data
 from mpc_auc.protocols.auc_hh import hierarchical_auc, level_histograms, popcount_parity, walsh_hadamard
 from mpc_auc.protocols.ustat_2pc import Sample, simulate
-from mpc_auc.protocols.ustat_baselines import (all_pairs, complete_ustat, composition_epsilon, k_ary_rr,
-                                               per_pair_epsilon, quantized_kernel, quantized_ldp)
+from mpc_auc.protocols.ustat_baselines import (advanced_per_pair, all_pairs, complete_ustat, composition_epsilon,
+                                               k_ary_rr, per_pair_epsilon, pld_epsilon, quantized_kernel,
+                                               quantized_ldp)
 
 
 def test_complete_ustat_matches_brute_force():
@@ -27,9 +28,23 @@ def test_complete_ustat_matches_brute_force():
 
 def test_advanced_composition_is_inverted():
     for eps, m in [(0.1, 999), (1.0, 249_999), (10.0, 5000)]:
-        e0 = per_pair_epsilon(eps, m)
+        e0 = advanced_per_pair(eps, m, 1e-6)
         assert composition_epsilon(e0, m, 1e-6) == pytest.approx(eps, rel=1e-9)
         assert e0 < eps / math.sqrt(m)  # composition over m pairs costs at least sqrt(m)
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0, 10.0])
+def test_the_pld_accountant_is_valid_tight_and_chosen_where_it_allows_less_noise(eps):
+    """At m = 2000 pairs per user the PLD accountant allows 1.2-1.5x the advanced eps0 (less noise), its
+    composed epsilon stays at or below the budget and within 2% of it; basic wins at m = 2."""
+    m = 2000
+    e0, how = per_pair_epsilon(eps, m)
+    advanced = advanced_per_pair(eps, m, 1e-6)
+    assert how == "pld" and 1.2 < e0 / advanced < 1.5
+    assert 0.98 * eps < pld_epsilon(e0, m, 1e-6) <= eps
+    assert pld_epsilon(advanced, m, 1e-6) < 0.9 * eps  # the closed form wastes budget
+    assert per_pair_epsilon(eps, m, accountants=("advanced",)) == (advanced, "advanced")
+    assert per_pair_epsilon(eps, 2)[1] == "basic"
 
 
 def test_all_pairs_noise_has_its_stated_variance():
@@ -37,7 +52,7 @@ def test_all_pairs_noise_has_its_stated_variance():
     sample = Sample(rng.random(400))
     truth = complete_ustat("gini", sample)
     est = np.array([all_pairs("gini", sample, 1.0, rng) for _ in range(4000)])
-    expected = 2.0 / (per_pair_epsilon(1.0, 399) ** 2 * (400 * 399 // 2))
+    expected = 2.0 / (per_pair_epsilon(1.0, 399)[0] ** 2 * (400 * 399 // 2))
     lo, hi = stats.chi2.ppf([0.005, 0.995], 4000)
     assert lo / 4000 < ((est - truth) ** 2).mean() / expected < hi / 4000
 
