@@ -117,10 +117,9 @@ def per_pair_epsilon(epsilon: float, pairs_per_user: int, delta: float = ALL_PAI
     return found[best], best
 
 
-def all_pairs(kernel: str, sample: Sample, epsilon: float, rng: np.random.Generator,
-              delta: float = ALL_PAIRS_DELTA, accountants: tuple = ACCOUNTANTS) -> float:
-    """All-pairs 2PC with Laplace(1/eps0) per pair (kernel in [0, 1]; Kendall's range 2 on the tau scale);
-    ``accountants=("advanced",)`` reproduces the paper's accounting."""
+def all_pairs_variance(kernel: str, sample: Sample, epsilon: float, delta: float = ALL_PAIRS_DELTA,
+                       accountants: tuple = ACCOUNTANTS) -> float:
+    """The all-pairs release's variance (its MSE: the mean of every pair is exact), 2 scale^2 / (eps0^2 pairs)."""
     n = len(sample.values)
     if kernel == "auc":
         p = int(np.sum(sample.labels))
@@ -129,7 +128,15 @@ def all_pairs(kernel: str, sample: Sample, epsilon: float, rng: np.random.Genera
         pairs, per_user = n * (n - 1) // 2, n - 1
     eps0, _ = per_pair_epsilon(float(epsilon), per_user, delta, tuple(accountants))
     scale = 2.0 if kernel == "kendall" else 1.0  # tau = 2 theta - 1 doubles the [0, 1] kernel's noise
-    return complete_ustat(kernel, sample) + scale * rng.normal(0.0, math.sqrt(2.0 / pairs) / eps0)
+    return scale**2 * 2.0 / (eps0**2 * pairs)
+
+
+def all_pairs(kernel: str, sample: Sample, epsilon: float, rng: np.random.Generator,
+              delta: float = ALL_PAIRS_DELTA, accountants: tuple = ACCOUNTANTS) -> float:
+    """All-pairs 2PC with Laplace(1/eps0) per pair (kernel in [0, 1]; Kendall's range 2 on the tau scale);
+    ``accountants=("advanced",)`` reproduces the paper's accounting."""
+    variance = all_pairs_variance(kernel, sample, epsilon, delta, accountants)
+    return complete_ustat(kernel, sample) + rng.normal(0.0, math.sqrt(variance))
 
 
 # ------------------------------------------------------------ quantized LDP
