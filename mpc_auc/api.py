@@ -1,7 +1,7 @@
 """The Python API: the AUC of scores and labels spread over clients, in scikit-learn's conventions.
 
 Works from a notebook and from a plain script with no ``if __name__ == "__main__"`` guard: the role
-processes never re-run the caller's script (protocols.runtime).  Every input is checked before any
+processes never re-run the caller's script (protocols.runtime.session).  Every input is checked before any
 process starts; a problem raises :class:`InputError` (a ``ValueError``) naming it.
 """
 import numbers
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .dataset import EvalSet
-from .protocols.encoding import ScoreEncoder
+from .protocols.inputs.encoding import ScoreEncoder
 from .protocols.errors import InputError
 
 PROTOCOLS = ("mpc-exact", "mpc-central", "clear")
@@ -115,9 +115,9 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
         A bad input, named: lengths, NaN or out-of-range scores, labels other than 0/1, one class
         missing, a bad client id, epsilon missing or <= 0, an option the protocol does not take.
     """
-    from .protocols.ledger import Budget
-    from .protocols.mpc_central import CentralNoise
-    from .protocols.runtime import Placement
+    from .protocols.mpc.ledger import Budget
+    from .protocols.mpc.mpc_central import CentralNoise
+    from .protocols.runtime.session import Placement
 
     start = time.perf_counter()
     if protocol not in PROTOCOLS:
@@ -140,7 +140,7 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
                          **common)
     placement = Placement.deployed(deployment) if deployment else Placement(ledger=ledger)
     if protocol == "mpc-central":
-        from .protocols.mpc_central import mpc_central_auc, release_interval
+        from .protocols.mpc.mpc_central import mpc_central_auc, release_interval
 
         limit = Budget(*_pair(budget, "budget", 1)) if budget is not None else None
         release = mpc_central_auc([data], noise, encoder, placement=placement, timeout_s=timeout, budget=limit)[0]
@@ -149,7 +149,7 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
                          provider="TTP",
                          traffic=release.traffic, wall_s=time.perf_counter() - start,
                          budget_remaining=(release.ledger or {}).get("remaining_epsilon"), **common)
-    from .protocols.mpc_exact import mpc_exact_auc
+    from .protocols.mpc.mpc_exact import mpc_exact_auc
 
     result = mpc_exact_auc([data], encoder, ranks=return_ranks, placement=placement, timeout_s=timeout)[0]
     ranks = None
@@ -207,7 +207,7 @@ def compare(y_true, y_score, clients=None, *, protocols=None, epsilons=(0.5, 1.0
     """
     import pandas as pd
 
-    from .protocols.dp_suite import MECHANISMS
+    from .protocols.dp.dp_suite import MECHANISMS
     from .sims.compare import FIELDS, compare as run_grid
 
     protocols = list(MECHANISMS) if protocols is None else list(protocols)
@@ -257,7 +257,7 @@ def u_statistic(values, *, kernel: str, epsilon: float, k: int = 1, labels=None,
         noise leaves the estimate uninformative), ``pairs``, ``effective_epsilon``, ``delta``,
         ``traffic``, ``wall_s``.
     """
-    from .protocols.ustat_2pc import Sample, check_k, ustat_2pc
+    from .protocols.ustat.ustat_2pc import Sample, check_k, ustat_2pc
 
     if kernel.startswith("auc") and labels is None:
         raise InputError(f"kernel {kernel} needs labels")

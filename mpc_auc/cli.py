@@ -16,21 +16,21 @@ import time
 from . import __version__, progress
 from .csv_io import read_evalset, read_user_values, write_evalset
 from .protocols.clear_auc import rank_sum_auc
-from .protocols.encoding import ScoreEncoder
-from .protocols import deployment as deploy
+from .protocols.inputs.encoding import ScoreEncoder
+from .protocols.runtime import deployment as deploy
 from .protocols.errors import DeploymentError, InputError, PartyFailure
-from .protocols.mpc_central import CentralNoise, central_release, mpc_central_auc, release_interval
-from .protocols.deployment import Deployment
-from .protocols.identity import CLIENT_PREFIX, ROLES, SERVING, Identity, client_role
-from .protocols.ledger import Budget
-from .protocols.link import Listener
-from .protocols.mpc_exact import Request, exact_result, mpc_exact_auc, run_ranking_jobs
-from .protocols.submission import Evaluation, Roster
-from .protocols.submitter import submit
+from .protocols.mpc.mpc_central import CentralNoise, central_release, mpc_central_auc, release_interval
+from .protocols.runtime.deployment import Deployment
+from .protocols.runtime.identity import CLIENT_PREFIX, ROLES, SERVING, Identity, client_role
+from .protocols.mpc.ledger import Budget
+from .protocols.runtime.link import Listener
+from .protocols.mpc.mpc_exact import Request, exact_result, mpc_exact_auc, run_ranking_jobs
+from .protocols.inputs.submission import Evaluation, Roster
+from .protocols.inputs.submitter import submit
 from .results import provenance, write_atomically, write_json
-from .protocols.roles import prepare_process, serve
-from .protocols.runtime import Placement, tune_allocator
-from .protocols.ustat_2pc import KERNELS, Sample, ustat_2pc
+from .protocols.runtime.roles import prepare_process, serve
+from .protocols.runtime.session import Placement, tune_allocator
+from .protocols.ustat.ustat_2pc import KERNELS, Sample, ustat_2pc
 from .experiment_config import add_options
 from .synthetic import synthetic_evalset
 

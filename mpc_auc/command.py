@@ -1,5 +1,5 @@
 """The ``mpc-auc`` command's entry point: a Ctrl-C at any moment, imports included, ends it with one line
-and exit status 130 (the roles are stopped by the session it interrupts: protocols.runtime)."""
+and exit status 130 (the roles are stopped by the session it interrupts: protocols.runtime.session)."""
 import sys
 
 

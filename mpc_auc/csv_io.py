@@ -15,7 +15,7 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from .dataset import EvalSet
-from .protocols.encoding import ScoreEncoder
+from .protocols.inputs.encoding import ScoreEncoder
 from .protocols.errors import InputError
 
 COLUMNS = ("client", "score", "label")

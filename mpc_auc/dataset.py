@@ -3,8 +3,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .protocols.clients import check_client, check_client_id
-from .protocols.encoding import ScoreEncoder
+from .protocols.inputs.clients import check_client, check_client_id
+from .protocols.inputs.encoding import ScoreEncoder
 from .protocols.errors import InputError
 
 

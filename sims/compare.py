@@ -15,8 +15,8 @@ import numpy as np
 from .. import progress
 from ..experiment_config import Param, all_positive, positive, probability, write_config
 from ..protocols.clear_auc import rank_sum_auc
-from ..protocols.dp_suite import MECHANISMS, Budget, evaluate
-from ..protocols.fedauc import generator
+from ..protocols.dp.dp_suite import MECHANISMS, Budget, evaluate
+from ..protocols.dp.fedauc import generator
 from ..results import provenance, write_csv, write_json
 from ..synthetic import CRITEO_M
 from .plots import error_lines, mean_interval
@@ -71,7 +71,7 @@ def plot(rows, stem: str, title: str) -> None:
 
 def _evaluation_clients(cfg: dict):
     from ..csv_io import read_evalset
-    from ..protocols.encoding import ScoreEncoder
+    from ..protocols.inputs.encoding import ScoreEncoder
     from ..synthetic import synthetic_evalset
 
     if cfg["input"]:

@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from ..protocols import dpauc, fedauc
+from ..protocols.dp import dpauc, fedauc
 from ..protocols.clear_auc import rank_sum_auc
 from ..synthetic import CRITEO_M, synthetic_evalset
 

@@ -26,10 +26,10 @@ import numpy as np
 
 from .. import progress
 from ..experiment_config import Param, write_config
-from ..protocols import fedauc
-from ..protocols.mpc_central import CentralNoise, analytic_std, mpc_central_auc
+from ..protocols.dp import fedauc
+from ..protocols.mpc.mpc_central import CentralNoise, analytic_std, mpc_central_auc
 from ..protocols.clear_auc import rank_sum_auc, twice_mid_ranks
-from ..protocols.runtime import Placement
+from ..protocols.runtime.session import Placement
 from ..results import provenance, write_csv, write_json, write_text
 from ..synthetic import CRITEO_AUC, CRITEO_M, CRITEO_P, binormal_scores, partition
 

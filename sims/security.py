@@ -152,7 +152,7 @@ def label_inference(cfg: dict, rng) -> tuple:
 
 def views(cfg: dict, rng) -> list:
     """Transcript tests of the radix sort at both parties (sims.security_views), with the open-sigma control."""
-    from ..protocols.runtime import run_parties
+    from ..protocols.runtime.session import run_parties
     from .security_views import VIEW_BITS, VIEW_INPUTS, p_values, view_party
 
     parties = run_parties(view_party, (VIEW_INPUTS, VIEW_BITS, cfg["view_runs"]), provider="TTP", timeout_s=120)
@@ -174,9 +174,9 @@ def views(cfg: dict, rng) -> list:
 def bitonic_views(cfg: dict, rng) -> list:
     """The bitonic sort: no message a party receives carries the keys, the sorted keys, their destinations, or
     (per layer) the compared keys, the comparison bits or the swap bits."""
-    from ..protocols.encoding import PAD_KEY
-    from ..protocols.runtime import run_parties
-    from ..protocols.sharing import split
+    from ..protocols.inputs.encoding import PAD_KEY
+    from ..protocols.runtime.session import run_parties
+    from ..protocols.inputs.sharing import split
     from .security_views import aligned, bitonic_layers, bitonic_secrets, bitonic_view_party, leaks
 
     m = cfg["bitonic_view_m"]
@@ -204,7 +204,7 @@ def bitonic_views(cfg: dict, rng) -> list:
 
 def ustat_views(cfg: dict, rng) -> list:
     """ustat-2pc: no message a pair-party receives carries a kernel value, the noise or the other's input."""
-    from ..protocols.runtime import run_parties
+    from ..protocols.runtime.session import run_parties
     from .security_views import leaks, ustat_secrets, ustat_view_party
 
     pairs = cfg["ustat_view_pairs"]
@@ -231,10 +231,10 @@ JOB_B = (np.full(8, 0.5), np.array([0, 1, 0, 1, 1, 0, 1, 0]))  # all tied: AUC 0
 
 def job_views(cfg: dict, rng) -> list:
     """Views of whole jobs through the real party loop: mpc-central, and mpc-exact delivering ranks."""
-    from ..protocols.encoding import ScoreEncoder
-    from ..protocols.mpc_central import CentralNoise
-    from ..protocols.mpc_exact import exact_result, run_ranking_jobs, simulated
-    from ..protocols.runtime import Placement
+    from ..protocols.inputs.encoding import ScoreEncoder
+    from ..protocols.mpc.mpc_central import CentralNoise
+    from ..protocols.mpc.mpc_exact import exact_result, run_ranking_jobs, simulated
+    from ..protocols.runtime.session import Placement
     from .security_views import job_secrets, leaks, recording_party
 
     encoder, m, runs = ScoreEncoder(), cfg["job_view_m"], cfg["job_view_runs"]
@@ -287,7 +287,7 @@ def _job_view(name, kind, protocol, received, secrets_, runs) -> dict:
 
 def noise_views(cfg: dict, rng) -> list:
     """mpc-central's noise gadgets at its calibration: no received message carries a draw, its sign or support."""
-    from ..protocols.runtime import run_parties
+    from ..protocols.runtime.session import run_parties
     from .security_views import central_noise_party, leaks
 
     draws, m = cfg["noise_view_draws"], cfg["job_view_m"]
@@ -309,8 +309,8 @@ def noise_views(cfg: dict, rng) -> list:
 
 def collusion(cfg: dict, rng) -> list:
     """What dealer + P0 and P0 alone recover of the radix sort's secret order and labels."""
-    from ..protocols.runtime import run_parties
-    from ..protocols.sharing import split, split_xor
+    from ..protocols.runtime.session import run_parties
+    from ..protocols.inputs.sharing import split, split_xor
     from .security_collusion import collusion_party, kendall, recovered
 
     m, bits = cfg["collusion_m"], 8
@@ -331,8 +331,8 @@ def collusion(cfg: dict, rng) -> list:
 
 def network_observer(cfg: dict, rng) -> list:
     """A capture of the TLS links of real role processes (sims.security_network), on two inputs of one shape."""
-    from ..protocols.encoding import ScoreEncoder
-    from ..protocols.mpc_exact import simulated
+    from ..protocols.inputs.encoding import ScoreEncoder
+    from ..protocols.mpc.mpc_exact import simulated
     from .security_network import captured_jobs, clear_link, differences, exposure, observer_view
 
     m, encoder = cfg["observer_m"], ScoreEncoder()

@@ -1,8 +1,8 @@
 """The security checks of ``mpc-auc security``: DP audits, label inference, top-K and seed-recovery attacks.
 
 Each function returns check records (sims.security.check) or table rows; the
-mechanisms are run through the project's own code (protocols.fedauc,
-protocols.mpc_central, protocols.score_ldp), never re-implemented here.
+mechanisms are run through the project's own code (protocols.dp.fedauc,
+protocols.mpc.mpc_central, protocols.dp.score_ldp), never re-implemented here.
 
 Worst-case neighbours (label DP): K = M clients with one sample each, ranks
 0..M-1 distinct, and the target sample at the top rank M-1, so one label flip
@@ -17,10 +17,10 @@ import numpy as np
 import torch
 
 from ..circuits.csprng import TUPLES, KeyedGenerator
-from ..protocols import dpauc, fedauc, score_ldp
+from ..protocols.dp import dpauc, fedauc, score_ldp
 from ..protocols.clear_auc import rank_sum_auc
-from ..protocols.dp_suite import THRESHOLDS
-from ..protocols.mpc_central import CentralNoise
+from ..protocols.dp.dp_suite import THRESHOLDS
+from ..protocols.mpc.mpc_central import CentralNoise
 from .dp_audit import epsilon_lower_bound, gaussian_llr, laplace_llr
 
 AUDIT_MARGIN = 0.05  # eps_lb may exceed the claim by this much (relative) before a claim counts as broken
@@ -223,8 +223,8 @@ def audit_central(neighbours: str, epsilon: float, draws: int, rng, calibrated_f
 def audit_central_mpc(epsilon: float, draws: int, rng, ledger_dir: str):
     """mpc-central (label DP) through the real MPC: local roles over TLS, the noise drawn in the circuit,
     ``draws`` repetitions of the release per data set (charged to a throwaway ledger in ``ledger_dir``)."""
-    from ..protocols.mpc_central import mpc_central_auc
-    from ..protocols.runtime import Placement
+    from ..protocols.mpc.mpc_central import mpc_central_auc
+    from ..protocols.runtime.session import Placement
 
     m = 8
     labels = _neighbours(m, rng)
@@ -240,7 +240,7 @@ def ustat_views(kernel: str, epsilon: float, k: int, draws: int, rng) -> tuple:
     """ustat-2pc: the aggregator's view of one user's k pairs when the user's value moves to the other end
     of its range (every one of its pair kernels moves by the kernel's sensitivity, or its bits flip), under
     the circuit's per-pair noise law; reduced to the LLR.  Returns (views on D and D', claimed eps, delta)."""
-    from ..protocols.ustat_2pc import pair_noise, user_privacy
+    from ..protocols.ustat.ustat_2pc import pair_noise, user_privacy
 
     noise = pair_noise(kernel, epsilon, k)
     claimed, delta = user_privacy(kernel, epsilon, k)

@@ -13,9 +13,9 @@ import tempfile
 import time
 from collections import Counter
 
-from ..protocols.deployment import Deployment
-from ..protocols.identity import COMPUTE, COORDINATOR, ROLES, SERVING, Identity
-from ..protocols.link import FRAME_BYTES, Listener, free_port, split_address
+from ..protocols.runtime.deployment import Deployment
+from ..protocols.runtime.identity import COMPUTE, COORDINATOR, ROLES, SERVING, Identity
+from ..protocols.runtime.link import FRAME_BYTES, Listener, free_port, split_address
 from .capture import NotTls, RecordingProxy, carries_window, records
 
 TIMING_RECORD = FRAME_BYTES + 17  # a TLS 1.3 record of one bare frame header (content type + 16-byte tag):
@@ -23,7 +23,7 @@ TIMING_RECORD = FRAME_BYTES + 17  # a TLS 1.3 record of one bare frame header (c
 
 
 def _serve(role: str, key_path: str, deployment: Deployment, ledger: str, timeout_s: float) -> None:
-    from ..protocols.roles import prepare_process, serve
+    from ..protocols.runtime.roles import prepare_process, serve
 
     identity = Identity.load(key_path)
     prepare_process()
@@ -31,10 +31,10 @@ def _serve(role: str, key_path: str, deployment: Deployment, ledger: str, timeou
 
 
 def captured_jobs(requests, timeout_s: float = 60.0) -> list:
-    """Run each request (protocols.mpc_exact.Request) as its own mpc-exact session; per request, the captured
+    """Run each request (protocols.mpc.mpc_exact.Request) as its own mpc-exact session; per request, the captured
     streams: [(party behind the proxy, bytes towards it, bytes from it)]."""
-    from ..protocols.mpc_exact import exact_result, run_ranking_jobs
-    from ..protocols.runtime import Placement
+    from ..protocols.mpc.mpc_exact import exact_result, run_ranking_jobs
+    from ..protocols.runtime.session import Placement
 
     with tempfile.TemporaryDirectory(prefix="mpc-auc-observer-") as directory:
         identities = {role: Identity(role) for role in ROLES}

@@ -217,7 +217,7 @@ def bitonic_view_party(ctx, key_shares) -> dict:
     (index = rank), recording every received message and where each layer's messages end."""
     from ..circuits.bitonic import BitonicRanking
     from ..circuits.shares import from_share
-    from ..protocols.encoding import PAD_KEY
+    from ..protocols.inputs.encoding import PAD_KEY
 
     log, layer_ends = [], []
     record_received(log)
@@ -308,9 +308,9 @@ def leaks(views, secrets: dict, pairs: int) -> list:
 # ------------------------------------------------ whole jobs: mpc-central, mpc-exact with rank delivery
 
 def recording_party(ctx, fraction_bits: int) -> list:
-    """The real party loop (protocols.mpc_exact._party), recording per job every message received, the input
+    """The real party loop (protocols.mpc.mpc_exact._party), recording per job every message received, the input
     shares it opened from the clients' bundles, and the rank shares it sealed for them."""
-    from ..protocols import mpc_exact
+    from ..protocols.mpc import mpc_exact
 
     log, sent, jobs = [], [], []
     record_received(log)
@@ -356,7 +356,7 @@ def central_noise_party(ctx, epsilon: float, m: int, count: int) -> dict:
     from ..circuits.bits import BitConverter
     from ..circuits.noise import discrete_laplace
     from ..circuits.shares import reveal_int
-    from ..protocols.mpc_central import CentralNoise
+    from ..protocols.mpc.mpc_central import CentralNoise
 
     log = []
     record_received(log)

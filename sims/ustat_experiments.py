@@ -6,7 +6,7 @@ classes public) and Kendall's tau on correlated 1-5 ratings
 
 * ustat-2pc with k = 1, 2, 5 (AUC: randomized response at eps/k, Kendall:
   discrete Laplace of scale k/eps), the 2PC replaced by the clear kernel
-  and the circuit's exact noise law (protocols.ustat_2pc.simulate; the
+  and the circuit's exact noise law (protocols.ustat.ustat_2pc.simulate; the
   MPC run itself is checked against the same formula by
   tests/test_ustat_2pc.py);
 * all-pairs 2PC (delta = 1e-6), accounted with the best of basic, advanced
@@ -30,10 +30,10 @@ import numpy as np
 
 from .. import progress, ustat_data
 from ..experiment_config import Param, all_positive, positive, write_config
-from ..protocols.auc_hh import hierarchical_auc
-from ..protocols.fedauc import generator
-from ..protocols.ustat_2pc import Sample, simulate
-from ..protocols.ustat_baselines import ACCOUNTANTS, all_pairs, all_pairs_variance, complete_ustat, quantized_ldp
+from ..protocols.ustat.auc_hh import hierarchical_auc
+from ..protocols.dp.fedauc import generator
+from ..protocols.ustat.ustat_2pc import Sample, simulate
+from ..protocols.ustat.ustat_baselines import ACCOUNTANTS, all_pairs, all_pairs_variance, complete_ustat, quantized_ldp
 from ..results import provenance, write_csv, write_json
 from .plots import error_lines, mean_interval
 

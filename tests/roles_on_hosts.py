@@ -5,7 +5,7 @@ import subprocess
 import sys
 import time
 
-from mpc_auc.protocols.link import free_port
+from mpc_auc.protocols.runtime.link import free_port
 
 CLI = [sys.executable, "-m", "mpc_auc.cli"]
 HOSTS = {"P0": "127.0.0.2", "P1": "127.0.0.3", "dealer": "127.0.0.4"}

@@ -4,8 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from mpc_auc.protocols import fedauc
-from mpc_auc.protocols.calibration import analytic_gaussian_sigma, balle_wang_sigma, gaussian_delta
+from mpc_auc.protocols.dp import fedauc
+from mpc_auc.protocols.dp.calibration import analytic_gaussian_sigma, balle_wang_sigma, gaussian_delta
 from mpc_auc.protocols.errors import InputError
 from mpc_auc.synthetic import synthetic_evalset
 

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from mpc_auc.protocols.encoding import PAD_KEY
-from mpc_auc.protocols.runtime import run_parties
+from mpc_auc.protocols.inputs.encoding import PAD_KEY
+from mpc_auc.protocols.runtime.session import run_parties
 
 SIZES = [1, 2, 3, 5, 17, 64, 100]
 

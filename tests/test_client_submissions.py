@@ -16,13 +16,13 @@ import pytest
 from scipy.stats import rankdata
 from sklearn.metrics import roc_auc_score
 
-from mpc_auc.protocols import submission, submitter
-from mpc_auc.protocols.deployment import Deployment
-from mpc_auc.protocols.identity import Identity, PublicIdentity
-from mpc_auc.protocols.ledger import Ledger, default_directory
-from mpc_auc.protocols.mpc_exact import RANKS_TO_CLIENTS
-from mpc_auc.protocols.submission import Roster
-from mpc_auc.protocols.submitter import JobRefused
+from mpc_auc.protocols.inputs import submission, submitter
+from mpc_auc.protocols.runtime.deployment import Deployment
+from mpc_auc.protocols.runtime.identity import Identity, PublicIdentity
+from mpc_auc.protocols.mpc.ledger import Ledger, default_directory
+from mpc_auc.protocols.mpc.mpc_exact import RANKS_TO_CLIENTS
+from mpc_auc.protocols.inputs.submission import Roster
+from mpc_auc.protocols.inputs.submitter import JobRefused
 from mpc_auc.synthetic import synthetic_evalset
 from roles_on_hosts import CLI
 

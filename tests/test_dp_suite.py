@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from mpc_auc.protocols.dp_suite import MECHANISMS, Budget, evaluate
+from mpc_auc.protocols.dp.dp_suite import MECHANISMS, Budget, evaluate
 from mpc_auc.protocols.errors import InputError
 from mpc_auc.cli import main as cli_main
 from mpc_auc.synthetic import synthetic_evalset

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from mpc_auc.protocols import dpauc, fedauc
+from mpc_auc.protocols.dp import dpauc, fedauc
 from mpc_auc.synthetic import synthetic_evalset
 
 

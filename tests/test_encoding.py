@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mpc_auc.protocols.encoding import PAD_KEY, ScoreEncoder, ordered_bits
+from mpc_auc.protocols.inputs.encoding import PAD_KEY, ScoreEncoder, ordered_bits
 from mpc_auc.protocols.errors import InputError
 
 F32_MAX = float(np.finfo(np.float32).max)

@@ -4,10 +4,10 @@ import pytest
 from scipy.stats import chi2
 from sklearn.metrics import roc_auc_score
 
-from mpc_auc.protocols import fedauc
-from mpc_auc.protocols.encoding import ScoreEncoder
+from mpc_auc.protocols.dp import fedauc
+from mpc_auc.protocols.inputs.encoding import ScoreEncoder
 from mpc_auc.protocols.errors import InputError
-from mpc_auc.protocols.mpc_exact import mpc_exact_auc
+from mpc_auc.protocols.mpc.mpc_exact import mpc_exact_auc
 from mpc_auc.synthetic import synthetic_evalset
 
 
@@ -160,7 +160,7 @@ def test_k_ary_rr_has_the_stated_transition_probabilities(classes, epsilon):
 def test_score_dp_destroys_the_ranking_at_small_epsilon(tied):
     """fedauc Table 9: with Lap(1/eps) on scores in [0, 1], eps <= 10 leaves little of the AUC."""
     truth = roc_auc_score(tied.label, tied.score)
-    from mpc_auc.protocols.score_ldp import score_laplace
+    from mpc_auc.protocols.dp.score_ldp import score_laplace
 
     low = score_laplace(tied.score, tied.label, 1.0, 20, fedauc.generator(2))
     high = score_laplace(tied.score, tied.label, 1000.0, 20, fedauc.generator(2))
@@ -172,14 +172,14 @@ def test_score_cldp_keeps_the_exponential_mechanism_probabilities():
     """Report frequencies against exp(-alpha |i - j| / 2) / Z_i (chi-square), and no ranking from equal scores."""
     from scipy.stats import chisquare
 
-    from mpc_auc.protocols.score_ldp import score_cldp
+    from mpc_auc.protocols.dp.score_ldp import score_cldp
 
     scores = np.full(4000, 0.3)  # level 3 of 11
     labels = np.r_[np.ones(2000), np.zeros(2000)].astype(np.int64)
     rng = fedauc.generator(3)
     auc = score_cldp(scores, labels, 0.8, 3, rng, levels=11)
     assert np.allclose(auc, 0.5, atol=0.05)  # all scores equal: the reports carry no ranking
-    from mpc_auc.protocols.score_ldp import cldp_reports
+    from mpc_auc.protocols.dp.score_ldp import cldp_reports
 
     for level in (0, 3, 10):  # an edge, the middle, the other edge: the normalisation differs
         weights = np.exp(-0.8 * np.abs(np.arange(11) - level) / 2)
@@ -189,7 +189,7 @@ def test_score_cldp_keeps_the_exponential_mechanism_probabilities():
 
 
 def test_score_cldp_approaches_the_quantized_auc_at_large_alpha(tied):
-    from mpc_auc.protocols.score_ldp import score_cldp
+    from mpc_auc.protocols.dp.score_ldp import score_cldp
 
     truth = roc_auc_score(tied.label, np.rint(tied.score * 99))
     auc = score_cldp(tied.score, tied.label, 50.0, 5, fedauc.generator(6))
@@ -209,7 +209,7 @@ def test_gaussian_adaptive_terms_have_their_sigma_and_beat_gaussian_local(tied):
 
 
 def test_score_dp_noise_has_scale_1_over_eps():
-    from mpc_auc.protocols.score_ldp import laplace_scores
+    from mpc_auc.protocols.dp.score_ldp import laplace_scores
 
     noise = laplace_scores(np.zeros(20000), 0.5, fedauc.generator(16))
     squares = (noise / 2.0) ** 2  # Lap(1/eps) = Lap(2): (X / b)^2 averages 2, variance 20

@@ -11,9 +11,9 @@ from dp_accounting.pld import privacy_loss_distribution as pld
 from mpc_auc.cli import main
 from mpc_auc.csv_io import write_evalset
 from mpc_auc.protocols.errors import InputError
-from mpc_auc.protocols.ledger import Budget, Ledger, Release, compose
-from mpc_auc.protocols.mpc_central import CentralNoise, dataset_id, mpc_central_auc
-from mpc_auc.protocols.runtime import Placement
+from mpc_auc.protocols.mpc.ledger import Budget, Ledger, Release, compose
+from mpc_auc.protocols.mpc.mpc_central import CentralNoise, dataset_id, mpc_central_auc
+from mpc_auc.protocols.runtime.session import Placement
 from mpc_auc.synthetic import synthetic_evalset
 
 

@@ -5,7 +5,7 @@ from sklearn.metrics import roc_auc_score
 
 from mpc_auc.protocols.clear_auc import twice_mid_ranks
 from mpc_auc.protocols.errors import InputError
-from mpc_auc.protocols.mpc_central import CentralNoise, analytic_std, mpc_central_auc, simulate_release
+from mpc_auc.protocols.mpc.mpc_central import CentralNoise, analytic_std, mpc_central_auc, simulate_release
 from mpc_auc.synthetic import binormal_scores, partition
 
 M, P, REPS = 6000, 1500, 2000  # std of a std estimate from 2000 draws: 1.6%

@@ -13,9 +13,9 @@ from sklearn.metrics import roc_auc_score
 
 from mpc_auc.cli import main
 from mpc_auc.csv_io import write_evalset
-from mpc_auc.protocols.encoding import ScoreEncoder
+from mpc_auc.protocols.inputs.encoding import ScoreEncoder
 from mpc_auc.protocols.errors import InputError
-from mpc_auc.protocols.mpc_exact import mpc_exact_auc
+from mpc_auc.protocols.mpc.mpc_exact import mpc_exact_auc
 from mpc_auc.synthetic import synthetic_evalset
 
 # (m, clients, partition, decimals, auc): ties, M not a power of two, K = 1, K = M

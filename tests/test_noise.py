@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from mpc_auc.circuits.noise import ROUNDING_BITS, DiscreteLaplace, RandomizedResponse, coin_threshold
-from mpc_auc.protocols.runtime import run_parties
+from mpc_auc.protocols.runtime.session import run_parties
 
 N = 1_000_000
 BIAS = 0.3

@@ -17,7 +17,7 @@ import torch
 from mpc_auc.circuits import csprng, dealer
 from mpc_auc.circuits.csprng import TUPLES, KeyedGenerator
 from mpc_auc.protocols.errors import PartyFailure
-from mpc_auc.protocols.runtime import run_parties
+from mpc_auc.protocols.runtime.session import run_parties
 from mpc_auc.sims.security_checks import p0_rebuilds_p1_triples, stock_dealer_seeds, stock_share
 
 TRIPLE = (1000,)

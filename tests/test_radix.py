@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from scipy.stats import rankdata
 
-from mpc_auc.protocols.runtime import run_parties
+from mpc_auc.protocols.runtime.session import run_parties
 from mpc_auc.sims.security_views import VIEW_BITS, VIEW_INPUTS, homogeneity, radix_views, uniformity
 
 SORT_CASES = [(1, 4), (2, 1), (7, 3), (64, 6), (257, 12), (1000, 62), (999, 2), (300, 62)]

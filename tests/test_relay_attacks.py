@@ -16,14 +16,14 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from mpc_auc.cli import main
-from mpc_auc.protocols.bundles import RANK_TAG, JobId, seal_ranks
+from mpc_auc.protocols.inputs.bundles import RANK_TAG, JobId, seal_ranks
 from mpc_auc.csv_io import write_evalset
-from mpc_auc.protocols.identity import Identity, client_role
+from mpc_auc.protocols.runtime.identity import Identity, client_role
 from mpc_auc.protocols.errors import InputError
-from mpc_auc.protocols.mpc_exact import FRACTION_BITS, Job, JobRun, _party
-from mpc_auc.protocols.runtime import PARTIES, Session
-from mpc_auc.protocols.sealing import KeyPair
-from mpc_auc.protocols.submission import Evaluation, Roster, Ticket, make_submission
+from mpc_auc.protocols.mpc.mpc_exact import FRACTION_BITS, Job, JobRun, _party
+from mpc_auc.protocols.runtime.session import PARTIES, Session
+from mpc_auc.protocols.inputs.sealing import KeyPair
+from mpc_auc.protocols.inputs.submission import Evaluation, Roster, Ticket, make_submission
 from mpc_auc.synthetic import synthetic_evalset
 
 ROWS = {"a": ([0.1, 0.7, 0.4], [0, 1, 1]), "b": ([0.2, 0.9, 0.3], [1, 0, 0]), "c": ([0.5, 0.6, 0.8], [0, 1, 0])}

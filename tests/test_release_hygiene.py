@@ -19,7 +19,7 @@ from mpc_auc.cli import main
 from mpc_auc.csv_io import write_evalset
 from mpc_auc.dataset import EvalSet
 from mpc_auc.protocols.clear_auc import rank_sum_auc
-from mpc_auc.protocols.mpc_central import CentralNoise, analytic_std
+from mpc_auc.protocols.mpc.mpc_central import CentralNoise, analytic_std
 from mpc_auc.synthetic import synthetic_evalset
 
 

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from mpc_auc.protocols.encoding import ScoreEncoder
+from mpc_auc.protocols.inputs.encoding import ScoreEncoder
 from mpc_auc.protocols.errors import PartyFailure
-from mpc_auc.protocols.mpc_exact import mpc_exact_auc
+from mpc_auc.protocols.mpc.mpc_exact import mpc_exact_auc
 from mpc_auc.synthetic import synthetic_evalset
 
 
@@ -63,8 +63,8 @@ def test_a_failed_role_stops_everyone_naming_it(victim, sig, timeout_s):
 
 _COORDINATOR = """
 import sys
-from mpc_auc.protocols.encoding import ScoreEncoder
-from mpc_auc.protocols.mpc_exact import mpc_exact_auc
+from mpc_auc.protocols.inputs.encoding import ScoreEncoder
+from mpc_auc.protocols.mpc.mpc_exact import mpc_exact_auc
 from mpc_auc.synthetic import synthetic_evalset
 if __name__ == "__main__":
     evalset = synthetic_evalset(m=200000, clients=5, seed=1)

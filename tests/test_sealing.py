@@ -3,11 +3,11 @@ import numpy as np
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from mpc_auc.protocols import sharing
-from mpc_auc.protocols.bundles import (INPUT_TAG, RANK_TAG, JobId, SealedBundle, open_bundle, open_ranks,
+from mpc_auc.protocols.inputs import sharing
+from mpc_auc.protocols.inputs.bundles import (INPUT_TAG, RANK_TAG, JobId, SealedBundle, open_bundle, open_ranks,
                                      seal_client, seal_ranks)
 from mpc_auc.protocols.errors import BundleIntegrityError
-from mpc_auc.protocols.sealing import KeyPair
+from mpc_auc.protocols.inputs.sealing import KeyPair
 
 JOB = JobId("evaluation-1", bytes(range(32)))
 

@@ -14,13 +14,13 @@ import socket
 import numpy as np
 import pytest
 
-from mpc_auc.protocols import sharing
-from mpc_auc.protocols.deployment import Deployment
+from mpc_auc.protocols.inputs import sharing
+from mpc_auc.protocols.runtime.deployment import Deployment
 from mpc_auc.protocols.errors import ChannelIntegrityError, PartyFailure
-from mpc_auc.protocols.identity import COORDINATOR, ROLES, SERVING, Identity
-from mpc_auc.protocols.link import Listener, dial, free_port, split_address
-from mpc_auc.protocols.roles import target_name
-from mpc_auc.protocols.runtime import Placement, Session
+from mpc_auc.protocols.runtime.identity import COORDINATOR, ROLES, SERVING, Identity
+from mpc_auc.protocols.runtime.link import Listener, dial, free_port, split_address
+from mpc_auc.protocols.runtime.roles import target_name
+from mpc_auc.protocols.runtime.session import Placement, Session
 from mpc_auc.sims.capture import (APPLICATION_DATA, CHANGE_CIPHER_SPEC, HANDSHAKE, NotTls, RecordingProxy,
                                   carries_window, records)
 
@@ -36,7 +36,7 @@ def _beaver_target(ctx):
 
 
 def _role_main(role, key_path, deployment, timeout_s):
-    from mpc_auc.protocols.roles import prepare_process, serve
+    from mpc_auc.protocols.runtime.roles import prepare_process, serve
 
     identity = Identity.load(key_path)
     prepare_process()

@@ -13,9 +13,9 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from mpc_auc import ustat_data
-from mpc_auc.protocols import ustat_theory as theory
+from mpc_auc.protocols.ustat import ustat_theory as theory
 from mpc_auc.protocols.errors import InputError
-from mpc_auc.protocols.ustat_2pc import (Sample, clear_kernel, cross_pairs, encode, permutation_pairs, simulate,
+from mpc_auc.protocols.ustat.ustat_2pc import (Sample, clear_kernel, cross_pairs, encode, permutation_pairs, simulate,
                                          ustat_2pc, user_privacy)
 
 DRAWS = 1000
@@ -175,7 +175,7 @@ def test_cli_ustat_writes_the_release_and_refuses_bad_rows(tmp_path, capsys):
 def test_the_standard_error_matches_the_spread_over_runs(kernel, epsilon):
     """k = 1 pairs are disjoint, so the released values' standard error is the estimate's spread over
     fresh pairings and noise (noise-dominated at eps 2, kernel-dominated at eps 20)."""
-    from mpc_auc.protocols.ustat_2pc import estimate, pair_noise, sample_pairs, standard_error
+    from mpc_auc.protocols.ustat.ustat_2pc import estimate, pair_noise, sample_pairs, standard_error
 
     rng = np.random.default_rng(5)
     if kernel == "kendall":

@@ -7,9 +7,9 @@ from scipy import stats
 from sklearn.metrics import roc_auc_score
 
 from mpc_auc import ustat_data
-from mpc_auc.protocols.auc_hh import hierarchical_auc, level_histograms, popcount_parity, walsh_hadamard
-from mpc_auc.protocols.ustat_2pc import Sample, simulate
-from mpc_auc.protocols.ustat_baselines import (advanced_per_pair, all_pairs, complete_ustat, composition_epsilon,
+from mpc_auc.protocols.ustat.auc_hh import hierarchical_auc, level_histograms, popcount_parity, walsh_hadamard
+from mpc_auc.protocols.ustat.ustat_2pc import Sample, simulate
+from mpc_auc.protocols.ustat.ustat_baselines import (advanced_per_pair, all_pairs, complete_ustat, composition_epsilon,
                                                k_ary_rr, per_pair_epsilon, pld_epsilon, quantized_kernel,
                                                quantized_ldp)
 

@@ -16,7 +16,7 @@ The recording and the checker live in sims/security_views.py (also run by
 import numpy as np
 import pytest
 
-from mpc_auc.protocols.runtime import run_parties
+from mpc_auc.protocols.runtime.session import run_parties
 from mpc_auc.sims.security_views import aligned, leaks, ustat_secrets, ustat_view_party
 
 PAIRS = 4096

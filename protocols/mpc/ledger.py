@@ -33,7 +33,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from .errors import InputError
+from ..errors import InputError
 
 DEFAULT_DELTA = 1e-9  # the budget's delta when only epsilon is given: room for the circuits' ~1e-13 per release
 MAX_PLD_TERMS = 200  # beyond this many composed mechanisms, basic composition (module docstring)

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..circuits.noise import DiscreteLaplace
-from .errors import InputError, PartyFailure
-from .fedauc import check_epsilon
+from ...circuits.noise import DiscreteLaplace
+from ..errors import InputError, PartyFailure
+from ..dp.fedauc import check_epsilon
 
 NEIGHBOURS = ("label", "record")
 
@@ -118,7 +118,7 @@ def simulate_release(twice_ranks: np.ndarray, labels: np.ndarray, noise: Central
                      rng: np.random.Generator) -> np.ndarray:
     """``draws`` AUCs with the release law of the circuit (same discrete Laplace coins), sampled in the clear.
 
-    For the plain-DP comparison (protocols.dp_suite); tests/test_mpc_central.py
+    For the plain-DP comparison (protocols.dp.dp_suite); tests/test_mpc_central.py
     checks the MPC run against the same analytic std.
     """
     twice_ranks, labels = np.asarray(twice_ranks, dtype=np.int64), np.asarray(labels, dtype=np.int64)
@@ -161,13 +161,13 @@ def mpc_central_auc(datasets, noise: CentralNoise, encoder=None, method: str = "
                     timeout_s: float = 20.0, on_progress=None, budget=None, dataset_ids=None) -> list:
     """Run mpc-central on each dataset (a list of (client_id, scores, labels)); one CentralRelease each.
 
-    Each release is first charged to both parties' privacy ledgers (protocols.ledger) under the
+    Each release is first charged to both parties' privacy ledgers (protocols.mpc.ledger) under the
     dataset's id (default: :func:`dataset_id`) against ``budget`` (ledger.Budget or None: record only);
     a release the ledgers refuse raises InputError and nothing is computed.
     """
-    from .encoding import ScoreEncoder
+    from ..inputs.encoding import ScoreEncoder
     from .mpc_exact import run_ranking_jobs, simulated
-    from .runtime import LOCAL
+    from ..runtime.session import LOCAL
 
     encoder = encoder or ScoreEncoder()
     for clients in datasets:  # before any process starts

@@ -4,7 +4,7 @@ Every role (P0, P1, the dealer, and the coordinator that submits jobs) has
 an Ed25519 key pair drawn from the OS CSPRNG (``cryptography`` uses
 OpenSSL's RAND_bytes) and a self-signed X.509 certificate for it.  The
 compute parties also hold an X25519 key under which clients seal their
-shares (protocols.sealing).  The deployment file lists every role's
+shares (protocols.inputs.sealing).  The deployment file lists every role's
 certificate; a role trusts exactly those certificates (no CA, nothing
 learned from the wire), and after each handshake the peer's certificate
 digest must equal the one pinned for the role it claims to be.
@@ -27,8 +27,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 from cryptography.x509.oid import NameOID
 
-from .errors import DeploymentError
-from .sealing import KeyPair
+from ..errors import DeploymentError
+from ..inputs.sealing import KeyPair
 
 COMPUTE = ("P0", "P1")
 DEALER = "dealer"
@@ -47,8 +47,8 @@ def fingerprint(cert_der: bytes) -> str:
 
 
 def client_role(name: str) -> str:
-    """The role of the client called ``name`` (a roster name, protocols.clients.check_client_id)."""
-    from .clients import check_client_id
+    """The role of the client called ``name`` (a roster name, protocols.inputs.clients.check_client_id)."""
+    from ..inputs.clients import check_client_id
 
     check_client_id(name)
     return CLIENT_PREFIX + name
@@ -97,7 +97,7 @@ class Identity:
     """A role's private keys: the TLS key (Ed25519) and, for the compute parties, the sealing key (X25519).
 
     A client's identity (role ``client:NAME``) signs its submissions with the same Ed25519 key
-    that its certificate carries (protocols.submission).
+    that its certificate carries (protocols.inputs.submission).
     """
 
     def __init__(self, role: str, tls_key: Ed25519PrivateKey = None, certificate: x509.Certificate = None,

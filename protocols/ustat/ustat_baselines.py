@@ -2,7 +2,7 @@
 
 Both are simulated in the clear with the mechanisms' exact laws (the
 paper simulates its 2PC primitive too); the data conventions and kernels
-are those of protocols.ustat_2pc (AUC: two-sample, classes public;
+are those of protocols.ustat.ustat_2pc (AUC: two-sample, classes public;
 Kendall on the [0, 1] scale, reported as tau = 2 theta - 1).
 
 * **All pairs** (ustats §5-6): every pair computes h + Lap(1/eps0) in 2PC;
@@ -50,7 +50,7 @@ def complete_ustat(kernel: str, sample: Sample) -> float:
     """The U-statistic over all pairs (AUC over all positive/negative pairs), exactly."""
     v = np.asarray(sample.values)
     if kernel == "auc":
-        from .clear_auc import rank_sum_auc
+        from ..clear_auc import rank_sum_auc
         return rank_sum_auc(v, sample.labels)
     n = len(v)
     if kernel == "gini":

@@ -13,8 +13,9 @@ from typing import Callable
 
 import numpy as np
 
-from . import dpauc, fedauc, mpc_central, score_ldp
-from .errors import InputError
+from . import dpauc, fedauc, score_ldp
+from ..mpc import mpc_central
+from ..errors import InputError
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ MECHANISMS = {
         lambda ranked, counts, budget, draws, rng: dpauc.histogram_statistics(counts, budget.epsilon, draws, rng),
         uses_ranks=False),
     "mpc-central": Mechanism(
-        "ours (protocols/mpc_central.py), the law of its MPC release sampled in the clear",
+        "ours (protocols/mpc/mpc_central.py), the law of its MPC release sampled in the clear",
         "(eps, delta)-label-DP: one discrete Laplace on 2T (Delta = M-1) at eps/2 and on P at eps/2; "
         "delta from the circuit's truncation and rounding",
         "nothing before the release; noisy 2T and P from the MPC (scores and labels secret-shared)",

@@ -3,7 +3,7 @@
 1. **Open.** P0 and P1 exchange the digest of the evaluation they were
    given and 32 fresh bytes each (``secrets``) over their secure channel; a
    different evaluation stops the job, the two draws make the job nonce
-   (protocols.submission.job_nonce) and the ticket a client needs.
+   (protocols.inputs.submission.job_nonce) and the ticket a client needs.
 2. **Collect.** Relayed: one ``submissions`` message from the coordinator,
    which must list them in roster order.  Direct: each rostered client
    dials the party (TLS; the roster's certificates are trusted for this job
@@ -32,11 +32,11 @@ import time
 
 import numpy as np
 
-from .errors import ChannelIntegrityError, PeerLost
-from .identity import CLIENT_PREFIX
-from .roles import recv_message, send_message
+from ..errors import ChannelIntegrityError, PeerLost
+from ..runtime.identity import CLIENT_PREFIX
+from ..runtime.roles import recv_message, send_message
 from .submission import Inbox, SubmissionRefused, Ticket, job_nonce
-from .wire import WireError
+from ..runtime.wire import WireError
 
 POLL_S = 0.5  # how often the parties compare their intake while waiting for direct submissions
 
@@ -45,7 +45,7 @@ def gather_bytes(data: bytes) -> list:
     """``data`` (a multiple of 8 bytes, the same length at both parties) from P0 and P1, over their channel."""
     import torch
 
-    from ..circuits.crypten_compat import crypten
+    from ...circuits.crypten_compat import crypten
 
     mine = torch.from_numpy(np.frombuffer(data, dtype=np.int64).copy())
     return [t.numpy().tobytes() for t in crypten.communicator.get().all_gather(mine)]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import InputError
+from ..errors import InputError
 
 KEY_BITS = 62
 KEY_OFFSET = 1 << (KEY_BITS - 1)  # keys are centred on [-2^61, 2^61)

@@ -8,11 +8,11 @@
    whether ranks come back) and refuse to go on unless both are the same and
    name the evaluation asked for.
 3. Check the rows against the ticket's encoding, share and seal them to the
-   parties' pinned sealing keys, sign the statement (protocols.submission)
+   parties' pinned sealing keys, sign the statement (protocols.inputs.submission)
    and send each party its submission; each answers ``accepted`` or
    ``refused`` with the cause.
 4. Wait for the job's end: the client's rank bundles (signed by each party,
-   bound to this job; protocols.bundles.open_ranks), ``done``, or the job's
+   bound to this job; protocols.inputs.bundles.open_ranks), ``done``, or the job's
    refusal.
 """
 import time
@@ -22,13 +22,13 @@ import numpy as np
 
 from .bundles import open_ranks
 from .clients import check_client
-from .errors import ChannelIntegrityError, InputError, PeerLost
-from .identity import CLIENT_PREFIX, COMPUTE
-from .link import dial
-from .roles import recv_message, send_message
+from ..errors import ChannelIntegrityError, InputError, PeerLost
+from ..runtime.identity import CLIENT_PREFIX, COMPUTE
+from ..runtime.link import dial
+from ..runtime.roles import recv_message, send_message
 from .sealing import KeyPair
 from .submission import SubmissionRefused, Ticket, make_submission
-from .wire import WireError
+from ..runtime.wire import WireError
 
 
 class JobRefused(InputError):

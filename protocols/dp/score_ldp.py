@@ -7,8 +7,8 @@ ties) with the clients' exact localSum, localP, localN.
 """
 import numpy as np
 
-from .clear_auc import twice_mid_ranks
-from .errors import InputError
+from ..clear_auc import twice_mid_ranks
+from ..errors import InputError
 from .fedauc import check_epsilon, eq1_auc
 
 

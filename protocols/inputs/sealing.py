@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, PublicFormat
 
-from .errors import BundleIntegrityError
+from ..errors import BundleIntegrityError
 
 _INFO = b"mpc-auc sealed bundle v1"
 _NONCE = 12
@@ -39,7 +39,7 @@ class KeyPair:
         self.public = _raw(self._private.public_key())
 
     def private_pem(self) -> bytes:
-        """The private half as PKCS#8 PEM, for its owner's key file (protocols.identity)."""
+        """The private half as PKCS#8 PEM, for its owner's key file (protocols.runtime.identity)."""
         return self._private.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
 
     def open(self, sealed: bytes, aad: bytes) -> bytes:

@@ -35,7 +35,7 @@ import threading
 import time
 from collections import defaultdict, deque
 
-from .errors import ChannelIntegrityError, PeerLost
+from ..errors import ChannelIntegrityError, PeerLost
 from .identity import fingerprint
 
 _FRAME = struct.Struct(">BB6xQ")

@@ -1,6 +1,6 @@
 """The coordinator's side of a session: start or reach the roles, route messages, stop everything on failure.
 
-Two ways to get the roles (protocols.roles), one protocol path:
+Two ways to get the roles (protocols.runtime.roles), one protocol path:
 
 * **local** (the one-command run, tests): the coordinator spawns P0, P1
   and (provider TTP) the dealer as processes on this machine.  Each draws
@@ -46,7 +46,7 @@ from multiprocessing.connection import wait
 
 from . import wire
 from .deployment import Deployment
-from .errors import ChannelIntegrityError, DeploymentError, PartyFailure, PeerLost
+from ..errors import ChannelIntegrityError, DeploymentError, PartyFailure, PeerLost
 from .identity import COMPUTE, COORDINATOR, DEALER, Identity
 from .link import dial
 from .roles import ABORT, CONTROL, INTERRUPTED, send_message, target_name
@@ -73,14 +73,14 @@ class TrafficMeter:
     """
 
     def __init__(self, since_session_start: bool = False):
-        from ..circuits.crypten_compat import crypten
+        from ...circuits.crypten_compat import crypten
 
         self._sent = 0 if since_session_start else crypten.communicator.get().bytes_sent()
         if not since_session_start:
             crypten.communicator.get().reset_communication_stats()
 
     def read(self) -> dict:
-        from ..circuits.crypten_compat import crypten
+        from ...circuits.crypten_compat import crypten
 
         comm = crypten.communicator.get()
         stats = comm.get_communication_stats()
@@ -138,7 +138,7 @@ def _local_role_main(role, host, port, boot, targets, timeout_s, ledger_dir):
 @dataclass(frozen=True)
 class Placement:
     """Where the roles run: spawned here on ``host`` (ports ``port``, ``port``+1, ``port``+2, or free
-    ones; the parties' privacy ledgers in ``ledger``, default protocols.ledger.default_directory()),
+    ones; the parties' privacy ledgers in ``ledger``, default protocols.mpc.ledger.default_directory()),
     or already serving per ``deployment`` (with ledgers of their own), reached with the
     coordinator's ``identity``."""
     host: str = "127.0.0.1"
@@ -169,10 +169,10 @@ def _describe_exit(code) -> str:
 
 
 class Session:
-    """One session of the roles: ``target(ctx, *args)`` runs in P0 and P1 (protocols.roles.RoleContext).
+    """One session of the roles: ``target(ctx, *args)`` runs in P0 and P1 (protocols.runtime.roles.RoleContext).
 
     ``placement``: local roles (default) or a deployment, whose roles run
-    only the targets they serve (protocols.roles.SERVED).  Use as a context
+    only the targets they serve (protocols.runtime.roles.SERVED).  Use as a context
     manager: leaving the block normally waits for every role to finish its
     session cleanly, leaving it by an exception stops all roles.
     """

@@ -2,13 +2,13 @@
 
 Flow (docs/protocols/mpc-exact.md states every role's view):
 1. P0 and P1 each hold an X25519 sealing key pinned in the deployment
-   (protocols.deployment); each client makes a key pair for its replies.
+   (protocols.runtime.deployment); each client makes a key pair for its replies.
 2. The parties open the job: they draw its nonce together and issue each
-   client its ticket (protocols.intake).  Each client encodes its scores as
+   client its ticket (protocols.inputs.intake).  Each client encodes its scores as
    order-preserving integer keys, splits keys and labels into additive shares
    mod 2^64 (and the keys, offset to be non-negative, also into XOR shares
    for the radix sort) with the OS CSPRNG, seals share p for party p and signs
-   a statement binding both bundles to the job (protocols.submission).  It
+   a statement binding both bundles to the job (protocols.inputs.submission).  It
    sends them over its own TLS links to the parties (``mpc-auc client
    submit``), or the coordinator relays them (the local run, which simulates
    every client).  The parties admit only rostered, signed, fresh, bound
@@ -24,7 +24,7 @@ Flow (docs/protocols/mpc-exact.md states every role's view):
    long division (circuits.division).  Nothing else is opened.
 6. Optionally (``ranks=True``) each sample's global mid-rank goes to the
    client that owns it: each party seals its share of twice the rank, in the
-   client's row order, for that client alone (protocols.bundles).
+   client's row order, for that client alone (protocols.inputs.bundles).
 """
 import secrets
 import time
@@ -32,17 +32,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .bundles import open_ranks, seal_ranks
-from .clients import check_client, check_client_id
-from .encoding import PAD_KEY, ScoreEncoder
-from .errors import InputError, PartyFailure
-from .identity import CLIENT_PREFIX, Identity, client_role
-from .intake import Intake, refusal
+from ..inputs.bundles import open_ranks, seal_ranks
+from ..inputs.clients import check_client, check_client_id
+from ..inputs.encoding import PAD_KEY, ScoreEncoder
+from ..errors import InputError, PartyFailure
+from ..runtime.identity import CLIENT_PREFIX, Identity, client_role
+from ..inputs.intake import Intake, refusal
 from .ledger import Release
 from .mpc_central import dataset_id
-from .runtime import DEALER, LOCAL, PARTIES, Placement, Session, TrafficMeter
-from .sealing import KeyPair
-from .submission import Evaluation, Roster, make_submission
+from ..runtime.session import DEALER, LOCAL, PARTIES, Placement, Session, TrafficMeter
+from ..inputs.sealing import KeyPair
+from ..inputs.submission import Evaluation, Roster, make_submission
 
 RANKS_TO_CLIENTS = "ranks to their clients (not DP here: client-side DP on them is the clients' own business)"
 FRACTION_BITS = 52  # the AUC is revealed as floor(AUC * 2^52): error < 2.3e-16
@@ -84,8 +84,8 @@ class Job:
 # ------------------------------------------------------------- party side
 
 def _party(ctx, fraction_bits: int):
-    from ..circuits.bits import BitConverter
-    from ..circuits.shuffle import Shuffler
+    from ...circuits.bits import BitConverter
+    from ...circuits.shuffle import Shuffler
 
     # one sequential stream each per session: the dealer expands the same streams for its correlations
     shuffler, converter = Shuffler(ctx.stream_key), BitConverter(ctx.stream_key)
@@ -123,9 +123,9 @@ def _party(ctx, fraction_bits: int):
 
 def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, converter) -> dict:
     """The oblivious ranking and the opened outputs of one job, on the agreed inputs."""
-    from ..circuits.division import fraction_bits as divide
-    from ..circuits.rank_auc import auc_fraction
-    from ..circuits.shares import from_share, reveal_int
+    from ...circuits.division import fraction_bits as divide
+    from ...circuits.rank_auc import auc_fraction
+    from ...circuits.shares import from_share, reveal_int
 
     meter = TrafficMeter()
     keys = from_share(np.concatenate([o.key_shares for o in opened]))
@@ -160,7 +160,7 @@ def _charge(ctx, job, m: int) -> dict:
     """
     import torch
 
-    from ..circuits.crypten_compat import crypten
+    from ...circuits.crypten_compat import crypten
     from .ledger import ACCOUNTING
 
     release = job.central.release(m)
@@ -177,9 +177,9 @@ def _charge(ctx, job, m: int) -> dict:
 
 
 def _central_release(ctx, central, twice_u, labels, converter) -> tuple:
-    """Open (2T + Z_T or 2U + Z_U, P + Z_P) per repetition (protocols.mpc_central); nothing else."""
-    from ..circuits.noise import discrete_laplace
-    from ..circuits.shares import reveal_int
+    """Open (2T + Z_T or 2U + Z_U, P + Z_P) per repetition (protocols.mpc.mpc_central); nothing else."""
+    from ...circuits.noise import discrete_laplace
+    from ...circuits.shares import reveal_int
 
     m = labels.size(0)
     if ctx.rank == 0:
@@ -192,8 +192,8 @@ def _central_release(ctx, central, twice_u, labels, converter) -> tuple:
 
 
 def _ranking(ctx, job, m: int, shuffler):
-    from ..circuits.bitonic import BitonicRanking, layer_count
-    from ..circuits.radix import RadixRanking
+    from ...circuits.bitonic import BitonicRanking, layer_count
+    from ...circuits.radix import RadixRanking
 
     key_bits = job.evaluation.encoder.key_bits
     total = key_bits if job.method == "radix" else layer_count(m)
@@ -231,7 +231,7 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
     provider: must be "TTP" (a separate dealer process; the shuffles need it).
     method: "radix" (the fast oblivious sort) or "bitonic" (the reference network).  ranks: also deliver each client its rows'
       global mid-ranks (result.ranks), sealed so only that client can read them; the parties record the
-      delivery in their ledgers (under protocols.mpc_central.dataset_id) without charging any budget.
+      delivery in their ledgers (under protocols.mpc.mpc_central.dataset_id) without charging any budget.
     placement: the roles spawned here over loopback TLS (default), or a deployment's serving roles.
     Returns one MpcAucResult per dataset.  Raises InputError for bad input
     (before any party learns anything) and PartyFailure if a role fails.

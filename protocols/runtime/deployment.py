@@ -9,7 +9,7 @@
       dealer: {address: HOST:PORT, certificate: PEM, fingerprint: ...}
       coordinator: {certificate: PEM, fingerprint: ...}     # submits jobs; listens nowhere
 
-Each role's private keys live in its own key file (mode 0600, protocols.identity),
+Each role's private keys live in its own key file (mode 0600, protocols.runtime.identity),
 on its own host.  Clients take the parties' sealing keys from this file
 (pinned), never from the network.
 """
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from .errors import DeploymentError
+from ..errors import DeploymentError
 from .identity import ROLES, SERVING, Identity, PublicIdentity
 
 FORMAT = "mpc-auc-deployment/1"

@@ -16,7 +16,7 @@ nonce of an earlier one, so a bundle recorded in one job never opens in
 another.  A client takes the nonce from both parties (its *ticket*) and
 refuses to submit unless they agree.
 
-Submission to party p: the sealed bundle (protocols.bundles: the AEAD's
+Submission to party p: the sealed bundle (protocols.inputs.bundles: the AEAD's
 associated data binds the evaluation id, the nonce, the client name, the
 party, the row count and the client's reply key) and the client's
 *statement*, signed with its Ed25519 key, which names the evaluation, the
@@ -33,7 +33,7 @@ admits it only when (each failure refused with its own message):
 5. the bundle opens (AEAD) and holds the stated rows.
 
 Before computing, P0 and P1 compare the list of statement digests in roster
-order (protocols.mpc_exact): they compute only on the same submissions.
+order (protocols.mpc.mpc_exact): they compute only on the same submissions.
 """
 import functools
 import hashlib
@@ -48,10 +48,10 @@ from cryptography.exceptions import InvalidSignature
 
 from .bundles import INPUT_TAG, JobId, SealedBundle, open_bundle, seal_client
 from .clients import check_client, check_client_id
-from .deployment import read_document
+from ..runtime.deployment import read_document
 from .encoding import KEY_OFFSET, ScoreEncoder
-from .errors import BundleIntegrityError, DeploymentError, InputError
-from .identity import CLIENT_PREFIX, PublicIdentity, client_role
+from ..errors import BundleIntegrityError, DeploymentError, InputError
+from ..runtime.identity import CLIENT_PREFIX, PublicIdentity, client_role
 
 ROSTER_FORMAT = "mpc-auc-roster/1"
 STATEMENT_FORMAT = "mpc-auc-submission/1"

@@ -6,7 +6,7 @@ name; a deployed role runs only the targets in :data:`SERVED`) and the
 provider.  It then opens the session's *mesh*: P1 dials P0, the dealer
 dials P0 and P1, each link TLS with both certificates pinned and a HELLO
 naming the session; it installs the secure communicator
-(protocols.communicator) and CSPRNG randomness (circuits.csprng) into
+(protocols.runtime.communicator) and CSPRNG randomness (circuits.csprng) into
 CrypTen, runs the target, reports ``done`` or ``error`` to the coordinator
 and closes the mesh.  Then it serves the next session.
 
@@ -24,14 +24,14 @@ import sys
 import threading
 
 from . import wire
-from .errors import ChannelIntegrityError, PeerLost
+from ..errors import ChannelIntegrityError, PeerLost
 from .identity import COMPUTE, COORDINATOR, DEALER
 from .link import Listener, dial
 
 CONTROL, ABORT = 1, 2  # channels of a control link
 ABORT_EXIT = 3
 INTERRUPTED = "the coordinator was interrupted"  # its user pressed Ctrl-C and was told so: roles stop quietly
-SERVED = ("mpc_auc.protocols.mpc_exact:_party", "mpc_auc.protocols.ustat_2pc:_party")
+SERVED = ("mpc_auc.protocols.mpc.mpc_exact:_party", "mpc_auc.protocols.ustat.ustat_2pc:_party")
 
 
 def target_name(target) -> str:
@@ -63,7 +63,7 @@ class RoleContext:
     stream_key: the dealer key k_p of this party (circuits.csprng; provider TTP), from which
     the shuffles' correlations are expanded.  seal_key: the X25519 key clients seal shares to.
     ledger: this party's privacy ledger.  listener: this role's listening socket, where clients
-    submitting directly connect (protocols.intake).
+    submitting directly connect (protocols.inputs.intake).
     """
 
     def __init__(self, role, rank, provider, control, identity=None, stream_key=None, ledger=None, listener=None):
@@ -71,7 +71,7 @@ class RoleContext:
         self._identity = identity
         self.stream_key = stream_key
         self.seal_key = identity.seal_key if identity is not None else None
-        self.ledger = ledger  # protocols.ledger.Ledger of this party: DP releases are charged to it
+        self.ledger = ledger  # protocols.mpc.ledger.Ledger of this party: DP releases are charged to it
         self.listener = listener
         self._control = control
 
@@ -96,7 +96,7 @@ def prepare_process() -> None:
     """Once per role process: one torch thread, torch's RNG disabled, CrypTen's randomness from the CSPRNG."""
     import torch
 
-    from ..circuits import csprng
+    from ...circuits import csprng
 
     torch.set_num_threads(1)
     csprng.install()
@@ -107,7 +107,7 @@ def serve(identity, deployment, listener: Listener, local_targets=None, once: bo
           ledger_dir: str = None) -> None:
     """Serve sessions from coordinators until stopped (SIGTERM), or one session if ``once``.
 
-    ledger_dir: where this party keeps its privacy ledger (default protocols.ledger.default_directory()).
+    ledger_dir: where this party keeps its privacy ledger (default protocols.mpc.ledger.default_directory()).
     """
     while True:
         taken = listener.take(lambda h: h.get("purpose") == "control" and h["from"] == COORDINATOR,
@@ -136,7 +136,7 @@ def _log(role: str, text: str) -> None:
 
 def _session(identity, deployment, listener, control, local_targets, once, ledger_dir) -> bool:
     """Run one session; True when it ended cleanly."""
-    from ..circuits.crypten_compat import crypten
+    from ...circuits.crypten_compat import crypten
     from .communicator import SecureCommunicator
 
     role = identity.role
@@ -188,19 +188,19 @@ def _session(identity, deployment, listener, control, local_targets, once, ledge
 
 
 def _run(role, rank, provider, control, identity, target, args, ledger_dir, listener):
-    from ..circuits.crypten_compat import crypten
-    from .ledger import Ledger, default_directory
-    from .runtime import TrafficMeter
+    from ...circuits.crypten_compat import crypten
+    from ..mpc.ledger import Ledger, default_directory
+    from .session import TrafficMeter
 
     if role == DEALER:
-        from ..circuits.dealer import Dealer
+        from ...circuits.dealer import Dealer
 
         Dealer()  # CrypTen's TTP loop with CSPRNG keys; returns when P0 sends "terminate"
         return TrafficMeter(since_session_start=True).read()
     crypten.init()
     stream_key = None
     if provider == "TTP":
-        from ..circuits.csprng import dealer_key
+        from ...circuits.csprng import dealer_key
 
         stream_key = dealer_key()
     ledger = Ledger(ledger_dir or default_directory(), role)
@@ -211,7 +211,7 @@ def _run(role, rank, provider, control, identity, target, args, ledger_dir, list
 
 def _reset_crypten() -> None:
     """Forget the session's communicator and dealer client, so the next session starts clean."""
-    from ..circuits.crypten_compat import crypten
+    from ...circuits.crypten_compat import crypten
     from .communicator import SecureCommunicator
 
     SecureCommunicator.instance = SecureCommunicator._pending = None

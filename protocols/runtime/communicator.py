@@ -1,4 +1,4 @@
-"""CrypTen's communicator, reimplemented over the roles' TLS links (protocols.link).
+"""CrypTen's communicator, reimplemented over the roles' TLS links (protocols.runtime.link).
 
 CrypTen's own ``DistributedCommunicator`` runs torch.distributed/gloo, whose
 traffic is plaintext and whose rendezvous store listens on every interface
@@ -19,7 +19,7 @@ import pickle
 import numpy as np
 import torch
 
-from .errors import PeerLost
+from ..errors import PeerLost
 
 _GROUP_CHANNEL = {"main": 1, "ttp": 2, "ttp_comm": 3}
 
@@ -55,7 +55,7 @@ def _xor(a, b):
 
 
 def _base():
-    from ..circuits.crypten_compat import crypten
+    from ...circuits.crypten_compat import crypten
 
     return crypten.communicator.Communicator
 
@@ -67,7 +67,7 @@ def _logging():
 
 
 class SecureCommunicator(_base()):
-    """CrypTen communicator whose transport is a dict rank -> Link (protocols.link)."""
+    """CrypTen communicator whose transport is a dict rank -> Link (protocols.runtime.link)."""
 
     BYTES_PER_ELEMENT = 8
     instance = None

@@ -4,7 +4,7 @@ import unicodedata
 import numpy as np
 
 from .encoding import ScoreEncoder
-from .errors import InputError
+from ..errors import InputError
 
 
 MAX_CLIENT_ID = 256

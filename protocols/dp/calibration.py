@@ -18,7 +18,7 @@ import math
 
 from dp_accounting.pld import accountant, common
 
-from .errors import InputError
+from ..errors import InputError
 
 
 def _phi(x: float) -> float:

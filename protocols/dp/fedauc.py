@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .clear_auc import twice_mid_ranks
-from .errors import InputError
+from ..clear_auc import twice_mid_ranks
+from ..errors import InputError
 
 
 def generator(seed=None) -> np.random.Generator:
@@ -201,7 +201,7 @@ def gaussian_statistics(ranked: RankedClients, epsilon: float, delta: float, dra
     """FedAUC with the Gaussian mechanism (fedauc §5: "Gaussian mechanism is applicable too").
 
     localSum and localP get N(0, sigma^2) noise calibrated by the analytic
-    Gaussian mechanism (protocols.calibration) to (alpha eps, delta / 2) and
+    Gaussian mechanism (protocols.dp.calibration) to (alpha eps, delta / 2) and
     ((1 - alpha) eps, delta / 2) at sensitivities Delta and 1: (eps, delta)-label-DP
     by basic composition, valid for every eps > 0.
     """
@@ -273,7 +273,7 @@ def adaptive_gaussian_statistics(ranked: RankedClients, epsilon: float, delta: f
     """The adaptive split with Gaussian noise: s1 ~ N(0, sigma(beta eps)^2), s2 ~ N(0, sigma((1-beta) eps)^2).
 
     sigma(e) is the analytic Gaussian sigma for (e, delta / 2) at sensitivity 1
-    (protocols.calibration), so the pair is (eps, delta)-label-DP by basic
+    (protocols.dp.calibration), so the pair is (eps, delta)-label-DP by basic
     composition.  With no closed form for the best beta, each client takes the
     beta on a grid of ``grid`` values in (0, 1) that minimises
     a^2 sigma(beta eps)^2 + b^2 sigma((1 - beta) eps)^2, a = |mean rank|, b = ||v'||_inf.

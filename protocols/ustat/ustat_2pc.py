@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..circuits.noise import DiscreteLaplace, RandomizedResponse
-from .errors import InputError, PartyFailure
-from .fedauc import check_epsilon, generator
-from .runtime import PARTIES, Session
+from ...circuits.noise import DiscreteLaplace, RandomizedResponse
+from ..errors import InputError, PartyFailure
+from ..dp.fedauc import check_epsilon, generator
+from ..runtime.session import PARTIES, Session
 
 AUC_BITS = 52  # AUC scores in [0, 1] enter as round(s * 2^52)
 GINI_BITS = 12  # Gini values in [0, 1] enter as round(x * 2^12): the kernel in units of 2^-12
@@ -238,9 +238,9 @@ class Job:
 
 
 def _party(ctx):
-    from ..circuits import kernels
-    from ..circuits.bits import BitConverter
-    from .runtime import TrafficMeter
+    from ...circuits import kernels
+    from ...circuits.bits import BitConverter
+    from ..runtime.session import TrafficMeter
 
     converter = BitConverter(ctx.stream_key)
     while (job := ctx.recv("job")) is not None:

@@ -9,7 +9,7 @@ for: change any of them and the AEAD refuses it.
 * Input bundle (client -> party p): p's shares of the integer score keys
   (additive mod 2^64, and XOR shares of key + 2^61 for the radix sort) and
   its additive shares of the labels.  The client signs a statement that
-  covers both of its bundles (protocols.submission).  The header is what a
+  covers both of its bundles (protocols.inputs.submission).  The header is what a
   relay and the receiving party learn about a client besides its shares:
   who it is, how many rows it holds, and the key under which it accepts its
   ranks.
@@ -26,7 +26,7 @@ import numpy as np
 from cryptography.exceptions import InvalidSignature
 
 from . import sealing, sharing
-from .errors import BundleIntegrityError
+from ..errors import BundleIntegrityError
 
 INPUT_TAG = b"MPCAUC3"
 RANK_TAG = b"MPCRNK2"

@@ -1,0 +1,1 @@
+"""The MPC AUC protocols (mpc-exact, mpc-central) and the parties' privacy ledger."""
