@@ -27,6 +27,7 @@ from ..protocols.errors import InputError
 from ..results import provenance, strict, write_csv, write_json, write_text
 from ..synthetic import synthetic_evalset
 from . import security_checks as sc
+from .dp_audit import clopper_pearson
 from .plots import epsilon_ticks, figure, style
 
 SUITES = {
@@ -142,7 +143,9 @@ def label_inference(cfg: dict, rng) -> tuple:
             accuracy = sc.label_inference(mechanism, eps, m, draws, rng, delta)
             bound = 1.0 if mechanism == "fedauc-vanilla" else sc.inference_bound(eps, delta)
             slack = 3 * math.sqrt(bound * (1 - bound) / (m * draws)) + 1e-12  # 3 binomial standard errors
-            rows.append({"protocol": mechanism, "epsilon": eps, "accuracy": accuracy, "bound": bound})
+            lo, hi = clopper_pearson(round(accuracy * m * draws), m * draws, 0.05)
+            rows.append({"protocol": mechanism, "epsilon": eps, "accuracy": accuracy, "accuracy_lo": lo,
+                         "accuracy_hi": hi, "bound": bound})
             out.append(check(f"label inference at K = M: {mechanism}, eps {eps:g}", "attack", mechanism,
                              None if mechanism == "fedauc-vanilla" else eps, delta, accuracy, bound + slack,
                              accuracy <= bound + slack, {"clients": m, "releases": draws,
@@ -409,7 +412,9 @@ def top_k(cfg: dict, rng) -> tuple:
     rows, out = [], []
     for view, seen in sc.top_k_views(evalset, cfg["epsilon"], rng).items():
         for k, precision in zip(cfg["top_k"], sc.top_k_precision(seen, evalset.label, cfg["top_k"])):
-            rows.append({"exposure": view, "K": k, "precision": precision, "base_rate": base})
+            lo, hi = clopper_pearson(round(precision * k), k, 0.05)
+            rows.append({"exposure": view, "K": k, "precision": precision, "precision_lo": lo, "precision_hi": hi,
+                         "base_rate": base})
             if view.startswith("mpc-"):
                 slack = 3 * math.sqrt(base * (1 - base) / k)
                 out.append(check(f"top-{k} score attack: {view}", "attack", "mpc-exact, mpc-central", None, None,
@@ -473,8 +478,8 @@ def run(suite: str, out_dir: str, config_path: str = None, seed: int = None, pro
                                                     report["checks"]])
     write_csv(os.path.join(out_dir, "label_inference.csv"), tables["label_inference"])
     write_csv(os.path.join(out_dir, "top_k.csv"), tables["top_k"])
-    _plot_inference(os.path.join(out_dir, "label_inference"), tables["label_inference"], cfg["inference_epsilons"])
-    _plot_top_k(os.path.join(out_dir, "top_k"), tables["top_k"])
+    _plot_inference(os.path.join(out_dir, "label_inference"), tables["label_inference"], cfg)
+    _plot_top_k(os.path.join(out_dir, "top_k"), tables["top_k"], cfg)
     write_text(os.path.join(out_dir, "report.md"), markdown(report))
     return report
 
@@ -518,29 +523,40 @@ def _fmt(value) -> str:
     return "" if value is None else f"{value:.4g}"
 
 
-def _plot_inference(path: str, rows: list, epsilons) -> None:
+def _plot_inference(path: str, rows: list, cfg: dict) -> None:
+    epsilons = cfg["inference_epsilons"]
+
     def draw(ax):
         grid = np.geomspace(min(epsilons), max(epsilons), 100)
         ax.plot(grid, [sc.inference_bound(e) for e in grid], "k-", lw=2, label="bound e^eps/(1+e^eps)")
         ax.plot(grid, [sc.inference_bound(e, GAUSS_DELTA) for e in grid], "k:", lw=1,
                 label=f"(eps, delta) bound, delta={GAUSS_DELTA:g}")
         for i, name in enumerate(INFERENCE_MECHANISMS):
-            points = [(r["epsilon"], r["accuracy"]) for r in rows if r["protocol"] == name]
-            ax.plot(*zip(*points), label=name, alpha=0.85, **dict(style(i), linestyle="--"))
+            points = [(r["epsilon"], r["accuracy"], r["accuracy_lo"], r["accuracy_hi"]) for r in rows
+                      if r["protocol"] == name]
+            eps, accuracy, lo, hi = zip(*points)
+            ax.plot(eps, accuracy, label=name, alpha=0.85, **dict(style(i), linestyle="--"))
+            ax.fill_between(eps, lo, hi, color=style(i)["color"], alpha=0.15, linewidth=0)
         ax.set(xscale="log", xlabel="epsilon", ylabel="attack accuracy (one label, K = M)",
-               title="Label inference by the likelihood-ratio attacker")
+               title=f"Label inference by the likelihood-ratio attacker: M = K = {cfg['inference_m']:,} clients, "
+                     f"{cfg['inference_draws']} releases per point;\nGaussian rows at delta = {GAUSS_DELTA:g}; "
+                     "shaded: 95% Clopper-Pearson interval")
         epsilon_ticks(ax, epsilons)
 
     figure(path, draw)
 
 
-def _plot_top_k(path: str, rows: list) -> None:
+def _plot_top_k(path: str, rows: list, cfg: dict) -> None:
     def draw(ax):
         for i, view in enumerate(dict.fromkeys(r["exposure"] for r in rows)):
-            points = [(r["K"], r["precision"]) for r in rows if r["exposure"] == view]
-            ax.plot(*zip(*points), label=view, **style(i))
+            points = [(r["K"], r["precision"], r["precision_lo"], r["precision_hi"]) for r in rows
+                      if r["exposure"] == view]
+            k, precision, lo, hi = zip(*points)
+            ax.plot(k, precision, label=view, **style(i))
+            ax.fill_between(k, lo, hi, color=style(i)["color"], alpha=0.15, linewidth=0)
         ax.axhline(rows[0]["base_rate"], color="k", lw=1, linestyle=":", label="base rate P/M")
         ax.set(xscale="log", xlabel="K", ylabel="precision of 'top K are positives'",
-               title="Top-K score attack (dpauc Table 2)")
+               title=f"Top-K score attack (dpauc Table 2): M = {cfg['top_k_m']:,} Criteo-shaped rows, MPC rows at "
+                     f"epsilon = {cfg['epsilon']:g} (delta: the circuit's);\nshaded: 95% Clopper-Pearson interval")
 
     figure(path, draw)
