@@ -158,3 +158,25 @@ def test_a_run_result_records_its_provenance(tmp_path):
     assert prov["arguments"]["input"] == str(data) and prov["arguments"]["protocol"] == "clear"
     assert prov["git_commit"] is None or len(prov["git_commit"].split("+")[0]) == 40
     assert json.loads(out.read_text())["auc"] == 1.0
+
+
+def test_the_sort_steps_drive_a_bar_with_eta_on_a_terminal(monkeypatch):
+    """On a terminal the roles' step messages become one tqdm bar; other messages stay status lines."""
+    import io
+
+    from mpc_auc import cli, progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    progress.set_level(progress.NORMAL)
+    handler = cli._RoleProgress()
+    for step in list(range(6, 62, 6)) + [62]:
+        handler("P0", f"oblivious radix sort of 5000 scores: step {step}/62")
+    handler("P0", "tie groups and rank sum")
+    text = screen.getvalue()
+    assert "oblivious radix sort of 5000 scores" in text and "/62 [" in text and "step/s]" in text  # elapsed<ETA
+    assert "[P0] oblivious" not in text and "[P0] tie groups and rank sum" in text
