@@ -16,10 +16,6 @@ def set_level(level: int) -> None:
     _level = level
 
 
-def level() -> int:
-    return _level
-
-
 def say(text: str) -> None:
     if _level >= NORMAL:
         print(text, file=sys.stderr, flush=True)

@@ -35,7 +35,8 @@ def test_below_eps_1_it_is_tighter_than_the_classical_bound(epsilon):
 
 
 def test_sigma_scales_with_the_sensitivity():
-    assert analytic_gaussian_sigma(1.0, 1e-6, 37.0) == pytest.approx(37.0 * analytic_gaussian_sigma(1.0, 1e-6), rel=1e-7)
+    unit = analytic_gaussian_sigma(1.0, 1e-6)
+    assert analytic_gaussian_sigma(1.0, 1e-6, 37.0) == pytest.approx(37.0 * unit, rel=1e-7)
 
 
 @pytest.mark.parametrize("epsilon, delta", [(0, 1e-5), (1.0, 0), (1.0, 1.0), (float("inf"), 1e-5)])
