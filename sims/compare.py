@@ -27,6 +27,9 @@ PARAMS = (
     Param("out", str, "results/compare", "directory for the results (created)"),
     Param("input", str, None, "client,score,label file (CSV, TSV, gzip or Parquet); none: a synthetic "
                               "Criteo-shaped set"),
+    Param("sep", str, None, "input: the field separator (default: a tab if the header has one, else a comma)"),
+    Param("positive_label", str, None, "input: the label value that is positive when labels are not 0/1, e.g. "
+                                       "True or +1 (quote it in YAML)"),
     Param("m", int, CRITEO_M, "synthetic set: rows", positive),
     Param("clients", int, 100, "synthetic set: clients", positive),
     Param("partition", str, "iid", "synthetic set: how rows are spread over clients", choices=("iid", "non-iid")),
@@ -75,7 +78,8 @@ def _evaluation_clients(cfg: dict):
     from ..synthetic import synthetic_evalset
 
     if cfg["input"]:
-        evalset, name = read_evalset(cfg["input"], ScoreEncoder()), os.path.basename(cfg["input"])
+        evalset = read_evalset(cfg["input"], ScoreEncoder(), sep=cfg["sep"], positive_label=cfg["positive_label"])
+        name = os.path.basename(cfg["input"])
     else:
         evalset = synthetic_evalset(m=cfg["m"], clients=cfg["clients"], scheme=cfg["partition"], seed=cfg["seed"])
         name = f"synthetic Criteo-shaped ({cfg['partition']})"

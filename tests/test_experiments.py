@@ -180,3 +180,20 @@ def test_the_sort_steps_drive_a_bar_with_eta_on_a_terminal(monkeypatch):
     text = screen.getvalue()
     assert "oblivious radix sort of 5000 scores" in text and "/62 [" in text and "step/s]" in text  # elapsed<ETA
     assert "[P0] oblivious" not in text and "[P0] tie groups and rank sum" in text
+
+
+def test_compare_reads_a_tsv_with_two_valued_labels(tmp_path):
+    """--input with --positive-label (and the separator from the header): the exact AUC matches sklearn."""
+    from sklearn.metrics import roc_auc_score
+
+    data = tmp_path / "d.tsv"
+    rows = [("a" if i % 2 else "b", (i * 37 % 100) / 100, "yes" if (i * 37 % 100) > 40 + i % 7 else "no")
+            for i in range(300)]
+    data.write_text("client\tscore\tlabel\n" + "".join(f"{c}\t{v}\t{y}\n" for c, v, y in rows))
+    out = tmp_path / "out"
+    assert cli_main(["-q", "compare", "--input", str(data), "--positive-label", "yes", "--protocols", "fedauc-rr",
+                     "--epsilons", "1", "--draws", "3", "--seed", "1", "--out", str(out)]) == 0
+    truth = roc_auc_score([y == "yes" for _, _, y in rows], [v for _, v, _ in rows])
+    assert abs(read_strict_json(out / "compare.json")["exact_auc"] - truth) < 1e-12
+    done = _mpc_auc("compare", "--input", str(data), "--protocols", "fedauc-rr", "--out", str(tmp_path / "x"))
+    assert done.returncode == 2 and "--positive-label" in done.stderr and not (tmp_path / "x").exists()
