@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-ustat bench-read compare table7 table5 ustat clean
+.PHONY: demo test bench bench-e2e bench-ustat bench-read compare table7 table5 ustat clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,16 @@ table7: $(STAMP)
 ustat: $(STAMP)
 	$(VENV)/bin/mpc-auc ustat-experiment --out results/ustat
 
+# SecretFlow SPU, the side-by-side reference of bench-e2e: its own environment, never a project dependency.
+SPU_VENV := .venv-spu
+$(SPU_VENV)/.installed:
+	test -x $(SPU_VENV)/bin/python || $(PYTHON) -m venv $(SPU_VENV)
+	$(SPU_VENV)/bin/python -m pip install -q --disable-pip-version-check spu==0.9.5
+	touch $@
+
+bench-e2e: $(STAMP) $(SPU_VENV)/.installed
+	$(PY) -m mpc_auc.sims.bench_e2e --spu-python $(SPU_VENV)/bin/python --doc docs/BENCHMARKS.md
+
 bench-ustat: $(STAMP)
 	$(PY) -m mpc_auc.sims.bench_ustat
 
@@ -42,4 +52,4 @@ table5: $(STAMP)
 	$(PY) -m mpc_auc.sims.dpauc_table5
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(SPU_VENV) build *.egg-info

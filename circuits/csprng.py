@@ -39,7 +39,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 from .crypten_compat import crypten
 from .streams import KEY_BYTES, check_key
 
-TUPLES = 10  # nonce purposes of the sequential streams (circuits.streams uses 1..9)
+TUPLES = 10  # nonce purposes of the sequential streams (circuits.streams uses 1..9 and 14)
 PAIRWISE = 11
 SYNCED = 12
 LOCAL = 13

@@ -22,11 +22,16 @@ permutations in the reverse order with fresh masks.  Columns may be
 XOR-shared instead of additively shared: the same step with XOR in place
 of + and -.
 
-One-hot correlation (for selecting by a secret 2-bit digit, circuits.select):
-a random digit r = r0 XOR r1 (r_p from party p's stream), additive shares
-of the one-hot vector e of r (P1's from its stream, P0's sent), Beaver masks
-b = b0 + b1 (4 per element, from the streams) and shares of b[r] (P1's from
-its stream, P0's sent).  P0 receives 4 words per element; P1 nothing.
+One-hot correlation (for selecting by a secret 2-bit digit, circuits.select),
+over the ring Z_2^32 of destination vectors: a random digit r = r0 XOR r1
+(r_p from party p's stream), additive shares of e_1..e_3 of the one-hot
+vector e of r (P1's from its stream, P0's sent), Beaver masks b_1..b_3
+(b_u = b0_u + b1_u, from the streams) and shares of sum_u e_u b_u (P1's from
+its stream, P0's sent).  P0 receives four 32-bit words per element; P1 nothing.
+
+The shuffle runs on 64-bit words (CrypTen's ring) or, for the radix sort's
+destination vectors, on 32-bit words; a dealer answer to P0 travels as
+int64 words either way (:func:`as_words`).
 """
 import secrets
 
@@ -35,11 +40,13 @@ import torch
 
 from .crypten_compat import crypten
 from .csprng import TUPLES, KeyedGenerator
+from .memory import release_free_memory
 from .streams import (BIT_MASK, BIT_SHARE, DIGIT_MASK, KEY_BYTES, MASK_IN, MASK_OUT, ONEHOT_SHARE, PRODUCT_MASK,
                       PRODUCT_SHARE, KeyStream, permute)
 
 TTPServer = crypten.mpc.provider.TTPServer
 COMPUTE_PARTIES = (0, 1)
+RING = np.int32  # destination vectors and their one-hot selections are shared mod 2^32 (positions < 2^31)
 
 
 def step_plan(inverse_order: bool):
@@ -62,11 +69,25 @@ def unmask(x: np.ndarray, a: np.ndarray, xor_from: int) -> np.ndarray:
 
 
 def correction(mask_stream: KeyStream, perm: np.ndarray, backwards: bool, mask_index: int, shape,
-               xor_from: int) -> np.ndarray:
+               xor_from: int, dtype=np.int64) -> np.ndarray:
     """delta = a[perm] - b (or a[perm^-1] - b; XOR columns: a[perm] ^ b) for the masks of ``mask_stream``."""
-    a = mask_stream.words(MASK_IN, mask_index, shape)
-    b = mask_stream.words(MASK_OUT, mask_index, shape)
+    a = mask_stream.words(MASK_IN, mask_index, shape, dtype)
+    b = mask_stream.words(MASK_OUT, mask_index, shape, dtype)
     return mask(permute(a, perm, backwards), b, xor_from)
+
+
+def as_words(values: np.ndarray) -> torch.Tensor:
+    """An array of any integer dtype as the int64 tensor a dealer request answers with (zero-padded)."""
+    raw = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
+    padded = np.zeros(-(-raw.size // 8) * 8, dtype=np.uint8)
+    padded[:raw.size] = raw
+    return torch.from_numpy(padded.view(np.int64))
+
+
+def from_words(words: np.ndarray, dtype, shape) -> np.ndarray:
+    """The inverse of :func:`as_words`."""
+    count = int(np.prod(shape, dtype=np.int64))
+    return words.view(dtype)[:count].reshape(shape)
 
 
 def unpack_bits(words: np.ndarray, count: int) -> np.ndarray:
@@ -77,9 +98,22 @@ def unpack_bits(words: np.ndarray, count: int) -> np.ndarray:
 
 def dealer_request(function: str, *args) -> np.ndarray:
     """P0 only: ask the dealer for ``function(*args)`` and return what it sends back."""
-    from crypten.mpc.provider.ttp_provider import TTPClient
+    dealer_post(function, *args)
+    return dealer_collect()
 
-    return TTPClient.get().ttp_request(function, None, *args).numpy()
+
+def dealer_post(function: str, *args) -> None:
+    """P0 only: send the dealer a request without waiting; its answers come back in the order posted."""
+    comm = crypten.communicator.get()
+    comm.send_obj({"function": function, "device": None, "args": args, "kwargs": {}}, comm.get_ttp_rank(),
+                  comm.ttp_group)
+
+
+def dealer_collect() -> np.ndarray:
+    """P0 only: the answer to the oldest request posted and not yet collected (CrypTen's TTP reply format)."""
+    comm = crypten.communicator.get()
+    size = comm.recv_obj(comm.get_ttp_rank(), comm.ttp_group)
+    return comm.recv_array(size, np.int64, comm.get_ttp_rank(), comm.ttp_comm_group, "dealer answer")
 
 
 class Dealer(TTPServer):
@@ -103,29 +137,31 @@ class Dealer(TTPServer):
             self._perms = {perm_index: [s.permutation(perm_index, n) for s in self._streams]}
         return self._perms[perm_index]
 
-    def permutation_correlation(self, shape, perm_index, mask_index, inverse_order, xor_from):
-        """Send P1 its correction and return P0's (CrypTen forwards it to P0)."""
-        shape = tuple(shape)  # (M, columns): one row per element
+    def permutation_correlation(self, shape, perm_index, mask_index, inverse_order, xor_from, dtype="int64"):
+        """Send P1 its correction and return P0's (CrypTen forwards it to P0); words of ``dtype``."""
+        shape, dtype = tuple(shape), np.dtype(dtype)  # (M, columns): one row per element
+        if dtype == np.int64:  # a 64-bit move after the sort's 32-bit steps: other sizes from here on
+            release_free_memory()
         perms = self._permutations(perm_index, shape[0])
         deltas = {}
         for step, (holder, other) in enumerate(step_plan(inverse_order)):
             deltas[holder] = correction(self._streams[other], perms[holder], inverse_order,
-                                        2 * mask_index + step, shape, xor_from)
+                                        2 * mask_index + step, shape, xor_from, dtype)
         comm = crypten.communicator.get()
-        comm.send_obj(deltas[1].tobytes(), 1, comm.ttp_group)
-        return torch.from_numpy(deltas[0])
+        comm.send_array(deltas[1], 1, comm.ttp_group)
+        return as_words(deltas[0])
 
     def onehot_correlation(self, m, index):
-        """P0's part of the one-hot correlation of ``index``: its shares of e_1..e_3 and of b[r]."""
+        """P0's part of the one-hot correlation of ``index`` (mod 2^32, one row per slot): its shares of
+        e_1..e_3 and of sum_u e_u b_u = [r != 0] b[r]."""
         p0, p1 = self._streams
-        r = (p0.words(DIGIT_MASK, index, (m,)) ^ p1.words(DIGIT_MASK, index, (m,))) & 3
-        onehot = (r[:, None] == np.arange(1, 4)[None, :]).astype(np.int64)
-        masks = p0.words(PRODUCT_MASK, index, (m, 4)) + p1.words(PRODUCT_MASK, index, (m, 4))
-        picked = np.take_along_axis(masks, r[:, None], axis=1)[:, 0]
-        out = np.empty((m, 4), dtype=np.int64)
-        out[:, :3] = onehot - p1.words(ONEHOT_SHARE, index, (m, 3))
-        out[:, 3] = picked - p1.words(PRODUCT_SHARE, index, (m,))
-        return torch.from_numpy(out)
+        r = (p0.words(DIGIT_MASK, index, (m,), RING) ^ p1.words(DIGIT_MASK, index, (m,), RING)) & 3
+        onehot = (r[None, :] == np.arange(1, 4, dtype=RING)[:, None]).astype(RING)
+        masks = p0.words(PRODUCT_MASK, index, (3, m), RING) + p1.words(PRODUCT_MASK, index, (3, m), RING)
+        out = np.empty((4, m), dtype=RING)
+        out[:3] = onehot - p1.words(ONEHOT_SHARE, index, (3, m), RING)
+        out[3] = (onehot * masks).sum(axis=0, dtype=RING) - p1.words(PRODUCT_SHARE, index, (m,), RING)
+        return as_words(out)
 
     def bit_correlation(self, words_shape, count, index):
         """P0's additive shares of the bits of r = rho0 XOR rho1 ((R, count), lanes beyond count dropped)."""

@@ -28,7 +28,8 @@ import numpy as np
 import torch
 
 from .crypten_compat import crypten
-from .noise import BinarySharedTensor, DiscreteLaplace, RandomizedResponse, discrete_laplace, randomized_response
+from .noise import BinarySharedTensor, discrete_laplace, randomized_response
+from .noise_laws import DiscreteLaplace, RandomizedResponse
 from .shares import from_share, share_of
 
 convert = crypten.mpc.primitives.converters.convert

@@ -23,23 +23,28 @@ uniform pi (a uniform random permutation whatever the input, ties included:
 ties are broken by input position inside the shared sigma, which is never
 opened), digits masked by a fresh uniform dealer digit, and Beaver
 differences masked by fresh uniform words.  docs/protocols/oblivious-ranking.md
-gives the argument.  Per digit and element each party sends about 8 words,
-the dealer about 10.
+gives the argument.  The inner steps run mod 2^32 (sigma, rho and the
+digit travel as 32-bit words): per digit and element each party sends
+six 32-bit words and a byte, the dealer ten 32-bit words; the final apply
+moves the 64-bit payload columns.
 """
 import numpy as np
 
+from .dealer import RING
 from .rank_auc import group_starts_from_xor_keys
 from .select import digit_destinations
 from .shares import from_share, share_of
 
 DIGIT_BITS = 2
+RING_NAME = np.dtype(RING).name
 
 
 class RadixRanking:
     """Sort XOR-shared keys (radix sort) and move shared columns between input and sorted order.
 
     bits: the keys lie in [0, 2^bits); public (fixed by the score encoding,
-    not by the data).
+    not by the data).  After ``sort``, ``sigma`` holds this party's int32
+    share (mod 2^32) of the sorting permutation.
     """
 
     def __init__(self, shuffler, bits: int, progress=None):
@@ -52,9 +57,9 @@ class RadixRanking:
 
         keys (additive) are not needed: the radix sort reads the XOR shares.
         """
-        self.sigma = from_share(self.permutation(key_xor))
+        self.sigma = self.permutation(key_xor)
         rows = np.stack([share_of(p) for p in payloads] + [key_xor])
-        moved = self.shuffler.apply_shares(share_of(self.sigma), rows, xor_columns=1)
+        moved = self.shuffler.apply_shares(self.sigma, rows, xor_columns=1)
         return group_starts_from_xor_keys(moved[-1]), [from_share(row) for row in moved[:-1]]
 
     def to_input_order(self, sorted_column):
@@ -62,10 +67,14 @@ class RadixRanking:
         return self.shuffler.unapply(self.sigma, [sorted_column])[0]
 
     def permutation(self, key_xor: np.ndarray) -> np.ndarray:
-        """This party's share of sigma: sigma[i] is the position of element i after a stable sort by key."""
+        """This party's share (int32, mod 2^32) of sigma: sigma[i] is the position of element i after a
+        stable sort by key."""
         sigma = None
-        for start in range(0, self.bits, DIGIT_BITS):
-            digit = (key_xor >> start) & 3
+        plan = self._dealer_plan(len(key_xor))
+        for step, start in enumerate(range(0, self.bits, DIGIT_BITS)):
+            if plan:  # the dealer works on the next digit's correlations while the parties do this one
+                self.shuffler.post(plan[step + 1] if step else plan[0] + plan[1])
+            digit = ((key_xor >> start) & 3).astype(RING)
             if sigma is None:
                 sigma = digit_destinations(self.shuffler, digit)
             else:
@@ -77,3 +86,18 @@ class RadixRanking:
             if self.progress is not None:
                 self.progress(min(start + DIGIT_BITS, self.bits), self.bits)
         return sigma
+
+    def _dealer_plan(self, m: int) -> list:
+        """P0: per digit, the dealer requests it makes (in order), with one empty list past the last digit;
+        [] where nothing is posted ahead (P1, or a shuffler that does not prefetch)."""
+        if self.shuffler.rank != 0 or not self.shuffler.PREFETCH:
+            return []
+        perm, masks, onehot = self.shuffler.schedule()
+        digits = -(-self.bits // DIGIT_BITS)
+        plan = [[("onehot_correlation", (m, onehot))]]
+        for t in range(1, digits):  # shuffle (sigma, digit), select, unshuffle rho: circuits.shuffle's arguments
+            plan.append([("permutation_correlation", ((m, 2), perm, masks, False, 1, RING_NAME)),
+                         ("onehot_correlation", (m, onehot + t)),
+                         ("permutation_correlation", ((m, 1), perm, masks + 1, True, 1, RING_NAME))])
+            perm, masks = perm + 1, masks + 2
+        return plan + [[]]

@@ -68,13 +68,13 @@ def auc_fraction(shuffler, starts, sorted_labels, mid_ranks: bool = False):
     y = sorted_labels
     zero = public(torch.zeros(1, dtype=torch.int64))
     pos_below = y.cumsum(0) - y
-    neg_below = public(torch.arange(m)) - pos_below
     positives = y.sum()
     negatives = m - positives
     later = 1 - starts  # partition key: group starts (0) first
     # an additively shared bit's XOR shares are the low bits of its shares
-    rho = from_share(digit_destinations(shuffler, share_of(later) & 1))
-    f_bar, a, nex, pex = shuffler.apply(rho, [later, public(torch.arange(m)), neg_below, pos_below])
+    rho = digit_destinations(shuffler, share_of(later) & 1)
+    f_bar, a, pex = shuffler.apply(rho, [later, public(torch.arange(m)), pos_below])
+    nex = a - pex  # neg_below moves with the positions and pos_below: no column of its own
     f = 1 - f_bar
     # values of the next slot, or the totals (M, N, P) where no group follows
     f_next = _next(f, zero)

@@ -1,29 +1,35 @@
-"""Selecting by a secret 2-bit digit with the dealer's one-hot correlation.
+"""Selecting by a secret 2-bit digit with the dealer's one-hot correlation (over Z_2^32).
 
 For an XOR-shared digit d in {0, 1, 2, 3} (per element), the dealer's random
-r = r0 XOR r1 comes with additive shares of its one-hot vector e and Beaver
-masks b with shares of b[r] (circuits.dealer).  The parties open
-c = d XOR r, which is uniform and hides d.  Then
+r = r0 XOR r1 comes with additive shares of e_1..e_3 of its one-hot vector e,
+Beaver masks b_1..b_3 and shares of sum_u e_u b_u (circuits.dealer).  The
+parties open c = d XOR r, which is uniform and hides d.  Then
 
-* the one-hot vector of d is f_v = e[c XOR v]: a public rearrangement of the
-  shared e, so local;
-* for shared values y_0..y_3 per element, y_d = sum_u e_u y_{u XOR c}.  With
-  delta_u = y_{u XOR c} - b_u opened (uniform, b_u unknown to the parties),
-  y_d = sum_u e_u delta_u + b[r]: linear in the shares, since delta is public.
+* the one-hot vector of d is f_v = e[c XOR v], with e_0 = 1 - e_1 - e_2 - e_3:
+  a public rearrangement of the shared e, so local;
+* for shared values y_0..y_3 per element, with a_u = y_{u XOR c} (public
+  rearrangement) and sum_u e_u = 1,
+      y_d = sum_u e_u a_u = a_0 + sum_{u>=1} e_u (a_u - a_0);
+  with delta_u = a_u - a_0 - b_u opened (uniform, b_u unknown to the parties),
+      y_d = a_0 + sum_{u>=1} e_u delta_u + sum_{u>=1} e_u b_u:
+  linear in the shares, since delta is public.
 
-Per element: the dealer sends P0 4 words, the parties exchange one byte for
-c and 4 words for delta.  ``digit_destinations`` uses it for the stable
-partition by a digit, the step of the radix sort (circuits.radix).
+Everything here is mod 2^32: the selected values are positions below M < 2^31.
+Per element: the dealer sends P0 four 32-bit words, the parties exchange one
+byte for c and three 32-bit words for delta.  ``digit_destinations`` uses it for
+the stable partition by a digit, the step of the radix sort (circuits.radix).
 """
 import numpy as np
 
+from .dealer import RING, from_words
 from .streams import DIGIT_MASK, ONEHOT_SHARE, PRODUCT_MASK, PRODUCT_SHARE
 
-SLOTS = np.arange(4)
-
-
 class DigitSelector:
-    """One party's end of one one-hot correlation, for a vector of M digits."""
+    """One party's end of one one-hot correlation, for a vector of M digits.
+
+    Shares are laid out by slot, (4, M): each slot a contiguous vector, so the
+    public rearrangement by c is four masked swaps of whole vectors.
+    """
 
     def __init__(self, shuffler, digit: np.ndarray):
         self.shuffler = shuffler
@@ -32,42 +38,53 @@ class DigitSelector:
         shuffler.onehot_count += 1
         stream = shuffler.stream
         if shuffler.rank == 0:
-            correlated = shuffler.request("onehot_correlation", m, self.index)
-            rest, self._picked_mask = correlated[:, :3], correlated[:, 3]
+            correlated = from_words(shuffler.request("onehot_correlation", m, self.index), RING, (4, m))
+            rest, self._picked_mask = correlated[:3], correlated[3]
         else:
-            rest = stream.words(ONEHOT_SHARE, self.index, (m, 3))
-            self._picked_mask = stream.words(PRODUCT_SHARE, self.index, (m,))
-        self._onehot_r = np.empty((m, 4), dtype=np.int64)
-        self._onehot_r[:, 1:] = rest
-        self._onehot_r[:, 0] = (1 if shuffler.rank == 0 else 0) - rest.sum(axis=1)
-        own = (digit ^ stream.words(DIGIT_MASK, self.index, (m,))) & 3
-        self._c = self._open_xor(own.astype(np.uint8))
-        self._lookup = SLOTS[None, :] ^ self._c[:, None]  # slot u holds the value u XOR c
+            rest = stream.words(ONEHOT_SHARE, self.index, (3, m), RING)
+            self._picked_mask = stream.words(PRODUCT_SHARE, self.index, (m,), RING)
+        self._onehot_r = np.empty((4, m), dtype=RING)
+        self._onehot_r[1:] = rest
+        self._onehot_r[0] = (1 if shuffler.rank == 0 else 0) - rest.sum(axis=0, dtype=RING)
+        own = (digit.astype(RING) ^ stream.words(DIGIT_MASK, self.index, (m,), RING)) & 3
+        c = self._open_xor(own.astype(np.uint8))
+        self._swap = [-(c & 1).astype(RING), -((c >> 1) & 1).astype(RING)]  # all ones where bit b of c is set
+
+    def arrange(self, values: np.ndarray) -> np.ndarray:
+        """out[u] = values[u XOR c] per element (values: (4, M)): swap slots 0-1 and 2-3 where bit 0 of c is
+        set, then 0-2 and 1-3 where bit 1 is."""
+        out = values.copy()
+        for bit, pairs in ((0, ((0, 1), (2, 3))), (1, ((0, 2), (1, 3)))):
+            for a, b in pairs:
+                flip = (out[a] ^ out[b]) & self._swap[bit]
+                out[a] ^= flip
+                out[b] ^= flip
+        return out
 
     def onehot(self) -> np.ndarray:
-        """Shares (M, 4) of the one-hot vector of each digit."""
-        return np.take_along_axis(self._onehot_r, self._lookup, axis=1)
+        """Shares (4, M) of the one-hot vector of each digit: f_v = e[v XOR c]."""
+        return self.arrange(self._onehot_r)
 
     def pick(self, values: np.ndarray) -> np.ndarray:
-        """Shares of values[i, d_i] for shares of values (M, 4); usable once per correlation."""
-        arranged = np.take_along_axis(values, self._lookup, axis=1)  # arranged[:, u] = values[:, u ^ c]
-        masks = self.shuffler.stream.words(PRODUCT_MASK, self.index, values.shape)
-        delta = self.shuffler.open(arranged - masks, kind="masked product")
-        return (self._onehot_r * delta).sum(axis=1) + self._picked_mask
+        """Shares of values[d_i, i] for shares of values (4, M) mod 2^32; usable once per correlation."""
+        arranged = self.arrange(values)  # arranged[u] = values[u ^ c]
+        masks = self.shuffler.stream.words(PRODUCT_MASK, self.index, (3, len(self._picked_mask)), RING)
+        delta = self.shuffler.open(arranged[1:] - arranged[0] - masks, kind="masked product")
+        return arranged[0] + (self._onehot_r[1:] * delta).sum(axis=0, dtype=RING) + self._picked_mask
 
     def _open_xor(self, own: np.ndarray) -> np.ndarray:
         """d XOR r from this party's 2-bit share (the sum of the two shares fits a byte)."""
         total = self.shuffler.open(own, kind="digit")
-        return (own ^ (total - own)).astype(np.int64)
+        return own ^ (total - own)
 
 
 def digit_destinations(shuffler, digit: np.ndarray) -> np.ndarray:
-    """This party's share of rho, the stable sort by a shared 2-bit digit (XOR shares)."""
+    """This party's share (int32, mod 2^32) of rho, the stable sort by a shared 2-bit digit (XOR shares)."""
     selector = DigitSelector(shuffler, digit)
-    onehot = selector.onehot()
-    running = np.cumsum(onehot, axis=0)  # wraps mod 2^64, like the shares
-    below = np.concatenate([[0], np.cumsum(running[-1])[:-1]])  # Z_v: elements with a smaller digit
-    slots = running + below[None, :]
+    running = np.cumsum(selector.onehot(), axis=1, dtype=RING)  # wraps mod 2^32, like the shares
+    below = np.zeros(4, dtype=RING)
+    below[1:] = np.cumsum(running[:, -1], dtype=RING)[:-1]  # Z_v: elements with a smaller digit
+    slots = running + below[:, None]
     if shuffler.rank == 0:
         slots -= 1  # 0-based positions (a public constant: P0's share carries it)
     return selector.pick(slots)

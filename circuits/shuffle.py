@@ -12,12 +12,21 @@ element i, a permutation) moves columns without revealing sigma
 (Chida et al. 2019, ApplyPerm / its inverse): shuffle (sigma, columns) by a
 fresh pi, open s = sigma[pi] -- a uniform permutation whatever sigma is --
 and scatter locally; the inverse gathers at s and unshuffles.
+
+Destination vectors are shared mod 2^32 (int32 shares; positions are below
+M < 2^31), everything else mod 2^64 as CrypTen shares it.  A shuffle runs on
+32-bit words when all its columns are 32-bit (the radix sort's inner steps:
+half the bytes of 64-bit words) and on 64-bit words otherwise, a destination
+column then sign-extended; either way each party opens only the low 32 bits
+of its share of sigma[pi], which are uniform.
 """
+from collections import deque
+
 import numpy as np
 import torch
 
 from .crypten_compat import crypten
-from .dealer import dealer_request, mask, step_plan, unmask
+from .dealer import RING, dealer_collect, dealer_post, dealer_request, from_words, mask, step_plan, unmask
 from .shares import from_share, share_of
 from .streams import MASK_IN, MASK_OUT, KeyStream, permute
 
@@ -26,8 +35,10 @@ class Shuffler:
     """One compute party's end of the dealer's correlation service (needs the TTP dealer).
 
     It runs the shuffles; circuits.select runs the one-hot digit selections
-    through its ``stream``, ``request`` and ``open``.
+    through its ``stream``, ``request`` and ``open``.  A caller that knows
+    its coming dealer requests may ``post`` them ahead (PREFETCH).
     """
+    PREFETCH = True  # False in variants whose requests leave the real schedule (sims.security_views)
 
     def __init__(self, stream_key: bytes, view=None):
         """stream_key: the key the dealer sent this party at start-up (PartyContext.stream_key)."""
@@ -40,12 +51,13 @@ class Shuffler:
         self._perm_count = 0
         self._mask_count = 0
         self.onehot_count = 0  # one-hot correlations used so far (circuits.select)
+        self._posted = deque()  # dealer requests posted ahead and not yet collected (P0)
         self.view = view  # optional list: every (kind, value) this party opens or receives masked (for audits)
 
     # moving shared columns by a shared permutation -----------------------
-    def apply(self, sigma, columns) -> list:
-        """MPC columns moved to their destinations: out[sigma[i]] = column[i]."""
-        moved = self.apply_shares(share_of(sigma), np.stack([share_of(c) for c in columns]))
+    def apply(self, sigma: np.ndarray, columns) -> list:
+        """MPC columns moved to their destinations: out[sigma[i]] = column[i] (sigma: int32 shares)."""
+        moved = self.apply_shares(sigma, np.stack([share_of(c) for c in columns]))
         return [from_share(row) for row in moved]
 
     def apply_shares(self, sigma: np.ndarray, rows: np.ndarray, xor_columns: int = 0) -> np.ndarray:
@@ -55,23 +67,25 @@ class Shuffler:
         out[:, s] = moved
         return out
 
-    def unapply(self, sigma, moved_columns) -> list:
-        """The inverse of ``apply``: out[i] = moved_column[sigma[i]]."""
-        s, pi, _ = self.open_shuffled(share_of(sigma), np.empty((0, sigma.size(0)), dtype=np.int64))
+    def unapply(self, sigma: np.ndarray, moved_columns) -> list:
+        """The inverse of ``apply``: out[i] = moved_column[sigma[i]] (sigma: int32 shares)."""
+        s, pi, _ = self.open_shuffled(sigma, np.empty((0, len(sigma)), dtype=RING))
         rows = np.stack([share_of(c) for c in moved_columns])
         return [from_share(row) for row in self.gather_back(s, pi, rows)]
 
     def open_shuffled(self, sigma: np.ndarray, columns: np.ndarray, xor_columns: int = 0):
         """(s = sigma[pi] opened, pi, this party's shares of columns[:, pi]) for a fresh pi.
 
-        sigma: this party's share of a destination vector; columns: (c, M)
-        shares, of which the last ``xor_columns`` are XOR-shared.
+        sigma: this party's int32 share of a destination vector; columns: (c, M)
+        shares (int32 or int64), of which the last ``xor_columns`` are XOR-shared.
         """
         m = len(sigma)
+        if m >= 2 ** 31:
+            raise ValueError("destination vectors are shared mod 2^32: at most 2^31 - 1 elements")
         pi = self.fresh(m)
-        stacked = np.concatenate([sigma[None], columns])
+        stacked = np.concatenate([sigma[None].astype(columns.dtype), columns])
         shuffled = self.shuffle(stacked, pi, xor_from=len(stacked) - xor_columns)
-        s = self.open(shuffled[0])
+        s = self.open(shuffled[0].astype(RING)).view(np.uint32).astype(np.int64)  # the low 32 bits
         if s.min() < 0 or s.max() >= m or np.bincount(s, minlength=m).max() > 1:
             raise RuntimeError("opened destinations are not a permutation: the parties' shares disagree")
         return s, pi, shuffled[1:]
@@ -103,27 +117,45 @@ class Shuffler:
         return opened
 
     def request(self, function: str, *args) -> np.ndarray:
-        """P0 only: ask the dealer for ``function(*args)`` and return what it sends back."""
-        return dealer_request(function, *args)
+        """P0 only: the dealer's answer to ``function(*args)``: collected if posted ahead, else asked now."""
+        if not self._posted:
+            return dealer_request(function, *args)
+        expected = self._posted.popleft()
+        if expected != (function, args):
+            raise RuntimeError(f"dealer request {function}{args} out of the posted order (next: {expected})")
+        return dealer_collect()
+
+    def post(self, requests) -> None:
+        """P0 only: send the dealer the requests (function, args) that ``request`` will make next, in that
+        order, so the dealer computes them while the parties work; its answers wait on the link."""
+        for function, args in requests:
+            dealer_post(function, *args)
+            self._posted.append((function, tuple(args)))
+
+    def schedule(self) -> tuple:
+        """(next permutation, next mask, next one-hot index): where the counters stand, for planning posts."""
+        return self._perm_count, self._mask_count, self.onehot_count
 
     def _run(self, shares, pi, inverse_order: bool, xor_from: int) -> np.ndarray:
-        shares = np.ascontiguousarray(np.atleast_2d(shares).T, dtype=np.int64)  # (M, c): elements as rows
+        shares = np.atleast_2d(shares)
+        dtype = shares.dtype if shares.dtype == RING else np.dtype(np.int64)
+        shares = np.ascontiguousarray(shares.T, dtype=dtype)  # (M, c): elements as rows
         shape = shares.shape
         mask_index = self._mask_count
         self._mask_count += 1
         if self.rank == 0:
-            delta = self.request("permutation_correlation", shape, pi.index, mask_index, inverse_order, xor_from)
+            delta = from_words(self.request("permutation_correlation", shape, pi.index, mask_index, inverse_order,
+                                            xor_from, dtype.name), dtype, shape)
         else:
-            delta = np.frombuffer(self.comm.recv_obj(self.comm.get_ttp_rank(), self.comm.ttp_group),
-                                  dtype=np.int64).reshape(shape)
+            delta = self.comm.recv_array(shape, dtype, self.comm.get_ttp_rank(), self.comm.ttp_group)
         for step, (holder, other) in enumerate(step_plan(inverse_order)):
             stream_index = 2 * mask_index + step
             if self.rank == other:
-                a = self.stream.words(MASK_IN, stream_index, shape)
-                self.comm.send(torch.from_numpy(mask(shares, a, xor_from)), holder)
-                shares = self.stream.words(MASK_OUT, stream_index, shape)
+                a = self.stream.words(MASK_IN, stream_index, shape, dtype)
+                self.comm.send_array(mask(shares, a, xor_from), holder)
+                shares = self.stream.words(MASK_OUT, stream_index, shape, dtype)
             else:
-                masked = self.comm.recv(torch.empty(shape, dtype=torch.int64), other).numpy()
+                masked = self.comm.recv_array(shape, dtype, other)
                 if self.view is not None:
                     self.view.append(("masked shares", masked.copy()))
                 shares = unmask(permute(unmask(shares, masked, xor_from), pi.own, inverse_order), delta, xor_from)

@@ -6,10 +6,11 @@ to that party alone.  Both then expand the key with ChaCha20 (via
 correlated randomness of the oblivious shuffle (masks and permutations)
 never crosses the network: only the dealer's corrections do.
 
-A random permutation is the argsort of fresh 64-bit words (ties, if any,
-broken by position, so every holder derives the same permutation).  Its
-distance from uniform is at most the chance of a repeated word,
-M^2 / 2^65 (below 2^-21 for M = 4.6 million).
+A random permutation orders the elements by fresh random words (see
+``KeyStream.permutation``), so every holder of the key derives the same
+one; its distance from uniform is the chance that two elements' random
+keys (at least 105 bits for M below 2^23) repeat, below 2^-60 for
+M = 4.6 million.
 """
 import struct
 
@@ -28,6 +29,7 @@ PRODUCT_MASK = 6  # a party's shares of the Beaver masks b
 PRODUCT_SHARE = 7  # P1's share of b[r]
 BIT_MASK = 8  # a party's XOR share of the dealer's packed random bits r (circuits.bits)
 BIT_SHARE = 9  # P1's arithmetic shares of the bits of r
+PERMUTATION_TIES = 14  # second words ordering the rare ties of a permutation's first (circuits.csprng uses 10-13)
 
 
 def check_key(key) -> None:
@@ -42,33 +44,60 @@ class KeyStream:
         check_key(key)
         self._key = bytes(key)
 
-    def words(self, purpose: int, index: int, shape) -> np.ndarray:
-        """Uniform int64 words (mod 2^64) of ``shape``, the same for every holder of the key."""
+    def words(self, purpose: int, index: int, shape, dtype=np.int64) -> np.ndarray:
+        """Uniform words of ``shape`` (int64: mod 2^64; int32: mod 2^32), the same for every holder of the key."""
         count = int(np.prod(shape, dtype=np.int64))
         nonce = struct.pack("<IIQ", 0, purpose, index)  # ChaCha20: 32-bit block counter, 96-bit nonce
         encryptor = Cipher(algorithms.ChaCha20(self._key, nonce), mode=None).encryptor()
-        out = np.empty(count, dtype=np.int64)
-        encryptor.update_into(bytes(8 * count), memoryview(out).cast("B"))  # keystream = E(zeros)
+        out = np.zeros(count, dtype=dtype)
+        buffer = memoryview(out).cast("B")
+        encryptor.update_into(buffer, buffer)  # keystream XOR zeros
         return out.reshape(shape)
 
     def permutation(self, index: int, n: int) -> np.ndarray:
-        """A random permutation of range(n) as an index array (apply as ``x[perm]``)."""
-        words = self.words(PERMUTATION, index, (n,)).view(np.uint64)
-        perm = np.argsort(words)  # the fast unstable sort is deterministic when no word repeats
-        ordered = words[perm]
-        if (ordered[1:] == ordered[:-1]).any():
-            perm = np.argsort(words, kind="stable")  # the same order on every holder of the key
-        return perm
+        """A random permutation of range(n) as an index array (apply as ``x[perm]``).
 
+        Each element i gets a fresh 64-bit word whose low ceil(log2 n) bits are replaced by i; one sort of
+        these words (no argsort: twice as fast) orders the elements by their random high parts.  Runs of
+        equal high parts (rare: about n^2 / 2^(65 - log2 n) pairs) are ordered again by a second fresh
+        word per element, so the order is that of (high part, second word): distinct for every pair
+        except with probability below n^2 / 2^(129 - log2 n).
+        """
+        bits = max(1, (n - 1).bit_length())
+        low = np.uint64((1 << bits) - 1)
+        words = self.words(PERMUTATION, index, (n,)).view(np.uint64)
+        keyed = np.sort((words & ~low) | np.arange(n, dtype=np.uint64))
+        perm = (keyed & low).astype(np.int64)
+        high = keyed & ~low
+        tied = high[1:] == high[:-1]
+        if tied.any():
+            at = np.flatnonzero(np.concatenate([[False], tied]) | np.concatenate([tied, [False]]))
+            second = self.words(PERMUTATION_TIES, index, (n,)).view(np.uint64)
+            perm[at] = perm[at][np.lexsort((second[perm[at]], high[at]))]
+        return perm
 
 def permute(rows: np.ndarray, perm: np.ndarray, backwards: bool) -> np.ndarray:
     """rows[perm] (forwards), or the y with y[perm] = rows (backwards, i.e. rows[perm^-1]).
 
-    Rows are the first axis, so a multi-column element moves as one
-    contiguous record (one cache miss, not one per column).
+    Rows are the first axis.  A record of 4 or 8 bytes (one or two 32-bit
+    words, one 64-bit word) moves as one machine word, wider records column
+    by column: numpy's gathers of whole 2-D rows run 5-10x slower than 1-D
+    gathers of the same bytes.
     """
-    if not backwards:
-        return rows[perm]
+    rows = np.ascontiguousarray(rows)
     out = np.empty_like(rows)
-    out[perm] = rows
+    width = rows.shape[1] * rows.itemsize if rows.ndim == 2 else rows.itemsize
+    if width in (4, 8):
+        source, target = (a.view(f"i{width}").reshape(len(rows)) for a in (rows, out))
+        _move(source, target, perm, backwards)
+        return out
+    for j in range(rows.shape[1]):
+        _move(rows[:, j], out[:, j], perm, backwards)
     return out
+
+
+def _move(source: np.ndarray, target: np.ndarray, perm: np.ndarray, backwards: bool) -> None:
+    if backwards:
+        target[perm] = source
+    else:
+        target[...] = source[perm]

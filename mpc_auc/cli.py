@@ -24,12 +24,13 @@ from .protocols.runtime.deployment import Deployment
 from .protocols.runtime.identity import CLIENT_PREFIX, ROLES, SERVING, Identity, client_role
 from .protocols.mpc.ledger import Budget
 from .protocols.runtime.link import Listener
-from .protocols.mpc.mpc_exact import Request, exact_result, mpc_exact_auc, run_ranking_jobs
+from .protocols.mpc.mpc_exact import Request, exact_result, mpc_exact_auc, roles_started, run_ranking_jobs
 from .protocols.inputs.submission import Evaluation, Roster
 from .protocols.inputs.submitter import submit
 from .results import provenance, write_atomically, write_json
 from .protocols.runtime.roles import prepare_process, serve
-from .protocols.runtime.session import Placement, tune_allocator
+from .circuits.memory import tune_allocator
+from .protocols.runtime.session import Placement
 from .protocols.ustat.ustat_2pc import KERNELS, Sample, ustat_2pc
 from .experiment_config import add_options
 from .synthetic import synthetic_evalset
@@ -178,6 +179,7 @@ def _exact_record(result) -> dict:
 
 
 def cmd_run(args) -> int:
+    entered, entered_unix = time.perf_counter(), time.time()
     _check_out(args.out, [args.input])
     if args.ranks_dir:
         parent = os.path.dirname(os.path.abspath(args.ranks_dir))
@@ -188,6 +190,30 @@ def cmd_run(args) -> int:
     budget = Budget.parse(args.budget) if args.budget else None
     placement = _placement(args)
     encoder = ScoreEncoder(args.score_range[0], args.score_range[1], args.score_dtype)
+    if args.protocol == "clear":
+        evalset, _, record = _read_run_input(args, encoder)
+        start = time.perf_counter()
+        record.update(auc=rank_sum_auc(evalset.score, evalset.label), provider=None,
+                      revealed=["all scores and labels (no privacy)"])
+        return _write_run(args, evalset, record, (entered, entered_unix), start)
+    with roles_started(placement, args.timeout) as placement:  # they start up while the input is read
+        evalset, clients, record = _read_run_input(args, encoder)
+        start = time.perf_counter()  # the roles may still be starting: wall_s includes waiting for them
+        if args.protocol == "mpc-central":
+            release = mpc_central_auc([clients], noise, encoder, args.method, placement, args.timeout,
+                                      _RoleProgress(), budget, [args.dataset_id] if args.dataset_id else None)[0]
+            record.update(_central_record(release, noise, args.method))
+        else:
+            result = _run_mpc(clients, encoder, args, placement, ranks=bool(args.ranks_dir))
+            if args.ranks_dir:
+                _write_rank_files(args.ranks_dir, result.ranks)
+                record["ranks_dir"] = os.path.abspath(args.ranks_dir)
+            record.update(_exact_record(result))
+    return _write_run(args, evalset, record, (entered, entered_unix), start)
+
+
+def _read_run_input(args, encoder):
+    """(evalset, its clients, the record's input part) of ``mpc-auc run``; every check runs here."""
     declared = args.clients.split(",") if args.clients else None
     evalset = read_evalset(args.input, encoder, declared, sep=args.sep, positive_label=args.positive_label)
     clients = evalset.clients()
@@ -195,7 +221,6 @@ def cmd_run(args) -> int:
     if smaller < 10:
         print(f"mpc-auc: warning: one class has only {smaller} sample(s): the AUC rests on few pairs",
               file=sys.stderr)
-    start = time.perf_counter()
     record = {
         "protocol": args.protocol,
         "input": os.path.abspath(args.input),
@@ -203,20 +228,19 @@ def cmd_run(args) -> int:
                           "note": "public shape of the input (M and the number of clients)"},
         "encoding": {"dtype": encoder.dtype, "range": [encoder.lo, encoder.hi], "exact": encoder.exact},
     }
-    if args.protocol == "clear":
-        record.update(auc=rank_sum_auc(evalset.score, evalset.label), provider=None,
-                      revealed=["all scores and labels (no privacy)"])
-    elif args.protocol == "mpc-central":
-        release = mpc_central_auc([clients], noise, encoder, args.method, placement, args.timeout, _RoleProgress(),
-                                  budget, [args.dataset_id] if args.dataset_id else None)[0]
-        record.update(_central_record(release, noise, args.method))
-    else:
-        result = _run_mpc(clients, encoder, args, placement, ranks=bool(args.ranks_dir))
-        if args.ranks_dir:
-            _write_rank_files(args.ranks_dir, result.ranks)
-            record["ranks_dir"] = os.path.abspath(args.ranks_dir)
-        record.update(_exact_record(result))
+    return evalset, clients, record
+
+
+def _write_run(args, evalset, record, entered: tuple, start: float) -> int:
+    """Write the record of ``mpc-auc run`` with its timings (sims.bench_e2e reads them).
+
+    entered: (perf_counter, Unix time) when the command began."""
+    import resource
+
     record["wall_s"] = time.perf_counter() - start
+    record["timings_s"] = {"read_and_check": start - entered[0], "command": time.perf_counter() - entered[0],
+                           "entered_unix": entered[1]}
+    record["coordinator_peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     record["provenance"] = provenance(_arguments(args))
     write_json(args.out, record)
     print(f"AUC = {record['auc']:.15f}  ({args.protocol}, M={evalset.m}) -> {args.out}")
@@ -455,7 +479,9 @@ def _subparsers(command: argparse.ArgumentParser):
                 yield from _subparsers(child)
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(experiments=tuple(EXPERIMENTS)) -> argparse.ArgumentParser:
+    """The command line.  experiments: the experiment commands whose options are built (each imports its
+    sims module, with scipy, matplotlib or dp-accounting: a run of another command skips them)."""
     top = argparse.ArgumentParser(prog="mpc-auc", description=__doc__.splitlines()[0],
                                   formatter_class=_HelpFormatter)
     top.add_argument("--version", action="version", version=f"mpc-auc {__version__}",
@@ -612,6 +638,9 @@ def parser() -> argparse.ArgumentParser:
                                     "accounting, what the server received)"),
                         ("table7", "reproduce fedauc Table 7 (std of the AUC over noise draws) beside the paper's"),
                         ("ustat-experiment", "MSE against epsilon of ustat-2pc and the U-statistic baselines")):
+        if name not in experiments:
+            sub.add_parser(name, help=help_)
+            continue
         experiment = sub.add_parser(name, help=help_, description=_experiment(name).__doc__.split("\n\n")[0])
         add_options(experiment, _experiment(name).PARAMS)
         experiment.set_defaults(func=cmd_experiment)
@@ -634,7 +663,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    args = parser().parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    args = parser([name for name in EXPERIMENTS if name in words]).parse_args(argv)
     progress.set_level(progress.QUIET if args.quiet else progress.VERBOSE if args.verbose else progress.NORMAL)
     try:
         return args.func(args)

@@ -118,6 +118,14 @@ def _numbers(array, path, what: str) -> np.ndarray:
         return np.array(values)
 
 
+def _strings(array) -> np.ndarray:
+    """A string column as a numpy str array, through its dictionary (no Python object per row)."""
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    encoded = pc.dictionary_encode(array)
+    return encoded.dictionary.to_numpy(zero_copy_only=False).astype(str)[encoded.indices.to_numpy()]
+
+
 def _first(mask: np.ndarray) -> int:
     return int(np.argmax(mask))
 
@@ -151,7 +159,7 @@ def read_evalset(path, encoder: ScoreEncoder = ScoreEncoder(), declared_clients=
 
     both_classes: require positives and negatives (False for one client's own file)."""
     table = read_table(path, COLUMNS, sep)
-    client = table["client"].to_numpy(zero_copy_only=False)
+    client = _strings(table["client"])
     scores = _numbers(table["score"], path, "score")
     labels = read_labels(table["label"], path, positive_label)
     return EvalSet.build(client, scores, labels, encoder, declared_clients,

@@ -40,6 +40,7 @@ PERMUTATIONS = [tuple(p) for p in itertools.permutations(range(4))]
 
 class OpenSigma(Shuffler):
     """A deliberately leaky variant: opens sigma itself instead of sigma[pi]."""
+    PREFETCH = False  # it asks the dealer for no shuffle
 
     def open_shuffled(self, sigma, columns, xor_columns=0):
         return self.open(sigma), None, columns
@@ -51,6 +52,7 @@ class OpenSigma(Shuffler):
 class ReusedMask(Shuffler):
     """A deliberately weakened variant: every digit selection reuses the first one-hot correlation, i.e. the
     same digit mask and product masks (the dealer serves that index again, so the sort stays correct)."""
+    PREFETCH = False  # its one-hot requests repeat index 0
 
     @property
     def onehot_count(self) -> int:
@@ -201,7 +203,7 @@ def ustat_view_party(ctx, x, y) -> dict:
     """In a pair-party: Gini-Laplace and AUC-RR on the pairs (x[i], y[i]), recording every received message."""
     from ..circuits import kernels
     from ..circuits.bits import BitConverter
-    from ..circuits.noise import DiscreteLaplace, RandomizedResponse
+    from ..circuits.noise_laws import DiscreteLaplace, RandomizedResponse
 
     log = []
     record_received(log)

@@ -102,3 +102,11 @@ def test_compare_and_u_statistic_refuse_bad_input_by_name(call, message):
     with pytest.raises(mpc_auc.InputError) as caught:
         call()
     assert message in str(caught.value)
+
+
+def test_the_command_imports_neither_torch_nor_crypten():
+    """The coordinator of `mpc-auc run` needs neither: only the roles import them (from a preloaded fork
+    server, while the input is read)."""
+    code = "import sys, mpc_auc.cli; print(sorted(m for m in ('torch', 'crypten') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

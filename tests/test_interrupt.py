@@ -46,3 +46,25 @@ def test_ctrl_c_prints_one_line_exits_130_and_leaves_no_process(tmp_path):
         time.sleep(0.2)
     assert _session_processes(proc.pid) == []
     assert not out.exists()
+
+
+def test_a_refused_input_stops_the_roles_started_while_it_was_read(tmp_path):
+    """The roles start (from a fork server) while the input is read; a bad row ends the command with exit 2
+    and one error line, and no role, fork server or helper process is left behind."""
+    data, out = tmp_path / "rows.csv", tmp_path / "auc.json"
+    rows = ["client,score,label"] + [f"c{i % 3},{i / 2000},{i % 2}" for i in range(1000)]
+    rows[500] = "c1,nan,1"
+    data.write_text("\n".join(rows) + "\n")
+    proc = subprocess.Popen([str(COMMAND), "run", "--input", str(data), "--out", str(out)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 2, stderr
+    assert len(stderr.strip().splitlines()) == 1 and "nan" in stderr.lower(), stderr
+    assert not out.exists()
+    assert _leftovers(proc.pid, time.monotonic() + 10) == []
+
+
+def _leftovers(sid: int, deadline: float) -> list:
+    while _session_processes(sid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return _session_processes(sid)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from mpc_auc.circuits.noise import ROUNDING_BITS, DiscreteLaplace, RandomizedResponse, coin_threshold
+from mpc_auc.circuits.noise_laws import ROUNDING_BITS, DiscreteLaplace, RandomizedResponse, coin_threshold
 from mpc_auc.protocols.runtime.session import run_parties
 
 N = 1_000_000

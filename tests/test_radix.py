@@ -61,7 +61,8 @@ def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
         position = public(torch.arange(len(keys)))
         starts, (sorted_keys, origin) = ranking.sort(None, xor_shares(keys), [public(torch.from_numpy(keys)), position])
         back = ranking.to_input_order(sorted_keys)
-        out["sorts"].append([reveal_int(t).numpy() for t in (ranking.sigma, sorted_keys, origin, back, starts)])
+        out["sorts"].append([shuffler.open(ranking.sigma).view(np.uint32).astype(np.int64)]
+                           + [reveal_int(t).numpy() for t in (sorted_keys, origin, back, starts)])
     # group starts both ways, and the tie-aware AUC fraction and mid-ranks on sorted keys
     out["ties"] = []
     for keys, labels in tie_cases:

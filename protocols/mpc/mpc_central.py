@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...circuits.noise import DiscreteLaplace
+from ...circuits.noise_laws import DiscreteLaplace
 from ..errors import InputError, PartyFailure
 from ..dp.fedauc import check_epsilon
 

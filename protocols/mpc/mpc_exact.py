@@ -26,8 +26,10 @@ Flow (docs/protocols/mpc-exact.md states every role's view):
    client that owns it: each party seals its share of twice the rank, in the
    client's row order, for that client alone (protocols.inputs.bundles).
 """
+import dataclasses
 import secrets
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -40,13 +42,16 @@ from ..runtime.identity import CLIENT_PREFIX, Identity, client_role
 from ..inputs.intake import Intake, refusal
 from .ledger import Release
 from .mpc_central import dataset_id
-from ..runtime.session import DEALER, LOCAL, PARTIES, Placement, Session, TrafficMeter
+from ..runtime.session import DEALER, LOCAL, PARTIES, LocalRoles, Placement, Session, TrafficMeter
 from ..inputs.sealing import KeyPair
 from ..inputs.submission import Evaluation, Roster, make_submission
 
 RANKS_TO_CLIENTS = "ranks to their clients (not DP here: client-side DP on them is the clients' own business)"
 FRACTION_BITS = 52  # the AUC is revealed as floor(AUC * 2^52): error < 2.3e-16
 METHODS = ("radix", "bitonic")
+ROLE_MODULES = ("mpc_auc.protocols.runtime.roles", "mpc_auc.protocols.runtime.communicator",
+                "mpc_auc.protocols.mpc.ledger", "mpc_auc.circuits.dealer", "mpc_auc.circuits.radix",
+                "mpc_auc.circuits.bitonic", "mpc_auc.circuits.division", "mpc_auc.circuits.noise")
 
 
 @dataclass
@@ -123,7 +128,8 @@ def _party(ctx, fraction_bits: int):
 
 def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, converter) -> dict:
     """The oblivious ranking and the opened outputs of one job, on the agreed inputs."""
-    from ...circuits.division import fraction_bits as divide
+    from ...circuits.division import digit_bits_for, fraction_bits as divide
+    from ...circuits.memory import release_free_memory
     from ...circuits.rank_auc import auc_fraction
     from ...circuits.shares import from_share, reveal_int
 
@@ -131,8 +137,10 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, converter) 
     keys = from_share(np.concatenate([o.key_shares for o in opened]))
     key_xor = np.concatenate([o.key_xor_shares for o in opened])
     labels = from_share(np.concatenate([o.label_shares for o in opened]))
+    release_free_memory()  # the sealed and opened bundles
     ranking = _ranking(ctx, job, keys.size(0), shuffler)
     starts, (sorted_labels,) = ranking.sort(keys, key_xor, [labels])
+    release_free_memory()  # the sort's 32-bit steps
     if ctx.rank == 0:
         ctx.progress("tie groups and rank sum")
     twice_u, twice_pn, twice_rank = auc_fraction(shuffler, starts, sorted_labels, mid_ranks=job.ranks)
@@ -144,7 +152,9 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, converter) 
     if defined:
         if ctx.rank == 0:
             ctx.progress(f"exact division to {fraction_bits} bits")
-        scaled = int(reveal_int(divide(twice_u, twice_pn, fraction_bits)).item())
+        m = labels.size(0)
+        bound = 2 * (m // 2) * (m - m // 2)  # 2PN <= 2 floor(M/2) ceil(M/2), public
+        scaled = int(reveal_int(divide(twice_u, twice_pn, fraction_bits, digit_bits_for(bound))).item())
     rank_bundles = None
     if job.ranks:
         if ctx.rank == 0:
@@ -239,6 +249,22 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
     requests = [simulated(clients, encoder, dataset_id(clients) if ranks else "") for clients in datasets]
     return [exact_result(run, provider, method)
             for run in run_ranking_jobs(requests, provider, method, ranks, None, placement, timeout_s, on_progress)]
+
+
+@contextmanager
+def roles_started(placement: Placement, timeout_s: float):
+    """``placement`` with the local roles of mpc-exact and mpc-central started now, so that they import,
+    draw their keys and bind their sockets while the caller reads and checks its input; the first session
+    on the placement adopts them.  Leaving the block stops any that are still running (the input was
+    refused, or the run interrupted).  A deployment's roles already run: it is yielded as it is."""
+    if placement.deployment is not None:
+        yield placement
+        return
+    started = LocalRoles(_party, "TTP", placement, timeout_s, preload=ROLE_MODULES)
+    try:
+        yield dataclasses.replace(placement, started=started)
+    finally:
+        started.stop()
 
 
 @dataclass(frozen=True)
@@ -347,6 +373,7 @@ def _run_job(session, request: Request, method, ranks, central, budget) -> JobRu
                                for pair in submissions for s in pair)
         for p, role in enumerate(PARTIES):
             session.send(role, "submissions", [pair[p] for pair in submissions])
+        del submissions  # sealed copies of every row: freed once the links have written them
     run.outs = [session.recv(role, "result") for role in PARTIES]
     run.wall_s = time.perf_counter() - start
     return run

@@ -252,6 +252,30 @@ class SecureCommunicator(_base()):
         for r in self._others(self.main_group):
             self._take(token, r, self.main_group, "barrier")
 
+    # numpy arrays, without copies ------------------------------------------------------
+    def send_array(self, array: np.ndarray, dst: int, group=None) -> None:
+        """Send an array as it is, no copy (the caller leaves it unchanged); counted as one send."""
+        array = np.ascontiguousarray(array)
+        self._count(array.size)
+        self.links[dst].send(self._group(group).channel, array)
+
+    def recv_array(self, shape, dtype, src: int, group=None, operation: str = "recv_array") -> np.ndarray:
+        """The next array from ``src`` of this shape and dtype, read in place from the received payload."""
+        shape, dtype = tuple(shape), np.dtype(dtype)
+        self._count(int(np.prod(shape, dtype=np.int64)))
+        payload = self.links[src].recv(self._group(group).channel, f"{operation} from {self.names[src]}")
+        expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if len(payload) != expected:
+            raise PeerLost([self.names[src]], operation, ValueError(
+                f"received {len(payload)} bytes where {expected} were expected"))
+        return np.frombuffer(payload, dtype=dtype).reshape(shape)
+
+    def _count(self, elements: int) -> None:
+        from crypten.config import cfg
+
+        if cfg.communicator.verbose:
+            self._log_communication(elements)
+
     # objects --------------------------------------------------------------------
     def _put_obj(self, obj, dst, group):
         self.links[dst].send(group.channel, pickle.dumps(obj))

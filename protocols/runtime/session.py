@@ -50,8 +50,10 @@ from ..errors import ChannelIntegrityError, DeploymentError, PartyFailure, PeerL
 from .identity import COMPUTE, COORDINATOR, DEALER, Identity
 from .link import dial
 from .roles import ABORT, CONTROL, INTERRUPTED, send_message, target_name
+from ...circuits.memory import tune_allocator
 
 PARTIES = COMPUTE
+P0_ROLE = PARTIES[0]
 PROVIDERS = ("TTP", "TFP")
 
 
@@ -95,24 +97,10 @@ def _die_with_parent() -> None:
         pass  # not Linux: the control link's end still stops the role
 
 
-def tune_allocator() -> None:
-    """Keep freed memory in the heap for reuse (glibc): no mmap per large array, no trimming.
-
-    The MPC phases allocate and free arrays of tens of MB thousands of times;
-    with glibc's defaults each one is a fresh mmap whose pages fault in again.
-    Measured at M = 4.6 million: 6 radix key bits took 35 s with the defaults, 21 s this way.
-    """
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.mallopt(-4, 0)  # M_MMAP_MAX: serve large blocks from the heap
-        libc.mallopt(-1, 2 ** 31 - 1)  # M_TRIM_THRESHOLD: do not hand freed heap back
-        libc.mallopt(-2, 256 << 20)  # M_TOP_PAD: grow the heap in 256 MB steps
-    except (OSError, AttributeError):
-        pass  # not glibc: defaults
-
-
 def _local_role_main(role, host, port, boot, targets, timeout_s, ledger_dir):
     """A locally spawned role: own keys, one listening socket, then one session over TLS."""
+    # a Ctrl-C is the coordinator's to answer (a forked role inherits the fork server's handlers, not ours)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
     tune_allocator()
     try:
@@ -146,6 +134,7 @@ class Placement:
     deployment: Deployment = None
     identity: Identity = None
     ledger: str = None
+    started: "LocalRoles" = None  # local roles already started for this run (LocalRoles), adopted by its session
 
     @classmethod
     def deployed(cls, deployment_file: str, key_file: str = None) -> "Placement":
@@ -158,6 +147,86 @@ class Placement:
 
 
 LOCAL = Placement()
+
+
+class LocalRoles:
+    """Role processes started on this machine ahead of their session, e.g. while the coordinator reads
+    its input: each imports torch and CrypTen, draws its keys and binds its socket meanwhile.
+
+    A Session adopts them through ``Placement.started``; ``stop`` ends them if no session does.
+    """
+
+    def __init__(self, target, provider: str, placement: Placement, timeout_s: float, preload=None):
+        """preload: modules to import once in a fork server that then forks every role (a third of the
+        start-up CPU of three fresh interpreters each importing torch and CrypTen); None: spawn each role."""
+        self.target, self.provider = target, provider
+        roles = list(PARTIES) + ([DEALER] if provider == "TTP" else [])
+        self.processes, self._boots, self._failure, self._starting = {}, {}, None, None
+        args = (placement, {target_name(target): target}, timeout_s)
+        if preload is None:  # spawned children import the caller's script unless it is hidden meanwhile
+            with _main_script_hidden(target), _interrupts_ignored():
+                self._start(mp.get_context("spawn"), roles, *args)
+            self._started()
+            return
+        context = mp.get_context("forkserver")
+        context.set_forkserver_preload(list(preload))
+        # the first start waits for the fork server's imports: let the caller read its input meanwhile
+        self._starting = threading.Thread(target=self._start, args=(context, roles, *args), daemon=True,
+                                          name="mpc-auc role start")
+        self._starting.start()
+
+    def _start(self, context, roles, placement, targets, timeout_s) -> None:
+        try:
+            for offset, role in enumerate(roles):
+                parent, child = context.Pipe()
+                proc = context.Process(
+                    target=_local_role_main, name=f"mpc-auc-{role}", daemon=True,
+                    args=(role, placement.host, placement.port + offset if placement.port else 0, child, targets,
+                          timeout_s, placement.ledger))
+                proc.start()
+                child.close()
+                self.processes[role], self._boots[role] = proc, parent
+        except BaseException as err:  # raised again by agree, in the caller's thread
+            self._failure = err
+
+    def _started(self) -> None:
+        if self._starting is not None:
+            self._starting.join()
+        if self._failure is not None:
+            raise PartyFailure(P0_ROLE, f"the roles could not be started: {self._failure}")
+
+    def agree(self, target, provider: str, patience_s: float):
+        """Wait for every role's public keys and address; pin them all in a deployment sent back to each.
+        Returns (deployment, the coordinator's identity)."""
+        if (target_name(target), provider) != (target_name(self.target), self.provider):
+            raise ValueError("these roles were started for another target or provider")
+        self._started()
+        publics, addresses = {}, {}
+        for role, boot in self._boots.items():
+            if not boot.poll(patience_s):
+                raise PartyFailure(role, "did not start")
+            try:
+                publics[role], addresses[role] = boot.recv()
+            except (EOFError, OSError):
+                self.processes[role].join(2.0)
+                raise PartyFailure(role, f"failed to start ({_describe_exit(self.processes[role].exitcode)})") \
+                    from None
+        identity = Identity(COORDINATOR)
+        publics[COORDINATOR] = identity.public
+        deployment = Deployment(publics, addresses)
+        for boot in self._boots.values():
+            boot.send(deployment)
+            boot.close()
+        return deployment, identity
+
+    def stop(self) -> None:
+        """End the roles (no session took them, e.g. the input was refused)."""
+        if self._starting is not None:
+            self._starting.join()
+        for proc in self.processes.values():
+            if proc.is_alive():
+                proc.kill()
+            proc.join(5.0)
 
 
 def _describe_exit(code) -> str:
@@ -195,7 +264,9 @@ class Session:
         self.session_id = secrets.token_hex(16)
         try:
             if deployment is None:
-                deployment, identity = self._spawn(target, placement)
+                started = placement.started or LocalRoles(target, provider, placement, timeout_s)
+                self._procs = started.processes
+                deployment, identity = started.agree(target, provider, max(60.0, timeout_s))
             self.deployment = deployment
             start = {"session": self.session_id, "target": target_name(target), "provider": provider,
                      "args": tuple(args)}
@@ -209,36 +280,6 @@ class Session:
             if isinstance(err, (PeerLost, ChannelIntegrityError)):
                 raise PartyFailure(culprit, str(err)) from None
             raise
-
-    def _spawn(self, target, placement: Placement):
-        """Start the local roles; return the deployment they agreed on and the coordinator's identity."""
-        context = mp.get_context("spawn")
-        boots, publics, addresses = {}, {}, {}
-        for offset, role in enumerate(self.roles):
-            parent, child = context.Pipe()
-            proc = context.Process(
-                target=_local_role_main, name=f"mpc-auc-{role}", daemon=True,
-                args=(role, placement.host, placement.port + offset if placement.port else 0, child,
-                      {target_name(target): target}, self.timeout_s, placement.ledger))
-            with _main_script_hidden(target), _interrupts_ignored():
-                proc.start()
-            child.close()
-            self._procs[role], boots[role] = proc, parent
-        for role, boot in boots.items():
-            if not boot.poll(max(60.0, self.timeout_s)):
-                raise PartyFailure(role, "did not start")
-            try:
-                publics[role], addresses[role] = boot.recv()
-            except (EOFError, OSError):
-                self._procs[role].join(2.0)
-                raise PartyFailure(role, f"failed to start ({_describe_exit(self._procs[role].exitcode)})") from None
-        identity = Identity(COORDINATOR)
-        publics[COORDINATOR] = identity.public
-        deployment = Deployment(publics, addresses)
-        for boot in boots.values():
-            boot.send(deployment)
-            boot.close()
-        return deployment, identity
 
     @property
     def pids(self) -> dict:

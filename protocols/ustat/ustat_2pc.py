@@ -16,7 +16,7 @@
 Privacy per user (basic composition over its <= k pairs): real kernels in
 [0, 1] get discrete Laplace of scale k/eps (epsilon/k per pair, sensitivity
 the kernel's integer range), so (eps, k delta_pair)-DP with the delta of
-circuits.noise.DiscreteLaplace; binary kernels get randomized response at
+circuits.noise_laws.DiscreteLaplace; binary kernels get randomized response at
 eps/k per pair (eps/2k per bit for AUC with private labels, two bits per
 pair): pure DP, at the effective epsilon of the rounded flip probability.
 """
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...circuits.noise import DiscreteLaplace, RandomizedResponse
+from ...circuits.noise_laws import DiscreteLaplace, RandomizedResponse
 from ..errors import InputError, PartyFailure
 from ..dp.fedauc import check_epsilon, generator
 from ..runtime.session import PARTIES, Session

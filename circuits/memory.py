@@ -1,0 +1,33 @@
+"""The roles' heap (glibc): freed blocks kept for reuse, and handed back between phases.
+
+The roles keep freed blocks in the heap for reuse (``tune_allocator``): inside a
+phase the same array sizes come back thousands of times.  Across phases whose arrays differ in size
+(opening bundles, the sort's 32-bit steps, the 64-bit moves of the tie groups) the kept blocks would add
+up; ``release_free_memory`` at those boundaries returns them (4,584,062 rows: 10.0 GB total peak RSS
+without it, 8.7 GB with it, and no slower).
+"""
+import ctypes
+
+
+def release_free_memory() -> None:
+    """glibc's malloc_trim(0): return every free page of the heap to the system (a no-op elsewhere)."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc
+
+
+def tune_allocator() -> None:
+    """Keep freed memory in the heap for reuse (glibc): no mmap per large array, no trimming.
+
+    The MPC phases allocate and free arrays of tens of MB thousands of times;
+    with glibc's defaults each one is a fresh mmap whose pages fault in again.
+    Measured at M = 4.6 million: 6 radix key bits took 35 s with the defaults, 21 s this way.
+    """
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.mallopt(-4, 0)  # M_MMAP_MAX: serve large blocks from the heap
+        libc.mallopt(-1, 2 ** 31 - 1)  # M_TRIM_THRESHOLD: do not hand freed heap back
+        libc.mallopt(-2, 256 << 20)  # M_TOP_PAD: grow the heap in 256 MB steps
+    except (OSError, AttributeError):
+        pass  # not glibc: defaults

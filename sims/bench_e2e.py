@@ -1,0 +1,206 @@
+"""End-to-end benchmark of ``mpc-auc run``: CSV in, exact private AUC out, with its phases and SPU beside it.
+
+For each M: a Criteo-shaped CSV (the synthetic set of ``mpc-auc generate``:
+binormal scores, AUC 0.77, Criteo's positive rate, 100 IID clients, float64
+scores) is written first (not timed); then ``mpc-auc --quiet run --input
+FILE`` runs as a fresh process, exactly as a user types it: it reads and
+checks the file, simulates every client (sealed, signed submissions), and
+P0, P1 and the dealer run as local processes over mutually authenticated
+TLS 1.3.  Measured: the wall time from starting that process to its exit
+(the JSON written), its phases from the timings it records, the total peak
+RSS (coordinator + P0 + P1 + dealer), |AUC - sklearn|, and the 1-minute
+load average before the run.
+
+Phases: "start" = interpreter, imports and parsing until the command begins;
+"read" = reading and checking the CSV and grouping it by client (the roles
+start up meanwhile); "roles" = waiting for them and opening the session;
+"sharing" = the clients' encoding, sharing, sealing and signing; "protocol"
+= from sending the submissions to both parties' results (open bundles,
+radix sort, tie groups, division, reveal); "finish" = closing the session,
+writing the JSON and the process's exit.
+
+With ``--spu-python`` (a Python with ``spu==0.9.5``, see sims/spu_reference.py)
+SecretFlow SPU computes the exact AUC of the same file, and the ratio of its
+run time to ours is printed.  ``--doc FILE`` replaces the section between
+the bench-e2e markers of FILE with the table, command, machine and load.
+
+Usage: python -m mpc_auc.sims.bench_e2e [--sizes M ...] [--spu-python PY] [--spu-size M] [--doc FILE]
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+
+from ..csv_io import write_evalset
+from ..synthetic import CRITEO_M, synthetic_evalset
+
+CRITEO_FULL_M = 4_584_062  # the large Criteo evaluation set (fedauc Table 4)
+SIZES = (CRITEO_M, CRITEO_FULL_M)
+SPU_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spu_reference.py")
+MARKERS = ("<!-- bench-e2e:start -->", "<!-- bench-e2e:end -->")
+COMMAND = [sys.executable, "-c", "import sys; from mpc_auc.command import main; sys.exit(main())"]
+GB = 1e9
+
+
+def dataset(directory: str, m: int) -> str:
+    """The benchmark's CSV of M rows (written once per directory)."""
+    path = os.path.join(directory, f"criteo-shaped-{m}.csv")
+    if not os.path.exists(path):
+        write_evalset(path, synthetic_evalset(m=m, clients=100, seed=m))
+    return path
+
+
+def reference_auc(path: str) -> float:
+    from sklearn.metrics import roc_auc_score
+
+    import pandas as pd
+
+    table = pd.read_csv(path)
+    return float(roc_auc_score(table["label"], table["score"]))
+
+
+def run_ours(path: str, directory: str, timeout_s: float) -> dict:
+    out = os.path.join(directory, f"result-{time.monotonic_ns()}.json")
+    load = os.getloadavg()[0]
+    began, began_unix = time.perf_counter(), time.time()
+    # output to a file, not a pipe: the fork server inherits it and a pipe would stay open until that
+    # server has also exited, after the command (a terminal's prompt returns when the command exits)
+    with tempfile.TemporaryFile("w+") as errors:
+        code = subprocess.run(COMMAND + ["--quiet", "run", "--input", path, "--out", out, "--timeout",
+                                         str(timeout_s)], stdout=subprocess.DEVNULL, stderr=errors).returncode
+        total = time.perf_counter() - began
+        errors.seek(0)
+        if code != 0:
+            raise SystemExit(f"mpc-auc run failed ({code}): {errors.read().strip()}")
+    with open(out) as f:
+        record = json.load(f)
+    os.remove(out)
+    timings = record["timings_s"]
+    protocol = record["mpc_wall_s"] - record["sharing_s"]
+    phases = {
+        "start": timings["entered_unix"] - began_unix,
+        "read": timings["read_and_check"],
+        "roles": record["wall_s"] - record["mpc_wall_s"],
+        "sharing": record["sharing_s"],
+        "protocol": protocol,
+    }
+    phases["finish"] = total - sum(phases.values())
+    rss = record["coordinator_peak_rss"] + sum(record["traffic"][role].get("peak_rss", 0)
+                                               or record["traffic"][role].get("peak_rss_session_total", 0)
+                                               for role in ("P0", "P1", "dealer"))
+    return {"m": record["input_summary"]["M"], "total": total, "phases": phases, "protocol": protocol,
+            "rss": rss, "auc": record["auc"], "load": load}
+
+
+def run_spu(python: str, path: str) -> dict:
+    load = os.getloadavg()[0]
+    done = subprocess.run([python, SPU_SCRIPT, "--input", path], capture_output=True, text=True)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        raise SystemExit(f"the SPU reference failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+    return {**json.loads(lines[-1]), "load": load}
+
+
+def growth(rows) -> str:
+    """Exponent b of time ~ M^b between the smallest and largest M, beside M log2 M's over the same M."""
+    if len(rows) < 2:
+        return ""
+    lo, hi = rows[0], rows[-1]
+    span = math.log(hi["m"] / lo["m"])
+    reference = math.log(hi["m"] * math.log2(hi["m"]) / (lo["m"] * math.log2(lo["m"]))) / span
+    return (f"growth {lo['m']:,} -> {hi['m']:,}: end to end M^{math.log(hi['total'] / lo['total']) / span:.2f}, "
+            f"protocol M^{math.log(hi['protocol'] / lo['protocol']) / span:.2f} (M log2 M: M^{reference:.2f})")
+
+
+def table(rows, spu) -> list:
+    lines = ["| M | runs | end to end s (median) | range s | start | read | roles | sharing | protocol | finish "
+             "| peak RSS GB (all) | abs(AUC - sklearn) | load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        p = r["phases"]
+        spread = f"{r['runs'][0]:.2f}-{r['runs'][-1]:.2f}" if len(r["runs"]) > 1 else ""
+        lines.append(f"| {r['m']:,} | {len(r['runs'])} | **{r['total']:.2f}** | {spread} | {p['start']:.2f} "
+                     f"| {p['read']:.2f} | {p['roles']:.2f} | {p['sharing']:.2f} | **{p['protocol']:.2f}** "
+                     f"| {p['finish']:.2f} | {r['rss'] / GB:.2f} | {r['error']:.1e} | {r['load']:.2f} |")
+    if spu:
+        ours = next(r for r in rows if r["m"] == spu["m"])
+        lines += ["", "| M | SPU 0.9.5 exact AUC s (run only) | SPU processes s | mpc-auc protocol s "
+                      "| mpc-auc end to end s | SPU / protocol | SPU / end to end | abs(AUC_SPU - sklearn) | load |",
+                  "|---|---|---|---|---|---|---|---|---|",
+                  f"| {spu['m']:,} | {spu['run_s']:.2f} | {spu['processes_s']:.2f} | {ours['protocol']:.2f} "
+                  f"| {ours['total']:.2f} | **{spu['run_s'] / ours['protocol']:.1f}x** "
+                  f"| {spu['run_s'] / ours['total']:.1f}x | {spu['error']:.1e} | {spu['load']:.2f} |"]
+    return lines
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
+    return (f"{os.cpu_count()} cores ({cpu}), {memory:.0f} GiB, Python {platform.python_version()}, "
+            f"{platform.system()} {platform.release()}")
+
+
+def write_doc(path: str, lines, argv) -> None:
+    with open(path) as f:
+        text = f.read()
+    begin, end = (text.index(m) for m in MARKERS)
+    command = "python -m mpc_auc.sims.bench_e2e " + " ".join(argv)
+    block = [MARKERS[0], "", f"Command: `{command.strip()}` (`make bench-e2e`). Machine: {machine()}. "
+             f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; the load column is the 1-minute "
+             "load average just before each run.", "", *lines, ""]
+    with open(path, "w") as f:
+        f.write(text[:begin] + "\n".join(block) + text[end:])
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="rows of each run")
+    parser.add_argument("--spu-python", help="a Python with spu==0.9.5 installed: run SPU's exact AUC beside ours")
+    parser.add_argument("--spu-size", type=int, default=CRITEO_M, help="M of the SPU row (one of --sizes)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per M up to 1,000,000 rows; the median run "
+                                                              "(by end-to-end time) is reported, with the range")
+    parser.add_argument("--data", help="directory for the generated CSV files (default: a temporary one)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="the roles' silence limit (mpc-auc --timeout)")
+    parser.add_argument("--doc", help="write the results into this markdown file, between the bench-e2e markers")
+    args = parser.parse_args(argv)
+    print(f"machine: {machine()}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = args.data or tmp
+        os.makedirs(directory, exist_ok=True)
+        rows, spu = [], None
+        for m in sorted(args.sizes):
+            path = dataset(directory, m)
+            runs = sorted((run_ours(path, tmp, args.timeout) for _ in range(args.repeat if m <= 10 ** 6 else 1)),
+                          key=lambda r: r["total"])
+            row = dict(runs[len(runs) // 2], runs=[r["total"] for r in runs])
+            row["error"] = abs(row["auc"] - reference_auc(path))
+            rows.append(row)
+            print(f"  done: M={m:,} end to end {row['total']:.2f} s, protocol {row['protocol']:.2f} s",
+                  file=sys.stderr, flush=True)
+            if args.spu_python and m == args.spu_size:
+                spu = run_spu(args.spu_python, path)
+                spu["error"] = abs(spu["auc"] - reference_auc(path))
+                print(f"  done: SPU M={m:,} {spu['run_s']:.2f} s", file=sys.stderr, flush=True)
+    lines = table(rows, spu)
+    summary = growth(rows)
+    if summary:
+        lines += ["", summary]
+    print("\n".join(lines))
+    if args.doc:
+        write_doc(args.doc, lines, argv)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
