@@ -24,8 +24,9 @@ sync'd randomness      key drawn by P0, sent to P1 (CrypTen's "global" seed)
 a party's own masks    local key, never sent (CrypTen's "local" seed)
 =====================  =======================================================
 
-In-circuit noise (circuits.noise, kernels) draws its shares with
-``secrets`` directly.  :func:`forbid_torch_rng` makes torch's own random
+In-circuit noise (circuits.noise) draws each party's shares from ChaCha20
+under a fresh key of that party's, drawn with ``secrets`` per call and never
+sent; the kernels' private tie coins come from ``secrets`` directly.  :func:`forbid_torch_rng` makes torch's own random
 functions raise inside the roles, so a secret drawn from them would stop
 the run instead of passing silently.
 """
@@ -39,7 +40,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 from .crypten_compat import crypten
 from .streams import KEY_BYTES, check_key
 
-TUPLES = 10  # nonce purposes of the sequential streams (circuits.streams uses 1..9 and 14)
+TUPLES = 10  # nonce purposes of the sequential streams (circuits.streams uses 1..9 and 14..21)
 PAIRWISE = 11
 SYNCED = 12
 LOCAL = 13

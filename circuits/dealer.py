@@ -41,8 +41,8 @@ import torch
 from .crypten_compat import crypten
 from .csprng import TUPLES, KeyedGenerator
 from .memory import release_free_memory
-from .streams import (BIT_MASK, BIT_SHARE, DIGIT_MASK, KEY_BYTES, MASK_IN, MASK_OUT, ONEHOT_SHARE, PRODUCT_MASK,
-                      PRODUCT_SHARE, KeyStream, permute)
+from .streams import (AND_A, AND_B, AND_C, BIT_MASK, BIT_SHARE, DIGIT_MASK, KEY_BYTES, MASK_IN, MASK_OUT, MUL_A,
+                      MUL_B, MUL_C, ONEHOT_SHARE, PRODUCT_MASK, PRODUCT_SHARE, KeyStream, permute)
 
 TTPServer = crypten.mpc.provider.TTPServer
 COMPUTE_PARTIES = (0, 1)
@@ -90,10 +90,10 @@ def from_words(words: np.ndarray, dtype, shape) -> np.ndarray:
     return words.view(dtype)[:count].reshape(shape)
 
 
-def unpack_bits(words: np.ndarray, count: int) -> np.ndarray:
-    """(R, W) int64 words -> (R, count) 0/1 int64: lane l of word w is bit 64 w + l."""
+def unpack_bits(words: np.ndarray, count: int, dtype=np.int64) -> np.ndarray:
+    """(R, W) int64 words -> (R, count) 0/1 values of ``dtype``: lane l of word w is bit 64 w + l."""
     bits = np.unpackbits(words.view(np.uint8).reshape(words.shape[0], -1), axis=1, bitorder="little")
-    return bits[:, :count].astype(np.int64)
+    return bits[:, :count].astype(dtype, copy=False)
 
 
 def dealer_request(function: str, *args) -> np.ndarray:
@@ -117,8 +117,8 @@ def dealer_collect() -> np.ndarray:
 
 
 class Dealer(TTPServer):
-    """TTPServer with CSPRNG keys (circuits.csprng) and three more request types: permutation, one-hot
-    digit and bit correlations."""
+    """TTPServer with CSPRNG keys (circuits.csprng) and five more request types: permutation, one-hot
+    digit and bit correlations, AND and product triples in batches (circuits.gates)."""
 
     def _setup_generators(self):
         """Draw k_0, k_1 independently with ``secrets``; send k_p to party p alone (over their TLS link)."""
@@ -163,9 +163,28 @@ class Dealer(TTPServer):
         out[3] = (onehot * masks).sum(axis=0, dtype=RING) - p1.words(PRODUCT_SHARE, index, (m,), RING)
         return as_words(out)
 
+    def and_triples(self, count, index):
+        """P0's share c_0 = (a AND b) XOR c_1 of ``count`` AND triples (circuits.gates); a, b, c_1 from the streams."""
+        p0, p1 = self._streams
+        c = p0.words(AND_A, index, (count,))
+        c ^= p1.words(AND_A, index, (count,))
+        b = p0.words(AND_B, index, (count,))
+        b ^= p1.words(AND_B, index, (count,))
+        c &= b
+        c ^= p1.words(AND_C, index, (count,))
+        return torch.from_numpy(c)
+
+    def mul_triples(self, count, index):
+        """P0's share c_0 = a b - c_1 (mod 2^64) of ``count`` product triples (circuits.gates)."""
+        p0, p1 = self._streams
+        a = p0.words(MUL_A, index, (count,)) + p1.words(MUL_A, index, (count,))
+        b = p0.words(MUL_B, index, (count,)) + p1.words(MUL_B, index, (count,))
+        return torch.from_numpy(a * b - p1.words(MUL_C, index, (count,)))
+
     def bit_correlation(self, words_shape, count, index):
         """P0's additive shares of the bits of r = rho0 XOR rho1 ((R, count), lanes beyond count dropped)."""
         p0, p1 = self._streams
         r = p0.words(BIT_MASK, index, tuple(words_shape)) ^ p1.words(BIT_MASK, index, tuple(words_shape))
-        bits = unpack_bits(r, count)
-        return torch.from_numpy(bits - p1.words(BIT_SHARE, index, bits.shape))
+        bits = unpack_bits(r, count, np.uint8)
+        share = p1.words(BIT_SHARE, index, bits.shape)
+        return torch.from_numpy(np.subtract(bits, share, out=share))

@@ -27,9 +27,12 @@ DIGIT_MASK = 4  # a party's XOR share of the dealer's random digit r
 ONEHOT_SHARE = 5  # P1's shares of the one-hot vector of r
 PRODUCT_MASK = 6  # a party's shares of the Beaver masks b
 PRODUCT_SHARE = 7  # P1's share of b[r]
-BIT_MASK = 8  # a party's XOR share of the dealer's packed random bits r (circuits.bits)
+BIT_MASK = 8  # a party's XOR share of the dealer's packed random bits r (circuits.gates)
 BIT_SHARE = 9  # P1's arithmetic shares of the bits of r
 PERMUTATION_TIES = 14  # second words ordering the rare ties of a permutation's first (circuits.csprng uses 10-13)
+AND_A, AND_B, AND_C = 15, 16, 17  # a party's shares of a and b of the dealer's AND triples; P1's share of c
+MUL_A, MUL_B, MUL_C = 18, 19, 20  # the same for its product triples (circuits.gates)
+OWN_NOISE = 21  # a party's share of joint random words, under a key of its own that it never sends (circuits.noise)
 
 
 def check_key(key) -> None:

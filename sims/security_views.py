@@ -168,7 +168,7 @@ def p_values(party_views) -> list:
 
 # ------------------------------------------------------------- ustat-2pc
 
-RECORDED = ("recv", "all_reduce", "all_gather", "broadcast", "recv_obj", "gather", "reduce", "scatter")
+RECORDED = ("recv", "all_reduce", "all_gather", "broadcast", "recv_obj", "gather", "reduce", "scatter", "recv_array")
 
 
 def record_received(log: list) -> None:
@@ -182,6 +182,8 @@ def record_received(log: list) -> None:
     def record(value):
         if isinstance(value, torch.Tensor):
             log.append(value.detach().clone().to(torch.int64).numpy().ravel())
+        elif isinstance(value, np.ndarray):
+            log.append(value.astype(np.int64).ravel())
         elif isinstance(value, (list, tuple)):
             for v in value:
                 record(v)
@@ -200,17 +202,18 @@ def record_received(log: list) -> None:
 
 
 def ustat_view_party(ctx, x, y) -> dict:
-    """In a pair-party: Gini-Laplace and AUC-RR on the pairs (x[i], y[i]), recording every received message."""
+    """In a pair-party: Gini-Laplace and AUC-RR on the pairs (x[i], y[i]) in [0, 4096], recording every
+    received message."""
     from ..circuits import kernels
-    from ..circuits.bits import BitConverter
+    from ..circuits.gates import Gates
     from ..circuits.noise_laws import DiscreteLaplace, RandomizedResponse
 
     log = []
     record_received(log)
-    converter = BitConverter(ctx.stream_key)
+    gates = Gates(ctx.stream_key)
     own = x if ctx.rank == 0 else y
-    gini = kernels.gini(own, DiscreteLaplace(1.0, 4096), converter)
-    auc = kernels.auc_public_classes(own, RandomizedResponse(1.0))
+    gini = kernels.gini(gates, own, DiscreteLaplace(1.0, 4096), 4096)
+    auc = kernels.auc_public_classes(gates, own, RandomizedResponse(1.0), 4096)
     return {"views": list(log), "gini": gini, "auc": auc}
 
 
@@ -355,15 +358,14 @@ def as_runs(jobs) -> list:
 def central_noise_party(ctx, epsilon: float, m: int, count: int) -> dict:
     """In a party: ``count`` draws of mpc-central's statistic and count noise (at M = m), recording every
     received message; the draws are opened only after the recording ends (to name the secrets)."""
-    from ..circuits.bits import BitConverter
+    from ..circuits.gates import Gates
     from ..circuits.noise import discrete_laplace
-    from ..circuits.shares import reveal_int
     from ..protocols.mpc.mpc_central import CentralNoise
 
     log = []
     record_received(log)
-    converter, noise = BitConverter(ctx.stream_key), CentralNoise(epsilon)
-    drawn = [discrete_laplace(noise.statistic_noise(m), count, converter),
-             discrete_laplace(noise.count_noise(), count, converter)]
+    gates, noise = Gates(ctx.stream_key), CentralNoise(epsilon)
+    drawn = [discrete_laplace(gates, noise.statistic_noise(m), count),
+             discrete_laplace(gates, noise.count_noise(), count)]
     views = list(log)
-    return {"views": views, "noise": [reveal_int(z).numpy() for z in drawn]}
+    return {"views": views, "noise": [gates.open(z) for z in drawn]}

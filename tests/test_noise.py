@@ -25,29 +25,30 @@ RR = RandomizedResponse(1.0)
 
 
 def _party(ctx, n):
-    import torch
-
     from mpc_auc.circuits import noise
-    from mpc_auc.circuits.bits import BitConverter
+    from mpc_auc.circuits.compare import pack_bits
+    from mpc_auc.circuits.dealer import unpack_bits
+    from mpc_auc.circuits.gates import Gates
 
-    def opened(x):
-        return x.get_plain_text().to(torch.int64).numpy()
-
-    converter = BitConverter(ctx.stream_key)
-    words = opened(noise.joint_random_words((n,)))
-    coins = opened(noise.coins([coin_threshold(BIAS), coin_threshold(MISBIASED), 0, 2**ROUNDING_BITS], n))
-    truth = torch.from_numpy(np.arange(n, dtype=np.int64) % 2)
-    own = truth if ctx.rank == 0 else torch.zeros_like(truth)  # P0 inputs the bits
-    bit = noise.BinarySharedTensor.from_shares(own, precision=0)
-    return {"words": words, "coins": coins, "rr": opened(noise.randomized_response(bit, RR)),
-            "small": opened(noise.discrete_laplace(SMALL, n, converter)),
-            "wide": opened(noise.discrete_laplace(WIDE, n, converter))}
+    gates = Gates(ctx.stream_key)
+    words = gates.open(noise.joint_random_words((n,)), xor=True)
+    coins = gates.open(noise.coins(gates, [coin_threshold(BIAS), coin_threshold(MISBIASED), 0, 2**ROUNDING_BITS], n),
+                       xor=True)
+    truth = pack_bits(np.arange(n, dtype=np.int64) % 2)
+    own = truth if ctx.rank == 0 else np.zeros_like(truth)  # P0 inputs the bits
+    rr = unpack_bits(gates.open(noise.randomized_response(gates, own, RR), xor=True)[None], n)[0]
+    out = {"words": words, "coins": coins, "rr": rr,
+           "small": gates.open(noise.discrete_laplace(gates, SMALL, n)),
+           "wide": gates.open(noise.discrete_laplace(gates, WIDE, n))}
+    out["triples left"] = [gates.left("and"), gates.left("mul")]
+    return out
 
 
 def _run() -> dict:
     out = run_parties(_party, (N,), provider="TTP", timeout_s=120)
     for key in out[0]:
         assert np.array_equal(out[0][key], out[1][key])
+    assert out[0]["triples left"] == [0, 0]  # each gadget reserved exactly the triples it used
     return out[0]
 
 

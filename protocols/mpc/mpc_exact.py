@@ -51,7 +51,8 @@ FRACTION_BITS = 52  # the AUC is revealed as floor(AUC * 2^52): error < 2.3e-16
 METHODS = ("radix", "bitonic")
 ROLE_MODULES = ("mpc_auc.protocols.runtime.roles", "mpc_auc.protocols.runtime.communicator",
                 "mpc_auc.protocols.mpc.ledger", "mpc_auc.circuits.dealer", "mpc_auc.circuits.radix",
-                "mpc_auc.circuits.bitonic", "mpc_auc.circuits.division", "mpc_auc.circuits.noise")
+                "mpc_auc.circuits.bitonic", "mpc_auc.circuits.division", "mpc_auc.circuits.gates",
+                "mpc_auc.circuits.noise")
 
 
 @dataclass
@@ -89,11 +90,11 @@ class Job:
 # ------------------------------------------------------------- party side
 
 def _party(ctx, fraction_bits: int):
-    from ...circuits.bits import BitConverter
+    from ...circuits.gates import Gates
     from ...circuits.shuffle import Shuffler
 
     # one sequential stream each per session: the dealer expands the same streams for its correlations
-    shuffler, converter = Shuffler(ctx.stream_key), BitConverter(ctx.stream_key)
+    shuffler, gates = Shuffler(ctx.stream_key), Gates(ctx.stream_key)
     while (job := ctx.recv("job")) is not None:
         intake = Intake(ctx, job)
         charge = None
@@ -111,7 +112,7 @@ def _party(ctx, fraction_bits: int):
             intake.finish(lambda _: ("refused", refusal(intake.problem)))
             ctx.send("result", {"refused": refusal(intake.problem), "missing": intake.missing})
             continue
-        result = _compute(ctx, job, intake, [a.opened for a in admitted], fraction_bits, shuffler, converter)
+        result = _compute(ctx, job, intake, [a.opened for a in admitted], fraction_bits, shuffler, gates)
         result.update(clients=[a.client for a in admitted], rows=[a.rows for a in admitted], missing=intake.missing)
         if charge is not None:
             result["ledger"] = charge
@@ -126,7 +127,7 @@ def _party(ctx, fraction_bits: int):
         ctx.send("result", result)
 
 
-def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, converter) -> dict:
+def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> dict:
     """The oblivious ranking and the opened outputs of one job, on the agreed inputs."""
     from ...circuits.division import digit_bits_for, fraction_bits as divide
     from ...circuits.memory import release_free_memory
@@ -145,7 +146,7 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, converter) 
         ctx.progress("tie groups and rank sum")
     twice_u, twice_pn, twice_rank = auc_fraction(shuffler, starts, sorted_labels, mid_ranks=job.ranks)
     if job.central is not None:
-        release = _central_release(ctx, job.central, twice_u, labels, converter)
+        release = _central_release(ctx, job.central, twice_u, labels, gates)
         return {"central": release, **meter.read()}
     defined = bool(reveal_int(twice_pn > 0).item())
     scaled = None
@@ -186,18 +187,18 @@ def _charge(ctx, job, m: int) -> dict:
             "remaining_epsilon": budget.epsilon - verdict["after"].epsilon if budget else None}
 
 
-def _central_release(ctx, central, twice_u, labels, converter) -> tuple:
+def _central_release(ctx, central, twice_u, labels, gates) -> tuple:
     """Open (2T + Z_T or 2U + Z_U, P + Z_P) per repetition (protocols.mpc.mpc_central); nothing else."""
     from ...circuits.noise import discrete_laplace
-    from ...circuits.shares import reveal_int
+    from ...circuits.shares import from_share, reveal_int
 
     m = labels.size(0)
     if ctx.rank == 0:
         ctx.progress(f"discrete Laplace in circuit ({central.repetitions} release(s))")
     positives = labels.sum()
     stat = twice_u - positives * (m - positives) if central.neighbours == "label" else twice_u
-    noisy_stat = stat + discrete_laplace(central.statistic_noise(m), central.repetitions, converter)
-    noisy_p = positives + discrete_laplace(central.count_noise(), central.repetitions, converter)
+    noisy_stat = stat + from_share(discrete_laplace(gates, central.statistic_noise(m), central.repetitions))
+    noisy_p = positives + from_share(discrete_laplace(gates, central.count_noise(), central.repetitions))
     return reveal_int(noisy_stat).numpy(), reveal_int(noisy_p).numpy()
 
 

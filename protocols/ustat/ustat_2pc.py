@@ -32,6 +32,8 @@ from ..runtime.session import PARTIES, Session
 
 AUC_BITS = 52  # AUC scores in [0, 1] enter as round(s * 2^52)
 GINI_BITS = 12  # Gini values in [0, 1] enter as round(x * 2^12): the kernel in units of 2^-12
+CHUNK = 1 << 19  # pairs per pass of the kernel circuit: bounds the parties' and the dealer's memory
+KENDALL_SHIFT = 2**20  # Kendall ratings within +-2^20 enter shifted to [0, 2^21]
 KERNELS = ("auc", "auc-private", "gini", "kendall")
 
 
@@ -73,7 +75,7 @@ def _check(kernel: str, sample: Sample) -> None:
     if kernel == "kendall":
         if v.ndim != 2 or v.shape[1] != 2 or not np.issubdtype(v.dtype, np.integer):
             raise InputError("kendall needs an (n, 2) array of integer ratings")
-        if np.abs(v).max(initial=0) >= 2**20:
+        if np.abs(v).max(initial=0) >= KENDALL_SHIFT:
             raise InputError("kendall ratings must lie within +-2^20")
     else:
         if v.ndim != 1 or not np.issubdtype(v.dtype, np.number):
@@ -98,9 +100,17 @@ def encode(kernel: str, sample: Sample) -> np.ndarray:
     """The integers the circuit sees for each user."""
     v = np.asarray(sample.values)
     if kernel == "kendall":
-        return v.astype(np.int64)
-    bits = GINI_BITS if kernel == "gini" else AUC_BITS
-    return np.rint(v.astype(np.float64) * 2.0**bits).astype(np.int64)
+        return v.astype(np.int64) + KENDALL_SHIFT
+    return np.rint(v.astype(np.float64) * 2.0**_bits(kernel)).astype(np.int64)
+
+
+def _bits(kernel: str) -> int:
+    return GINI_BITS if kernel == "gini" else AUC_BITS
+
+
+def bound(kernel: str) -> int:
+    """The largest integer the circuit sees for a user (encode's range is [0, bound])."""
+    return 2 * KENDALL_SHIFT if kernel == "kendall" else 2**_bits(kernel)
 
 
 # --------------------------------------------------------------- sampling
@@ -239,21 +249,24 @@ class Job:
 
 def _party(ctx):
     from ...circuits import kernels
-    from ...circuits.bits import BitConverter
+    from ...circuits.gates import Gates
     from ..runtime.session import TrafficMeter
 
-    converter = BitConverter(ctx.stream_key)
+    def kernel(job, part):
+        limit = bound(job.kernel)
+        if job.kernel == "auc":
+            return kernels.auc_public_classes(gates, job.inputs[part], job.noise, limit)
+        if job.kernel == "auc-private":
+            return kernels.auc_private_labels(gates, job.inputs[part], job.labels[part], job.noise, limit)
+        if job.kernel == "gini":
+            return kernels.gini(gates, job.inputs[part], job.noise, limit)
+        return kernels.kendall(gates, job.inputs[part], job.noise, limit)
+
+    gates = Gates(ctx.stream_key)
     while (job := ctx.recv("job")) is not None:
         meter = TrafficMeter()
-        if job.kernel == "auc":
-            out = kernels.auc_public_classes(job.inputs, job.noise)
-        elif job.kernel == "auc-private":
-            out = kernels.auc_private_labels(job.inputs, job.labels, job.noise)
-        elif job.kernel == "gini":
-            out = kernels.gini(job.inputs, job.noise, converter)
-        else:
-            out = kernels.kendall(job.inputs, job.noise, converter)
-        ctx.send("result", (out, meter.read()))
+        parts = [kernel(job, slice(start, start + CHUNK)) for start in range(0, len(job.inputs), CHUNK)]
+        ctx.send("result", (np.concatenate(parts, axis=-1), meter.read()))
 
 
 # ------------------------------------------------------ aggregator side

@@ -1,0 +1,222 @@
+"""Gates between the two compute parties: XOR-shared ANDs, additive products and bit conversions, one round
+each, on correlations the dealer prepares ahead of use.
+
+Values are int64 numpy arrays of this party's shares: XOR shares of packed
+bits (64 lanes per word) for :meth:`Gates.and_`, additive shares mod 2^64
+for :meth:`Gates.multiply`.  Every gate opens only values masked by
+correlated randomness the opener does not know, so each opened word is
+uniform:
+
+* **AND** (Beaver over GF(2), bitwise on words): a triple a, b, c = a AND b.
+  a_p and b_p come from party p's dealer stream, c_1 from P1's and
+  c_0 = c XOR c_1 from the dealer, to P0 alone.  The parties open
+  d = x XOR a and e = y XOR b, and z_p = c_p ^ (d & b_p) ^ (e & a_p), with
+  d & e added by P0: z = x AND y.
+* **Product** (Beaver mod 2^64): the same with + and *, c = a b.
+* **Bit conversion**: for packed XOR-shared bits x the dealer's bit
+  correlation gives random packed bits r = rho0 XOR rho1 (from the
+  parties' streams) and additive shares of each bit of r (P1's from its
+  stream, P0's sent).  The parties open c = x XOR r, one word per 64 bits,
+  and x = c + (1 - 2c) r per bit is local.  Cost per bit: 1/8 byte sent by
+  each party, 8 bytes from the dealer to P0 (CrypTen's conversion opens a
+  64-bit word per bit).
+
+The dealer's part of a correlation travels to P0 only, as soon as P0
+asks: :meth:`Gates.reserve` posts the request for a whole circuit's
+triples before its first layer, so a layer waits for the other party's
+openings and nothing else.  The dealer sees no share and no opening; P1
+receives nothing from it.  Any number of gates in one call share a round.
+
+Correlations are addressed by (purpose, index) in the dealer streams
+(circuits.streams) and each index is used once: one :class:`Gates` per
+dealer key, so a second engine on the same key is refused.
+"""
+from collections import deque
+
+import numpy as np
+
+from .crypten_compat import crypten
+from .dealer import dealer_collect, dealer_post, unpack_bits
+from .streams import AND_A, AND_B, AND_C, BIT_MASK, BIT_SHARE, MUL_A, MUL_B, MUL_C, KeyStream
+
+BATCH = 1 << 22  # triple words per dealer answer at most (32 MB)
+_KINDS = {"and": (AND_A, AND_B, AND_C), "mul": (MUL_A, MUL_B, MUL_C)}
+_ENGINES = set()  # the dealer keys that already have an engine in this process
+
+
+class Gates:
+    """One compute party's end of the gates (needs the separate dealer, provider TTP, and its stream key)."""
+
+    def __init__(self, stream_key: bytes):
+        if stream_key is None:
+            raise RuntimeError("the gates need the separate dealer (provider TTP) and its stream key")
+        if bytes(stream_key) in _ENGINES:
+            raise RuntimeError("this dealer key already has a Gates engine: a second would reuse its correlations")
+        _ENGINES.add(bytes(stream_key))
+        self.comm = crypten.communicator.get()
+        self.rank = self.comm.get_rank()
+        self.stream = KeyStream(stream_key)
+        self.batches = 0  # triple batches reserved so far (both parties in step)
+        self.conversions = 0  # bit correlations used so far
+        self._pending = {kind: deque() for kind in _KINDS}  # (index, count, ticket) reserved, not yet loaded
+        self._loaded = {kind: deque() for kind in _KINDS}  # (a, b, c) shares loaded, the first partly used
+        self._used = {kind: 0 for kind in _KINDS}  # words of the first loaded batch used so far
+        self._tickets, self._posted, self._answers = 0, deque(), {}  # P0's dealer requests in flight
+
+    # ------------------------------------------------------------- correlations
+    def reserve(self, kind: str, count: int) -> None:
+        """Ask the dealer now for ``count`` more words of ``kind`` ("and" or "mul") triples.
+
+        Both parties call it at the same points.  The reserved batches form one stream that the gates
+        consume in order, whatever the batch sizes; a gate that finds too few reserves the rest on the
+        spot (one round trip to the dealer for P0).  A gadget reserves what it consumes itself when it
+        starts, so the dealer works while the parties prepare.
+        """
+        for start in range(0, count, BATCH):  # the dealer answers in pieces, each while P0 works on the last
+            size = min(BATCH, count - start)
+            index, self.batches = self.batches, self.batches + 1
+            self._pending[kind].append((index, size, self._post(f"{kind}_triples", size, index)))
+
+    def _post(self, function: str, *args):
+        """P0: send the dealer a request now and return its ticket (answers come back in the order posted)."""
+        if self.rank != 0:
+            return None
+        dealer_post(function, *args)
+        self._tickets += 1
+        self._posted.append(self._tickets)
+        return self._tickets
+
+    def _collect(self, ticket: int) -> np.ndarray:
+        """P0: the dealer's answer to ``ticket``, keeping the answers to earlier requests for their gates."""
+        while ticket not in self._answers:
+            self._answers[self._posted.popleft()] = dealer_collect()
+        return self._answers.pop(ticket)
+
+    def settle(self) -> None:
+        """Take in every answer still due from the dealer (before anything else uses the dealer's channel)."""
+        for kind in _KINDS:
+            while self._pending[kind]:
+                self._load(kind)
+
+    def _load(self, kind: str) -> None:
+        index, size, ticket = self._pending[kind].popleft()
+        a_purpose, b_purpose, c_purpose = _KINDS[kind]
+        c = self._collect(ticket) if self.rank == 0 else self.stream.words(c_purpose, index, (size,))
+        a, b = (self.stream.words(purpose, index, (size,)) for purpose in (a_purpose, b_purpose))
+        self._loaded[kind].append((a, b, c))
+
+    def _triples(self, kind: str, count: int):
+        """The next ``count`` words of this party's shares of a, b and c."""
+        if count == 0:
+            return [np.zeros(0, dtype=np.int64)] * 3
+        loaded = self._loaded[kind]
+        available = sum(len(a) for a, _, _ in loaded) - self._used[kind]
+        for _, size, _ in list(self._pending[kind]):
+            if available >= count:
+                break
+            self._load(kind)
+            available += size
+        if available < count:
+            self.reserve(kind, count - available)
+            self._load(kind)
+        start, parts = self._used[kind], []
+        while count:
+            a, b, c = loaded[0]
+            take = min(count, len(a) - start)
+            parts.append((a[start:start + take], b[start:start + take], c[start:start + take]))
+            count -= take
+            start += take
+            if start == len(a):
+                loaded.popleft()
+                start = 0
+        self._used[kind] = start
+        return [np.concatenate(column) if len(parts) > 1 else column[0] for column in zip(*parts)]
+
+    def left(self, kind: str) -> int:
+        """Reserved words of ``kind`` triples not used yet (0 after a gadget that reserved exactly its own)."""
+        loaded = sum(len(a) for a, _, _ in self._loaded[kind]) - self._used[kind]
+        return loaded + sum(size for _, size, _ in self._pending[kind])
+
+    def _exchange(self, own: np.ndarray) -> np.ndarray:
+        """Send this party's array to the other compute party and return the other's (one round)."""
+        other = 1 - self.rank
+        self.comm.send_array(own, other)
+        return self.comm.recv_array(own.shape, own.dtype, other, operation="gate openings")
+
+    # -------------------------------------------------------------------- gates
+    def and_(self, *pairs) -> list:
+        """x AND y for every (x, y) pair of XOR-shared word arrays (each pair's two of one shape), one round."""
+        x, y, shapes = _flat(pairs)
+        n = len(x)
+        a, b, c = self._triples("and", n)
+        own = np.empty(2 * n, dtype=np.int64)
+        np.bitwise_xor(x, a, out=own[:n])
+        np.bitwise_xor(y, b, out=own[n:])
+        opened = own ^ self._exchange(own)  # own is still on its way: not changed in place
+        d, e = opened[:n], opened[n:]
+        z = d & b
+        z ^= c
+        if self.rank == 0:
+            d &= e
+            z ^= d
+        e &= a
+        z ^= e
+        return _split(z, shapes)
+
+    def multiply(self, *pairs) -> list:
+        """x * y mod 2^64 for every (x, y) pair of additively shared int64 arrays, one round."""
+        x, y, shapes = _flat(pairs)
+        a, b, c = self._triples("mul", len(x))
+        own = np.concatenate([x - a, y - b])
+        opened = own + self._exchange(own)
+        d, e = opened[:len(x)], opened[len(x):]
+        z = c + d * b + e * a
+        if self.rank == 0:
+            z += d * e
+        return _split(z, shapes)
+
+    def to_additive(self, packed: np.ndarray, count: int) -> np.ndarray:
+        """This party's additive shares (R, count) of the bits whose XOR shares are packed in ``packed`` (R, W).
+
+        P0 posts the dealer's request before the openings, so the two round trips overlap.
+        """
+        packed = np.ascontiguousarray(packed, dtype=np.int64)
+        index, self.conversions = self.conversions, self.conversions + 1
+        ticket = self._post("bit_correlation", packed.shape, count, index)
+        own = packed ^ self.stream.words(BIT_MASK, index, packed.shape)
+        c = unpack_bits(own ^ self._exchange(own), count, np.uint8)
+        if self.rank == 0:
+            r_share = self._collect(ticket)[:c.size].reshape(c.shape)
+        else:
+            r_share = self.stream.words(BIT_SHARE, index, c.shape)
+        out = np.negative(c, dtype=np.int64)  # (1 - 2c) r = (r XOR -c) + c: -c is all ones where c = 1
+        out ^= r_share
+        for _ in range(2 if self.rank == 0 else 1):  # P0 adds c once more: x = c + (1 - 2c)(r0 + r1)
+            out += c
+        return out
+
+    def open(self, share: np.ndarray, xor: bool = False) -> np.ndarray:
+        """Open a sharing to both parties (tests and audits only; the protocols open nothing this way)."""
+        share = np.ascontiguousarray(share, dtype=np.int64)
+        other = self._exchange(share)
+        return share ^ other if xor else share + other
+
+
+def _flat(pairs):
+    shapes = [np.shape(x) for x, _ in pairs]
+    for (x, y), shape in zip(pairs, shapes):
+        if np.shape(y) != shape:
+            raise ValueError(f"a gate's two inputs differ in shape: {shape} and {np.shape(y)}")
+    x = np.concatenate([np.ravel(x) for x, _ in pairs]).astype(np.int64, copy=False)
+    y = np.concatenate([np.ravel(y) for _, y in pairs]).astype(np.int64, copy=False)
+    return x, y, shapes
+
+
+def _split(z: np.ndarray, shapes) -> list:
+    out, start = [], 0
+    for shape in shapes:
+        size = int(np.prod(shape, dtype=np.int64))
+        out.append(z[start:start + size].reshape(shape))
+        start += size
+    return out
+

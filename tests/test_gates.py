@@ -1,0 +1,130 @@
+"""circuits.gates and circuits.compare: the gates and comparison trees between P0 and P1 (processes over TCP with
+the TTP dealer), against the clear; triples reserved exactly; a second engine on one key refused; and the
+attack that reused triples allow.
+"""
+import numpy as np
+import pytest
+
+from mpc_auc.circuits.compare import pack_bits, planes, tree_ands
+from mpc_auc.circuits.dealer import unpack_bits
+from mpc_auc.protocols.runtime.session import run_parties
+
+N = 1000
+
+
+def _inputs(seed=3):
+    rng = np.random.default_rng(seed)
+    x, y = rng.integers(0, 2**13, N), rng.integers(0, 2**13, N)
+    y[:200] = x[:200]  # ties
+    x[200], y[201], x[202], y[202] = 0, 0, 2**13 - 1, 2**13 - 1  # the range's ends
+    return x, y
+
+
+def _party(ctx, x, y):
+    from mpc_auc.circuits import compare
+    from mpc_auc.circuits.gates import Gates
+    from mpc_auc.circuits.noise import joint_random_words
+
+    gates = Gates(ctx.stream_key)
+    own = x if ctx.rank == 0 else y
+    bits_x = pack_bits(x & 1) if ctx.rank == 0 else np.zeros(-(-N // 64), dtype=np.int64)  # XOR shares
+    bits_y = pack_bits(y & 1) if ctx.rank == 1 else np.zeros(-(-N // 64), dtype=np.int64)
+    additive = own if ctx.rank == 0 else -own  # shares of x - y
+    out = {}
+    (both,) = gates.and_((bits_x, bits_y))
+    out["and"] = gates.open(both, xor=True)
+    (product,) = gates.multiply((additive, additive))
+    out["square"] = gates.open(product)
+    out["additive bits"] = gates.open(gates.to_additive(np.stack([bits_x ^ bits_y, both]), N))
+    for bits in (13, 14, 17):  # 13 and 17 leaves: odd runs pass up the tree
+        out[f"greater {bits}"] = gates.open(compare.greater_private(gates, own, bits), xor=True)
+    u = joint_random_words((20, 3, 2))
+    out["u"] = gates.open(u, xor=True)
+    out["less"] = gates.open(compare.less_than_public(gates, u, [0, 123_456, 2**20 - 1]), xor=True)
+    out["left"] = [gates.left("and"), gates.left("mul")]
+    try:
+        Gates(ctx.stream_key)
+        out["second engine"] = "accepted"
+    except RuntimeError as err:
+        out["second engine"] = str(err)
+    return out
+
+
+@pytest.fixture(scope="module")
+def opened():
+    x, y = _inputs()
+    out = run_parties(_party, (x, y), provider="TTP", timeout_s=120)
+    for key in ("and", "square", "additive bits", "greater 13", "less"):
+        assert np.array_equal(out[0][key], out[1][key])
+    return x, y, out[0]
+
+
+def test_gates_match_the_clear(opened):
+    x, y, out = opened
+    assert np.array_equal(unpack_bits(out["and"][None], N)[0], x & y & 1)
+    assert np.array_equal(out["square"], (x - y) ** 2)
+    assert np.array_equal(out["additive bits"], np.stack([(x ^ y) & 1, x & y & 1]))
+
+
+@pytest.mark.parametrize("bits", [13, 14, 17])
+def test_private_comparison_matches_the_clear(opened, bits):
+    x, y, out = opened
+    assert np.array_equal(unpack_bits(out[f"greater {bits}"][None], N)[0], (x > y).astype(np.int64))
+
+
+def test_public_threshold_comparison_matches_the_clear(opened):
+    *_, out = opened
+    u = out["u"]  # (20, 3, 2) planes, the highest bit first
+    lanes = unpack_bits(u.reshape(20 * 3, 2), 128).reshape(20, 3, 128)
+    value = sum(lanes[j] << (19 - j) for j in range(20))
+    expected = value < np.array([0, 123_456, 2**20 - 1])[:, None]
+    assert np.array_equal(unpack_bits(out["less"], 128), expected.astype(np.int64))
+
+
+def test_every_gadget_reserves_exactly_its_triples_and_one_engine_per_key(opened):
+    *_, out = opened
+    assert out["left"] == [0, 0]
+    assert "second would reuse" in out["second engine"]
+
+
+def test_bit_planes_and_tree_counts():
+    values = np.array([[5, 0, 7], [1, 2, 3]])
+    p = planes(values, 3)
+    assert p.shape == (3, 2, 1)
+    assert np.array_equal(unpack_bits(p.reshape(6, 1), 3).reshape(3, 2, 3), [(values >> b) & 1 for b in (2, 1, 0)])
+    assert tree_ands(1, 10) == 0 and tree_ands(2, 10) == 10 and tree_ands(3, 10) == 30  # 3 -> 2 -> 1
+    assert tree_ands(48, 1) == 2 * 47 - 1  # 2 per internal node, 1 at the root
+
+
+def _attack_party(ctx, first, second, reuse: bool):
+    """P0 ANDs two secret bit vectors with P1's all-ones vector; returns what P1 received.  ``reuse``: the
+    weakened engine that hands every gate the same triple."""
+    from mpc_auc.circuits.gates import Gates
+
+    class Reusing(Gates):
+        def _triples(self, kind, count):
+            if not hasattr(self, "first_triple"):
+                self.first_triple = super()._triples(kind, count)
+            return self.first_triple
+
+    gates = (Reusing if reuse else Gates)(ctx.stream_key)
+    received, exchange = [], gates._exchange
+    gates._exchange = lambda own: received.append(exchange(own)) or received[-1]
+    words = -(-N // 64)
+    ones = pack_bits(np.ones(N, dtype=np.int64)) if ctx.rank == 1 else np.zeros(words, dtype=np.int64)
+    for secret in (first, second):
+        gates.and_((pack_bits(secret) if ctx.rank == 0 else np.zeros(words, dtype=np.int64), ones))
+    return [r[:words] for r in received]  # the openings of d = x XOR a
+
+
+@pytest.mark.parametrize("reuse", [False, True], ids=["fresh triples", "weakened: one triple reused"])
+def test_reused_triples_let_p1_learn_the_xor_of_p0s_secrets(reuse):
+    rng = np.random.default_rng(11)
+    first, second = rng.integers(0, 2, N), rng.integers(0, 2, N)
+    received = run_parties(_attack_party, (first, second, reuse), provider="TTP", timeout_s=60)[1]
+    guess = unpack_bits((received[0] ^ received[1])[None], N)[0]  # P1's attack: XOR the two openings
+    agreement = np.mean(guess == (first ^ second))
+    if reuse:
+        assert agreement == 1.0  # the attack recovers x1 XOR x2 exactly
+    else:
+        assert abs(agreement - 0.5) < 0.07  # fresh masks: the guess is a coin flip (5 sigma at N = 1000)
