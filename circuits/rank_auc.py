@@ -78,8 +78,9 @@ def auc_fraction(shuffler, starts, sorted_labels, mid_ranks: bool = False):
     f = 1 - f_bar
     # values of the next slot, or the totals (M, N, P) where no group follows
     f_next = _next(f, zero)
-    gap = f_next * crypten.stack([_next(a, zero) - m, _next(nex, zero) - negatives, _next(pex, zero) - positives])
-    a_next, nex_next, pex_next = gap[0] + m, gap[1] + negatives, gap[2] + positives
+    # one product per column: a (3, M) product's triples and openings would peak at 3x the memory
+    a_next, nex_next, pex_next = (f_next * (_next(x, zero) - total) + total
+                                  for x, total in ((a, m), (nex, negatives), (pex, positives)))
     twice_rank = a + a_next - 1
     if mid_ranks:
         previous = crypten.cat([zero, twice_rank[:-1]])

@@ -28,7 +28,8 @@ class EvalSet:
         ``locate(i)`` names row i in messages (e.g. "line 7").
         """
         locate = locate or (lambda i: f"row {i}")
-        client = np.asarray(client).astype(str)
+        client = np.asarray(client)
+        client = client if client.dtype.kind == "U" else client.astype(str)  # a str array stays as it is
         score = np.asarray(score, dtype=np.float64)
         label = np.asarray(label)
         if not (len(client) == len(score) == len(label)):

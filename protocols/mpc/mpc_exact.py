@@ -141,7 +141,8 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
     release_free_memory()  # the sealed and opened bundles
     ranking = _ranking(ctx, job, keys.size(0), shuffler)
     starts, (sorted_labels,) = ranking.sort(keys, key_xor, [labels])
-    release_free_memory()  # the sort's 32-bit steps
+    del keys, key_xor
+    release_free_memory()  # the sort's 32-bit steps and its input keys
     if ctx.rank == 0:
         ctx.progress("tie groups and rank sum")
     twice_u, twice_pn, twice_rank = auc_fraction(shuffler, starts, sorted_labels, mid_ranks=job.ranks)
@@ -374,7 +375,9 @@ def _run_job(session, request: Request, method, ranks, central, budget) -> JobRu
                                for pair in submissions for s in pair)
         for p, role in enumerate(PARTIES):
             session.send(role, "submissions", [pair[p] for pair in submissions])
-        del submissions  # sealed copies of every row: freed once the links have written them
+            for pair in submissions:  # this party's sealed copies: freed once its link has written them
+                pair[p] = None
+        del submissions
     run.outs = [session.recv(role, "result") for role in PARTIES]
     run.wall_s = time.perf_counter() - start
     return run
