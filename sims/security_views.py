@@ -330,9 +330,9 @@ def recording_party(ctx, fraction_bits: int) -> list:
         sent.clear()
         return out
 
-    def recorded_seal(ctx, job_id, opened, twice_rank):
+    def recorded_seal(ctx, job_id, owners, twice_rank):
         sent.append(twice_rank._tensor.share.numpy().copy())
-        return seal(ctx, job_id, opened, twice_rank)
+        return seal(ctx, job_id, owners, twice_rank)
 
     mpc_exact._compute, mpc_exact._rank_bundles = recorded_compute, recorded_seal
     mpc_exact._party(ctx, fraction_bits)

@@ -319,7 +319,10 @@ class Inbox:
             return b"".join(bytes.fromhex(self._admitted[n].statement_digest) if n in self._admitted else bytes(32)
                             for n in self.evaluation.roster.names)
 
-    def ordered(self, names) -> list:
-        """The admitted submissions of ``names``, in roster order."""
+    def hand_over(self, names) -> list:
+        """The admitted submissions of ``names``, in roster order, handed over: the (closed) inbox keeps
+        none of them, so their rows are freed with the caller's last reference."""
         with self._lock:
-            return [self._admitted[n] for n in self.evaluation.roster.names if n in names]
+            out = [self._admitted[n] for n in self.evaluation.roster.names if n in names]
+            self._admitted.clear()
+            return out

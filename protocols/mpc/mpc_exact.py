@@ -112,8 +112,10 @@ def _party(ctx, fraction_bits: int):
             intake.finish(lambda _: ("refused", refusal(intake.problem)))
             ctx.send("result", {"refused": refusal(intake.problem), "missing": intake.missing})
             continue
-        result = _compute(ctx, job, intake, [a.opened for a in admitted], fraction_bits, shuffler, gates)
-        result.update(clients=[a.client for a in admitted], rows=[a.rows for a in admitted], missing=intake.missing)
+        owners, opened = [(a.client, a.rows) for a in admitted], [a.opened for a in admitted]
+        del admitted  # _compute empties ``opened`` once it holds the rows: the bundles' buffers go with it
+        result = _compute(ctx, job, intake, opened, fraction_bits, shuffler, gates)
+        result.update(clients=[c for c, _ in owners], rows=[r for _, r in owners], missing=intake.missing)
         if charge is not None:
             result["ledger"] = charge
         bundles = result.pop("rank_bundles", None) or {}
@@ -138,6 +140,8 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
     keys = from_share(np.concatenate([o.key_shares for o in opened]))
     key_xor = np.concatenate([o.key_xor_shares for o in opened])
     labels = from_share(np.concatenate([o.label_shares for o in opened]))
+    owners = [(o.client, o.reply_to, len(o.key_shares)) for o in opened]
+    opened.clear()  # the caller's list: the opened bundles' rows are copied above
     release_free_memory()  # the sealed and opened bundles
     ranking = _ranking(ctx, job, keys.size(0), shuffler)
     starts, (sorted_labels,) = ranking.sort(keys, key_xor, [labels])
@@ -161,7 +165,7 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
     if job.ranks:
         if ctx.rank == 0:
             ctx.progress("ranks back to input order")
-        rank_bundles = _rank_bundles(ctx, intake.ticket.job, opened, ranking.to_input_order(twice_rank))
+        rank_bundles = _rank_bundles(ctx, intake.ticket.job, owners, ranking.to_input_order(twice_rank))
     return {"defined": defined, "scaled": scaled, "rank_bundles": rank_bundles, **meter.read()}
 
 
@@ -220,13 +224,14 @@ def _ranking(ctx, job, m: int, shuffler):
     return BitonicRanking(PAD_KEY, progress)
 
 
-def _rank_bundles(ctx, job_id, opened, twice_rank) -> dict:
-    """Client -> this party's share of its doubled ranks, sealed for that client and signed by this party."""
+def _rank_bundles(ctx, job_id, owners, twice_rank) -> dict:
+    """Client -> this party's share of its doubled ranks, sealed for that client and signed by this party.
+
+    owners: (client, its key for rank bundles, its row count) in input order."""
     shares = twice_rank._tensor.share.numpy()
     bundles, start = {}, 0
-    for o in opened:
-        rows = len(o.key_shares)
-        bundles[o.client] = seal_ranks(ctx.rank, job_id, o.client, o.reply_to, shares[start:start + rows], ctx.sign)
+    for client, reply_to, rows in owners:
+        bundles[client] = seal_ranks(ctx.rank, job_id, client, reply_to, shares[start:start + rows], ctx.sign)
         start += rows
     return bundles
 
