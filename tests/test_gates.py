@@ -26,6 +26,9 @@ def _party(ctx, x, y):
     from mpc_auc.circuits.noise import joint_random_words
 
     gates = Gates(ctx.stream_key)
+    sources, receive = [], gates.comm.recv_array
+    gates.comm.recv_array = lambda shape, dtype, src, *rest, **kw: sources.append(src) or receive(
+        shape, dtype, src, *rest, **kw)
     own = x if ctx.rank == 0 else y
     bits_x = pack_bits(x & 1) if ctx.rank == 0 else np.zeros(-(-N // 64), dtype=np.int64)  # XOR shares
     bits_y = pack_bits(y & 1) if ctx.rank == 1 else np.zeros(-(-N // 64), dtype=np.int64)
@@ -42,6 +45,7 @@ def _party(ctx, x, y):
     out["u"] = gates.open(u, xor=True)
     out["less"] = gates.open(compare.less_than_public(gates, u, [0, 123_456, 2**20 - 1]), xor=True)
     out["left"] = [gates.left("and"), gates.left("mul")]
+    out["sources"] = sorted(set(sources))
     try:
         Gates(ctx.stream_key)
         out["second engine"] = "accepted"
@@ -51,12 +55,25 @@ def _party(ctx, x, y):
 
 
 @pytest.fixture(scope="module")
-def opened():
+def outs():
     x, y = _inputs()
     out = run_parties(_party, (x, y), provider="TTP", timeout_s=120)
     for key in ("and", "square", "additive bits", "greater 13", "less"):
         assert np.array_equal(out[0][key], out[1][key])
+    return x, y, out
+
+
+@pytest.fixture(scope="module")
+def opened(outs):
+    x, y, out = outs
     return x, y, out[0]
+
+
+def test_p1_receives_nothing_from_the_dealer_and_p0_only_its_shares(outs):
+    """The gates' messages: P1 hears only P0; P0 hears P1 and the dealer (rank 2: its shares of c and r)."""
+    *_, out = outs
+    assert out[1]["sources"] == [0]
+    assert out[0]["sources"] == [1, 2]
 
 
 def test_gates_match_the_clear(opened):
