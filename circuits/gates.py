@@ -92,12 +92,6 @@ class Gates:
             self._answers[self._posted.popleft()] = dealer_collect()
         return self._answers.pop(ticket)
 
-    def settle(self) -> None:
-        """Take in every answer still due from the dealer (before anything else uses the dealer's channel)."""
-        for kind in _KINDS:
-            while self._pending[kind]:
-                self._load(kind)
-
     def _load(self, kind: str) -> None:
         index, size, ticket = self._pending[kind].popleft()
         a_purpose, b_purpose, c_purpose = _KINDS[kind]
@@ -116,9 +110,10 @@ class Gates:
                 break
             self._load(kind)
             available += size
-        if available < count:
+        if available < count:  # all reserved batches are loaded by now: reserve the rest and load it
             self.reserve(kind, count - available)
-            self._load(kind)
+            while self._pending[kind]:
+                self._load(kind)
         start, parts = self._used[kind], []
         while count:
             a, b, c = loaded[0]
