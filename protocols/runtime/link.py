@@ -35,6 +35,8 @@ import threading
 import time
 from collections import defaultdict, deque
 
+import numpy as np
+
 from ..errors import ChannelIntegrityError, PeerLost
 from .identity import fingerprint
 
@@ -143,8 +145,9 @@ class Link:
             pass
 
     # receiving ----------------------------------------------------------------
-    def recv(self, channel: int, operation: str = "recv") -> bytearray:
-        """The next payload on ``channel``; raises PeerLost / ChannelIntegrityError instead of waiting forever."""
+    def recv(self, channel: int, operation: str = "recv") -> np.ndarray:
+        """The next payload on ``channel`` (a writable uint8 array); raises PeerLost / ChannelIntegrityError
+        instead of waiting forever."""
         began = time.monotonic()
         with self._cond:
             while not self._inbox[channel]:
@@ -253,11 +256,11 @@ class Link:
                         kind, channel, length = _FRAME.unpack(header)
                         if kind == CLOSE:
                             raise ConnectionAbortedError(f"{self.peer} closed the link")
-                        if kind == DATA and length:
-                            reading, filled = memoryview(bytearray(length)), 0
+                        if kind == DATA and length:  # not zeroed: delivered only once decryption filled it
+                            reading, filled = memoryview(np.empty(length, dtype=np.uint8)), 0
                             continue
                         if kind == DATA:
-                            self._deliver(channel, bytearray())
+                            self._deliver(channel, np.empty(0, dtype=np.uint8))
                     else:
                         self._deliver(channel, reading.obj)
                     reading, filled, kind = memoryview(header), 0, None
