@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-e2e bench-ustat bench-read compare table7 table5 ustat clean
+.PHONY: demo test bench bench-e2e bench-ustat bench-read bench-link compare table7 table5 ustat clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,9 @@ bench-ustat: $(STAMP)
 
 bench-read: $(STAMP)
 	$(PY) -m mpc_auc.sims.bench_read
+
+bench-link: $(STAMP)
+	$(PY) -m mpc_auc.sims.bench_link
 
 table5: $(STAMP)
 	$(PY) -m mpc_auc.sims.dpauc_table5

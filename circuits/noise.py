@@ -36,7 +36,7 @@ import secrets
 
 import numpy as np
 
-from .compare import LANES, less_than_public
+from .compare import LANES, flip, less_than_public
 from .dealer import unpack_bits
 from .noise_laws import ROUNDING_BITS, DiscreteLaplace, RandomizedResponse
 from .streams import KEY_BYTES, OWN_NOISE, KeyStream
@@ -84,7 +84,7 @@ def discrete_laplace(gates, noise: DiscreteLaplace, count: int) -> np.ndarray:
     gates.reserve("mul", count)
     drawn = packed_coins(gates, noise.thresholds, words, noise.bits)  # non-zero, sign, bits of G
     nonzero, sign = drawn[0], drawn[1]
-    plus, minus = gates.and_((nonzero, ~sign if gates.rank == 0 else sign), (nonzero, sign))
+    plus, minus = gates.and_((nonzero, flip(sign, gates.rank)), (nonzero, sign))
     bits = gates.to_additive(np.concatenate([plus[None], minus[None], drawn[2:]]), count)
     weights = (2 ** np.arange(noise.width, dtype=np.int64))[:, None]
     magnitude = (bits[2:] * weights).sum(0) + (1 if gates.rank == 0 else 0)

@@ -333,7 +333,7 @@ def collusion(cfg: dict, rng) -> list:
 
 
 def network_observer(cfg: dict, rng) -> list:
-    """A capture of the TLS links of real role processes (sims.security_network), on two inputs of one shape."""
+    """A capture of the links of real role processes (sims.security_network), on two inputs of one shape."""
     from ..protocols.inputs.encoding import ScoreEncoder
     from ..protocols.mpc.mpc_exact import simulated
     from .security_network import captured_jobs, clear_link, differences, exposure, observer_view
@@ -349,19 +349,20 @@ def network_observer(cfg: dict, rng) -> list:
     views = [observer_view(capture) for capture in captures]
     other, timing = differences(*views)
     guess = np.random.default_rng(list(hashlib.sha256(repr(sorted(views[0].items())).encode()).digest()))
-    common = {"M": m, "sessions": 2, "links": "coordinator, dealer and P0-P1 links to P0 and P1, TLS 1.3",
+    common = {"M": m, "sessions": 2, "links": "coordinator, dealer and P0-P1 links to P0 and P1: TLS 1.3 "
+                                                   "handshake, then sealed AES-256-GCM records",
               "captured_bytes": sum(len(s) for s in streams)}
     return [
-        check("network observer: the capture holds TLS records only, no secret in the clear", "collusion",
-              "mpc-exact, mpc-central", None, None, outside + found, 0, outside + found == 0,
-              {**common, "bytes_outside_tls_records": outside, "secrets_in_the_clear": found}),
+        check("network observer: the capture holds TLS and sealed records only, no secret in the clear",
+              "collusion", "mpc-exact, mpc-central", None, None, outside + found, 0, outside + found == 0,
+              {**common, "bytes_outside_records": outside, "secrets_in_the_clear": found}),
         check("network observer: its view (record types and lengths) is the same for two inputs of one shape",
               "collusion", "mpc-exact, mpc-central", None, None, other, 0, other == 0,
               {**common, "records": sum(views[0].values()), "heartbeat_sized_records_that_differ": timing,
                "note": "records of one bare frame (heartbeats) follow timing, not data"}),
-        check("a link without TLS: the same capture checks", "control", "weakened link", None, None,
+        check("a link in the clear: the same capture checks", "control", "weakened link", None, None,
               clear_outside + clear_found, 0, clear_outside + clear_found == 0,
-              {"bytes_outside_tls_records": clear_outside, "secrets_in_the_clear": clear_found}),
+              {"bytes_outside_records": clear_outside, "secrets_in_the_clear": clear_found}),
     ] + _no_better_than_chance("network observer", guess.permutation(m), guess.integers(0, 2, m), *inputs[0],
                                {**common, "guess": "a function of its view (the same for both inputs)"})
 

@@ -1,4 +1,4 @@
-"""The network observer: real role processes over TLS, every link to P0 and P1 captured (sims.capture).
+"""The network observer: real role processes over their secure links, every link to P0 and P1 captured (sims.capture).
 
 P0, P1 and the dealer run as processes serving sessions (as ``mpc-auc
 party`` does); the coordinator relays the simulated clients' submissions.
@@ -15,11 +15,11 @@ from collections import Counter
 
 from ..protocols.runtime.deployment import Deployment
 from ..protocols.runtime.identity import COMPUTE, COORDINATOR, ROLES, SERVING, Identity
-from ..protocols.runtime.link import FRAME_BYTES, Listener, free_port, split_address
+from ..protocols.runtime.link import HEADER_RECORD, Listener, free_port, split_address
 from .capture import NotTls, RecordingProxy, carries_window, records
 
-TIMING_RECORD = FRAME_BYTES + 17  # a TLS 1.3 record of one bare frame header (content type + 16-byte tag):
-# heartbeats, sent when a link is quiet, so their number follows timing, not data
+TIMING_RECORD = HEADER_RECORD  # a sealed record of one bare frame header: the heartbeats, sent when a link is
+# quiet, so their number follows timing, not data (every message's header record has this length too)
 
 
 def _serve(role: str, key_path: str, deployment: Deployment, ledger: str, timeout_s: float) -> None:
@@ -97,7 +97,7 @@ def differences(view_a: Counter, view_b: Counter) -> tuple:
 
 
 def exposure(streams, hidden) -> tuple:
-    """(bytes of ``streams`` outside well-formed TLS records, (stream, secret) pairs showing a secret window)."""
+    """(bytes of ``streams`` outside well-formed TLS and sealed records, (stream, secret) pairs showing a secret window)."""
     outside = 0
     for stream in streams:
         try:
@@ -108,7 +108,7 @@ def exposure(streams, hidden) -> tuple:
 
 
 def clear_link(payload: bytes) -> bytes:
-    """The control: ``payload`` sent over a link without TLS, through the same recording proxy; the capture."""
+    """The control: ``payload`` sent in the clear, through the same recording proxy; the capture."""
     sink = socket.create_server(("127.0.0.1", 0))
     proxy = RecordingProxy(sink.getsockname())
     try:

@@ -1,15 +1,21 @@
-"""The links between roles: TLS 1.3 with pinned certificates; a capture shows ciphertext only.
+"""The links between roles: TLS 1.3 with pinned certificates, then sealed records; a capture shows ciphertext only.
 
 A recording TCP proxy sits in front of P0 (the deployment P1, the dealer
 and the coordinator use points at the proxy; P0 listens on its real
-address).  Every byte to and from P0 is recorded and parsed as TLS records.
-The session computes a Beaver product of known shares with the dealer's
-keys; none of those values, nor the keys, may appear in the capture.  A
-flipped byte in transit must stop the run with an integrity error, and a
-role presenting a key the deployment does not pin must be refused.
+address).  Every byte to and from P0 is recorded and parsed as TLS records
+followed by the link's sealed records.  The session computes a Beaver
+product of known shares with the dealer's keys; none of those values, nor
+the keys, may appear in the capture.  A flipped or replayed record in
+transit must stop the run with an integrity error, and a role presenting a
+key the deployment does not pin must be refused.  The record layer itself
+(protocols.runtime.link: Sealer, Opener) is tested on a socket pair: every
+change, replay, reordering or splice of records is refused, and a variant
+that reuses its nonce lets an observer read a record it did not know.
 """
 import multiprocessing as mp
+import secrets
 import socket
+import threading
 
 import numpy as np
 import pytest
@@ -18,11 +24,13 @@ from mpc_auc.protocols.inputs import sharing
 from mpc_auc.protocols.runtime.deployment import Deployment
 from mpc_auc.protocols.errors import ChannelIntegrityError, PartyFailure
 from mpc_auc.protocols.runtime.identity import COORDINATOR, ROLES, SERVING, Identity
-from mpc_auc.protocols.runtime.link import Listener, dial, free_port, split_address
+from mpc_auc.protocols.runtime.link import (_FRAME, DATA, RECORD, SEALED, Listener, Opener, Sealer, _Incoming,
+                                            _Malformed, dial, free_port, split_address)
 from mpc_auc.protocols.runtime.roles import target_name
 from mpc_auc.protocols.runtime.session import Placement, Session
 from mpc_auc.sims.capture import (APPLICATION_DATA, CHANGE_CIPHER_SPEC, HANDSHAKE, NotTls, RecordingProxy,
                                   carries_window, records)
+from cryptography.exceptions import InvalidTag
 
 # ----------------------------------------------------------- the roles
 
@@ -53,14 +61,14 @@ def keys(tmp_path):
     return tmp_path, identities, addresses
 
 
-def _run(keys, tamper_record=None, impostor=None):
+def _run(keys, tamper_record=None, impostor=None, replay_record=None):
     """Three role processes, P0 behind the recording proxy; the coordinator here runs the Beaver target.
 
     Returns (proxy, the parties' results or the PartyFailure, x and its shares).
     """
     directory, identities, addresses = keys
     publics = {r: i.public for r, i in identities.items()}
-    proxy = RecordingProxy(split_address(addresses["P0"]), "127.0.0.5", tamper_record)
+    proxy = RecordingProxy(split_address(addresses["P0"]), "127.0.0.5", tamper_record, replay_record)
     proxied = Deployment(publics, {**addresses, "P0": f"{proxy.address[0]}:{proxy.address[1]}"})
     if impostor:  # this role runs with a key the deployment does not pin
         Identity(impostor).save(str(directory / f"{impostor}.impostor.key"))
@@ -109,7 +117,7 @@ def test_control_the_capture_checks_catch_a_plaintext_channel():
     sink.close()
     captured = bytes(proxy.streams[0][0])
     assert _leaks(captured, [share])
-    with pytest.raises(NotTls, match="starts no TLS record"):
+    with pytest.raises(NotTls, match="starts no TLS or sealed record"):
         records(captured)
 
 
@@ -120,14 +128,18 @@ def test_capture_holds_tls_records_only_and_no_secret(keys):
     assert len(proxy.streams) == 3  # the coordinator's, P1's and the dealer's links to P0
     secrets_known = [o["dealer key"] for o in outcome] + [s.tobytes() for s in shares]
     secrets_known += [o["product share"].tobytes() for o in outcome] + [(x * x).tobytes(), x.tobytes()]
+    sealed = 0
     for up, down in proxy.streams:
         for stream in (up, down):
-            kinds = [kind for kind, _ in records(bytes(stream))]
+            seen = records(bytes(stream))
+            kinds = [kind for kind, _ in seen]
             assert kinds[0] == HANDSHAKE  # ClientHello / ServerHello in the clear ...
-            assert set(kinds[2:]) <= {APPLICATION_DATA, CHANGE_CIPHER_SPEC}  # ... then only ciphertext
-            assert sum(k == APPLICATION_DATA for k in kinds) >= 2
+            assert set(kinds[2:]) <= {APPLICATION_DATA, CHANGE_CIPHER_SPEC, SEALED}  # ... then only ciphertext
+            assert sum(k == APPLICATION_DATA for k in kinds) >= 2  # the encrypted handshake and the key
+            assert SEALED in kinds  # the frames themselves travel in sealed records
+            sealed += sum(length for kind, length in seen if kind == SEALED)
             assert not _leaks(bytes(stream), secrets_known), "a secret crossed the wire in the clear"
-    assert sum(len(u) + len(d) for u, d in proxy.streams) > x.nbytes * 4  # shares did travel (encrypted)
+    assert sealed > x.nbytes * 4  # shares did travel, in sealed records
 
 
 def test_a_flipped_byte_stops_the_run_with_an_integrity_error(keys):
@@ -135,6 +147,13 @@ def test_a_flipped_byte_stops_the_run_with_an_integrity_error(keys):
     assert isinstance(outcome, PartyFailure)
     assert "integrity failure on channel" in str(outcome)
     assert "P0<->" in str(outcome) or "<->P0" in str(outcome)
+
+
+def test_a_replayed_record_stops_the_run_with_an_integrity_error(keys):
+    proxy, outcome, _, _ = _run(keys, replay_record=8)
+    assert [kind for kind, _ in records(bytes(proxy.streams[0][0]))][:9].count(SEALED) >= 2  # a sealed one
+    assert isinstance(outcome, PartyFailure)
+    assert "integrity failure on channel" in str(outcome)
 
 
 def test_a_role_with_an_unpinned_key_is_refused(keys):
@@ -163,3 +182,93 @@ def test_listener_refuses_an_unpinned_dialer_and_a_dialer_refuses_a_wrong_listen
             dial(identities["P1"], deployment, "P0", {"purpose": "mesh", "session": "s"}, 5.0)
     finally:
         impostor.close()
+
+
+# ------------------------------------------------- the sealed record layer, on a socket pair
+
+def _sealed(sealer, frames) -> list:
+    """The wire records (clear header + ciphertext) of ``frames`` ((channel, payload)), as a link sends them."""
+    out = []
+    for channel, payload in frames:
+        out.append(b"".join(sealer.seal(_FRAME.pack(DATA, channel, len(payload)))))
+        view = memoryview(payload)
+        for at in range(0, len(payload), RECORD):
+            out.append(b"".join(sealer.seal(view[at:at + RECORD])))
+    return out
+
+
+def _opened(key: bytes, wire: list, pending: bytes = b"") -> list:
+    """What a link's receiving side makes of ``wire`` under the peer key ``key``: its (channel, payload)s."""
+    ours, theirs = socket.socketpair()
+
+    def write():
+        ours.sendall(b"".join(wire))
+        ours.shutdown(socket.SHUT_WR)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        incoming, got = _Incoming(Opener(key), pending), []
+        with pytest.raises(ConnectionResetError):  # every record read, then the end of the stream
+            while True:
+                frame = incoming.step(theirs)
+                if frame is not None:
+                    got.append((frame[1], bytes(frame[2])))
+    finally:
+        theirs.close()
+        writer.join(5)
+        ours.close()
+    return got
+
+
+def test_sealed_records_carry_frames_of_every_size_in_order():
+    key = secrets.token_bytes(32)
+    frames = [(1, b""), (2, secrets.token_bytes(100)), (3, secrets.token_bytes(2 * RECORD + 5)),
+              (4, secrets.token_bytes(RECORD))]
+    wire = _sealed(Sealer(key), frames)
+    assert _opened(key, wire) == frames
+    assert _opened(key, wire[3:], b"".join(wire[:3])) == frames  # bytes the key exchange read ahead come first
+    assert all(record[0] == SEALED for record in wire)
+
+
+@pytest.mark.parametrize("change", ["flip a byte", "flip the length", "replay", "reorder", "drop",
+                                    "another link's record", "another key"])
+def test_every_change_to_the_records_is_refused(change):
+    key = secrets.token_bytes(32)
+    frames = [(1, secrets.token_bytes(300)), (1, secrets.token_bytes(300)), (2, secrets.token_bytes(300))]
+    wire = _sealed(Sealer(key), frames)
+    if change == "flip a byte":
+        wire[1] = wire[1][:40] + bytes([wire[1][40] ^ 1]) + wire[1][41:]
+    elif change == "flip the length":
+        wire[1] = wire[1][:4] + bytes([wire[1][4] ^ 1]) + wire[1][5:]
+    elif change == "replay":
+        wire.insert(2, wire[0])
+    elif change == "reorder":
+        wire[0:2], wire[2:4] = wire[2:4], wire[0:2]
+    elif change == "drop":
+        del wire[2:4]
+    elif change == "another link's record":  # same frames, sealed under the other link's fresh key
+        wire[2] = _sealed(Sealer(secrets.token_bytes(32)), frames)[2]
+    else:
+        key = secrets.token_bytes(32)
+    with pytest.raises(_Malformed if change == "flip the length" else InvalidTag):
+        _opened(key, wire)
+
+
+class _NonceReusingSealer(Sealer):
+    """A deliberately weakened record layer: every record under the same nonce."""
+
+    def seal(self, plaintext):
+        self._count = 0
+        return super().seal(plaintext)
+
+
+@pytest.mark.parametrize("sealer, readable", [(Sealer, False), (_NonceReusingSealer, True)])
+def test_an_observer_reads_a_record_only_if_the_nonce_repeats(sealer, readable):
+    """AES-GCM is a stream cipher: two records under one (key, nonce) XOR to their plaintexts' XOR.  The
+    observer knows the first frame's header (a HELLO of known length) and so reads the second's."""
+    source = sealer(secrets.token_bytes(32))
+    known, unknown = _FRAME.pack(DATA, 250, 37), _FRAME.pack(DATA, 3, 458_407 * 16)
+    first, second = (source.seal(header)[1] for header in (known, unknown))
+    guess = bytes(a ^ b ^ c for a, b, c in zip(first, second, known))
+    assert (guess == unknown) is readable
