@@ -73,7 +73,7 @@ _HELLO = 250  # the channel of the dialer's first frame
 
 
 class Tls:
-    """A TCP socket and the TLS connection on top of it, run on memory buffers."""
+    """A TCP socket and the TLS 1.3 connection on top of it (memory buffers): the handshake and the key exchange."""
 
     def __init__(self, raw: socket.socket, context: ssl.SSLContext, server_side: bool, deadline: float):
         """Run the handshake (blocking, until ``deadline``); raises ssl.SSLError or OSError."""
@@ -91,11 +91,15 @@ class Tls:
             self._flush()
             if done:
                 return
-            raw.settimeout(max(0.01, deadline - time.monotonic()))
-            data = raw.recv(65536)
-            if not data:
-                raise ConnectionResetError("the peer closed the connection during the handshake")
-            self.incoming.write(data)
+            self._receive(deadline, "during the handshake")
+
+    def _receive(self, deadline: float, when: str) -> None:
+        """Feed what the socket has next (blocking, until ``deadline``) to TLS."""
+        self.raw.settimeout(max(0.01, deadline - time.monotonic()))
+        data = self.raw.recv(65536)
+        if not data:
+            raise ConnectionResetError(f"the peer closed the connection {when}")
+        self.incoming.write(data)
 
     def _flush(self) -> None:
         data = self.outgoing.read()
@@ -130,11 +134,7 @@ class Tls:
             except ssl.SSLError:
                 self._flush()  # the alert tells the peer why (e.g. bad_record_mac)
                 raise
-            self.raw.settimeout(max(0.01, deadline - time.monotonic()))
-            data = self.raw.recv(65536)
-            if not data:
-                raise ConnectionResetError("the peer closed the connection before sending its key")
-            self.incoming.write(data)
+            self._receive(deadline, "before sending its key")
         return Sealer(own), Opener(bytes(theirs)), self.incoming.read()
 
 
