@@ -6,9 +6,9 @@ built from one primitive (DESIGN.md §4; ustats App. C.2; Dwork et al. 2006,
 "Our data, ourselves"):
 
 * **Joint random L-bit values.** Each compute party draws its XOR share of
-  u from ChaCha20 under a fresh key of its own (``secrets``, never sent);
-  u = u0 XOR u1 is uniform on [0, 2^L) and unknown to either party (and to
-  the dealer, which never sees a share).
+  u from AES-256-CTR (circuits.streams) under a fresh key of its own
+  (``secrets``, never sent); u = u0 XOR u1 is uniform on [0, 2^L) and
+  unknown to either party (and to the dealer, which never sees a share).
 * **Biased coin** [u < T] for a public L-bit threshold T: exactly
   Bernoulli(T / 2^L).  Bit-sliced (lane l of word w holds coin 64 w + l),
   compared by the prefix tree of circuits.compare: ceil(log2 L) rounds
@@ -45,7 +45,7 @@ from .streams import KEY_BYTES, OWN_NOISE, KeyStream
 # ------------------------------------------------------------------ gadgets
 
 def joint_random_words(shape) -> np.ndarray:
-    """This party's XOR share of uniform 64-bit words: ChaCha20 under a fresh key from its OS CSPRNG
+    """This party's XOR share of uniform 64-bit words: AES-256-CTR under a fresh key from its OS CSPRNG
     (``secrets``), used for this call only and never sent (5x faster than reading the OS CSPRNG itself)."""
     return KeyStream(secrets.token_bytes(KEY_BYTES)).words(OWN_NOISE, 0, shape)
 
