@@ -65,8 +65,8 @@ class KeyStream:
     def permutation(self, index: int, n: int) -> np.ndarray:
         """A random permutation of range(n) as an index array (apply as ``x[perm]``).
 
-        The elements are ordered by fresh 32-bit words: a stable sort (torch's radix sort of int32 keys,
-        2-4x faster than numpy's sort of 64-bit words) returns the order.  Runs of equal first words
+        The elements are ordered by fresh 32-bit words: a stable sort (torch's sort of int32 keys, 2.5x
+        faster than numpy's sort of 64-bit words at 458k, 1.8x at 4.6M) returns the order.  Runs of equal first words
         (about n^2 / 2^33 pairs: some 24 at 458k, 2,400 at 4.6M) are ordered again by two fresh 64-bit
         words per tied element, drawn in sorted position order from their own stream; these are
         independent of the first words, so the order is that of i.i.d. uniform (32 + 128)-bit keys:
