@@ -1,6 +1,8 @@
-"""The shuffles' permutations (circuits.streams) and the division's digit width (circuits.division): no MPC."""
+"""The keyed streams and the shuffles' permutations (circuits.streams), and the division's digit width
+(circuits.division): no MPC."""
 import itertools
 import secrets
+import struct
 from collections import Counter
 
 import numpy as np
@@ -8,7 +10,9 @@ import pytest
 from scipy.stats import chisquare
 
 from mpc_auc.circuits.division import digit_bits_for
-from mpc_auc.circuits.streams import PERMUTATION, KeyStream
+from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+from mpc_auc.circuits.streams import MASK_IN, PERMUTATION, STREAM_LIMIT, KeyStream
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 7, 1000, 65537])
@@ -57,3 +61,32 @@ def test_the_division_digit_keeps_every_comparison_exact():
         d = digit_bits_for(bound)
         assert 1 <= d <= 8 and bound < 2 ** (62 - d)
     assert digit_bits_for(2 * 229_203 * 229_204) == 8
+
+
+class _CounterInTheIndex(KeyStream):
+    """A deliberately weakened stream layout: the block counter shares the index's bits, so index i's
+    stream runs on into index i + 1's (AES-CTR counts the whole 128-bit block)."""
+
+    def words(self, purpose, index, shape, dtype=np.int64):
+        count = int(np.prod(shape))
+        encryptor = Cipher(algorithms.AES(self._key), modes.CTR(struct.pack(">IIQ", purpose, 0, index))).encryptor()
+        out = np.zeros(count, dtype=dtype)
+        encryptor.update_into(memoryview(out).cast("B"), memoryview(out).cast("B"))
+        return out.reshape(shape)
+
+
+def _blocks(stream, purpose, index) -> set:
+    return {bytes(block) for block in stream.words(purpose, index, (256, 2)).view(np.uint8).reshape(-1, 16)}
+
+
+@pytest.mark.parametrize("stream, overlaps", [(KeyStream, False), (_CounterInTheIndex, True)])
+def test_streams_of_neighbouring_indices_share_no_block(stream, overlaps):
+    """Mask streams 2k and 2k + 1 are the two steps of one shuffle: a shared keystream block would hand one
+    step's mask to whoever knows the other's."""
+    source = stream(secrets.token_bytes(32))
+    assert bool(_blocks(source, MASK_IN, 6) & _blocks(source, MASK_IN, 7)) is overlaps
+
+
+def test_a_stream_refuses_more_than_its_counter_covers():
+    with pytest.raises(ValueError, match="at most"):
+        KeyStream(secrets.token_bytes(32)).words(MASK_IN, 0, (STREAM_LIMIT // 8 + 1,))

@@ -24,8 +24,8 @@ from mpc_auc.protocols.inputs import sharing
 from mpc_auc.protocols.runtime.deployment import Deployment
 from mpc_auc.protocols.errors import ChannelIntegrityError, PartyFailure
 from mpc_auc.protocols.runtime.identity import COORDINATOR, ROLES, SERVING, Identity
-from mpc_auc.protocols.runtime.link import (_FRAME, DATA, RECORD, SEALED, Listener, Opener, Sealer, _Incoming,
-                                            _Malformed, dial, free_port, split_address)
+from mpc_auc.protocols.runtime.link import (_FRAME, DATA, RECORD, SEAL_LIMIT, SEALED, Listener, Opener, Sealer,
+                                            _Incoming, _Malformed, dial, free_port, split_address)
 from mpc_auc.protocols.runtime.roles import target_name
 from mpc_auc.protocols.runtime.session import Placement, Session
 from mpc_auc.sims.capture import (APPLICATION_DATA, CHANGE_CIPHER_SPEC, HANDSHAKE, NotTls, RecordingProxy,
@@ -272,3 +272,12 @@ def test_an_observer_reads_a_record_only_if_the_nonce_repeats(sealer, readable):
     first, second = (source.seal(header)[1] for header in (known, unknown))
     guess = bytes(a ^ b ^ c for a, b, c in zip(first, second, known))
     assert (guess == unknown) is readable
+
+
+def test_a_key_seals_no_more_than_its_limit():
+    sealer = Sealer(secrets.token_bytes(32))
+    sealer.seal(b"x" * 100)
+    sealer.sealed = SEAL_LIMIT - 100
+    sealer.seal(b"x" * 100)  # exactly at the limit
+    with pytest.raises(ValueError, match="under one key"):
+        sealer.seal(b"x")
