@@ -13,7 +13,7 @@ import torch
 
 from .crypten_compat import crypten
 from .rank_auc import group_starts_from_keys
-from .shares import public
+from .shares import from_share, public, share_of
 
 
 def padded_size(m: int) -> int:
@@ -81,15 +81,17 @@ class BitonicRanking:
         self._origin = None
 
     def sort(self, keys, key_xor, payloads):
-        """(group-start bits, [sorted payloads]) in sorted order; key_xor is not needed here."""
+        """(group-start bits, [sorted payloads]) in sorted order, as this party's int64 shares; keys: the MPC
+        keys; payloads: int64 additive shares; key_xor is not needed here."""
         m = keys.size(0)
         position = public(torch.arange(m, dtype=torch.int64))
-        sorted_keys, moved = bitonic_sort(keys, list(payloads) + [position], self.pad_key, self.progress)
+        sorted_keys, moved = bitonic_sort(keys, [from_share(p) for p in payloads] + [position], self.pad_key,
+                                          self.progress)
         self._origin = moved[-1]
-        return group_starts_from_keys(sorted_keys), moved[:-1]
+        return group_starts_from_keys(sorted_keys), [share_of(x) for x in moved[:-1]]
 
     def to_input_order(self, sorted_column):
-        """Sort (input position, column) by position: the column in input order."""
-        m = sorted_column.size(0)
-        _, (column,) = bitonic_sort(self._origin, [sorted_column], m)
-        return column
+        """Sort (input position, column) by position: the column's shares in input order."""
+        m = len(sorted_column)
+        _, (column,) = bitonic_sort(self._origin, [from_share(sorted_column)], m)
+        return share_of(column)

@@ -20,8 +20,24 @@ different parties g_j is one more round of ANDs.  Against a public
 threshold a scan from the top bit costs one AND per bit (L - 1 rounds), so
 :func:`less_than_public` scans 8-bit blocks side by side and joins the
 blocks by the tree: 10 rounds and 51 word-ANDs per 64 coins at L = 48.
+
+Two more gadgets on the same gates, for the exact ranking's outputs:
+
+* :func:`all_set` -- [every bit of x is 1] per XOR-shared element -- ANDs
+  an element's two halves together, round after round (ceil(log2 L)
+  rounds).  While a half is a byte or wider the halves of all elements are
+  packed densely into words, so no lane is wasted and nothing is
+  transposed; the last byte is bit-sliced and its planes ANDed.  About one
+  word-AND per 64 bits of input in all.
+* :func:`nonnegative` -- [x >= 0] for an additively shared x, |x| < 2^63 --
+  is the sign bit of s0 + s1: s0's top bit XOR s1's top bit XOR the carry
+  into bit 63, and that carry is [low(s0) > 2^63 - 1 - low(s1)], a
+  comparison of two privately held 63-bit values (:func:`greater_private`).
+  The bit then becomes additive (circuits.gates' bit conversion): 8 rounds.
 """
 import numpy as np
+
+from .dealer import words_of
 
 LANES = 64
 BLOCK = 8  # bits of a public-threshold comparison scanned one at a time before the tree joins them
@@ -136,3 +152,39 @@ def less_than_public(gates, u: np.ndarray, thresholds: np.ndarray) -> np.ndarray
         lt = lt ^ (below & mask[j])
         eq = below ^ (eq & mask[j])
     return greater(gates, lt, eq)
+
+
+def all_set(gates, shares: np.ndarray, bits: int) -> np.ndarray:
+    """XOR shares (W,) of [the low ``bits`` bits of x are all 1], packed 64 lanes per word, from this party's
+    XOR shares (n,) of x; ceil(log2 bits) rounds (at least 3), about n bits / 64 word-ANDs."""
+    n, width = len(shares), 8
+    while width < bits:
+        width *= 2
+    own = np.asarray(shares, dtype=np.int64)
+    if bits < 64:  # the bits above ``bits`` count as set: P0's shares hold 1s there, P1's 0s
+        above = np.int64(-1 << bits)
+        own = own | above if gates.rank == 0 else own & ~above
+    lanes = own.view(np.uint64).astype(f"uint{width}")
+    halves = [-(-n * w // 128) for w in (64, 32, 16) if w <= width]  # words of one half at each width
+    gates.reserve("and", sum(halves) + 7 * -(-n // LANES))
+    while width > 8:
+        half = np.dtype(f"uint{width // 2}")
+        pairs = lanes.view(half).reshape(n, 2)  # little-endian: an element's low half, then its high half
+        (lanes,) = gates.and_((words_of(pairs[:, 0]), words_of(pairs[:, 1])))
+        lanes = lanes.view(half)[:n]
+        width //= 2
+    bit_planes = planes(lanes, 8)
+    while len(bit_planes) > 1:
+        half = len(bit_planes) // 2
+        (bit_planes,) = gates.and_((bit_planes[:half], bit_planes[half:]))
+    return bit_planes[0]
+
+
+def nonnegative(gates, shares: np.ndarray) -> np.ndarray:
+    """Additive shares (n,) of [x >= 0] (1 or 0) from additive shares (n,) of x, |x| < 2^63; 8 rounds."""
+    shares = np.asarray(shares, dtype=np.int64)
+    low = shares & np.int64(2**63 - 1)
+    own = low if gates.rank == 0 else np.int64(2**63 - 1) - low
+    carry = greater_private(gates, own, 63)  # [low0 + low1 >= 2^63]: the carry into the sign bit
+    sign = carry ^ pack_bits((shares >> 63) & 1)
+    return gates.to_additive(flip(sign, gates.rank)[None], len(shares))[0]

@@ -38,6 +38,7 @@ import torch
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms
 
 from .crypten_compat import crypten
+from .dealer_line import ttp_request
 from .streams import KEY_BYTES, check_key
 
 TUPLES = 10  # nonce purposes of the sequential streams (circuits.streams uses 1..9 and 14..21)
@@ -148,6 +149,7 @@ def install() -> None:
     crypten._setup_prng = _setup_prng
     client = crypten.mpc.provider.ttp_provider.TTPClient._TTPClient__TTPClient
     client._setup_generators = _client_setup_generators
+    client.ttp_request = ttp_request  # one numbered line to the dealer for CrypTen, the shuffles and the gates
 
 
 _FORBIDDEN = ("rand", "randn", "randint", "randperm", "rand_like", "randint_like", "randn_like", "bernoulli",

@@ -76,12 +76,17 @@ def correction(mask_stream: KeyStream, perm: np.ndarray, backwards: bool, mask_i
     return mask(permute(a, perm, backwards), b, xor_from)
 
 
-def as_words(values: np.ndarray) -> torch.Tensor:
-    """An array of any integer dtype as the int64 tensor a dealer request answers with (zero-padded)."""
+def words_of(values: np.ndarray) -> np.ndarray:
+    """The bytes of an array of any integer dtype as int64 words, the last zero-padded."""
     raw = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
     padded = np.zeros(-(-raw.size // 8) * 8, dtype=np.uint8)
     padded[:raw.size] = raw
-    return torch.from_numpy(padded.view(np.int64))
+    return padded.view(np.int64)
+
+
+def as_words(values: np.ndarray) -> torch.Tensor:
+    """An array of any integer dtype as the int64 tensor a dealer request answers with (zero-padded)."""
+    return torch.from_numpy(words_of(values))
 
 
 def from_words(words: np.ndarray, dtype, shape) -> np.ndarray:
@@ -94,26 +99,6 @@ def unpack_bits(words: np.ndarray, count: int, dtype=np.int64) -> np.ndarray:
     """(R, W) int64 words -> (R, count) 0/1 values of ``dtype``: lane l of word w is bit 64 w + l."""
     bits = np.unpackbits(words.view(np.uint8).reshape(words.shape[0], -1), axis=1, bitorder="little")
     return bits[:, :count].astype(dtype, copy=False)
-
-
-def dealer_request(function: str, *args) -> np.ndarray:
-    """P0 only: ask the dealer for ``function(*args)`` and return what it sends back."""
-    dealer_post(function, *args)
-    return dealer_collect()
-
-
-def dealer_post(function: str, *args) -> None:
-    """P0 only: send the dealer a request without waiting; its answers come back in the order posted."""
-    comm = crypten.communicator.get()
-    comm.send_obj({"function": function, "device": None, "args": args, "kwargs": {}}, comm.get_ttp_rank(),
-                  comm.ttp_group)
-
-
-def dealer_collect() -> np.ndarray:
-    """P0 only: the answer to the oldest request posted and not yet collected (CrypTen's TTP reply format)."""
-    comm = crypten.communicator.get()
-    size = comm.recv_obj(comm.get_ttp_rank(), comm.ttp_group)
-    return comm.recv_array(size, np.int64, comm.get_ttp_rank(), comm.ttp_comm_group, "dealer answer")
 
 
 class Dealer(TTPServer):

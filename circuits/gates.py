@@ -36,7 +36,8 @@ from collections import deque
 import numpy as np
 
 from .crypten_compat import crypten
-from .dealer import dealer_collect, dealer_post, unpack_bits
+from .dealer import unpack_bits
+from .dealer_line import dealer_line
 from .streams import AND_A, AND_B, AND_C, BIT_MASK, BIT_SHARE, MUL_A, MUL_B, MUL_C, KeyStream
 
 BATCH = 1 << 22  # triple words per dealer answer at most (32 MB)
@@ -61,7 +62,6 @@ class Gates:
         self._pending = {kind: deque() for kind in _KINDS}  # (index, count, ticket) reserved, not yet loaded
         self._loaded = {kind: deque() for kind in _KINDS}  # (a, b, c) shares loaded, the first partly used
         self._used = {kind: 0 for kind in _KINDS}  # words of the first loaded batch used so far
-        self._tickets, self._posted, self._answers = 0, deque(), {}  # P0's dealer requests in flight
 
     # ------------------------------------------------------------- correlations
     def reserve(self, kind: str, count: int) -> None:
@@ -78,24 +78,13 @@ class Gates:
             self._pending[kind].append((index, size, self._post(f"{kind}_triples", size, index)))
 
     def _post(self, function: str, *args):
-        """P0: send the dealer a request now and return its ticket (answers come back in the order posted)."""
-        if self.rank != 0:
-            return None
-        dealer_post(function, *args)
-        self._tickets += 1
-        self._posted.append(self._tickets)
-        return self._tickets
-
-    def _collect(self, ticket: int) -> np.ndarray:
-        """P0: the dealer's answer to ``ticket``, keeping the answers to earlier requests for their gates."""
-        while ticket not in self._answers:
-            self._answers[self._posted.popleft()] = dealer_collect()
-        return self._answers.pop(ticket)
+        """P0: send the dealer a request now and return its ticket (circuits.dealer_line); P1: None."""
+        return dealer_line().post(function, *args) if self.rank == 0 else None
 
     def _load(self, kind: str) -> None:
         index, size, ticket = self._pending[kind].popleft()
         a_purpose, b_purpose, c_purpose = _KINDS[kind]
-        c = self._collect(ticket) if self.rank == 0 else self.stream.words(c_purpose, index, (size,))
+        c = dealer_line().collect(ticket) if self.rank == 0 else self.stream.words(c_purpose, index, (size,))
         a, b = (self.stream.words(purpose, index, (size,)) for purpose in (a_purpose, b_purpose))
         self._loaded[kind].append((a, b, c))
 
@@ -181,7 +170,7 @@ class Gates:
         own = packed ^ self.stream.words(BIT_MASK, index, packed.shape)
         c = unpack_bits(own ^ self._exchange(own), count, np.uint8)
         if self.rank == 0:
-            r_share = self._collect(ticket)[:c.size].reshape(c.shape)
+            r_share = dealer_line().collect(ticket)[:c.size].reshape(c.shape)
         else:
             r_share = self.stream.words(BIT_SHARE, index, c.shape)
         out = np.negative(c, dtype=np.int64)  # (1 - 2c) r = (r XOR -c) + c: -c is all ones where c = 1

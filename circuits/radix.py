@@ -33,7 +33,6 @@ import numpy as np
 from .dealer import RING
 from .rank_auc import group_starts_from_xor_keys
 from .select import digit_destinations
-from .shares import from_share, share_of
 
 DIGIT_BITS = 2
 RING_NAME = np.dtype(RING).name
@@ -44,27 +43,28 @@ class RadixRanking:
 
     bits: the keys lie in [0, 2^bits); public (fixed by the score encoding,
     not by the data).  After ``sort``, ``sigma`` holds this party's int32
-    share (mod 2^32) of the sorting permutation.
+    share (mod 2^32) of the sorting permutation.  gates: circuits.gates.Gates
+    of the same dealer key (the group starts after the sort).
     """
 
-    def __init__(self, shuffler, bits: int, progress=None):
-        self.shuffler, self.bits = shuffler, bits
+    def __init__(self, shuffler, gates, bits: int, progress=None):
+        self.shuffler, self.gates, self.bits = shuffler, gates, bits
         self.progress = progress
         self.sigma = None
 
     def sort(self, keys, key_xor: np.ndarray, payloads):
-        """(group-start bits, [sorted payloads]) in sorted order; ties keep input order (never opened).
+        """(group-start bits, [sorted payloads]) in sorted order, as this party's int64 shares; payloads are
+        int64 additive shares; ties keep input order (never opened).
 
         keys (additive) are not needed: the radix sort reads the XOR shares.
         """
         self.sigma = self.permutation(key_xor)
-        rows = np.stack([share_of(p) for p in payloads] + [key_xor])
-        moved = self.shuffler.apply_shares(self.sigma, rows, xor_columns=1)
-        return group_starts_from_xor_keys(moved[-1]), [from_share(row) for row in moved[:-1]]
+        moved = self.shuffler.apply_shares(self.sigma, np.stack(list(payloads) + [key_xor]), xor_columns=1)
+        return group_starts_from_xor_keys(self.gates, moved[-1], self.bits), list(moved[:-1])
 
-    def to_input_order(self, sorted_column):
-        """A column given in the sorted order of the last ``sort``, back in input order."""
-        return self.shuffler.unapply(self.sigma, [sorted_column])[0]
+    def to_input_order(self, sorted_column: np.ndarray) -> np.ndarray:
+        """Shares of a column given in the sorted order of the last ``sort``, back in input order."""
+        return self.shuffler.unapply_shares(self.sigma, sorted_column[None])[0]
 
     def permutation(self, key_xor: np.ndarray) -> np.ndarray:
         """This party's share (int32, mod 2^32) of sigma: sigma[i] is the position of element i after a

@@ -26,8 +26,8 @@ import numpy as np
 import torch
 
 from .crypten_compat import crypten
-from .dealer import RING, dealer_collect, dealer_post, dealer_request, from_words, mask, step_plan, unmask
-from .shares import from_share, share_of
+from .dealer import RING, from_words, mask, step_plan, unmask
+from .dealer_line import dealer_line
 from .streams import MASK_IN, MASK_OUT, KeyStream, permute
 
 
@@ -55,23 +55,18 @@ class Shuffler:
         self.view = view  # optional list: every (kind, value) this party opens or receives masked (for audits)
 
     # moving shared columns by a shared permutation -----------------------
-    def apply(self, sigma: np.ndarray, columns) -> list:
-        """MPC columns moved to their destinations: out[sigma[i]] = column[i] (sigma: int32 shares)."""
-        moved = self.apply_shares(sigma, np.stack([share_of(c) for c in columns]))
-        return [from_share(row) for row in moved]
-
     def apply_shares(self, sigma: np.ndarray, rows: np.ndarray, xor_columns: int = 0) -> np.ndarray:
-        """``apply`` on this party's shares: rows (c, M), the last ``xor_columns`` XOR-shared."""
+        """Rows moved to their destinations, out[:, sigma[i]] = rows[:, i], on this party's shares: sigma int32
+        (mod 2^32), rows (c, M), the last ``xor_columns`` XOR-shared."""
         s, _, moved = self.open_shuffled(sigma, rows, xor_columns)
         out = np.empty_like(moved)
         out[:, s] = moved
         return out
 
-    def unapply(self, sigma: np.ndarray, moved_columns) -> list:
-        """The inverse of ``apply``: out[i] = moved_column[sigma[i]] (sigma: int32 shares)."""
+    def unapply_shares(self, sigma: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The inverse of ``apply_shares``, out[:, i] = rows[:, sigma[i]], for additively shared rows (c, M)."""
         s, pi, _ = self.open_shuffled(sigma, np.empty((0, len(sigma)), dtype=RING))
-        rows = np.stack([share_of(c) for c in moved_columns])
-        return [from_share(row) for row in self.gather_back(s, pi, rows)]
+        return self.gather_back(s, pi, rows)
 
     def open_shuffled(self, sigma: np.ndarray, columns: np.ndarray, xor_columns: int = 0):
         """(s = sigma[pi] opened, pi, this party's shares of columns[:, pi]) for a fresh pi.
@@ -119,18 +114,17 @@ class Shuffler:
     def request(self, function: str, *args) -> np.ndarray:
         """P0 only: the dealer's answer to ``function(*args)``: collected if posted ahead, else asked now."""
         if not self._posted:
-            return dealer_request(function, *args)
-        expected = self._posted.popleft()
+            return dealer_line().request(function, *args)
+        expected, ticket = self._posted.popleft()
         if expected != (function, args):
             raise RuntimeError(f"dealer request {function}{args} out of the posted order (next: {expected})")
-        return dealer_collect()
+        return dealer_line().collect(ticket)
 
     def post(self, requests) -> None:
         """P0 only: send the dealer the requests (function, args) that ``request`` will make next, in that
-        order, so the dealer computes them while the parties work; its answers wait on the link."""
+        order, so the dealer computes them while the parties work; its answers wait on the line."""
         for function, args in requests:
-            dealer_post(function, *args)
-            self._posted.append((function, tuple(args)))
+            self._posted.append(((function, tuple(args)), dealer_line().post(function, *args)))
 
     def schedule(self) -> tuple:
         """(next permutation, next mask, next one-hot index): where the counters stand, for planning posts."""

@@ -46,12 +46,12 @@ class IndexRecordingShuffler(Shuffler):
 def collusion_party(ctx, key_shares, label_shares, bits: int) -> dict:
     """In a party: one radix sort of the keys carrying the labels, from this party's shares (index = rank);
     its view, its own shares and its dealer key as the dealer holds it."""
+    from ..circuits.gates import Gates
     from ..circuits.radix import RadixRanking
-    from ..circuits.shares import from_share
 
     keys, labels = key_shares[ctx.rank], label_shares[ctx.rank]
     shuffler = IndexRecordingShuffler(ctx.stream_key, view=[])
-    RadixRanking(shuffler, bits).sort(None, keys, [from_share(labels)])
+    RadixRanking(shuffler, Gates(ctx.stream_key), bits).sort(None, keys, [labels])
     return {"view": shuffler.view, "dealer_key": ctx.stream_key, "keys": keys, "labels": labels}
 
 

@@ -63,7 +63,7 @@ class ReusedMask(Shuffler):
         pass
 
 
-def radix_views(ctx, shuffler, inputs, bits: int, runs: int) -> dict:
+def radix_views(ctx, shuffler, gates, inputs, bits: int, runs: int) -> dict:
     """In a party: every (kind, value) it opens in ``runs`` radix sorts of each input, for the real sort
     ("radix") and for the controls "leaky" (sigma opened without the shuffle) and "reused" (one mask reused),
     which share the dealer streams."""
@@ -81,7 +81,7 @@ def radix_views(ctx, shuffler, inputs, bits: int, runs: int) -> dict:
             seen = []
             for _ in range(runs):
                 service.view = []
-                RadixRanking(service, bits).sort(None, keys if ctx.rank == 0 else np.zeros_like(keys), [])
+                RadixRanking(service, gates, bits).sort(None, keys if ctx.rank == 0 else np.zeros_like(keys), [])
                 seen.append(service.view)
             views.append(seen)
         out[name] = views
@@ -91,7 +91,9 @@ def radix_views(ctx, shuffler, inputs, bits: int, runs: int) -> dict:
 
 def view_party(ctx, inputs, bits: int, runs: int) -> dict:
     """The session target of the view experiment."""
-    return radix_views(ctx, Shuffler(ctx.stream_key), inputs, bits, runs)
+    from ..circuits.gates import Gates
+
+    return radix_views(ctx, Shuffler(ctx.stream_key), Gates(ctx.stream_key), inputs, bits, runs)
 
 
 def _cells(run):
@@ -331,7 +333,7 @@ def recording_party(ctx, fraction_bits: int) -> list:
         return out
 
     def recorded_seal(ctx, job_id, owners, twice_rank):
-        sent.append(twice_rank._tensor.share.numpy().copy())
+        sent.append(twice_rank.copy())
         return seal(ctx, job_id, owners, twice_rank)
 
     mpc_exact._compute, mpc_exact._rank_bundles = recorded_compute, recorded_seal

@@ -1,4 +1,4 @@
-"""Circuit gadgets against plain computations (two CrypTen processes, TFP provider: unit tests only)."""
+"""Circuit gadgets against plain computations (P0, P1 and the dealer as processes over TCP)."""
 import numpy as np
 import pytest
 
@@ -33,6 +33,7 @@ def _party(ctx, cases, fractions):
 
     from mpc_auc.circuits.bitonic import bitonic_sort
     from mpc_auc.circuits.division import fraction_bits
+    from mpc_auc.circuits.gates import Gates
     from mpc_auc.circuits.shares import public, reveal_int
 
     def share(x):  # inputs enter as P0's public values; the circuits see only shares
@@ -43,15 +44,18 @@ def _party(ctx, cases, fractions):
         k, (y, idx) = bitonic_sort(share(keys), [share(labels), share(np.arange(len(keys)))], PAD_KEY)
         out["sorted"].append([reveal_int(t).numpy() for t in (k, y, idx)])
     num, den = fractions
-    out["fraction"] = reveal_int(fraction_bits(share(num), share(den), 52)).numpy()
+    gates = Gates(ctx.stream_key)
+    out["fraction"] = {d: gates.open(fraction_bits(gates, num if ctx.rank == 0 else np.zeros_like(num),
+                                                   den if ctx.rank == 0 else np.zeros_like(den), 52, d))
+                       for d in (1, 4, 13)}
     return out
 
 
 @pytest.fixture(scope="module")
 def outputs():
     cases, fractions = _cases(), _fractions()
-    results = run_parties(_party, (cases, fractions), provider="TFP", timeout_s=60)
-    assert all(np.array_equal(a, b) for a, b in zip(results[0]["fraction"], results[1]["fraction"]))
+    results = run_parties(_party, (cases, fractions), provider="TTP", timeout_s=60)
+    assert all(np.array_equal(results[0]["fraction"][d], results[1]["fraction"][d]) for d in results[0]["fraction"])
     return cases, fractions, results[0]
 
 
@@ -68,4 +72,5 @@ def test_bitonic_sorts_keys_and_carries_payloads(outputs, i):
 def test_exact_division_bits(outputs):
     _, (num, den), out = outputs
     expected = [(int(a) << 52) // int(b) for a, b in zip(num, den)]
-    assert out["fraction"].tolist() == expected
+    for digit_bits, fraction in out["fraction"].items():  # 52 rounds of 1 bit, 13 of 4, 4 of 13
+        assert fraction.tolist() == expected, digit_bits

@@ -20,10 +20,24 @@ def _inputs(seed=3):
     return x, y
 
 
+def _edge_values():
+    """Signed values at the comparison's edges and XOR inputs with all low bits set, with random splits."""
+    rng = np.random.default_rng(4)
+    signed = np.array([0, 1, -1, 2**62, -2**62, 2**63 - 1, -2**63 + 1, 12345, -12345], dtype=np.int64)
+    words = rng.integers(-2**63, 2**63 - 1, N, dtype=np.int64, endpoint=True)
+    words[:300] = -1
+    words[300:400] = ~(np.int64(1) << rng.integers(0, 64, 100))  # one bit clear
+    return signed, words, rng.integers(-2**63, 2**63 - 1, len(signed), dtype=np.int64), \
+        rng.integers(-2**63, 2**63 - 1, N, dtype=np.int64)
+
+
 def _party(ctx, x, y):
+    import torch
+
     from mpc_auc.circuits import compare
     from mpc_auc.circuits.gates import Gates
     from mpc_auc.circuits.noise import joint_random_words
+    from mpc_auc.circuits.shares import public, reveal_int
 
     gates = Gates(ctx.stream_key)
     sources, receive = [], gates.comm.recv_array
@@ -44,6 +58,16 @@ def _party(ctx, x, y):
     u = joint_random_words((20, 3, 2))
     out["u"] = gates.open(u, xor=True)
     out["less"] = gates.open(compare.less_than_public(gates, u, [0, 123_456, 2**20 - 1]), xor=True)
+    signed, words, split, xor_split = _edge_values()
+    out["nonnegative"] = gates.open(compare.nonnegative(gates, signed - split if ctx.rank == 0 else split))
+    for bits in (5, 8, 62, 64):
+        out[f"all set {bits}"] = gates.open(compare.all_set(gates, words ^ xor_split if ctx.rank == 0 else xor_split,
+                                                            bits), xor=True)
+    # P0's line to the dealer: a CrypTen product asks for its triple while the gates' reserved triples are
+    # still on their way; each gets its own answer
+    gates.reserve("mul", N)
+    out["crypten product"] = reveal_int(public(torch.from_numpy(x)) * public(torch.from_numpy(y))).numpy()
+    out["reserved square"] = gates.open(gates.multiply((additive, additive))[0])
     out["left"] = [gates.left("and"), gates.left("mul")]
     out["sources"] = sorted(set(sources))
     try:
@@ -58,7 +82,7 @@ def _party(ctx, x, y):
 def outs():
     x, y = _inputs()
     out = run_parties(_party, (x, y), provider="TTP", timeout_s=120)
-    for key in ("and", "square", "additive bits", "greater 13", "less"):
+    for key in ("and", "square", "additive bits", "greater 13", "less", "nonnegative", "all set 62"):
         assert np.array_equal(out[0][key], out[1][key])
     return x, y, out
 
@@ -81,6 +105,22 @@ def test_gates_match_the_clear(opened):
     assert np.array_equal(unpack_bits(out["and"][None], N)[0], x & y & 1)
     assert np.array_equal(out["square"], (x - y) ** 2)
     assert np.array_equal(out["additive bits"], np.stack([(x ^ y) & 1, x & y & 1]))
+
+
+def test_sign_and_all_bits_set_match_the_clear(opened):
+    *_, out = opened
+    signed, words, _, _ = _edge_values()
+    assert np.array_equal(out["nonnegative"], (signed >= 0).astype(np.int64))
+    for bits in (5, 8, 62, 64):
+        low = words if bits == 64 else words & ((1 << bits) - 1)
+        expected = low == (-1 if bits == 64 else (1 << bits) - 1)
+        assert np.array_equal(unpack_bits(out[f"all set {bits}"][None], N)[0], expected.astype(np.int64)), bits
+
+
+def test_the_dealer_line_keeps_interleaved_answers_apart(opened):
+    x, y, out = opened
+    assert np.array_equal(out["crypten product"], x * y)
+    assert np.array_equal(out["reserved square"], (x - y) ** 2)
 
 
 @pytest.mark.parametrize("bits", [13, 14, 17])

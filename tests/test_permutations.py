@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from mpc_auc.circuits.division import digit_bits_for
+from mpc_auc.circuits.division import MAX_DIGIT_BITS, digit_bits_for
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from mpc_auc.circuits.streams import MASK_IN, PERMUTATION, STREAM_LIMIT, KeyStream
@@ -59,8 +59,8 @@ def test_the_division_digit_keeps_every_comparison_exact():
     for m in (2, 458_407, 4_584_062, 10 ** 8, 2 ** 28, 2 ** 31 - 1):
         bound = 2 * (m // 2) * (m - m // 2)
         d = digit_bits_for(bound)
-        assert 1 <= d <= 8 and bound < 2 ** (62 - d)
-    assert digit_bits_for(2 * 229_203 * 229_204) == 8
+        assert 1 <= d <= MAX_DIGIT_BITS and bound < 2 ** (62 - d)
+    assert digit_bits_for(2 * 229_203 * 229_204) == MAX_DIGIT_BITS == 13  # 52 bits in 4 rounds at Criteo's M
 
 
 class _CounterInTheIndex(KeyStream):

@@ -37,12 +37,13 @@ def _tie_cases():
 def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
     import torch
 
+    from mpc_auc.circuits.gates import Gates
     from mpc_auc.circuits.radix import RadixRanking
     from mpc_auc.circuits.rank_auc import auc_fraction, group_starts_from_keys, group_starts_from_xor_keys
-    from mpc_auc.circuits.shares import public, reveal_int
+    from mpc_auc.circuits.shares import public
     from mpc_auc.circuits.shuffle import Shuffler
 
-    shuffler = Shuffler(ctx.stream_key)
+    shuffler, gates = Shuffler(ctx.stream_key), Gates(ctx.stream_key)
     out = {}
     # the shuffle: x[pi] for the joint pi, and the inverse undoes it
     x = np.arange(3 * 50, dtype=np.int64).reshape(3, 50) * 7 - 20
@@ -53,26 +54,26 @@ def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
     out["restored"] = shuffler.open(shuffler.unshuffle(shuffled, pi))
     # radix ranking against numpy's stable argsort, and the way back
     out["sorts"] = []
-    def xor_shares(keys):  # P0 holds the keys, P1 zeros: a valid XOR sharing
-        return keys if ctx.rank == 0 else np.zeros_like(keys)
+    def public_shares(values):  # P0 holds the values, P1 zeros: a valid XOR and additive sharing
+        return values if ctx.rank == 0 else np.zeros_like(values)
 
     for keys, key_bits in sort_cases:
-        ranking = RadixRanking(shuffler, key_bits)
-        position = public(torch.arange(len(keys)))
-        starts, (sorted_keys, origin) = ranking.sort(None, xor_shares(keys), [public(torch.from_numpy(keys)), position])
+        ranking = RadixRanking(shuffler, gates, key_bits)
+        starts, (sorted_keys, origin) = ranking.sort(None, public_shares(keys),
+                                                     [public_shares(keys), public_shares(np.arange(len(keys)))])
         back = ranking.to_input_order(sorted_keys)
         out["sorts"].append([shuffler.open(ranking.sigma).view(np.uint32).astype(np.int64)]
-                           + [reveal_int(t).numpy() for t in (sorted_keys, origin, back, starts)])
+                           + [shuffler.open(t) for t in (sorted_keys, origin, back, starts)])
     # group starts both ways, and the tie-aware AUC fraction and mid-ranks on sorted keys
     out["ties"] = []
     for keys, labels in tie_cases:
-        from_xor = group_starts_from_xor_keys(xor_shares(keys))
+        from_xor = group_starts_from_xor_keys(gates, public_shares(keys), 62)
         from_additive = group_starts_from_keys(public(torch.from_numpy(keys)))
-        twice_u, twice_pn, twice_rank = auc_fraction(shuffler, from_xor, public(torch.from_numpy(labels)),
-                                                     mid_ranks=True)
-        out["ties"].append([reveal_int(t).numpy() for t in (twice_u, twice_pn, twice_rank, from_xor, from_additive)])
+        twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, from_xor, public_shares(labels), mid_ranks=True)
+        out["ties"].append([shuffler.open(np.atleast_1d(t)) for t in (twice_u, twice_pn, twice_rank, from_xor,
+                                                                      from_additive)])
     # the audit: everything each variant opens, run after run, for two inputs
-    out.update(radix_views(ctx, shuffler, audit_inputs, bits, runs))
+    out.update(radix_views(ctx, shuffler, gates, audit_inputs, bits, runs))
     return out
 
 
@@ -144,5 +145,5 @@ def test_tie_aware_auc_fraction_and_mid_ranks(outputs, i):
     assert np.array_equal(twice_rank, 2 * mid)
     pos, neg = keys[labels == 1], keys[labels == 0]
     expected_u2 = sum(2 * (neg < k).sum() + (neg == k).sum() for k in pos)
-    assert int(twice_u) == expected_u2
-    assert int(twice_pn) == 2 * len(pos) * len(neg)
+    assert twice_u.item() == expected_u2
+    assert twice_pn.item() == 2 * len(pos) * len(neg)

@@ -131,36 +131,38 @@ def _party(ctx, fraction_bits: int):
 
 def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> dict:
     """The oblivious ranking and the opened outputs of one job, on the agreed inputs."""
+    from ...circuits.compare import nonnegative
     from ...circuits.division import digit_bits_for, fraction_bits as divide
     from ...circuits.memory import release_free_memory
-    from ...circuits.rank_auc import auc_fraction
+    from ...circuits.rank_auc import auc_fraction, constant
     from ...circuits.shares import from_share, reveal_int
 
     meter = TrafficMeter()
     keys = from_share(np.concatenate([o.key_shares for o in opened]))
     key_xor = np.concatenate([o.key_xor_shares for o in opened])
-    labels = from_share(np.concatenate([o.label_shares for o in opened]))
+    labels = np.concatenate([o.label_shares for o in opened])
     owners = [(o.client, o.reply_to, len(o.key_shares)) for o in opened]
     opened.clear()  # the caller's list: the opened bundles' rows are copied above
     release_free_memory()  # the sealed and opened bundles
-    ranking = _ranking(ctx, job, keys.size(0), shuffler)
+    ranking = _ranking(ctx, job, keys.size(0), shuffler, gates)
     starts, (sorted_labels,) = ranking.sort(keys, key_xor, [labels])
     del keys, key_xor
     release_free_memory()  # the sort's 32-bit steps and its input keys
     if ctx.rank == 0:
         ctx.progress("tie groups and rank sum")
-    twice_u, twice_pn, twice_rank = auc_fraction(shuffler, starts, sorted_labels, mid_ranks=job.ranks)
+    twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, starts, sorted_labels, mid_ranks=job.ranks)
     if job.central is not None:
-        release = _central_release(ctx, job.central, twice_u, labels, gates)
+        release = _central_release(ctx, job.central, from_share(twice_u), from_share(labels), gates)
         return {"central": release, **meter.read()}
-    defined = bool(reveal_int(twice_pn > 0).item())
+    defined = bool(reveal_int(from_share(nonnegative(gates, twice_pn - constant(ctx.rank, 1)))).item())
     scaled = None
     if defined:
         if ctx.rank == 0:
             ctx.progress(f"exact division to {fraction_bits} bits")
-        m = labels.size(0)
+        m = len(labels)
         bound = 2 * (m // 2) * (m - m // 2)  # 2PN <= 2 floor(M/2) ceil(M/2), public
-        scaled = int(reveal_int(divide(twice_u, twice_pn, fraction_bits, digit_bits_for(bound))).item())
+        quotient = divide(gates, twice_u, twice_pn, fraction_bits, digit_bits_for(bound))
+        scaled = int(reveal_int(from_share(quotient)).item())
     rank_bundles = None
     if job.ranks:
         if ctx.rank == 0:
@@ -207,7 +209,7 @@ def _central_release(ctx, central, twice_u, labels, gates) -> tuple:
     return reveal_int(noisy_stat).numpy(), reveal_int(noisy_p).numpy()
 
 
-def _ranking(ctx, job, m: int, shuffler):
+def _ranking(ctx, job, m: int, shuffler, gates):
     from ...circuits.bitonic import BitonicRanking, layer_count
     from ...circuits.radix import RadixRanking
 
@@ -220,18 +222,18 @@ def _ranking(ctx, job, m: int, shuffler):
             ctx.progress(f"oblivious {job.method} sort of {m} scores: step {done}/{total}")
 
     if job.method == "radix":
-        return RadixRanking(shuffler, key_bits, progress)
+        return RadixRanking(shuffler, gates, key_bits, progress)
     return BitonicRanking(PAD_KEY, progress)
 
 
 def _rank_bundles(ctx, job_id, owners, twice_rank) -> dict:
     """Client -> this party's share of its doubled ranks, sealed for that client and signed by this party.
 
-    owners: (client, its key for rank bundles, its row count) in input order."""
-    shares = twice_rank._tensor.share.numpy()
+    owners: (client, its key for rank bundles, its row count) in input order; twice_rank: this party's int64
+    shares in input order."""
     bundles, start = {}, 0
     for client, reply_to, rows in owners:
-        bundles[client] = seal_ranks(ctx.rank, job_id, client, reply_to, shares[start:start + rows], ctx.sign)
+        bundles[client] = seal_ranks(ctx.rank, job_id, client, reply_to, twice_rank[start:start + rows], ctx.sign)
         start += rows
     return bundles
 
