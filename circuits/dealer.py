@@ -17,7 +17,9 @@ and sends h alone the correction
 o sends x_o - a to h; h's new share is (x_h + x_o - a)[p] + delta = x[p] - b
 and o's new share is b.  h sees x_o - a (uniform, a is unknown to h) and
 delta (uniform, b is unknown to h); o sees nothing new.  The dealer sees
-only its own randomness.  Undoing the shuffle runs the inverse
+only its own randomness (the radix sort's parties send it their
+permutations, which it would otherwise derive: circuits.shuffle.Shuffler.announce).
+Undoing the shuffle runs the inverse
 permutations in the reverse order with fresh masks.  Columns may be
 XOR-shared instead of additively shared: the same step with XOR in place
 of + and -.
@@ -116,18 +118,26 @@ class Dealer(TTPServer):
         self._streams = [KeyStream(k) for k in keys]
         self._perms = {}
 
-    def _permutations(self, perm_index: int, n: int):
-        """Both parties' permutations for ``perm_index`` (kept for the matching inverse)."""
+    def _permutations(self, perm_index: int, n: int, announced: bool):
+        """Both parties' permutations for ``perm_index`` (kept for the matching inverse): received from the
+        parties if they announced them (circuits.shuffle.Shuffler.announce), else derived from their keys."""
         if perm_index not in self._perms:
-            self._perms = {perm_index: [s.permutation(perm_index, n) for s in self._streams]}
+            if announced:
+                comm = crypten.communicator.get()
+                perms = [comm.recv_array((n,), np.int32, party, comm.permutation_group, "permutation")
+                         for party in COMPUTE_PARTIES]
+            else:
+                perms = [s.permutation(perm_index, n) for s in self._streams]
+            self._perms = {perm_index: perms}
         return self._perms[perm_index]
 
-    def permutation_correlation(self, shape, perm_index, mask_index, inverse_order, xor_from, dtype="int64"):
+    def permutation_correlation(self, shape, perm_index, mask_index, inverse_order, xor_from, dtype="int64",
+                                announced=False):
         """Send P1 its correction and return P0's (CrypTen forwards it to P0); words of ``dtype``."""
         shape, dtype = tuple(shape), np.dtype(dtype)  # (M, columns): one row per element
         if dtype == np.int64:  # a 64-bit move after the sort's 32-bit steps: other sizes from here on
             release_free_memory()
-        perms = self._permutations(perm_index, shape[0])
+        perms = self._permutations(perm_index, shape[0], announced)
         deltas = {}
         for step, (holder, other) in enumerate(step_plan(inverse_order)):
             deltas[holder] = correction(self._streams[other], perms[holder], inverse_order,

@@ -70,8 +70,11 @@ class RadixRanking:
         """This party's share (int32, mod 2^32) of sigma: sigma[i] is the position of element i after a
         stable sort by key."""
         sigma = None
-        plan = self._dealer_plan(len(key_xor))
+        m, digits = len(key_xor), -(-self.bits // DIGIT_BITS)
+        plan = self._dealer_plan(m)
         for step, start in enumerate(range(0, self.bits, DIGIT_BITS)):
+            if self.shuffler.PREFETCH and step + 1 < digits:  # both parties: the next digit's permutation
+                self.shuffler.announce(m)
             if plan:  # the dealer works on the next digit's correlations while the parties do this one
                 self.shuffler.post(plan[step + 1] if step else plan[0] + plan[1])
             digit = ((key_xor >> start) & 3).astype(RING)
@@ -89,15 +92,16 @@ class RadixRanking:
 
     def _dealer_plan(self, m: int) -> list:
         """P0: per digit, the dealer requests it makes (in order), with one empty list past the last digit;
-        [] where nothing is posted ahead (P1, or a shuffler that does not prefetch)."""
+        [] where nothing is posted ahead (P1, or a shuffler that does not prefetch).  Each digit's
+        permutation is announced a digit ahead (``permutation``), so its requests say so."""
         if self.shuffler.rank != 0 or not self.shuffler.PREFETCH:
             return []
         perm, masks, onehot = self.shuffler.schedule()
         digits = -(-self.bits // DIGIT_BITS)
         plan = [[("onehot_correlation", (m, onehot))]]
         for t in range(1, digits):  # shuffle (sigma, digit), select, unshuffle rho: circuits.shuffle's arguments
-            plan.append([("permutation_correlation", ((m, 2), perm, masks, False, 1, RING_NAME)),
+            plan.append([("permutation_correlation", ((m, 2), perm, masks, False, 1, RING_NAME, True)),
                          ("onehot_correlation", (m, onehot + t)),
-                         ("permutation_correlation", ((m, 1), perm, masks + 1, True, 1, RING_NAME))])
+                         ("permutation_correlation", ((m, 1), perm, masks + 1, True, 1, RING_NAME, True))])
             perm, masks = perm + 1, masks + 2
         return plan + [[]]

@@ -82,7 +82,7 @@ def auc_fraction(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray,
     perm, masks, onehot = shuffler.schedule()
     if rank == 0 and shuffler.PREFETCH:  # the dealer makes the partition's correlations, then the products' triples
         shuffler.post([("onehot_correlation", (m, onehot)),
-                       ("permutation_correlation", ((m, 4), perm, masks, False, 4, "int64"))])
+                       ("permutation_correlation", ((m, 4), perm, masks, False, 4, "int64", False))])
     gates.reserve("mul", 1 + 3 * m + (2 if mid_ranks else 1) * m + m)  # the three rounds of products below
     # an additively shared bit's XOR shares are the low bits of its shares
     rho = digit_destinations(shuffler, later & 1)

@@ -52,6 +52,7 @@ class Shuffler:
         self._mask_count = 0
         self.onehot_count = 0  # one-hot correlations used so far (circuits.select)
         self._posted = deque()  # dealer requests posted ahead and not yet collected (P0)
+        self._announced = deque()  # own permutations drawn ahead and sent to the dealer, not yet used
         self.view = view  # optional list: every (kind, value) this party opens or receives masked (for audits)
 
     # moving shared columns by a shared permutation -----------------------
@@ -91,10 +92,30 @@ class Shuffler:
 
     # the shuffle itself --------------------------------------------------
     def fresh(self, n: int) -> "JointPermutation":
-        """A new joint permutation of n positions, unknown to either party."""
+        """A new joint permutation of n positions, unknown to either party (this party's part announced ahead,
+        or drawn now)."""
         index = self._perm_count
         self._perm_count += 1
-        return JointPermutation(index, self.stream.permutation(index, n))
+        if not self._announced:
+            return JointPermutation(index, self.stream.permutation(index, n), False)
+        own = self._announced.popleft()
+        if len(own) != n:
+            raise RuntimeError(f"permutation {index} was announced for {len(own)} positions, used for {n}")
+        return JointPermutation(index, own, True)
+
+    def announce(self, n: int) -> None:
+        """Both parties at the same point: draw this party's part of the next joint permutation not yet drawn
+        (n positions) and send it to the dealer, whose request for that permutation then says so.
+
+        The dealer derives the same permutation from this party's stream key, which it drew: it learns
+        nothing new, and it receives the permutation instead of sorting it (two sorts a shuffle, the
+        largest part of its work per radix digit).
+        """
+        if n >= 2 ** 31:
+            raise ValueError("destination vectors are shared mod 2^32: at most 2^31 - 1 elements")
+        own = self.stream.permutation(self._perm_count + len(self._announced), n)
+        self._announced.append(own)
+        self.comm.send_array(own.astype(np.int32), self.comm.get_ttp_rank(), self.comm.permutation_group)
 
     def shuffle(self, shares: np.ndarray, pi: "JointPermutation", xor_from=None) -> np.ndarray:
         """This party's share of x[pi] for its share of x (shape (c, M); rows from ``xor_from`` on are XOR-shared)."""
@@ -139,7 +160,7 @@ class Shuffler:
         self._mask_count += 1
         if self.rank == 0:
             delta = from_words(self.request("permutation_correlation", shape, pi.index, mask_index, inverse_order,
-                                            xor_from, dtype.name), dtype, shape)
+                                            xor_from, dtype.name, pi.announced), dtype, shape)
         else:
             delta = self.comm.recv_array(shape, dtype, self.comm.get_ttp_rank(), self.comm.ttp_group)
         for step, (holder, other) in enumerate(step_plan(inverse_order)):
@@ -167,7 +188,8 @@ def is_permutation(s: np.ndarray) -> bool:
 
 
 class JointPermutation:
-    """A handle on one shuffle permutation: its index and this party's own part of it."""
+    """A handle on one shuffle permutation: its index, this party's own part of it, and whether both parties
+    sent their parts to the dealer (Shuffler.announce)."""
 
-    def __init__(self, index: int, own: np.ndarray):
-        self.index, self.own = index, own
+    def __init__(self, index: int, own: np.ndarray, announced: bool):
+        self.index, self.own, self.announced = index, own, announced

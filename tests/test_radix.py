@@ -44,7 +44,15 @@ def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
     from mpc_auc.circuits.shuffle import Shuffler
 
     shuffler, gates = Shuffler(ctx.stream_key), Gates(ctx.stream_key)
-    out = {}
+    out = {"to dealer": [], "stream key": ctx.stream_key}
+    send = shuffler.comm.send_array
+
+    def recorded(array, dst, group=None):  # every array this party sends the dealer
+        if dst == shuffler.comm.get_ttp_rank():
+            out["to dealer"].append((getattr(group, "name", None), np.array(array)))
+        return send(array, dst, group)
+
+    shuffler.comm.send_array = recorded
     # the shuffle: x[pi] for the joint pi, and the inverse undoes it
     x = np.arange(3 * 50, dtype=np.int64).reshape(3, 50) * 7 - 20
     pi = shuffler.fresh(50)
@@ -74,6 +82,7 @@ def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
                                                                       from_additive)])
     # the audit: everything each variant opens, run after run, for two inputs
     out.update(radix_views(ctx, shuffler, gates, audit_inputs, bits, runs))
+    out["permutations drawn"] = shuffler.schedule()[0]
     return out
 
 
@@ -107,6 +116,24 @@ def test_radix_sort_is_the_stable_sort(outputs, i):
     assert np.array_equal(sorted_keys, keys[order])
     assert np.array_equal(sigma[order], np.arange(len(keys)))
     assert np.array_equal(back, keys)
+
+
+def test_the_dealer_receives_only_permutations_it_derives_itself(outputs):
+    """A party sends the dealer arrays only on the permutations channel, each its own permutation of a shuffle
+    as the dealer derives it from the party's stream key (the dealer learns nothing new)."""
+    from mpc_auc.circuits.streams import KeyStream
+
+    _, parties = outputs
+    for party in parties:
+        sent = party["to dealer"]
+        assert sent and {group for group, _ in sent} == {"permutations"}
+        stream, index = KeyStream(party["stream key"]), 0
+        for _, array in sent:  # announced in the order drawn: each one a later permutation than the last
+            while index < party["permutations drawn"] and not np.array_equal(stream.permutation(index, len(array)),
+                                                                             array):
+                index += 1
+            assert index < party["permutations drawn"], "an array sent to the dealer is not one of its permutations"
+            index += 1
 
 
 def test_opened_values_do_not_depend_on_the_input(outputs):

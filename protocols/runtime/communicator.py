@@ -21,7 +21,7 @@ import torch
 
 from ..errors import PeerLost
 
-_GROUP_CHANNEL = {"main": 1, "ttp": 2, "ttp_comm": 3}
+_GROUP_CHANNEL = {"main": 1, "ttp": 2, "ttp_comm": 3, "permutations": 4}
 
 
 class Group:
@@ -79,6 +79,7 @@ class SecureCommunicator(_base()):
         self.main_group = Group("main", range(world_size))
         self.ttp_group = Group("ttp", range(world_size + (1 if with_dealer else 0)))
         self.ttp_comm_group = Group("ttp_comm", (0, world_size))
+        self.permutation_group = Group("permutations", range(world_size + 1))  # a party's own shuffle permutations
         self.ttp_initialized = with_dealer
         self._name = names[rank]
         self.reset_communication_stats()
