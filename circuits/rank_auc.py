@@ -8,23 +8,26 @@ NB_g the negatives below it.  This equals ``sklearn.metrics.roc_auc_score``.
 Tie groups by compaction instead of scans.  On sorted keys, e_j = 1 where a
 group starts (j = 0, or k_j != k_{j-1}: from XOR-shared keys the NOT of
 [all bits of NOT (k_j XOR k_{j-1}) are set], circuits.compare.all_set, six
-AND rounds and a bit conversion; from additive keys one CrypTen comparison).  A
-stable partition by e (Shuffler.apply) lists the group starts first, in
-order: compacted slot t < G holds the start a_t of group t with the
-exclusive prefix counts Nex, Pex there; the next slot gives where the group
-ends (a_{t+1} - 1, or M - 1 for the last group, whose "next" is the totals
-(M, N, P)).  Then, with f_t = [t < G],
+AND rounds and a bit conversion; from additive keys one CrypTen comparison).
+First every element that starts no group trades its position and its
+positives below for the totals (M, P) (one round of products: e_j (x_j -
+total) + total).  A stable partition by e (Shuffler.apply_shares) then lists
+the group starts first, in order: compacted slot t < G holds the start a_t
+of group t and the exclusive prefix count Pex there (Nex = a - Pex), and
+every slot from G on holds (M, P), which is exactly the "next group" of the
+last group (where it ends: a_{t+1} - 1 = M - 1).  So
 
-    2U = sum_t f_t (Pex_{t+1} - Pex_t) (Nex_t + Nex_{t+1}),
-    twice the mid-rank of group t = a_t + a_{t+1} - 1.
+    2U = sum_t (Pex_{t+1} - Pex_t) (Nex_t + Nex_{t+1})   (slots past G add 0),
+    twice the mid-rank of group t = a_t + a_{t+1} - 1,
 
-Mid-ranks reach every member by a difference vector d_t = f_t (2R_t - 2R_{t-1})
-moved back to the group starts (Shuffler.unapply) and a prefix sum.  Cost:
-the group starts, one digit partition, three rounds of products
-(circuits.gates, on triples the dealer makes ahead) and one or two shuffles
-of M elements, in a constant number of rounds.  Everything here works on
-this party's int64 shares (mod 2^64) as numpy arrays; a public constant c
-enters as (c, 0).
+with the next slot's values a shift.  Mid-ranks reach every member by a
+difference vector d_t = f_t (2R_t - 2R_{t-1}), f_t = [t < G], moved back to
+the group starts (Shuffler.unapply_shares) and a prefix sum.  Cost: the
+group starts, one digit partition, two rounds of products (circuits.gates,
+on triples the dealer makes ahead) and one or two shuffles of M elements
+(two columns besides the destinations; three with mid-ranks), in a
+constant number of rounds.  Everything here works on this party's int64
+shares (mod 2^64) as numpy arrays; a public constant c enters as (c, 0).
 """
 import numpy as np
 
@@ -71,7 +74,11 @@ def auc_fraction(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray,
     """Shares (2U, 2PN) -- the AUC is their ratio -- and, if asked, of 2 x the 0-based mid-rank per sorted
     position (else None); int64 shares, (1,), (1,) and (M,).
 
-    starts: shares of the group-start bits e in sorted order (group_starts_from_*).
+    starts: shares of the group-start bits e in sorted order (group_starts_from_*).  Every element that
+    starts no group first trades its position and positives below for the totals (M, P), one product
+    each; after the compaction every slot from G on then holds (M, P), which is also what "the next
+    group" of the last group is, so the next slot's values are a shift and the slots past G add nothing:
+    two rounds of products in all (three with mid-ranks: their differences need f_t).
     """
     rank, y = gates.rank, np.asarray(sorted_labels, dtype=np.int64)
     m = len(y)
@@ -79,31 +86,30 @@ def auc_fraction(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray,
     positives = y.sum(keepdims=True)  # shares wrap mod 2^64: one-element arrays, not numpy scalars (which warn)
     negatives = constant(rank, m) - positives
     later = constant(rank, 1) - starts  # partition key: group starts (0) first
+    positions = np.arange(m, dtype=np.int64) if rank == 0 else np.zeros(m, dtype=np.int64)
+    moving = 3 if mid_ranks else 2  # columns the compaction moves besides rho
+    gates.reserve("mul", 3 * m + 1 + (m if mid_ranks else 0))  # the products below
     perm, masks, onehot = shuffler.schedule()
-    if rank == 0 and shuffler.PREFETCH:  # the dealer makes the partition's correlations, then the products' triples
+    if rank == 0 and shuffler.PREFETCH:  # the dealer makes the partition's correlations after the triples
         shuffler.post([("onehot_correlation", (m, onehot)),
-                       ("permutation_correlation", ((m, 4), perm, masks, False, 4, "int64", False))])
-    gates.reserve("mul", 1 + 3 * m + (2 if mid_ranks else 1) * m + m)  # the three rounds of products below
+                       ("permutation_correlation", ((m, moving + 1), perm, masks, False, moving + 1, "int64", False))])
+    total_m = constant(rank, m)
+    a_off, pex_off, pn = gates.multiply((starts, positions - total_m), (starts, pos_below - positives),
+                                        (positives, negatives))
     # an additively shared bit's XOR shares are the low bits of its shares
     rho = digit_destinations(shuffler, later & 1)
-    positions = np.arange(m, dtype=np.int64) if rank == 0 else np.zeros(m, dtype=np.int64)
-    f_bar, a, pex = shuffler.apply_shares(rho, np.stack([later, positions, pos_below]))
-    nex = a - pex  # neg_below moves with the positions and pos_below: no column of its own
-    f = constant(rank, 1) - f_bar
-    # values of the next slot, or the totals (M, N, P) where no group follows: f' (x' - total) + total
-    f_next = _next(f, 0)
-    totals = (constant(rank, m), negatives, positives)
-    *steps, pn = gates.multiply(*[(f_next, _next(x, 0) - total) for x, total in zip((a, nex, pex), totals)],
-                                (positives, negatives))
-    a_next, nex_next, pex_next = (step + total for step, total in zip(steps, totals))
-    twice_rank = a + a_next - constant(rank, 1)
+    moved = shuffler.apply_shares(rho, np.stack(([later] if mid_ranks else []) + [a_off + total_m,
+                                                                                  pex_off + positives]))
+    a, pex = moved[-2], moved[-1]  # slot t < G: group t's start and positives below it; from G on: M and P
+    a_next, pex_next = _next(a, total_m), _next(pex, positives[0])
+    nex, nex_next = a - pex, a_next - pex_next  # negatives below = position - positives below
+    pairs = [(pex_next - pex, nex + nex_next)]  # 2U = sum_t (Pex_{t+1} - Pex_t)(Nex_t + Nex_{t+1})
     if mid_ranks:
-        previous = np.concatenate([[0], twice_rank[:-1]])
-        group_positives, step = gates.multiply((f, pex_next - pex), (f, twice_rank - previous))
-    else:
-        (group_positives,) = gates.multiply((f, pex_next - pex))
-    (terms,) = gates.multiply((group_positives, nex + nex_next))
+        twice_rank = a + a_next - constant(rank, 1)  # a_t + a_{t+1} - 1 on slots t < G
+        f = constant(rank, 1) - moved[0]
+        pairs.append((f, twice_rank - np.concatenate([[0], twice_rank[:-1]])))
+    terms, *step = gates.multiply(*pairs)
     twice_u, twice_pn = terms.sum(keepdims=True), 2 * pn
     if not mid_ranks:
         return twice_u, twice_pn, None
-    return twice_u, twice_pn, np.cumsum(shuffler.unapply_shares(rho, step[None])[0])
+    return twice_u, twice_pn, np.cumsum(shuffler.unapply_shares(rho, step[0][None])[0])
