@@ -58,22 +58,24 @@ class RadixRanking:
 
         keys (additive) are not needed: the radix sort reads the XOR shares.
         """
-        self.sigma = self.permutation(key_xor)
-        moved = self.shuffler.apply_shares(self.sigma, np.stack(list(payloads) + [key_xor]), xor_columns=1)
+        rows = np.stack(list(payloads) + [key_xor])
+        self.sigma = self.permutation(key_xor, len(rows))
+        moved = self.shuffler.apply_shares(self.sigma, rows, xor_columns=1)
         return group_starts_from_xor_keys(self.gates, moved[-1], self.bits), list(moved[:-1])
 
     def to_input_order(self, sorted_column: np.ndarray) -> np.ndarray:
         """Shares of a column given in the sorted order of the last ``sort``, back in input order."""
         return self.shuffler.unapply_shares(self.sigma, sorted_column[None])[0]
 
-    def permutation(self, key_xor: np.ndarray) -> np.ndarray:
+    def permutation(self, key_xor: np.ndarray, then_moved: int) -> np.ndarray:
         """This party's share (int32, mod 2^32) of sigma: sigma[i] is the position of element i after a
-        stable sort by key."""
+        stable sort by key.  then_moved: the 64-bit rows the caller moves by sigma next (the last of them
+        XOR-shared), whose shuffle the dealer prepares during the last digit."""
         sigma = None
-        m, digits = len(key_xor), -(-self.bits // DIGIT_BITS)
-        plan = self._dealer_plan(m)
+        m = len(key_xor)
+        plan = self._dealer_plan(m, then_moved)
         for step, start in enumerate(range(0, self.bits, DIGIT_BITS)):
-            if self.shuffler.PREFETCH and step + 1 < digits:  # both parties: the next digit's permutation
+            if self.shuffler.PREFETCH:  # both parties: the next digit's permutation (after the last: the move's)
                 self.shuffler.announce(m)
             if plan:  # the dealer works on the next digit's correlations while the parties do this one
                 self.shuffler.post(plan[step + 1] if step else plan[0] + plan[1])
@@ -90,10 +92,11 @@ class RadixRanking:
                 self.progress(min(start + DIGIT_BITS, self.bits), self.bits)
         return sigma
 
-    def _dealer_plan(self, m: int) -> list:
-        """P0: per digit, the dealer requests it makes (in order), with one empty list past the last digit;
-        [] where nothing is posted ahead (P1, or a shuffler that does not prefetch).  Each digit's
-        permutation is announced a digit ahead (``permutation``), so its requests say so."""
+    def _dealer_plan(self, m: int, then_moved: int) -> list:
+        """P0: per digit, the dealer requests it makes (in order), and past the last digit the shuffle of
+        the move that follows (``then_moved`` rows besides sigma, on 64-bit words); [] where nothing is
+        posted ahead (P1, or a shuffler that does not prefetch).  Each permutation is announced a digit
+        ahead (``permutation``), so its requests say so."""
         if self.shuffler.rank != 0 or not self.shuffler.PREFETCH:
             return []
         perm, masks, onehot = self.shuffler.schedule()
@@ -104,4 +107,5 @@ class RadixRanking:
                          ("onehot_correlation", (m, onehot + t)),
                          ("permutation_correlation", ((m, 1), perm, masks + 1, True, 1, RING_NAME, True))])
             perm, masks = perm + 1, masks + 2
-        return plan + [[]]
+        return plan + [[("permutation_correlation", ((m, then_moved + 1), perm, masks, False, then_moved, "int64",
+                                                     True))]]
