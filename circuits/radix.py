@@ -16,7 +16,7 @@ the sorted position of input element i.
   permutation pi, open s = sigma[pi] and place the digits in their current
   order, d'[s[j]] = d[pi][j]; rho = partition(d'); the new destination
   sigma'[i] = rho[sigma[i]] is unshuffled from rho[s] (= sigma'[pi]).
-* Moving columns to sorted order and back: Shuffler.apply / unapply.
+* Moving columns to sorted order and back: Shuffler.apply_shares / unapply_shares.
 
 What is opened: vectors sigma[pi] for a permutation sigma and a fresh
 uniform pi (a uniform random permutation whatever the input, ties included:
@@ -25,8 +25,9 @@ opened), digits masked by a fresh uniform dealer digit, and Beaver
 differences masked by fresh uniform words.  docs/protocols/oblivious-ranking.md
 gives the argument.  The inner steps run mod 2^32 (sigma, rho and the
 digit travel as 32-bit words): per digit and element each party sends
-six 32-bit words and a byte, the dealer ten 32-bit words; the final apply
-moves the 64-bit payload columns.
+six 32-bit words and a byte, plus its part of the next digit's permutation
+to the dealer (Shuffler.announce, one 32-bit word), and the dealer ten
+32-bit words; the final apply moves the 64-bit payload columns.
 """
 import numpy as np
 
