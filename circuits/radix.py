@@ -36,7 +36,6 @@ from .rank_auc import group_starts_from_xor_keys
 from .select import digit_destinations
 
 DIGIT_BITS = 2
-RING_NAME = np.dtype(RING).name
 
 
 class RadixRanking:
@@ -100,13 +99,13 @@ class RadixRanking:
         ahead (``permutation``), so its requests say so."""
         if self.shuffler.rank != 0 or not self.shuffler.PREFETCH:
             return []
-        perm, masks, onehot = self.shuffler.schedule()
+        shuffler = self.shuffler
+        perm, masks, onehot = shuffler.schedule()
         digits = -(-self.bits // DIGIT_BITS)
-        plan = [[("onehot_correlation", (m, onehot))]]
-        for t in range(1, digits):  # shuffle (sigma, digit), select, unshuffle rho: circuits.shuffle's arguments
-            plan.append([("permutation_correlation", ((m, 2), perm, masks, False, 1, RING_NAME, True)),
-                         ("onehot_correlation", (m, onehot + t)),
-                         ("permutation_correlation", ((m, 1), perm, masks + 1, True, 1, RING_NAME, True))])
+        plan = [[shuffler.select_request(m, onehot)]]
+        for t in range(1, digits):  # shuffle (sigma, digit), select, unshuffle rho
+            plan.append([shuffler.shuffle_request((m, 2), perm, masks, False, 1, RING, True),
+                         shuffler.select_request(m, onehot + t),
+                         shuffler.shuffle_request((m, 1), perm, masks + 1, True, 1, RING, True)])
             perm, masks = perm + 1, masks + 2
-        return plan + [[("permutation_correlation", ((m, then_moved + 1), perm, masks, False, then_moved, "int64",
-                                                     True))]]
+        return plan + [[shuffler.shuffle_request((m, then_moved + 1), perm, masks, False, then_moved, np.int64, True)]]

@@ -91,8 +91,8 @@ def auc_fraction(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray,
     gates.reserve("mul", 3 * m + 1 + (m if mid_ranks else 0))  # the products below
     perm, masks, onehot = shuffler.schedule()
     if rank == 0 and shuffler.PREFETCH:  # the dealer makes the partition's correlations after the triples
-        shuffler.post([("onehot_correlation", (m, onehot)),
-                       ("permutation_correlation", ((m, moving + 1), perm, masks, False, moving + 1, "int64", False))])
+        shuffler.post([shuffler.select_request(m, onehot),
+                       shuffler.shuffle_request((m, moving + 1), perm, masks, False, moving + 1, np.int64, False)])
     total_m = constant(rank, m)
     a_off, pex_off, pn = gates.multiply((starts, positions - total_m), (starts, pos_below - positives),
                                         (positives, negatives))

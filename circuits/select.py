@@ -38,7 +38,8 @@ class DigitSelector:
         shuffler.onehot_count += 1
         stream = shuffler.stream
         if shuffler.rank == 0:
-            correlated = from_words(shuffler.request("onehot_correlation", m, self.index), RING, (4, m))
+            function, args = shuffler.select_request(m, self.index)
+            correlated = from_words(shuffler.request(function, *args), RING, (4, m))
             rest, self._picked_mask = correlated[:3], correlated[3]
         else:
             rest = stream.words(ONEHOT_SHARE, self.index, (3, m), RING)

@@ -147,6 +147,20 @@ class Shuffler:
         for function, args in requests:
             self._posted.append(((function, tuple(args)), dealer_line().post(function, *args)))
 
+    @staticmethod
+    def shuffle_request(shape, perm: int, mask: int, inverse_order: bool, xor_from: int, dtype,
+                        announced: bool) -> tuple:
+        """(function, args) of the dealer request for one shuffle's correlation: the shares' (M, c) shape,
+        the permutation and mask indexes, the direction, the first XOR-shared column, the word type and
+        whether the parties announced the permutation.  One definition for the request and its posts."""
+        return ("permutation_correlation", (tuple(shape), perm, mask, inverse_order, xor_from,
+                                            np.dtype(dtype).name, announced))
+
+    @staticmethod
+    def select_request(m: int, index: int) -> tuple:
+        """(function, args) of the dealer request for one-hot correlation ``index`` of m digits."""
+        return ("onehot_correlation", (m, index))
+
     def schedule(self) -> tuple:
         """(next permutation, next mask, next one-hot index): where the counters stand, for planning posts."""
         return self._perm_count, self._mask_count, self.onehot_count
@@ -159,8 +173,9 @@ class Shuffler:
         mask_index = self._mask_count
         self._mask_count += 1
         if self.rank == 0:
-            delta = from_words(self.request("permutation_correlation", shape, pi.index, mask_index, inverse_order,
-                                            xor_from, dtype.name, pi.announced), dtype, shape)
+            function, args = self.shuffle_request(shape, pi.index, mask_index, inverse_order, xor_from, dtype,
+                                                  pi.announced)
+            delta = from_words(self.request(function, *args), dtype, shape)
         else:
             delta = self.comm.recv_array(shape, dtype, self.comm.get_ttp_rank(), self.comm.ttp_group)
         for step, (holder, other) in enumerate(step_plan(inverse_order)):
