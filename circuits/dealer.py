@@ -42,6 +42,7 @@ import torch
 
 from .crypten_compat import crypten
 from .csprng import TUPLES, KeyedGenerator
+from .bits import unpack_bits, words_of
 from .memory import release_free_memory
 from .streams import (AND_A, AND_B, AND_C, BIT_MASK, BIT_SHARE, DIGIT_MASK, KEY_BYTES, MASK_IN, MASK_OUT, MUL_A,
                       MUL_B, MUL_C, ONEHOT_SHARE, PRODUCT_MASK, PRODUCT_SHARE, KeyStream, permute)
@@ -78,14 +79,6 @@ def correction(mask_stream: KeyStream, perm: np.ndarray, backwards: bool, mask_i
     return mask(permute(a, perm, backwards), b, xor_from)
 
 
-def words_of(values: np.ndarray) -> np.ndarray:
-    """The bytes of an array of any integer dtype as int64 words, the last zero-padded."""
-    raw = np.ascontiguousarray(values).view(np.uint8).reshape(-1)
-    padded = np.zeros(-(-raw.size // 8) * 8, dtype=np.uint8)
-    padded[:raw.size] = raw
-    return padded.view(np.int64)
-
-
 def as_words(values: np.ndarray) -> torch.Tensor:
     """An array of any integer dtype as the int64 tensor a dealer request answers with (zero-padded)."""
     return torch.from_numpy(words_of(values))
@@ -95,12 +88,6 @@ def from_words(words: np.ndarray, dtype, shape) -> np.ndarray:
     """The inverse of :func:`as_words`."""
     count = int(np.prod(shape, dtype=np.int64))
     return words.view(dtype)[:count].reshape(shape)
-
-
-def unpack_bits(words: np.ndarray, count: int, dtype=np.int64) -> np.ndarray:
-    """(R, W) int64 words -> (R, count) 0/1 values of ``dtype``: lane l of word w is bit 64 w + l."""
-    bits = np.unpackbits(words.view(np.uint8).reshape(words.shape[0], -1), axis=1, bitorder="little")
-    return bits[:, :count].astype(dtype, copy=False)
 
 
 class Dealer(TTPServer):

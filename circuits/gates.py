@@ -36,7 +36,7 @@ from collections import deque
 import numpy as np
 
 from .crypten_compat import crypten
-from .dealer import unpack_bits
+from .bits import unpack_bits
 from .dealer_line import dealer_line
 from .streams import AND_A, AND_B, AND_C, BIT_MASK, BIT_SHARE, MUL_A, MUL_B, MUL_C, KeyStream
 

@@ -32,8 +32,8 @@ import secrets
 
 import numpy as np
 
-from .compare import LANES, greater_private, pack_bits
-from .dealer import unpack_bits
+from .bits import LANES, pack_bits, unpack_bits
+from .compare import greater_private
 from .noise import discrete_laplace, randomized_response
 from .noise_laws import DiscreteLaplace, RandomizedResponse
 

@@ -36,8 +36,8 @@ import secrets
 
 import numpy as np
 
-from .compare import LANES, flip, less_than_public
-from .dealer import unpack_bits
+from .bits import LANES, unpack_bits
+from .compare import flip, less_than_public
 from .noise_laws import ROUNDING_BITS, DiscreteLaplace, RandomizedResponse
 from .streams import KEY_BYTES, OWN_NOISE, KeyStream
 

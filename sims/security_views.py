@@ -30,7 +30,7 @@ import itertools
 import numpy as np
 from scipy.stats import chi2, chisquare
 
-from ..circuits.dealer import unpack_bits
+from ..circuits.bits import unpack_bits
 from ..circuits.shuffle import Shuffler
 
 VIEW_INPUTS = (np.array([7, 2, 5, 0]), np.array([3, 3, 3, 3]))  # distinct keys vs all tied; same shape

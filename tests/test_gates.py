@@ -5,8 +5,8 @@ attack that reused triples allow.
 import numpy as np
 import pytest
 
-from mpc_auc.circuits.compare import pack_bits, planes, tree_ands
-from mpc_auc.circuits.dealer import unpack_bits
+from mpc_auc.circuits.bits import pack_bits, planes, unpack_bits
+from mpc_auc.circuits.compare import tree_ands
 from mpc_auc.protocols.runtime.session import run_parties
 
 N = 1000

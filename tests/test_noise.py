@@ -26,8 +26,7 @@ RR = RandomizedResponse(1.0)
 
 def _party(ctx, n):
     from mpc_auc.circuits import noise
-    from mpc_auc.circuits.compare import pack_bits
-    from mpc_auc.circuits.dealer import unpack_bits
+    from mpc_auc.circuits.bits import pack_bits, unpack_bits
     from mpc_auc.circuits.gates import Gates
 
     gates = Gates(ctx.stream_key)
