@@ -73,11 +73,10 @@ class RecordingProxy:
                 dst.sendall(data)
         except OSError:
             pass
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        try:  # pass the end on and let the other direction drain on its own: shutting both sockets down here
+            dst.shutdown(socket.SHUT_WR)  # would drop that direction's bytes still in flight from the capture
+        except OSError:
+            pass
 
     def close(self):
         self.server.close()

@@ -121,6 +121,28 @@ def test_control_the_capture_checks_catch_a_plaintext_channel():
         records(captured)
 
 
+def test_the_capture_keeps_what_one_side_sends_after_the_other_side_has_finished():
+    """A role that stops sending (its half of the link ends) must not cut the capture of the other
+    direction: the observer's record of the bytes still on their way stays whole."""
+    sink = socket.create_server(("127.0.0.5", 0))
+    proxy = RecordingProxy(sink.getsockname(), "127.0.0.5")
+    late = secrets.token_bytes(200_000)
+    with socket.create_connection(proxy.address) as client:
+        receiver, _ = sink.accept()
+        receiver.sendall(b"bye")
+        receiver.shutdown(socket.SHUT_WR)  # the role is done sending; it still reads
+        assert client.recv(16) == b"bye" and client.recv(16) == b""
+        client.sendall(late)
+        client.shutdown(socket.SHUT_WR)
+        received = b""
+        while chunk := receiver.recv(65536):
+            received += chunk
+        receiver.close()
+    proxy.close()
+    sink.close()
+    assert received == late and bytes(proxy.streams[0][0]) == late
+
+
 def test_capture_holds_tls_records_only_and_no_secret(keys):
     proxy, outcome, x, shares = _run(keys)
     assert not isinstance(outcome, PartyFailure), outcome
