@@ -118,22 +118,34 @@ def test_radix_sort_is_the_stable_sort(outputs, i):
     assert np.array_equal(back, keys)
 
 
-def test_the_dealer_receives_only_permutations_it_derives_itself(outputs):
-    """A party sends the dealer arrays only on the permutations channel, each its own permutation of a shuffle
-    as the dealer derives it from the party's stream key (the dealer learns nothing new)."""
+def _dealer_derives(sent, stream_key, drawn: int) -> bool:
+    """Whether every array a party sent the dealer came on the permutations channel and is, in order, one
+    of the party's own shuffle permutations as the dealer derives them from the party's stream key."""
     from mpc_auc.circuits.streams import KeyStream
 
-    _, parties = outputs
+    if {group for group, _ in sent} != {"permutations"}:
+        return False
+    stream, index = KeyStream(stream_key), 0
+    for _, array in sent:  # announced in the order drawn: each one a later permutation than the last
+        while index < drawn and not np.array_equal(stream.permutation(index, len(array)), array):
+            index += 1
+        if index == drawn:
+            return False
+        index += 1
+    return True
+
+
+def test_the_dealer_receives_only_permutations_it_derives_itself(outputs):
+    """The dealer learns nothing new from the announced permutations; the check flags a weakened party that
+    sends the dealer one of its key shares in place of a permutation."""
+    cases, parties = outputs
     for party in parties:
         sent = party["to dealer"]
-        assert sent and {group for group, _ in sent} == {"permutations"}
-        stream, index = KeyStream(party["stream key"]), 0
-        for _, array in sent:  # announced in the order drawn: each one a later permutation than the last
-            while index < party["permutations drawn"] and not np.array_equal(stream.permutation(index, len(array)),
-                                                                             array):
-                index += 1
-            assert index < party["permutations drawn"], "an array sent to the dealer is not one of its permutations"
-            index += 1
+        assert sent and _dealer_derives(sent, party["stream key"], party["permutations drawn"])
+        share = cases[-1][0]  # a weakened variant: P0's key share of the last case where its permutation went
+        first = next(i for i, (_, array) in enumerate(sent) if len(array) == len(share))
+        weakened = sent[:first] + [("permutations", share)] + sent[first + 1:]
+        assert not _dealer_derives(weakened, party["stream key"], party["permutations drawn"])
 
 
 def test_opened_values_do_not_depend_on_the_input(outputs):
