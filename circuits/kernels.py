@@ -36,6 +36,7 @@ from .bits import LANES, pack_bits, unpack_bits
 from .compare import greater_private
 from .noise import discrete_laplace, randomized_response
 from .noise_laws import DiscreteLaplace, RandomizedResponse
+from .shares import public_share
 
 
 def private_bits(count: int) -> np.ndarray:
@@ -97,5 +98,5 @@ def kendall(gates, own_pairs: np.ndarray, noise: DiscreteLaplace, bound: int) ->
     same_up, same_down, up_down, down_up = gates.and_((above_a, above_b), (below_a, below_b),
                                                       (above_a, below_b), (below_a, above_b))
     sides = gates.to_additive(np.stack([same_up ^ same_down, up_down ^ down_up]), len(own))
-    kernel = sides[0] - sides[1] + (1 if gates.rank == 0 else 0)  # 1 + concordant - discordant
+    kernel = sides[0] - sides[1] + public_share(1, gates.rank)  # 1 + concordant - discordant
     return kernel + discrete_laplace(gates, noise, len(own))

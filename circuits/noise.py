@@ -39,6 +39,7 @@ import numpy as np
 from .bits import LANES, unpack_bits
 from .compare import flip, less_than_public
 from .noise_laws import ROUNDING_BITS, DiscreteLaplace, RandomizedResponse
+from .shares import public_share
 from .streams import KEY_BYTES, OWN_NOISE, KeyStream
 
 
@@ -87,6 +88,6 @@ def discrete_laplace(gates, noise: DiscreteLaplace, count: int) -> np.ndarray:
     plus, minus = gates.and_((nonzero, flip(sign, gates.rank)), (nonzero, sign))
     bits = gates.to_additive(np.concatenate([plus[None], minus[None], drawn[2:]]), count)
     weights = (2 ** np.arange(noise.width, dtype=np.int64))[:, None]
-    magnitude = (bits[2:] * weights).sum(0) + (1 if gates.rank == 0 else 0)
+    magnitude = (bits[2:] * weights).sum(0) + public_share(1, gates.rank)
     (z,) = gates.multiply((bits[0] - bits[1], magnitude))
     return z

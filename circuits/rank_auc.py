@@ -33,12 +33,8 @@ import numpy as np
 
 from .compare import all_set, flip
 from .select import digit_destinations
-from .shares import share_of
+from .shares import public_share, share_of
 
-
-def constant(rank: int, value):
-    """This party's share of a public constant: P0 holds it, P1 holds 0."""
-    return value if rank == 0 else 0
 
 
 def _next(x: np.ndarray, fill) -> np.ndarray:
@@ -48,7 +44,7 @@ def _next(x: np.ndarray, fill) -> np.ndarray:
 
 def _with_first(rank: int, rest: np.ndarray) -> np.ndarray:
     """[1, rest...]: position 0 always starts a group."""
-    return np.concatenate([np.array([constant(rank, 1)], dtype=np.int64), rest.astype(np.int64, copy=False)])
+    return np.concatenate([np.array([public_share(1, rank)], dtype=np.int64), rest.astype(np.int64, copy=False)])
 
 
 def group_starts_from_keys(sorted_keys) -> np.ndarray:
@@ -84,16 +80,16 @@ def auc_fraction(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray,
     m = len(y)
     pos_below = np.cumsum(y) - y
     positives = y.sum(keepdims=True)  # shares wrap mod 2^64: one-element arrays, not numpy scalars (which warn)
-    negatives = constant(rank, m) - positives
-    later = constant(rank, 1) - starts  # partition key: group starts (0) first
-    positions = np.arange(m, dtype=np.int64) if rank == 0 else np.zeros(m, dtype=np.int64)
+    negatives = public_share(m, rank) - positives
+    later = public_share(1, rank) - starts  # partition key: group starts (0) first
+    positions = public_share(np.arange(m, dtype=np.int64), rank)
     moving = 3 if mid_ranks else 2  # columns the compaction moves besides rho
     gates.reserve("mul", 3 * m + 1 + (m if mid_ranks else 0))  # the products below
     perm, masks, onehot = shuffler.schedule()
     if rank == 0 and shuffler.PREFETCH:  # the dealer makes the partition's correlations after the triples
         shuffler.post([shuffler.select_request(m, onehot),
                        shuffler.shuffle_request((m, moving + 1), perm, masks, False, moving + 1, np.int64, False)])
-    total_m = constant(rank, m)
+    total_m = public_share(m, rank)
     a_off, pex_off, pn = gates.multiply((starts, positions - total_m), (starts, pos_below - positives),
                                         (positives, negatives))
     # an additively shared bit's XOR shares are the low bits of its shares
@@ -105,8 +101,8 @@ def auc_fraction(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray,
     nex, nex_next = a - pex, a_next - pex_next  # negatives below = position - positives below
     pairs = [(pex_next - pex, nex + nex_next)]  # 2U = sum_t (Pex_{t+1} - Pex_t)(Nex_t + Nex_{t+1})
     if mid_ranks:
-        twice_rank = a + a_next - constant(rank, 1)  # a_t + a_{t+1} - 1 on slots t < G
-        f = constant(rank, 1) - moved[0]
+        twice_rank = a + a_next - public_share(1, rank)  # a_t + a_{t+1} - 1 on slots t < G
+        f = public_share(1, rank) - moved[0]
         pairs.append((f, twice_rank - np.concatenate([[0], twice_rank[:-1]])))
     terms, *step = gates.multiply(*pairs)
     twice_u, twice_pn = terms.sum(keepdims=True), 2 * pn

@@ -1,4 +1,5 @@
-"""Small helpers for integer (precision 0) CrypTen tensors."""
+"""Small helpers for integer (precision 0) CrypTen tensors and for this party's own shares."""
+import numpy as np
 import torch
 
 from .crypten_compat import crypten
@@ -21,6 +22,11 @@ def public(values: torch.Tensor) -> "MPCTensor":
     rank = crypten.communicator.get().get_rank()
     values = values.to(torch.int64)
     return from_share(values if rank == 0 else torch.zeros_like(values))
+
+
+def public_share(value, rank: int):
+    """This party's additive share (numpy) of a public constant: party 0 holds it, party 1 holds 0."""
+    return value if rank == 0 else np.zeros_like(value)
 
 
 def reveal_int(x: "MPCTensor") -> torch.Tensor:

@@ -134,8 +134,8 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
     from ...circuits.compare import nonnegative
     from ...circuits.division import digit_bits_for, fraction_bits as divide
     from ...circuits.memory import release_free_memory
-    from ...circuits.rank_auc import auc_fraction, constant
-    from ...circuits.shares import from_share, reveal_int
+    from ...circuits.rank_auc import auc_fraction
+    from ...circuits.shares import from_share, public_share, reveal_int
 
     meter = TrafficMeter()
     keys = from_share(np.concatenate([o.key_shares for o in opened]))
@@ -154,7 +154,7 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
     if job.central is not None:
         release = _central_release(ctx, job.central, from_share(twice_u), from_share(labels), gates)
         return {"central": release, **meter.read()}
-    defined = bool(reveal_int(from_share(nonnegative(gates, twice_pn - constant(ctx.rank, 1)))).item())
+    defined = bool(reveal_int(from_share(nonnegative(gates, twice_pn - public_share(1, ctx.rank)))).item())
     scaled = None
     if defined:
         if ctx.rank == 0:
