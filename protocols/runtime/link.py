@@ -504,6 +504,11 @@ def split_address(address: str):
     return host.strip("[]"), int(port)
 
 
+def _refused(me, peer: str, err: ssl.SSLError) -> ChannelIntegrityError:
+    """The error of a TLS handshake the peer refused (an alert, not a lost connection)."""
+    return ChannelIntegrityError(f"{me.role}<->{peer}", f"TLS handshake refused: {err.reason or err}", peer)
+
+
 def dial(me, deployment, peer: str, hello: dict, timeout_s: float) -> Link:
     """Connect to ``peer`` at its configured address, check its pinned certificate, send ``hello``."""
     host, port = split_address(deployment.address(peer))
@@ -520,8 +525,7 @@ def dial(me, deployment, peer: str, hello: dict, timeout_s: float) -> Link:
             if raw is not None:
                 raw.close()
             if isinstance(err, ssl.SSLError) and not isinstance(err, ssl.SSLEOFError):
-                raise ChannelIntegrityError(f"{me.role}<->{peer}", f"TLS handshake refused: {err.reason or err}",
-                                            peer) from None
+                raise _refused(me, peer, err) from None
             if time.monotonic() > deadline:
                 raise PeerLost([peer], "connect", err) from None
             time.sleep(0.1)
@@ -534,8 +538,7 @@ def dial(me, deployment, peer: str, hello: dict, timeout_s: float) -> Link:
     except OSError as err:
         raw.close()
         if isinstance(err, ssl.SSLError) and not isinstance(err, ssl.SSLEOFError):  # the peer refused us
-            raise ChannelIntegrityError(f"{me.role}<->{peer}", f"TLS handshake refused: {err.reason or err}",
-                                        peer) from None
+            raise _refused(me, peer, err) from None
         raise PeerLost([peer], "key exchange", err) from None
     link = Link(raw, keys, me.role, peer, timeout_s)
     link.send(_HELLO, json.dumps(hello).encode())
