@@ -10,8 +10,8 @@ group starts (j = 0, or k_j != k_{j-1}: from XOR-shared keys the NOT of
 [all bits of NOT (k_j XOR k_{j-1}) are set], circuits.compare.all_set, six
 AND rounds and a bit conversion; from additive keys one CrypTen comparison).
 First every element that starts no group trades its position and its
-positives below for the totals (M, P) (one round of products: e_j (x_j -
-total) + total).  A stable partition by e (Shuffler.apply_shares) then lists
+positives below for the totals (M, P): e_j (j - M) + M is local (the
+position j is public), e_j (Pex_j - P) + P one round of products.  A stable partition by e (Shuffler.apply_shares) then lists
 the group starts first, in order: compacted slot t < G holds the start a_t
 of group t and the exclusive prefix count Pex there (Nex = a - Pex), and
 every slot from G on holds (M, P), which is exactly the "next group" of the
@@ -23,8 +23,8 @@ last group (where it ends: a_{t+1} - 1 = M - 1).  So
 with the next slot's values a shift.  Mid-ranks reach every member by a
 difference vector d_t = f_t (2R_t - 2R_{t-1}), f_t = [t < G], moved back to
 the group starts (Shuffler.unapply_shares) and a prefix sum.  Cost: the
-group starts, one digit partition, two rounds of products (circuits.gates,
-on triples the dealer makes ahead) and one or two shuffles of M elements
+group starts, one digit partition, two rounds of products (M + 1 and M;
+circuits.gates, on triples the dealer makes ahead) and one or two shuffles of M elements
 (two columns besides the destinations; three with mid-ranks), in a
 constant number of rounds.  Everything here works on this party's int64
 shares (mod 2^64) as numpy arrays; a public constant c enters as (c, 0).
@@ -71,10 +71,10 @@ def auc_fraction(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray,
     position (else None); int64 shares, (1,), (1,) and (M,).
 
     starts: shares of the group-start bits e in sorted order (group_starts_from_*).  Every element that
-    starts no group first trades its position and positives below for the totals (M, P), one product
-    each; after the compaction every slot from G on then holds (M, P), which is also what "the next
+    starts no group first trades its position (locally: positions are public) and positives below (one
+    product) for the totals (M, P); after the compaction every slot from G on then holds (M, P), which is also what "the next
     group" of the last group is, so the next slot's values are a shift and the slots past G add nothing:
-    two rounds of products in all (three with mid-ranks: their differences need f_t).
+    two rounds of products in all (mid-ranks add M products to the second: their differences need f_t).
     """
     rank, y = gates.rank, np.asarray(sorted_labels, dtype=np.int64)
     m = len(y)
@@ -82,16 +82,15 @@ def auc_fraction(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray,
     positives = y.sum(keepdims=True)  # shares wrap mod 2^64: one-element arrays, not numpy scalars (which warn)
     negatives = public_share(m, rank) - positives
     later = public_share(1, rank) - starts  # partition key: group starts (0) first
-    positions = public_share(np.arange(m, dtype=np.int64), rank)
     moving = 3 if mid_ranks else 2  # columns the compaction moves besides rho
-    gates.reserve("mul", 3 * m + 1 + (m if mid_ranks else 0))  # the products below
+    gates.reserve("mul", 2 * m + 1 + (m if mid_ranks else 0))  # the products below
     perm, masks, onehot = shuffler.schedule()
     if rank == 0 and shuffler.PREFETCH:  # the dealer makes the partition's correlations after the triples
         shuffler.post([shuffler.select_request(m, onehot),
                        shuffler.shuffle_request((m, moving + 1), perm, masks, False, moving + 1, np.int64, False)])
     total_m = public_share(m, rank)
-    a_off, pex_off, pn = gates.multiply((starts, positions - total_m), (starts, pos_below - positives),
-                                        (positives, negatives))
+    a_off = starts * (np.arange(m, dtype=np.int64) - m)  # e_j (j - M): the positions are public
+    pex_off, pn = gates.multiply((starts, pos_below - positives), (positives, negatives))
     # an additively shared bit's XOR shares are the low bits of its shares
     rho = digit_destinations(shuffler, later & 1)
     moved = shuffler.apply_shares(rho, np.stack(([later] if mid_ranks else []) + [a_off + total_m,

@@ -428,7 +428,8 @@ def cmd_experiment(args) -> int:
 def cmd_generate(args) -> int:
     _check_out(args.out)
     evalset = synthetic_evalset(m=args.m, positives=args.positives, auc=args.auc, clients=args.clients,
-                                scheme=args.partition, seed=args.seed, decimals=args.decimals)
+                                scheme=args.partition, seed=args.seed, decimals=args.decimals,
+                                dtype=args.score_dtype)
     write_atomically(args.out, lambda tmp: write_evalset(tmp, evalset))
     print(f"wrote {evalset.m} rows ({evalset.positives} positive, {len(evalset.clients())} clients) to {args.out}")
     return 0
@@ -655,6 +656,9 @@ def parser(experiments=tuple(EXPERIMENTS)) -> argparse.ArgumentParser:
     gen.add_argument("--partition", choices=("iid", "non-iid"), default="iid",
                      help="iid: a uniformly random client per row; non-iid: contiguous blocks of the score order")
     gen.add_argument("--decimals", type=int, default=None, help="round scores to this many decimals (creates ties)")
+    gen.add_argument("--score-dtype", choices=("float64", "float32"), default="float64",
+                     help="float32: scores rounded to float32, as a float32 model outputs them (then run with "
+                          "--score-dtype float32)")
     gen.add_argument("--seed", type=int, default=0, help="seed of the synthetic data (not secret)")
     gen.set_defaults(func=cmd_generate)
     for command in _subparsers(top):

@@ -55,10 +55,15 @@ def partition(m: int, k: int, scheme: str, rng, scores=None) -> np.ndarray:
 
 
 def synthetic_evalset(m: int = 3000, positives=None, auc: float = CRITEO_AUC, clients: int = 10,
-                      scheme: str = "iid", seed: int = 0, decimals=None) -> EvalSet:
-    """A Criteo-shaped evaluation set (P/M as Criteo's unless given) split over clients."""
+                      scheme: str = "iid", seed: int = 0, decimals=None, dtype: str = "float64") -> EvalSet:
+    """A Criteo-shaped evaluation set (P/M as Criteo's unless given) split over clients.
+
+    dtype "float32": every score is rounded to the nearest float32, as a model
+    computing in float32 outputs it (declare it with ``--score-dtype float32``).
+    """
     rng = np.random.default_rng(seed)
     positives = round(m * CRITEO_P / CRITEO_M) if positives is None else positives
     scores, labels = binormal_scores(m, positives, auc, rng, decimals)
+    scores = scores.astype(dtype).astype(np.float64)
     owner = partition(m, clients, scheme, rng, scores)
     return EvalSet.build([f"c{o}" for o in owner], scores, labels)

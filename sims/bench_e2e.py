@@ -1,9 +1,12 @@
 """End-to-end benchmark of ``mpc-auc run``: CSV in, exact private AUC out, with its phases and SPU beside it.
 
-For each M: a Criteo-shaped CSV (the synthetic set of ``mpc-auc generate``:
-binormal scores, AUC 0.77, Criteo's positive rate, 100 IID clients, float64
-scores) is written first (not timed); then ``mpc-auc --quiet run --input
-FILE`` runs as a fresh process, exactly as a user types it: it reads and
+For each M and score precision: a Criteo-shaped CSV (the synthetic set of
+``mpc-auc generate``: binormal scores, AUC 0.77, Criteo's positive rate, 100
+IID clients) is written first (not timed); then ``mpc-auc --quiet run
+--input FILE --score-dtype D`` runs as a fresh process, exactly as a user
+types it.  float64 scores on [0, 1] give 62-bit keys (31 radix digits);
+float32 scores (the same scores rounded to float32, as a model computing in
+float32 outputs them) give 30-bit keys (15 digits).  The command reads and
 checks the file, simulates every client (sealed, signed submissions), and
 P0, P1 and the dealer run as local processes over mutually authenticated
 TLS 1.3.  Measured: the wall time from starting that process to its exit
@@ -24,7 +27,7 @@ SecretFlow SPU computes the exact AUC of the same file, and the ratio of its
 run time to ours is printed.  ``--doc FILE`` replaces the section between
 the bench-e2e markers of FILE with the table, command, machine and load.
 
-Usage: python -m mpc_auc.sims.bench_e2e [--sizes M ...] [--spu-python PY] [--spu-size M] [--doc FILE]
+Usage: python -m mpc_auc.sims.bench_e2e [--sizes M ...] [--dtypes D ...] [--spu-python PY] [--spu-size M] [--doc FILE]
 """
 import argparse
 import json
@@ -37,6 +40,7 @@ import tempfile
 import time
 
 from ..csv_io import write_evalset
+from ..protocols.inputs.encoding import ScoreEncoder
 from ..synthetic import CRITEO_M, synthetic_evalset
 
 CRITEO_FULL_M = 4_584_062  # the large Criteo evaluation set (fedauc Table 4)
@@ -47,11 +51,15 @@ COMMAND = [sys.executable, "-c", "import sys; from mpc_auc.command import main; 
 GB = 1e9
 
 
-def dataset(directory: str, m: int) -> str:
-    """The benchmark's CSV of M rows (written once per directory)."""
-    path = os.path.join(directory, f"criteo-shaped-{m}.csv")
+DTYPES = ("float64", "float32")
+
+
+def dataset(directory: str, m: int, dtype: str = "float64") -> str:
+    """The benchmark's CSV of M rows with scores of the given precision (written once per directory)."""
+    path = os.path.join(directory, f"criteo-shaped-{m}.csv" if dtype == "float64" else
+                        f"criteo-shaped-{m}-{dtype}.csv")
     if not os.path.exists(path):
-        write_evalset(path, synthetic_evalset(m=m, clients=100, seed=m))
+        write_evalset(path, synthetic_evalset(m=m, clients=100, seed=m, dtype=dtype))
     return path
 
 
@@ -64,7 +72,7 @@ def reference_auc(path: str) -> float:
     return float(roc_auc_score(table["label"], table["score"]))
 
 
-def run_ours(path: str, directory: str, timeout_s: float) -> dict:
+def run_ours(path: str, directory: str, timeout_s: float, dtype: str = "float64") -> dict:
     out = os.path.join(directory, f"result-{time.monotonic_ns()}.json")
     load = os.getloadavg()[0]
     began, began_unix = time.perf_counter(), time.time()
@@ -72,7 +80,7 @@ def run_ours(path: str, directory: str, timeout_s: float) -> dict:
     # server has also exited, after the command (a terminal's prompt returns when the command exits)
     with tempfile.TemporaryFile("w+") as errors:
         code = subprocess.run(COMMAND + ["--quiet", "run", "--input", path, "--out", out, "--timeout",
-                                         str(timeout_s)], stdout=subprocess.DEVNULL, stderr=errors).returncode
+                                         str(timeout_s), "--score-dtype", dtype], stdout=subprocess.DEVNULL, stderr=errors).returncode
         total = time.perf_counter() - began
         errors.seek(0)
         if code != 0:
@@ -93,7 +101,7 @@ def run_ours(path: str, directory: str, timeout_s: float) -> dict:
     rss = record["coordinator_peak_rss"] + sum(record["traffic"][role].get("peak_rss", 0)
                                                or record["traffic"][role].get("peak_rss_session_total", 0)
                                                for role in ("P0", "P1", "dealer"))
-    return {"m": record["input_summary"]["M"], "total": total, "phases": phases, "protocol": protocol,
+    return {"m": record["input_summary"]["M"], "dtype": dtype, "total": total, "phases": phases, "protocol": protocol,
             "rss": rss, "auc": record["auc"], "load": load}
 
 
@@ -113,23 +121,24 @@ def growth(rows) -> str:
     lo, hi = rows[0], rows[-1]
     span = math.log(hi["m"] / lo["m"])
     reference = math.log(hi["m"] * math.log2(hi["m"]) / (lo["m"] * math.log2(lo["m"]))) / span
-    return (f"growth {lo['m']:,} -> {hi['m']:,}: end to end M^{math.log(hi['total'] / lo['total']) / span:.2f}, "
+    return (f"growth {lo['m']:,} -> {hi['m']:,} ({lo['dtype']}): end to end M^{math.log(hi['total'] / lo['total']) / span:.2f}, "
             f"protocol M^{math.log(hi['protocol'] / lo['protocol']) / span:.2f} (M log2 M: M^{reference:.2f})")
 
 
 def table(rows, spu) -> list:
-    lines = ["| M | runs | end to end s (median) | range s | start | read | roles | sharing | protocol | finish "
-             "| peak RSS GB (all) | abs(AUC - sklearn) | load |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| M | scores (key bits) | runs | end to end s (median) | range s | start | read | roles | sharing "
+             "| protocol | finish | peak RSS GB (all) | abs(AUC - sklearn) | load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         p = r["phases"]
         spread = f"{r['runs'][0]:.2f}-{r['runs'][-1]:.2f}" if len(r["runs"]) > 1 else ""
-        lines.append(f"| {r['m']:,} | {len(r['runs'])} | **{r['total']:.2f}** | {spread} | {p['start']:.2f} "
-                     f"| {p['read']:.2f} | {p['roles']:.2f} | {p['sharing']:.2f} | **{p['protocol']:.2f}** "
+        key_bits = ScoreEncoder(0.0, 1.0, r["dtype"]).key_bits
+        lines.append(f"| {r['m']:,} | {r['dtype']} ({key_bits}) | {len(r['runs'])} | **{r['total']:.2f}** | {spread} "
+                     f"| {p['start']:.2f} | {p['read']:.2f} | {p['roles']:.2f} | {p['sharing']:.2f} | **{p['protocol']:.2f}** "
                      f"| {p['finish']:.2f} | {r['rss'] / GB:.2f} | {r['error']:.1e} | {r['load']:.2f} |")
     if spu:
-        ours = next(r for r in rows if r["m"] == spu["m"])
-        lines += ["", "| M | SPU 0.9.5 exact AUC s (run only) | SPU processes s | mpc-auc protocol s "
+        ours = next(r for r in rows if r["m"] == spu["m"] and r["dtype"] == "float64")
+        lines += ["", "| M (float64) | SPU 0.9.5 exact AUC s (run only) | SPU processes s | mpc-auc protocol s "
                       "| mpc-auc end to end s | SPU / protocol | SPU / end to end | abs(AUC_SPU - sklearn) | load |",
                   "|---|---|---|---|---|---|---|---|---|",
                   f"| {spu['m']:,} | {spu['run_s']:.2f} | {spu['processes_s']:.2f} | {ours['protocol']:.2f} "
@@ -166,6 +175,8 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES), help="rows of each run")
+    parser.add_argument("--dtypes", nargs="+", choices=DTYPES, default=list(DTYPES),
+                        help="score precisions to run (--score-dtype of mpc-auc run); SPU runs on float64")
     parser.add_argument("--spu-python", help="a Python with spu==0.9.5 installed: run SPU's exact AUC beside ours")
     parser.add_argument("--spu-size", type=int, default=CRITEO_M, help="M of the SPU row (one of --sizes)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per M up to 1,000,000 rows; the median run "
@@ -179,23 +190,24 @@ def main(argv=None) -> int:
         directory = args.data or tmp
         os.makedirs(directory, exist_ok=True)
         rows, spu = [], None
-        for m in sorted(args.sizes):
-            path = dataset(directory, m)
-            runs = sorted((run_ours(path, tmp, args.timeout) for _ in range(args.repeat if m <= 10 ** 6 else 1)),
-                          key=lambda r: r["total"])
+        for dtype, m in ((d, m) for d in args.dtypes for m in sorted(args.sizes)):
+            path = dataset(directory, m, dtype)
+            runs = sorted((run_ours(path, tmp, args.timeout, dtype)
+                           for _ in range(args.repeat if m <= 10 ** 6 else 1)), key=lambda r: r["total"])
             row = dict(runs[len(runs) // 2], runs=[r["total"] for r in runs])
             row["error"] = abs(row["auc"] - reference_auc(path))
             rows.append(row)
-            print(f"  done: M={m:,} end to end {row['total']:.2f} s, protocol {row['protocol']:.2f} s",
+            print(f"  done: M={m:,} {dtype} end to end {row['total']:.2f} s, protocol {row['protocol']:.2f} s",
                   file=sys.stderr, flush=True)
-            if args.spu_python and m == args.spu_size:
+            if args.spu_python and m == args.spu_size and dtype == "float64":
                 spu = run_spu(args.spu_python, path)
                 spu["error"] = abs(spu["auc"] - reference_auc(path))
                 print(f"  done: SPU M={m:,} {spu['run_s']:.2f} s", file=sys.stderr, flush=True)
     lines = table(rows, spu)
-    summary = growth(rows)
-    if summary:
-        lines += ["", summary]
+    for dtype in args.dtypes:
+        summary = growth([r for r in rows if r["dtype"] == dtype])
+        if summary:
+            lines += ["", summary]
     print("\n".join(lines))
     if args.doc:
         write_doc(args.doc, lines, argv)

@@ -93,6 +93,20 @@ def test_cli_run_writes_result_json(tmp_path):
     assert record["wall_s"] > 0 and record["client_upload_bytes"] > 200 * 16
 
 
+def test_float32_scores_generated_and_declared_give_sklearn_auc_on_30_bit_keys(tmp_path):
+    source, out = tmp_path / "in.csv", tmp_path / "result.json"
+    assert main(["generate", "--m", "3000", "--clients", "5", "--score-dtype", "float32", "--seed", "3",
+                 "--out", str(source)]) == 0
+    table = np.loadtxt(source, delimiter=",", skiprows=1, usecols=(1, 2))
+    scores, labels = table[:, 0], table[:, 1]
+    assert np.array_equal(scores.astype(np.float32).astype(np.float64), scores)  # every score is a float32
+    assert ScoreEncoder(0.0, 1.0, "float32").key_bits == 30  # 15 radix digits instead of 31
+    assert main(["run", "--input", str(source), "--score-dtype", "float32", "--out", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert abs(record["auc"] - roc_auc_score(labels, scores)) < 1e-12
+    assert record["encoding"] == {"dtype": "float32", "range": [0.0, 1.0], "exact": True}
+
+
 def test_mpc_exact_needs_the_separate_dealer():
     evalset = synthetic_evalset(m=20, clients=2, seed=1)
     for method in ("radix", "bitonic"):
