@@ -11,8 +11,9 @@ group starts (j = 0, or k_j != k_{j-1}: from XOR-shared keys the NOT of
 AND rounds and a bit conversion; from additive keys one CrypTen comparison).
 First every element that starts no group trades its position and its
 positives below for the totals (M, P): e_j (j - M) + M is local (the
-position j is public), e_j (Pex_j - P) + P one round of products.  A stable partition by e (Shuffler.apply_shares) then lists
-the group starts first, in order: compacted slot t < G holds the start a_t
+position j is public), e_j (Pex_j - P) + P one round of products.  A
+stable partition by e (Shuffler.apply_shares) then lists the group starts
+first, in order: compacted slot t < G holds the start a_t
 of group t and the exclusive prefix count Pex there (Nex = a - Pex), and
 every slot from G on holds (M, P), which is exactly the "next group" of the
 last group (where it ends: a_{t+1} - 1 = M - 1).  So
@@ -24,8 +25,8 @@ with the next slot's values a shift.  Mid-ranks reach every member by a
 difference vector d_t = f_t (2R_t - 2R_{t-1}), f_t = [t < G], moved back to
 the group starts (Shuffler.unapply_shares) and a prefix sum.  Cost: the
 group starts, one digit partition, two rounds of products (M + 1 and M;
-circuits.gates, on triples the dealer makes ahead) and one or two shuffles of M elements
-(two columns besides the destinations; three with mid-ranks), in a
+circuits.gates, on triples the dealer makes ahead) and one or two shuffles
+of M elements (two columns besides the destinations; three with mid-ranks), in a
 constant number of rounds.  Everything here works on this party's int64
 shares (mod 2^64) as numpy arrays; a public constant c enters as (c, 0).
 """
@@ -72,9 +73,10 @@ def auc_fraction(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray,
 
     starts: shares of the group-start bits e in sorted order (group_starts_from_*).  Every element that
     starts no group first trades its position (locally: positions are public) and positives below (one
-    product) for the totals (M, P); after the compaction every slot from G on then holds (M, P), which is also what "the next
-    group" of the last group is, so the next slot's values are a shift and the slots past G add nothing:
-    two rounds of products in all (mid-ranks add M products to the second: their differences need f_t).
+    product) for the totals (M, P); after the compaction every slot from G on then holds (M, P), which is
+    also what "the next group" of the last group is, so the next slot's values are a shift and the slots
+    past G add nothing: two rounds of products in all (mid-ranks add M products to the second: their
+    differences need f_t).
     """
     rank, y = gates.rank, np.asarray(sorted_labels, dtype=np.int64)
     m = len(y)

@@ -80,7 +80,8 @@ def run_ours(path: str, directory: str, timeout_s: float, dtype: str = "float64"
     # server has also exited, after the command (a terminal's prompt returns when the command exits)
     with tempfile.TemporaryFile("w+") as errors:
         code = subprocess.run(COMMAND + ["--quiet", "run", "--input", path, "--out", out, "--timeout",
-                                         str(timeout_s), "--score-dtype", dtype], stdout=subprocess.DEVNULL, stderr=errors).returncode
+                                         str(timeout_s), "--score-dtype", dtype],
+                              stdout=subprocess.DEVNULL, stderr=errors).returncode
         total = time.perf_counter() - began
         errors.seek(0)
         if code != 0:
@@ -121,7 +122,8 @@ def growth(rows) -> str:
     lo, hi = rows[0], rows[-1]
     span = math.log(hi["m"] / lo["m"])
     reference = math.log(hi["m"] * math.log2(hi["m"]) / (lo["m"] * math.log2(lo["m"]))) / span
-    return (f"growth {lo['m']:,} -> {hi['m']:,} ({lo['dtype']}): end to end M^{math.log(hi['total'] / lo['total']) / span:.2f}, "
+    return (f"growth {lo['m']:,} -> {hi['m']:,} ({lo['dtype']}): "
+            f"end to end M^{math.log(hi['total'] / lo['total']) / span:.2f}, "
             f"protocol M^{math.log(hi['protocol'] / lo['protocol']) / span:.2f} (M log2 M: M^{reference:.2f})")
 
 
@@ -133,8 +135,9 @@ def table(rows, spu) -> list:
         p = r["phases"]
         spread = f"{r['runs'][0]:.2f}-{r['runs'][-1]:.2f}" if len(r["runs"]) > 1 else ""
         key_bits = ScoreEncoder(0.0, 1.0, r["dtype"]).key_bits
-        lines.append(f"| {r['m']:,} | {r['dtype']} ({key_bits}) | {len(r['runs'])} | **{r['total']:.2f}** | {spread} "
-                     f"| {p['start']:.2f} | {p['read']:.2f} | {p['roles']:.2f} | {p['sharing']:.2f} | **{p['protocol']:.2f}** "
+        lines.append(f"| {r['m']:,} | {r['dtype']} ({key_bits}) | {len(r['runs'])} | **{r['total']:.2f}** "
+                     f"| {spread} | {p['start']:.2f} | {p['read']:.2f} | {p['roles']:.2f} | {p['sharing']:.2f} "
+                     f"| **{p['protocol']:.2f}** "
                      f"| {p['finish']:.2f} | {r['rss'] / GB:.2f} | {r['error']:.1e} | {r['load']:.2f} |")
     if spu:
         ours = next(r for r in rows if r["m"] == spu["m"] and r["dtype"] == "float64")
