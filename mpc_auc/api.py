@@ -197,7 +197,8 @@ def compare(y_true, y_score, clients=None, *, protocols=None, epsilons=(0.5, 1.0
     seed : int, optional
         Seed of the simulated noise (a simulation: not the MPC's CSPRNG); default: the OS CSPRNG.
     score_range : (float, float)
-        The public range of the scores.
+        The public range of the scores; the mechanisms that perturb or bin score values see them
+        mapped to [0, 1] (their sensitivity is the range's width).
 
     Returns
     -------
@@ -219,8 +220,9 @@ def compare(y_true, y_score, clients=None, *, protocols=None, epsilons=(0.5, 1.0
         raise InputError(f"delta must lie strictly between 0 and 1, not {delta!r}")
     if not (isinstance(draws, numbers.Integral) and draws >= 2):
         raise InputError(f"draws must be an integer >= 2, not {draws!r}")
-    _, _, data = _evaluation(y_true, y_score, clients, ScoreEncoder(*_pair(score_range, "score_range")))
-    rows, _ = run_grid(data, protocols, epsilons, delta, draws, seed)
+    encoder = ScoreEncoder(*_pair(score_range, "score_range"))
+    _, _, data = _evaluation(y_true, y_score, clients, encoder)
+    rows, _ = run_grid(data, protocols, epsilons, delta, draws, seed, (encoder.lo, encoder.hi))
     return pd.DataFrame(rows, columns=list(FIELDS))
 
 

@@ -30,6 +30,9 @@ PARAMS = (
     Param("sep", str, None, "input: the field separator (default: a tab if the header has one, else a comma)"),
     Param("positive_label", str, None, "input: the label value that is positive when labels are not 0/1, e.g. "
                                        "True or +1 (quote it in YAML)"),
+    Param("score_range", list, [0.0, 1.0], "the public range LO HI every score lies in (checked); the mechanisms "
+                                           "that perturb or bin score values see them mapped to [0, 1]",
+          lambda v: None if len(v) == 2 and v[0] < v[1] else "must be two numbers LO < HI"),
     Param("m", int, CRITEO_M, "synthetic set: rows", positive),
     Param("clients", int, 100, "synthetic set: clients", positive),
     Param("partition", str, "iid", "synthetic set: how rows are spread over clients", choices=("iid", "non-iid")),
@@ -41,15 +44,31 @@ PARAMS = (
 )
 
 
-def compare(clients, protocols, epsilons, delta, draws, seed) -> tuple:
+def unit_scores(clients, score_range) -> list:
+    """The clients' scores mapped from the public [lo, hi] to [0, 1] by (s - lo) / (hi - lo).
+
+    The map keeps the order, so the AUC is unchanged, and a mechanism whose sensitivity is 1 on [0, 1]
+    scores (DP on scores, condensed LDP's grid, dpauc's thresholds) is then calibrated to the declared
+    range.  Scores closer than float64 resolution after the map could tie; [0, 1] maps to itself.
+    """
+    lo, hi = (float(v) for v in score_range)
+    if (lo, hi) == (0.0, 1.0):
+        return list(clients)
+    return [(c, (np.asarray(s, dtype=np.float64) - lo) / (hi - lo), y) for c, s, y in clients]
+
+
+def compare(clients, protocols, epsilons, delta, draws, seed, score_range=(0.0, 1.0)) -> tuple:
     """Rows of the comparison (one per protocol and epsilon; fedauc-vanilla once, exact) and the exact AUC.
 
-    ``clients``: [(client id, scores, labels)].  RMSE is against the exact AUC over ``draws``
-    releases; its interval is the percentile bootstrap of the mean squared error, square-rooted.
+    ``clients``: [(client id, scores, labels)], scores in the public ``score_range`` (checked by the
+    caller; the mechanisms see them through :func:`unit_scores`).  RMSE is against the exact AUC
+    over ``draws`` releases; its interval is the percentile bootstrap of the mean squared error,
+    square-rooted.
     """
     scores = np.concatenate([np.asarray(s, dtype=np.float64) for _, s, _ in clients])
     labels = np.concatenate([np.asarray(y) for _, _, y in clients])
     truth = rank_sum_auc(scores, labels)
+    clients = unit_scores(clients, score_range)
     resample = generator(seed)
     cells = [(name, eps) for name in protocols for eps in ([np.inf] if name == "fedauc-vanilla" else epsilons)]
     rows = []
@@ -77,11 +96,13 @@ def _evaluation_clients(cfg: dict):
     from ..protocols.inputs.encoding import ScoreEncoder
     from ..synthetic import synthetic_evalset
 
+    encoder = ScoreEncoder(*cfg["score_range"])
     if cfg["input"]:
-        evalset = read_evalset(cfg["input"], ScoreEncoder(), sep=cfg["sep"], positive_label=cfg["positive_label"])
+        evalset = read_evalset(cfg["input"], encoder, sep=cfg["sep"], positive_label=cfg["positive_label"])
         name = os.path.basename(cfg["input"])
     else:
         evalset = synthetic_evalset(m=cfg["m"], clients=cfg["clients"], scheme=cfg["partition"], seed=cfg["seed"])
+        encoder.check(evalset.score)
         name = f"synthetic Criteo-shaped ({cfg['partition']})"
     return evalset.clients(), name
 
@@ -91,7 +112,8 @@ def run(cfg: dict, arguments: dict = None) -> dict:
     cfg = dict(cfg, seed=secrets.randbits(63) if cfg["seed"] is None else cfg["seed"])
     start = time.perf_counter()
     clients, name = _evaluation_clients(cfg)
-    rows, truth = compare(clients, cfg["protocols"], cfg["epsilons"], cfg["delta"], cfg["draws"], cfg["seed"])
+    rows, truth = compare(clients, cfg["protocols"], cfg["epsilons"], cfg["delta"], cfg["draws"], cfg["seed"],
+                          cfg["score_range"])
     m = sum(len(s) for _, s, _ in clients)
     result = {"exact_auc": truth, "m": m, "clients": len(clients), "draws": cfg["draws"], "rows": rows,
               "seconds": time.perf_counter() - start, "provenance": provenance(arguments or cfg, cfg["seed"])}

@@ -57,3 +57,32 @@ def test_compare_writes_table_json_and_plot(tmp_path):
     assert (out / "rmse.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (out / "rmse.pdf").read_bytes()[:5] == b"%PDF-"
     assert all(float(r["rmse_lo"]) <= float(r["rmse"]) <= float(r["rmse_hi"]) for r in rows)
+
+
+def test_a_declared_score_range_calibrates_the_score_mechanisms(tmp_path):
+    """Scores on [-5, 5] with --score-range -5 5 give the rows of the same scores mapped to [0, 1]: DP on
+    scores adds Lap(1/eps) on the unit scale, i.e. scale 10/eps on the declared one (sensitivity = width).
+    Without the map it would add Lap(1/eps) to scores 10 wide: ten times the privacy loss it states."""
+    import mpc_auc
+
+    rng = np.random.default_rng(8)
+    labels = rng.integers(0, 2, 2000)
+    logits = np.clip(rng.normal(labels * 1.2, 1.5), -5, 5)
+    kwargs = dict(protocols=["score-dp", "score-cldp", "dpauc-threshold", "fedauc-rr"], epsilons=[1.0], draws=30,
+                  seed=4)
+    declared = mpc_auc.compare(labels, logits, score_range=(-5, 5), **kwargs)
+    mapped = mpc_auc.compare(labels, (logits + 5) / 10, **kwargs)
+    columns = ["protocol", "mean", "std", "rmse"]
+    assert declared[columns].equals(mapped[columns])
+    raw = mpc_auc.compare(labels, logits / 10 + 0.5, **kwargs)  # the same map written another way: same rows
+    assert np.allclose(raw["mean"], mapped["mean"], atol=1e-12)
+    source = tmp_path / "logits.csv"
+    source.write_text("client,score,label\n" + "".join(f"c{i % 4},{s!r},{y}\n" for i, (s, y) in
+                                                        enumerate(zip(logits.tolist(), labels.tolist()))))
+    out = tmp_path / "cmp"
+    assert cli_main(["-q", "compare", "--input", str(source), "--out", str(out), "--draws", "5", "--epsilons", "1",
+                     "--protocols", "score-dp"]) == 2  # outside the default [0, 1]: refused, nothing written
+    assert not out.exists()
+    assert cli_main(["-q", "compare", "--input", str(source), "--out", str(out), "--draws", "5", "--epsilons", "1",
+                     "--protocols", "score-dp", "--score-range", "-5", "5"]) == 0
+    assert json.loads((out / "compare.json").read_text())["rows"][0]["protocol"] == "score-dp"
