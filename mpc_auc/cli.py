@@ -217,6 +217,11 @@ def _read_run_input(args, encoder):
     declared = args.clients.split(",") if args.clients else None
     evalset = read_evalset(args.input, encoder, declared, sep=args.sep, positive_label=args.positive_label)
     clients = evalset.clients()
+    narrow = encoder.narrower(evalset.score) if args.protocol != "clear" and args.method == "radix" else None
+    if narrow is not None:
+        progress.say(f"mpc-auc: note: every score is a float32 value: --score-dtype float32 gives the same AUC "
+                     f"on {narrow.key_bits}-bit keys instead of {encoder.key_bits} (radix digits "
+                     f"{-(-narrow.key_bits // 2)} instead of {-(-encoder.key_bits // 2)})")
     smaller = min(evalset.positives, evalset.negatives)
     if smaller < 10:
         print(f"mpc-auc: warning: one class has only {smaller} sample(s): the AUC rests on few pairs",
