@@ -80,10 +80,53 @@ def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
         twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, from_xor, public_shares(labels), mid_ranks=True)
         out["ties"].append([shuffler.open(np.atleast_1d(t)) for t in (twice_u, twice_pn, twice_rank, from_xor,
                                                                       from_additive)])
+    # what P0 asks the dealer along mpc-exact's whole path, for two inputs of one size (distinct vs all tied),
+    # and for a weakened path that sizes one reservation by the number of tie groups
+    out["dealer requests"] = {(name, leak): _exact_path_requests(ctx, shuffler, gates, keys, leak)
+                              for leak in (False, True) for name, keys in DEALER_VIEW_INPUTS.items()}
     # the audit: everything each variant opens, run after run, for two inputs
     out.update(radix_views(ctx, shuffler, gates, audit_inputs, bits, runs))
     out["permutations drawn"] = shuffler.schedule()[0]
     return out
+
+
+DEALER_VIEW_INPUTS = {"distinct": np.arange(64, dtype=np.int64) * 3 + 1, "tied": np.full(64, 5, dtype=np.int64)}
+INDEX_ARGS = {"permutation_correlation": (1, 2), "onehot_correlation": (1,), "and_triples": (1,), "mul_triples": (1,),
+              "bit_correlation": (2,)}  # the positions of stream indexes in each request's arguments
+
+
+def _exact_path_requests(ctx, shuffler, gates, keys, leak: bool) -> list:
+    """P0: every request it posts to the dealer while mpc-exact's radix path (sort, tie statistic, definedness,
+    division) runs on ``keys`` with alternating labels; stream indexes as their order of first use in the run
+    (they move on from run to run).  ``leak``: a weakened path that also reserves one product triple per tie
+    group, a count that depends on the data."""
+    from mpc_auc.circuits.compare import nonnegative
+    from mpc_auc.circuits.dealer_line import DealerLine
+    from mpc_auc.circuits.division import digit_bits_for, fraction_bits
+    from mpc_auc.circuits.radix import RadixRanking
+    from mpc_auc.circuits.rank_auc import auc_fraction
+    from mpc_auc.circuits.shares import public_share
+
+    posted, post = [], DealerLine.post
+    DealerLine.post = lambda line, function, *args, **kw: posted.append((function, args)) or post(line, function,
+                                                                                                   *args, **kw)
+    try:
+        own = keys if ctx.rank == 0 else np.zeros_like(keys)
+        labels = (np.arange(len(keys)) % 2) if ctx.rank == 0 else np.zeros(len(keys), dtype=np.int64)
+        starts, (sorted_labels,) = RadixRanking(shuffler, gates, 8).sort(None, own, [labels])
+        if leak:
+            gates.reserve("mul", len(np.unique(keys)))
+        twice_u, twice_pn, _ = auc_fraction(shuffler, gates, starts, sorted_labels)
+        nonnegative(gates, twice_pn - public_share(1, ctx.rank))
+        fraction_bits(gates, twice_u, twice_pn, 52, digit_bits_for(len(keys) ** 2))
+        if leak:
+            gates.multiply(*[(np.zeros(1, dtype=np.int64),) * 2] * len(np.unique(keys)))  # uses what it reserved
+    finally:
+        DealerLine.post = post
+    firsts = {}
+    return [(function, tuple(firsts.setdefault((function, i), {}).setdefault(v, len(firsts[(function, i)]))
+                             if i in INDEX_ARGS.get(function, ()) else v for i, v in enumerate(args)))
+            for function, args in posted]
 
 
 def _collect(sort_cases, tie_cases, runs):
@@ -146,6 +189,17 @@ def test_the_dealer_receives_only_permutations_it_derives_itself(outputs):
         first = next(i for i, (_, array) in enumerate(sent) if len(array) == len(share))
         weakened = sent[:first] + [("permutations", share)] + sent[first + 1:]
         assert not _dealer_derives(weakened, party["stream key"], party["permutations drawn"])
+
+
+def test_the_dealer_is_asked_the_same_whatever_the_data(outputs):
+    """P0's requests along mpc-exact's radix path (functions, shapes, counts, the order of stream indexes) are
+    the same for distinct keys and for keys all tied: the dealer learns M and nothing else.  The same check
+    flags a weakened path whose reservation follows the number of tie groups."""
+    _, (p0, _) = outputs
+    asked = p0["dealer requests"]
+    assert len(asked[("distinct", False)]) > 20  # 4 digits, the final move, ties, definedness, division
+    assert asked[("distinct", False)] == asked[("tied", False)]
+    assert asked[("distinct", True)] != asked[("tied", True)]
 
 
 def test_opened_values_do_not_depend_on_the_input(outputs):
