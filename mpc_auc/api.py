@@ -68,8 +68,9 @@ class AucResult:
 
 
 def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact", epsilon: float = None,
-                  neighbours: str = "label", score_range=(0.0, 1.0), return_ranks: bool = False,
-                  deployment: str = None, ledger: str = None, budget=None, timeout: float = 60.0) -> AucResult:
+                  neighbours: str = "label", score_range=(0.0, 1.0), score_dtype: str = "float64",
+                  return_ranks: bool = False, deployment: str = None, ledger: str = None, budget=None,
+                  timeout: float = 60.0) -> AucResult:
     """The ROC AUC of ``y_score`` against ``y_true``, computed without any party seeing the others' rows.
 
     The scores are ranked obliviously by two compute parties with a separate dealer (mpc-exact,
@@ -93,6 +94,9 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
         mpc-central's neighbour relation.
     score_range : (float, float)
         The public range every score lies in (its width sets the key encoding).
+    score_dtype : {"float64", "float32"}
+        The scores' declared precision: "float32" reads each score as the nearest float32 (as a
+        float32 model outputs it) and sorts 30-bit keys instead of 62 on [0, 1], about twice as fast.
     return_ranks : bool
         mpc-exact only: also return each row's global mid-rank.
     deployment : str, optional
@@ -130,7 +134,7 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
         raise InputError("return_ranks needs protocol mpc-exact")
     if deployment and ledger:
         raise InputError("ledger is for local runs: deployed parties keep their own (mpc-auc party --ledger)")
-    encoder = ScoreEncoder(*_pair(score_range, "score_range"))
+    encoder = ScoreEncoder(*_pair(score_range, "score_range"), score_dtype)
     evalset, groups, data = _evaluation(y_true, y_score, clients, encoder)
     common = dict(protocol=protocol, m=evalset.m, clients=len(groups))
     if protocol == "clear":

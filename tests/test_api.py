@@ -65,11 +65,21 @@ def test_the_docs_examples_run_as_plain_scripts(tmp_path, index):
     ({"protocol": "secure"}, [0, 1, 1], [0.1, 0.2, 0.3], "protocol must be one of"),
     ({"clients": ["a", "b"]}, [0, 1, 1], [0.1, 0.2, 0.3], "mismatched lengths"),
     ({"score_range": (1.0,)}, [0, 1, 1], [0.1, 0.2, 0.3], "score_range must be a pair"),
+    ({"score_dtype": "float16"}, [0, 1, 1], [0.1, 0.2, 0.3], "score dtype must be float32 or float64"),
 ])
 def test_bad_input_raises_a_value_error_naming_it_before_any_process(kwargs, y_true, y_score, message):
     with pytest.raises(ValueError, match=message) as raised:
         mpc_auc.roc_auc_score(y_true, y_score, **kwargs)
     assert isinstance(raised.value, mpc_auc.InputError)
+
+
+def test_declared_float32_scores_give_sklearns_auc_of_the_float32_scores():
+    rng = np.random.default_rng(6)
+    y = rng.integers(0, 2, 400)
+    s = rng.random(400)
+    s32 = s.astype(np.float32)
+    result = mpc_auc.roc_auc_score(y, s, score_dtype="float32")  # each score read as the nearest float32
+    assert abs(result.auc - roc_auc_score(y, s32)) < 1e-12
 
 
 def test_clear_protocol_and_boolean_labels():
