@@ -68,6 +68,7 @@ def radix_views(ctx, shuffler, gates, inputs, bits: int, runs: int) -> dict:
     ("radix") and for the controls "leaky" (sigma opened without the shuffle) and "reused" (one mask reused),
     which share the dealer streams."""
     from ..circuits.radix import RadixRanking
+    from ..circuits.shares import public_share
 
     variants = [("radix", shuffler)]
     for name, weakened in (("leaky", OpenSigma), ("reused", ReusedMask)):
@@ -81,7 +82,7 @@ def radix_views(ctx, shuffler, gates, inputs, bits: int, runs: int) -> dict:
             seen = []
             for _ in range(runs):
                 service.view = []
-                RadixRanking(service, gates, bits).sort(None, keys if ctx.rank == 0 else np.zeros_like(keys), [])
+                RadixRanking(service, gates, bits).sort(None, public_share(keys, ctx.rank), [])
                 seen.append(service.view)
             views.append(seen)
         out[name] = views

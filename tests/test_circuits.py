@@ -34,7 +34,7 @@ def _party(ctx, cases, fractions):
     from mpc_auc.circuits.bitonic import bitonic_sort
     from mpc_auc.circuits.division import fraction_bits
     from mpc_auc.circuits.gates import Gates
-    from mpc_auc.circuits.shares import public, reveal_int
+    from mpc_auc.circuits.shares import public, public_share, reveal_int
 
     def share(x):  # inputs enter as P0's public values; the circuits see only shares
         return public(torch.from_numpy(x))
@@ -45,8 +45,8 @@ def _party(ctx, cases, fractions):
         out["sorted"].append([reveal_int(t).numpy() for t in (k, y, idx)])
     num, den = fractions
     gates = Gates(ctx.stream_key)
-    out["fraction"] = {d: gates.open(fraction_bits(gates, num if ctx.rank == 0 else np.zeros_like(num),
-                                                   den if ctx.rank == 0 else np.zeros_like(den), 52, d))
+    out["fraction"] = {d: gates.open(fraction_bits(gates, public_share(num, ctx.rank), public_share(den, ctx.rank),
+                                                   52, d))
                        for d in (1, 4, 13)}
     return out
 

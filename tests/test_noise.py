@@ -28,13 +28,14 @@ def _party(ctx, n):
     from mpc_auc.circuits import noise
     from mpc_auc.circuits.bits import pack_bits, unpack_bits
     from mpc_auc.circuits.gates import Gates
+    from mpc_auc.circuits.shares import public_share
 
     gates = Gates(ctx.stream_key)
     words = gates.open(noise.joint_random_words((n,)), xor=True)
     coins = gates.open(noise.coins(gates, [coin_threshold(BIAS), coin_threshold(MISBIASED), 0, 2**ROUNDING_BITS], n),
                        xor=True)
     truth = pack_bits(np.arange(n, dtype=np.int64) % 2)
-    own = truth if ctx.rank == 0 else np.zeros_like(truth)  # P0 inputs the bits
+    own = public_share(truth, ctx.rank)  # P0 inputs the bits
     rr = unpack_bits(gates.open(noise.randomized_response(gates, own, RR), xor=True)[None], n)[0]
     out = {"words": words, "coins": coins, "rr": rr,
            "small": gates.open(noise.discrete_laplace(gates, SMALL, n)),

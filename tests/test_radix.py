@@ -40,7 +40,7 @@ def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
     from mpc_auc.circuits.gates import Gates
     from mpc_auc.circuits.radix import RadixRanking
     from mpc_auc.circuits.rank_auc import auc_fraction, group_starts_from_keys, group_starts_from_xor_keys
-    from mpc_auc.circuits.shares import public
+    from mpc_auc.circuits.shares import public, public_share
     from mpc_auc.circuits.shuffle import Shuffler
 
     shuffler, gates = Shuffler(ctx.stream_key), Gates(ctx.stream_key)
@@ -56,28 +56,26 @@ def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
     # the shuffle: x[pi] for the joint pi, and the inverse undoes it
     x = np.arange(3 * 50, dtype=np.int64).reshape(3, 50) * 7 - 20
     pi = shuffler.fresh(50)
-    shuffled = shuffler.shuffle(x if ctx.rank == 0 else np.zeros_like(x), pi)
+    shuffled = shuffler.shuffle(public_share(x, ctx.rank), pi)
     out["own_perm"] = pi.own
     out["shuffled"] = shuffler.open(shuffled)
     out["restored"] = shuffler.open(shuffler.unshuffle(shuffled, pi))
     # radix ranking against numpy's stable argsort, and the way back
     out["sorts"] = []
-    def public_shares(values):  # P0 holds the values, P1 zeros: a valid XOR and additive sharing
-        return values if ctx.rank == 0 else np.zeros_like(values)
-
     for keys, key_bits in sort_cases:
         ranking = RadixRanking(shuffler, gates, key_bits)
-        starts, (sorted_keys, origin) = ranking.sort(None, public_shares(keys),
-                                                     [public_shares(keys), public_shares(np.arange(len(keys)))])
+        own = public_share(keys, ctx.rank)  # P0 holds the values, P1 zeros: a valid XOR and additive sharing
+        starts, (sorted_keys, origin) = ranking.sort(None, own, [own, public_share(np.arange(len(keys)), ctx.rank)])
         back = ranking.to_input_order(sorted_keys)
         out["sorts"].append([shuffler.open(ranking.sigma).view(np.uint32).astype(np.int64)]
                            + [shuffler.open(t) for t in (sorted_keys, origin, back, starts)])
     # group starts both ways, and the tie-aware AUC fraction and mid-ranks on sorted keys
     out["ties"] = []
     for keys, labels in tie_cases:
-        from_xor = group_starts_from_xor_keys(gates, public_shares(keys), 62)
+        from_xor = group_starts_from_xor_keys(gates, public_share(keys, ctx.rank), 62)
         from_additive = group_starts_from_keys(public(torch.from_numpy(keys)))
-        twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, from_xor, public_shares(labels), mid_ranks=True)
+        twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, from_xor, public_share(labels, ctx.rank),
+                                                     mid_ranks=True)
         out["ties"].append([shuffler.open(np.atleast_1d(t)) for t in (twice_u, twice_pn, twice_rank, from_xor,
                                                                       from_additive)])
     # what P0 asks the dealer along mpc-exact's whole path, for two inputs of one size (distinct vs all tied),
@@ -111,9 +109,9 @@ def _exact_path_requests(ctx, shuffler, gates, keys, leak: bool) -> list:
     DealerLine.post = lambda line, function, *args, **kw: posted.append((function, args)) or post(line, function,
                                                                                                    *args, **kw)
     try:
-        own = keys if ctx.rank == 0 else np.zeros_like(keys)
-        labels = (np.arange(len(keys)) % 2) if ctx.rank == 0 else np.zeros(len(keys), dtype=np.int64)
-        starts, (sorted_labels,) = RadixRanking(shuffler, gates, 8).sort(None, own, [labels])
+        labels = public_share(np.arange(len(keys)) % 2, ctx.rank)
+        starts, (sorted_labels,) = RadixRanking(shuffler, gates, 8).sort(None, public_share(keys, ctx.rank),
+                                                                         [labels])
         if leak:
             gates.reserve("mul", len(np.unique(keys)))
         twice_u, twice_pn, _ = auc_fraction(shuffler, gates, starts, sorted_labels)
@@ -123,10 +121,15 @@ def _exact_path_requests(ctx, shuffler, gates, keys, leak: bool) -> list:
             gates.multiply(*[(np.zeros(1, dtype=np.int64),) * 2] * len(np.unique(keys)))  # uses what it reserved
     finally:
         DealerLine.post = post
-    firsts = {}
-    return [(function, tuple(firsts.setdefault((function, i), {}).setdefault(v, len(firsts[(function, i)]))
-                             if i in INDEX_ARGS.get(function, ()) else v for i, v in enumerate(args)))
-            for function, args in posted]
+    order = {}  # (function, argument position) -> {stream index: its order of first use}
+
+    def relative(function, i, value):
+        if i not in INDEX_ARGS.get(function, ()):
+            return value
+        seen = order.setdefault((function, i), {})
+        return seen.setdefault(value, len(seen))
+
+    return [(function, tuple(relative(function, i, v) for i, v in enumerate(args))) for function, args in posted]
 
 
 def _collect(sort_cases, tie_cases, runs):

@@ -92,12 +92,13 @@ class ScoreEncoder:
         """A float32 encoder of the same range with fewer key bits, if every (checked) score is a float32
         value, so that both encoders give the same order and ties; else None.  For a hint to the one who
         holds the scores: the precision is declared, never read from the data by the parties."""
-        if self.dtype != "float64" or max(abs(self.lo), abs(self.hi)) > float(np.finfo(np.float32).max):
-            return None
         scores = np.asarray(scores, dtype=np.float64)
-        if not np.array_equal(scores.astype(np.float32).astype(np.float64), scores):
+        if self.dtype != "float64" or not np.array_equal(scores.astype(np.float32).astype(np.float64), scores):
             return None
-        narrow = ScoreEncoder(self.lo, self.hi, "float32")
+        try:
+            narrow = ScoreEncoder(self.lo, self.hi, "float32")
+        except InputError:  # the range exceeds float32's
+            return None
         return narrow if narrow.key_bits < self.key_bits else None
 
     def encode(self, scores) -> np.ndarray:
