@@ -148,11 +148,16 @@ def all_set(gates, shares: np.ndarray, bits: int) -> np.ndarray:
     return bit_planes[0]
 
 
-def nonnegative(gates, shares: np.ndarray) -> np.ndarray:
-    """Additive shares (n,) of [x >= 0] (1 or 0) from additive shares (n,) of x, |x| < 2^63; 8 rounds."""
+def sign_bits(gates, shares: np.ndarray) -> np.ndarray:
+    """XOR shares (..., W), packed, of [x >= 0] for additive shares (..., n) of x (the top bit of the word
+    x = s0 + s1 mod 2^64 is 0); 7 rounds."""
     shares = np.asarray(shares, dtype=np.int64)
     low = shares & np.int64(2**63 - 1)
     own = low if gates.rank == 0 else np.int64(2**63 - 1) - low
     carry = greater_private(gates, own, 63)  # [low0 + low1 >= 2^63]: the carry into the sign bit
-    sign = carry ^ pack_bits((shares >> 63) & 1)
-    return gates.to_additive(flip(sign, gates.rank)[None], len(shares))[0]
+    return flip(carry ^ pack_bits((shares >> 63) & 1), gates.rank)
+
+
+def nonnegative(gates, shares: np.ndarray) -> np.ndarray:
+    """Additive shares (n,) of [x >= 0] (1 or 0) from additive shares (n,) of x, |x| < 2^63; 8 rounds."""
+    return gates.to_additive(sign_bits(gates, shares)[None], len(shares))[0]

@@ -22,7 +22,7 @@ from .protocols.errors import DeploymentError, InputError, PartyFailure
 from .protocols.mpc.mpc_central import CentralNoise, central_release, mpc_central_auc, release_interval
 from .protocols.runtime.deployment import Deployment
 from .protocols.runtime.identity import CLIENT_PREFIX, ROLES, SERVING, Identity, client_role
-from .protocols.mpc.ledger import Budget
+from .protocols.mpc.ledger import Budget, LedgerPlace
 from .protocols.runtime.link import Listener
 from .protocols.mpc.mpc_exact import Request, exact_result, mpc_exact_auc, roles_started, run_ranking_jobs
 from .protocols.inputs.submission import Evaluation, Roster
@@ -291,6 +291,7 @@ def cmd_party(args) -> int:
     deployment = Deployment.load(args.deployment)
     if deployment.public(args.role).fingerprint != identity.public.fingerprint:
         raise DeploymentError(f"{args.key} does not match the certificate pinned for {args.role} in {args.deployment}")
+    own_budget = Budget.parse(args.budget) if args.budget else None
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     tune_allocator()
     prepare_process()
@@ -298,7 +299,7 @@ def cmd_party(args) -> int:
     print(f"[{args.role}] listening on {deployment.address(args.role)}; serving until stopped", file=sys.stderr,
           flush=True)
     try:
-        serve(identity, deployment, listener, ledger_dir=args.ledger)
+        serve(identity, deployment, listener, ledger=LedgerPlace(args.ledger, own_budget))
     except KeyboardInterrupt:
         pass
     finally:
@@ -320,7 +321,8 @@ def cmd_evaluation_open(args) -> int:
     placement = Placement.deployed(args.deployment, args.key)
     progress.say(f"evaluation {args.id!r} open for {len(evaluation.roster.names)} client(s) until "
                  f"{args.deadline:g} s from now; the parties compute when all have submitted")
-    (run,) = run_ranking_jobs([Request(evaluation, None, args.dataset_id or "")], "TTP", args.method, args.ranks,
+    declared = (f"declared:{args.dataset_id}",) if args.dataset_id else ()
+    (run,) = run_ranking_jobs([Request(evaluation, None, declared)], "TTP", args.method, args.ranks,
                               noise, placement, args.timeout, _RoleProgress(), budget)
     record = {"protocol": args.protocol, "evaluation": args.id, "roster_sha256": evaluation.roster.digest,
               "encoding": {"dtype": encoder.dtype, "range": [encoder.lo, encoder.hi], "exact": encoder.exact}}
@@ -562,6 +564,9 @@ def parser(experiments=tuple(EXPERIMENTS)) -> argparse.ArgumentParser:
     party.add_argument("--key", required=True, help="this role's private key file (mode 0600)")
     party.add_argument("--ledger", metavar="DIR", help="this party's privacy ledger directory (default "
                                                        "$XDG_STATE_HOME/mpc-auc/ledger or ~/.local/state/mpc-auc/ledger)")
+    party.add_argument("--budget", metavar="EPS[,DELTA]",
+                       help="this party's own privacy budget per evaluation set: it refuses any DP release past it, "
+                            "whatever budget the organiser's job names (default delta 1e-9; default: none)")
     party.add_argument("--timeout", type=_seconds, default=20.0,
                        help="seconds of silence from a peer or the coordinator before a session is dropped")
     party.set_defaults(func=cmd_party)

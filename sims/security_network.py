@@ -23,11 +23,12 @@ TIMING_RECORD = HEADER_RECORD  # a sealed record of one bare frame header: the h
 
 
 def _serve(role: str, key_path: str, deployment: Deployment, ledger: str, timeout_s: float) -> None:
+    from ..protocols.mpc.ledger import LedgerPlace
     from ..protocols.runtime.roles import prepare_process, serve
 
     identity = Identity.load(key_path)
     prepare_process()
-    serve(identity, deployment, Listener(identity, deployment, timeout_s), ledger_dir=ledger)
+    serve(identity, deployment, Listener(identity, deployment, timeout_s), ledger=LedgerPlace(ledger))
 
 
 def captured_jobs(requests, timeout_s: float = 60.0) -> list:

@@ -84,7 +84,7 @@ def test_clients_submit_from_their_own_processes_and_get_their_own_ranks(clients
     assert result["input_summary"]["clients"] == 3 and result["input_summary"]["missing"] == []
     roster = Roster.load([str(directory / f"{n}.roster.yaml") for n in CLIENTS])
     for role in ("P0", "P1"):  # the delivery is on each party's ledger, charging no budget
-        state = Ledger(default_directory(), role).state(f"roster-sha256:{roster.digest}")
+        state = Ledger(default_directory(), role).state(f"roster-keys-sha256:{roster.key_set_digest}")
         assert [r["protocol"] for r in state["releases"]] == [RANKS_TO_CLIENTS] and state["budget"] is None
     mid = rankdata(scores) - 1  # global 0-based mid-ranks, in roster order
     start = 0
@@ -215,3 +215,22 @@ def test_bad_client_and_evaluation_input_exits_2_naming_it(clients, tmp_path):
         proc = subprocess.run(CLI + argv, capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2 and message in proc.stderr, (argv, proc.stderr)
     assert not (tmp_path / "r.json").exists() and not (tmp_path / "k").exists()
+
+
+@pytest.mark.parametrize("case", ["label", "key"])
+def test_a_client_outside_the_domain_is_named_and_no_auc_is_written(clients, case):
+    """A rostered client that skips its own checks (tests/malicious_client.py: label 400, or a score key past
+    the declared range) through the real evaluation open / client submit flow: the parties' in-MPC check
+    names it, exit 2, no AUC written; the honest clients are told the job was refused."""
+    directory, _ = clients
+    evaluation = f"domain-{case}"
+    opened = _open(directory, evaluation, "--deadline", "60")
+    honest = [_submit(directory, evaluation, n) for n in CLIENTS[:2]]
+    cheat = subprocess.Popen([CLI[0], str(__import__("pathlib").Path(__file__).with_name("malicious_client.py")),
+                              str(directory / "deployment.yaml"), evaluation, str(directory / "east.key"), case],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    (code, _, err), *answers = _finish(opened, *honest, cheat)
+    assert code == 2, err
+    assert "'east'" in err and "outside the protocol's domain" in err
+    assert not (directory / f"{evaluation}.json").exists()
+    assert all(c == 2 and "'east'" in e for c, _, e in answers), answers

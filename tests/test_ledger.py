@@ -5,13 +5,14 @@ import os
 import signal
 import time
 
+import numpy as np
 import pytest
 from dp_accounting.pld import privacy_loss_distribution as pld
 
 from mpc_auc.cli import main
 from mpc_auc.csv_io import write_evalset
 from mpc_auc.protocols.errors import InputError
-from mpc_auc.protocols.mpc.ledger import Budget, Ledger, Release, compose
+from mpc_auc.protocols.mpc.ledger import Budget, Ledger, LedgerPlace, Release, compose
 from mpc_auc.protocols.mpc.mpc_central import CentralNoise, dataset_id, mpc_central_auc
 from mpc_auc.protocols.runtime.session import Placement
 from mpc_auc.synthetic import synthetic_evalset
@@ -51,7 +52,7 @@ def test_charged_totals_equal_dp_accountings_composition(tmp_path):
     noises = [CentralNoise(e) for e in (0.3, 0.7, 1.1)]
     releases = [n.release(1000) for n in noises]
     for r in releases:
-        ledger.commit("set", Budget(10.0), r)
+        assert ledger.charge(("set",), Budget(10.0), r)["fits"]
     expected = None
     for n in noises:
         for d in (n.statistic_noise(1000), n.count_noise()):
@@ -71,7 +72,7 @@ def _write_forever(directory):
     ledger = Ledger(directory, "P0")
     release = Release("mpc-central", ((0.001, 500),) * 50, 1e-13)
     while True:
-        ledger.commit("crash", Budget(1e9), release)
+        ledger.charge(("crash",), Budget(1e9), release)
 
 
 def test_a_party_killed_mid_write_leaves_the_ledger_intact(tmp_path):
@@ -93,7 +94,57 @@ def test_a_party_killed_mid_write_leaves_the_ledger_intact(tmp_path):
     assert counts == sorted(counts) and counts[0] >= 10
 
 
-def test_dataset_ids_depend_on_the_rows_only():
+def test_dataset_ids_depend_on_the_rows_as_a_multiset_only():
     a = synthetic_evalset(m=50, clients=2, seed=1).clients()
     b = synthetic_evalset(m=50, clients=2, seed=2).clients()
     assert dataset_id(a) == dataset_id([(c, s.copy(), y.copy()) for c, s, y in a]) != dataset_id(b)
+    scores = np.concatenate([s for _, s, _ in a])
+    labels = np.concatenate([y for _, _, y in a])
+    order = np.random.default_rng(0).permutation(len(scores))
+    regrouped = [("renamed", scores[order[:7]], labels[order[:7]]), ("other", scores[order[7:]], labels[order[7:]])]
+    assert dataset_id(regrouped) == dataset_id(a)  # shuffled rows, renamed and regrouped clients: one set
+    flipped = [("x", scores, np.where(np.arange(len(labels)) == 0, 1 - labels, labels))]
+    assert dataset_id(flipped) != dataset_id(a)  # a changed label is another set
+
+
+def _charge_many(directory, results):
+    ledger = Ledger(directory, "P0")
+    release = Release("mpc-central", ((0.25, 1),), 0.0)
+    for _ in range(8):
+        results.put(ledger.charge(("shared",), Budget(1.0), release)["fits"])
+
+
+def test_concurrent_charges_spend_at_most_the_budget(tmp_path):
+    """Three processes race to charge 8 releases of epsilon 0.25 each against a budget of 1: exactly four fit."""
+    context = mp.get_context("spawn")
+    results = context.Queue()
+    writers = [context.Process(target=_charge_many, args=(str(tmp_path), results)) for _ in range(3)]
+    for w in writers:
+        w.start()
+    fits = [results.get(timeout=120) for _ in range(24)]
+    for w in writers:
+        w.join()
+    assert sum(fits) == 4
+    state = Ledger(str(tmp_path), "P0").state("shared")
+    assert len(state["releases"]) == 4
+
+
+def test_a_partys_own_budget_and_a_second_id_narrow_never_reset(tmp_path):
+    release = Release("mpc-central", ((0.5, 1),), 0.0)
+    own = LedgerPlace(str(tmp_path), Budget(0.6)).open("P0")
+    assert own.charge(("set",), Budget(10.0), release)["fits"]  # the organiser asks for 10: the party allows 0.6
+    refused = own.charge(("set",), Budget(10.0), release)
+    assert not refused["fits"] and "this party's own budget" in refused["message"]
+    ledger = Ledger(str(tmp_path), "P1")
+    assert ledger.charge(("rows", "declared:a"), Budget(1.0), release)["fits"]
+    assert ledger.charge(("rows", "declared:b"), Budget(1.0), release)["fits"]  # a new id: the rows' set counts
+    assert not ledger.charge(("rows", "declared:c"), Budget(1.0), release)["fits"]
+
+
+def test_a_voided_charge_spends_nothing(tmp_path):
+    ledger = Ledger(str(tmp_path), "P0")
+    release = Release("mpc-central", ((1.0, 1),), 0.0)
+    verdict = ledger.charge(("set",), Budget(1.0), release)
+    ledger.void(verdict["entry"], "stopped before the release")
+    assert ledger.charge(("set",), Budget(1.0), release)["fits"]
+    assert [bool(r.get("void")) for r in ledger.state("set")["releases"]] == [True, False]

@@ -103,6 +103,12 @@ class Roster:
         pairs = [[name, m.fingerprint] for name, m in zip(self.names, self.members)]
         return hashlib.sha256(json.dumps(pairs).encode()).hexdigest()
 
+    @property
+    def key_set_digest(self) -> str:
+        """SHA-256 over the sorted certificate fingerprints: the same for any order or naming of the same keys
+        (the evaluation set's identity in the parties' privacy ledgers)."""
+        return hashlib.sha256("\n".join(sorted(m.fingerprint for m in self.members)).encode()).hexdigest()
+
     def save(self, path: str) -> None:
         doc = {"format": ROSTER_FORMAT, "clients": {
             name: {"certificate": m.certificate, "fingerprint": m.fingerprint}

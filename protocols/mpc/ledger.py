@@ -19,7 +19,8 @@ sum delta_i) is reported beside it as a cross-check and is never smaller
 (and counts alone past MAX_PLD_TERMS mechanisms).
 
 Budget: ``(epsilon_B, delta_B)`` per evaluation set, fixed by the first job
-that names one; a later job may lower it, never raise it.  A release that
+that names one; a later job may lower it, never raise it.  A party started
+with ``--budget`` also enforces its own on every set, whatever a job asks.  A release that
 would push the spent epsilon past epsilon_B (or the circuits' delta past
 delta_B) is refused before any data moves.  Without any budget the ledger
 records and reports only.
@@ -29,8 +30,10 @@ import hashlib
 import json
 import math
 import os
+import secrets
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..errors import InputError
@@ -116,15 +119,39 @@ def compose(releases, delta: float) -> Spent:
     return Spent(min(basic, float(total.get_epsilon_for_delta(max(0.0, delta - circuit)))), basic, circuit)
 
 
-class Ledger:
-    """One role's ledger directory."""
+@dataclass(frozen=True)
+class LedgerPlace:
+    """Where a party keeps its ledger (None: :func:`default_directory`) and the budget it enforces on every
+    evaluation set of its own accord (None: only the budgets jobs name)."""
+    directory: str = None
+    budget: Budget = None
 
-    def __init__(self, directory: str, role: str):
+    def open(self, role: str) -> "Ledger":
+        return Ledger(self.directory or default_directory(), role, self.budget)
+
+
+class Ledger:
+    """One role's ledger directory, with the role's own budget (``mpc-auc party --budget``), if any.
+
+    Evaluation sets are named by ids (``ids``: a tuple); a release is charged to every id the job names and
+    must fit under each one's budget, so a job that adds an id of its own narrows what it may spend, never
+    resets it.  :meth:`charge` decides and records under one exclusive file lock, so concurrent jobs on
+    one ledger directory are serialised.
+    """
+
+    def __init__(self, directory: str, role: str, own_budget: Budget = None):
         self.directory = os.path.join(directory, role)
+        self.own_budget = own_budget
         os.makedirs(self.directory, mode=0o700, exist_ok=True)
 
     def _path(self, dataset: str) -> str:
         return os.path.join(self.directory, hashlib.sha256(dataset.encode()).hexdigest()[:32] + ".json")
+
+    @contextmanager
+    def _locked(self):
+        with open(os.path.join(self.directory, ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
 
     def state(self, dataset: str) -> dict:
         try:
@@ -136,31 +163,71 @@ class Ledger:
     @staticmethod
     def _releases(state) -> list:
         return [Release(r["protocol"], tuple(tuple(t) for t in r["terms"]), r["circuit_delta"])
-                for r in state["releases"]]
+                for r in state["releases"] if not r.get("void")]
 
-    def decide(self, dataset: str, budget, release: Release) -> dict:
-        """Would ``release`` fit?  {"fits", "budget", "spent" (before), "after", "message"}."""
+    def _budget(self, state, requested):
+        """The tightest of the recorded budget, the requested one and this role's own."""
+        budgets = [b for b in (Budget(*state["budget"]) if state["budget"] else None, requested, self.own_budget)
+                   if b is not None]
+        if not budgets:
+            return None
+        return Budget(min(b.epsilon for b in budgets), min(b.delta for b in budgets))
+
+    def _decide_one(self, dataset: str, budget, release: Release) -> dict:
         state = self.state(dataset)
-        recorded = Budget(*state["budget"]) if state["budget"] else None
-        if recorded and budget:
-            budget = Budget(min(recorded.epsilon, budget.epsilon), min(recorded.delta, budget.delta))
-        budget = budget or recorded
+        budget = self._budget(state, budget)
         target = budget.delta if budget else DEFAULT_DELTA
         before = compose(self._releases(state), target)
         after = compose(self._releases(state) + [release], target)
         fits = budget is None or (after.epsilon <= budget.epsilon * (1 + 1e-9) and after.delta <= budget.delta)
         message = ""
         if not fits:
+            whose = " (this party's own budget)" if self.own_budget and budget.epsilon == self.own_budget.epsilon \
+                else ""
             message = (f"privacy budget exceeded for evaluation set {dataset!r}: spent epsilon "
                        f"{before.epsilon:.6g} (delta {before.delta:.3g}) of the budget ({budget.epsilon:g}, "
-                       f"{budget.delta:g}); this release requests epsilon {release.epsilon:g}, which would make "
-                       f"{after.epsilon:.6g}")
-        return {"fits": fits, "budget": budget, "spent": before, "after": after, "message": message}
+                       f"{budget.delta:g}){whose}; this release requests epsilon {release.epsilon:g}, which "
+                       f"would make {after.epsilon:.6g}")
+        return {"fits": fits, "budget": budget, "spent": before, "after": after, "message": message,
+                "dataset": dataset}
 
-    def commit(self, dataset: str, budget, release: Release) -> None:
-        """Record ``release`` (and the budget) durably."""
-        with open(os.path.join(self.directory, ".lock"), "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+    def decide(self, ids, budget, release: Release) -> dict:
+        """Would ``release`` fit under every id's budget?  The verdict of the tightest id: {"fits", "budget",
+        "spent" (before), "after", "message", "dataset"}."""
+        verdicts = [self._decide_one(d, budget, release) for d in ids]
+        failing = [v for v in verdicts if not v["fits"]]
+        if failing:
+            return failing[0]
+        return min(verdicts, key=lambda v: (v["budget"].epsilon - v["after"].epsilon) if v["budget"] else math.inf)
+
+    def charge(self, ids, budget, release: Release) -> dict:
+        """Decide and, if the release fits, record it under every id, atomically (one lock for both); the
+        verdict, with ``entry`` (for :meth:`void`) when charged."""
+        with self._locked():
+            verdict = self.decide(ids, budget, release)
+            if verdict["fits"]:
+                verdict["entry"] = self._append(ids, budget, release)
+        return verdict
+
+    def record(self, ids, release: Release) -> None:
+        """Record a release that spends no budget (e.g. ranks delivered to their clients)."""
+        with self._locked():
+            self._append(ids, None, release)
+
+    def void(self, entry, reason: str) -> None:
+        """Mark a charged release as not made (the job stopped before opening it); kept, with the reason."""
+        ids, stamp = entry
+        with self._locked():
+            for dataset in ids:
+                state = self.state(dataset)
+                for r in state["releases"]:
+                    if r.get("entry") == stamp:
+                        r["void"] = reason
+                _write_durably(self._path(dataset), json.dumps(state, indent=1))
+
+    def _append(self, ids, budget, release: Release):
+        stamp = secrets.token_hex(8)
+        for dataset in ids:
             state = self.state(dataset)
             if budget is not None:
                 old = state["budget"]
@@ -168,8 +235,9 @@ class Ledger:
                     [budget.epsilon, budget.delta]
             state["releases"].append({"protocol": release.protocol, "terms": [list(t) for t in release.terms],
                                       "circuit_delta": release.circuit_delta, "epsilon": release.epsilon,
-                                      "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+                                      "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "entry": stamp})
             _write_durably(self._path(dataset), json.dumps(state, indent=1))
+        return tuple(ids), stamp
 
 
 def _write_durably(path: str, text: str) -> None:

@@ -133,13 +133,14 @@ def simulate_release(twice_ranks: np.ndarray, labels: np.ndarray, noise: Central
 
 
 def dataset_id(clients) -> str:
-    """A stable id of an evaluation set for the ledgers: SHA-256 over every client's id, scores and labels."""
-    digest = hashlib.sha256()
-    for name, scores, labels in clients:
-        digest.update(name.encode() + b"\0")
-        digest.update(np.asarray(scores, dtype=np.float64).tobytes())
-        digest.update(np.asarray(labels, dtype=np.int64).tobytes())
-    return "data-sha256:" + digest.hexdigest()
+    """A stable id of an evaluation set for the ledgers: SHA-256 over its rows as a multiset of (score, label)
+    pairs, so that no reordering of rows, renaming or regrouping of clients changes it."""
+    scores = np.concatenate([np.asarray(s, dtype=np.float64) for _, s, _ in clients]) + 0.0  # -0.0 as 0.0
+    labels = np.concatenate([np.asarray(y, dtype=np.int64) for _, _, y in clients])
+    order = np.lexsort((labels, scores))
+    digest = hashlib.sha256(np.ascontiguousarray(scores[order]).tobytes())
+    digest.update(np.ascontiguousarray(labels[order]).tobytes())
+    return "rows-sha256:" + digest.hexdigest()
 
 
 @dataclass
@@ -162,8 +163,9 @@ def mpc_central_auc(datasets, noise: CentralNoise, encoder=None, method: str = "
     """Run mpc-central on each dataset (a list of (client_id, scores, labels)); one CentralRelease each.
 
     Each release is first charged to both parties' privacy ledgers (protocols.mpc.ledger) under the
-    dataset's id (default: :func:`dataset_id`) against ``budget`` (ledger.Budget or None: record only);
-    a release the ledgers refuse raises InputError and nothing is computed.
+    dataset's rows (:func:`dataset_id`) and, if ``dataset_ids`` gives one per dataset, under that id too
+    (a declared id narrows the budget, it cannot reset it), against ``budget`` (ledger.Budget or None:
+    record only); a release the ledgers refuse raises InputError and nothing is computed.
     """
     from ..inputs.encoding import ScoreEncoder
     from .mpc_exact import run_ranking_jobs, simulated
@@ -172,8 +174,9 @@ def mpc_central_auc(datasets, noise: CentralNoise, encoder=None, method: str = "
     encoder = encoder or ScoreEncoder()
     for clients in datasets:  # before any process starts
         noise.check(sum(len(scores) for _, scores, _ in clients))
-    ids = dataset_ids or [dataset_id(clients) for clients in datasets]
-    requests = [simulated(clients, encoder, i) for clients, i in zip(datasets, ids)]
+    declared = dataset_ids or [None] * len(datasets)
+    requests = [simulated(clients, encoder, (dataset_id(clients),) + ((f"declared:{i}",) if i else ()))
+                for clients, i in zip(datasets, declared)]
     return [central_release(run, noise) for run in run_ranking_jobs(
         requests, "TTP", method, False, noise, placement or LOCAL, timeout_s, on_progress, budget)]
 

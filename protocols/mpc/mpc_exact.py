@@ -79,12 +79,18 @@ class Job:
     ranks: bool
     rows: tuple = None  # relayed submissions: each client's row count, announced so a release is charged first
     central: object = None  # mpc_central.CentralNoise: open noisy statistics instead of the AUC
-    dataset: str = ""  # the evaluation set's id in the parties' privacy ledgers ("": the roster's digest)
+    datasets: tuple = ()  # ids of the evaluation set the coordinator names for the ledgers (each narrows)
     budget: object = None  # ledger.Budget the coordinator asks for (a party's ledger may only lower it)
 
     @property
-    def ledger_id(self) -> str:
-        return self.dataset or f"roster-sha256:{self.evaluation.roster.digest}"
+    def ledger_ids(self) -> tuple:
+        """Every id a release is charged to.  Clients submitting directly: the roster as a set of keys, which
+        the parties compute themselves (no order, name or id string the organiser picks resets it), then
+        any ids the coordinator names.  Simulated clients (a local run, fresh keys per run): the ids the
+        coordinator names, the first being the rows' multiset (mpc_central.dataset_id)."""
+        own = (f"roster-keys-sha256:{self.evaluation.roster.key_set_digest}",) \
+            if self.evaluation.direct or not self.datasets else ()
+        return own + tuple(self.datasets)
 
 
 # ------------------------------------------------------------- party side
@@ -115,12 +121,19 @@ def _party(ctx, fraction_bits: int):
         owners, opened = [(a.client, a.rows) for a in admitted], [a.opened for a in admitted]
         del admitted  # _compute empties ``opened`` once it holds the rows: the bundles' buffers go with it
         result = _compute(ctx, job, intake, opened, fraction_bits, shuffler, gates)
+        if "invalid" in result:  # nothing was opened but the clients' validity bits: no release happened
+            if charge is not None:
+                ctx.ledger.void(charge["entry"], "the job stopped on invalid inputs before any release")
+            problem = refusal(invalid_inputs(result["invalid"]))
+            intake.finish(lambda _: ("refused", problem))
+            ctx.send("result", {"refused": problem, "invalid": result["invalid"], "missing": intake.missing})
+            continue
         result.update(clients=[c for c, _ in owners], rows=[r for _, r in owners], missing=intake.missing)
         if charge is not None:
-            result["ledger"] = charge
+            result["ledger"] = {k: v for k, v in charge.items() if k != "entry"}
         bundles = result.pop("rank_bundles", None) or {}
         if bundles:  # recorded before delivery: no budget is charged here, the clients' own DP is theirs
-            ctx.ledger.commit(job.ledger_id, None, Release(RANKS_TO_CLIENTS, (), 0.0))
+            ctx.ledger.record(job.ledger_ids, Release(RANKS_TO_CLIENTS, (), 0.0))
         intake.finish(lambda name: ("ranks", bundles[name]) if name in bundles else
                       ("done", "computed" if name in result["clients"] else
                        "the other party holds no submission from you: left out"))
@@ -138,12 +151,16 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
     from ...circuits.shares import from_share, public_share, reveal_int
 
     meter = TrafficMeter()
-    keys = from_share(np.concatenate([o.key_shares for o in opened]))
+    keys = np.concatenate([o.key_shares for o in opened])
     key_xor = np.concatenate([o.key_xor_shares for o in opened])
     labels = np.concatenate([o.label_shares for o in opened])
     owners = [(o.client, o.reply_to, len(o.key_shares)) for o in opened]
     opened.clear()  # the caller's list: the opened bundles' rows are copied above
     release_free_memory()  # the sealed and opened bundles
+    invalid = _invalid_clients(ctx, job, gates, owners, labels, key_xor, keys)
+    if invalid:
+        return {"invalid": invalid, **meter.read()}
+    keys = from_share(keys)
     ranking = _ranking(ctx, job, keys.size(0), shuffler, gates)
     starts, (sorted_labels,) = ranking.sort(keys, key_xor, [labels])
     del keys, key_xor
@@ -171,6 +188,29 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
     return {"defined": defined, "scaled": scaled, "rank_bundles": rank_bundles, **meter.read()}
 
 
+def _invalid_clients(ctx, job, gates, owners, labels, key_xor, keys) -> list:
+    """The clients with a row outside the domain (a label other than 0 or 1, or a key outside the declared
+    encoding's range, in the representation the sort reads), checked inside the MPC (circuits.validity);
+    only one bit per client is opened."""
+    from ...circuits.shares import from_share, reveal_int
+    from ...circuits.validity import client_verdicts, valid_rows
+
+    if ctx.rank == 0:
+        ctx.progress("checking every client's rows inside the MPC")
+    key_bits = job.evaluation.encoder.key_bits
+    ok = valid_rows(gates, labels, key_bits=key_bits,
+                    **({"key_xor": key_xor} if job.method == "radix" else {"keys": keys}))
+    verdicts = reveal_int(from_share(client_verdicts(gates, ok, [rows for _, _, rows in owners]))).numpy()
+    return [client for (client, _, _), good in zip(owners, verdicts) if good != 1]
+
+
+def invalid_inputs(clients) -> str:
+    """The refusal naming the clients whose rows failed the in-MPC check."""
+    return (f"client(s) {', '.join(map(repr, clients))} submitted rows outside the protocol's domain (a label "
+            "other than 0 or 1, or a score key outside the declared encoding's range; checked inside the MPC, "
+            "only one validity bit per client was opened)")
+
+
 def _charge(ctx, job, m: int) -> dict:
     """Charge the release to this party's ledger if both parties' ledgers admit it; before any MPC work.
 
@@ -182,13 +222,14 @@ def _charge(ctx, job, m: int) -> dict:
     from .ledger import ACCOUNTING
 
     release = job.central.release(m)
-    verdict = ctx.ledger.decide(job.ledger_id, job.budget, release)
+    verdict = ctx.ledger.charge(job.ledger_ids, job.budget, release)  # decided and recorded under one lock
     votes = crypten.communicator.get().all_gather(torch.tensor([int(verdict["fits"])]))
     if not all(int(v.item()) for v in votes):
+        if verdict["fits"]:
+            ctx.ledger.void(verdict["entry"], "the other compute party's ledger refused the release")
         return {"refused": verdict["message"] or "the other compute party's privacy ledger refused this release"}
-    ctx.ledger.commit(job.ledger_id, verdict["budget"], release)
     budget = verdict["budget"]
-    return {"charged": {"epsilon": release.epsilon, "delta": release.circuit_delta},
+    return {"entry": verdict["entry"], "charged": {"epsilon": release.epsilon, "delta": release.circuit_delta},
             "spent": verdict["after"].as_dict(), "accounting": ACCOUNTING,
             "budget": [budget.epsilon, budget.delta] if budget else None,
             "remaining_epsilon": budget.epsilon - verdict["after"].epsilon if budget else None}
@@ -255,7 +296,7 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
     Returns one MpcAucResult per dataset.  Raises InputError for bad input
     (before any party learns anything) and PartyFailure if a role fails.
     """
-    requests = [simulated(clients, encoder, dataset_id(clients) if ranks else "") for clients in datasets]
+    requests = [simulated(clients, encoder, (dataset_id(clients),) if ranks else ()) for clients in datasets]
     return [exact_result(run, provider, method)
             for run in run_ranking_jobs(requests, provider, method, ranks, None, placement, timeout_s, on_progress)]
 
@@ -281,10 +322,10 @@ class Request:
     """One job as the coordinator asks for it: the evaluation and, when it relays them, the clients' rows."""
     evaluation: Evaluation
     clients: list = None  # [(client identity, scores, labels)] simulated here; None: clients submit directly
-    dataset: str = ""  # the ledger id ("": the roster's digest)
+    datasets: tuple = ()  # ledger ids named by the coordinator (Job.ledger_ids)
 
 
-def simulated(clients, encoder: ScoreEncoder, dataset: str = "") -> Request:
+def simulated(clients, encoder: ScoreEncoder, datasets: tuple = ()) -> Request:
     """Every client of ``clients`` ((id, scores, labels)) simulated in this process, each with a fresh key
     on a roster of its own; all rows are checked here, before any role starts."""
     if not clients:
@@ -294,7 +335,7 @@ def simulated(clients, encoder: ScoreEncoder, dataset: str = "") -> Request:
         check_client(name, scores, labels, encoder)
     identities = [Identity(client_role(name)) for name, _, _ in clients]
     evaluation = Evaluation(f"local-{secrets.token_hex(8)}", Roster(tuple(i.public for i in identities)), encoder)
-    return Request(evaluation, [(i, s, y) for i, (_, s, y) in zip(identities, clients)], dataset)
+    return Request(evaluation, [(i, s, y) for i, (_, s, y) in zip(identities, clients)], tuple(datasets))
 
 
 @dataclass
@@ -360,7 +401,7 @@ def run_ranking_jobs(requests, provider, method, ranks, central, placement, time
 def _run_job(session, request: Request, method, ranks, central, budget) -> JobRun:
     start = time.perf_counter()
     rows = tuple(len(s) for _, s, _ in request.clients) if request.clients is not None else None
-    job = Job(request.evaluation, method, ranks, rows, central, request.dataset, budget)
+    job = Job(request.evaluation, method, ranks, rows, central, request.datasets, budget)
     for role in PARTIES:
         session.send(role, "job", job)
     tickets = [session.recv(role, "ticket") for role in PARTIES]

@@ -104,10 +104,11 @@ def prepare_process() -> None:
 
 
 def serve(identity, deployment, listener: Listener, local_targets=None, once: bool = False,
-          ledger_dir: str = None) -> None:
+          ledger=None) -> None:
     """Serve sessions from coordinators until stopped (SIGTERM), or one session if ``once``.
 
-    ledger_dir: where this party keeps its privacy ledger (default protocols.mpc.ledger.default_directory()).
+    ledger: protocols.mpc.ledger.LedgerPlace: where this party keeps its privacy ledger and its own budget
+    (default: protocols.mpc.ledger.default_directory(), no budget of its own).
     """
     while True:
         taken = listener.take(lambda h: h.get("purpose") == "control" and h["from"] == COORDINATOR,
@@ -116,7 +117,7 @@ def serve(identity, deployment, listener: Listener, local_targets=None, once: bo
             _log(identity.role, "stopping: the coordinator did not connect")
             os._exit(ABORT_EXIT)
         control = taken[1]
-        ok = _session(identity, deployment, listener, control, local_targets or {}, once, ledger_dir)
+        ok = _session(identity, deployment, listener, control, local_targets or {}, once, ledger)
         if once:
             sys.stderr.flush()
             os._exit(0 if ok else 1)
@@ -134,7 +135,7 @@ def _log(role: str, text: str) -> None:
     sys.stderr.flush()
 
 
-def _session(identity, deployment, listener, control, local_targets, once, ledger_dir) -> bool:
+def _session(identity, deployment, listener, control, local_targets, once, ledger) -> bool:
     """Run one session; True when it ended cleanly."""
     from ...circuits.crypten_compat import crypten
     from .communicator import SecureCommunicator
@@ -159,7 +160,7 @@ def _session(identity, deployment, listener, control, local_targets, once, ledge
                                                                              mesh.items()}, names, provider == "TTP"))
         crypten.cfg.mpc.provider = provider
         crypten.cfg.communicator.verbose = True  # count rounds and bytes
-        result = _run(role, rank, provider, control, identity, target, start.get("args", ()), ledger_dir, listener)
+        result = _run(role, rank, provider, control, identity, target, start.get("args", ()), ledger, listener)
         send_message(control, "done", result)
         return True
     except BaseException as err:  # report anything to the coordinator, then drop the session
@@ -187,9 +188,9 @@ def _session(identity, deployment, listener, control, local_targets, once, ledge
             listener.drop(lambda h: h.get("session") == session)
 
 
-def _run(role, rank, provider, control, identity, target, args, ledger_dir, listener):
+def _run(role, rank, provider, control, identity, target, args, ledger, listener):
     from ...circuits.crypten_compat import crypten
-    from ..mpc.ledger import Ledger, default_directory
+    from ..mpc.ledger import LedgerPlace
     from .session import TrafficMeter
 
     if role == DEALER:
@@ -203,8 +204,8 @@ def _run(role, rank, provider, control, identity, target, args, ledger_dir, list
         from ...circuits.csprng import dealer_key
 
         stream_key = dealer_key()
-    ledger = Ledger(ledger_dir or default_directory(), role)
-    result = target(RoleContext(role, rank, provider, control, identity, stream_key, ledger, listener), *args)
+    own_ledger = (ledger or LedgerPlace()).open(role)
+    result = target(RoleContext(role, rank, provider, control, identity, stream_key, own_ledger, listener), *args)
     crypten.uninit()
     return result
 

@@ -104,6 +104,7 @@ def _local_role_main(role, host, port, boot, targets, timeout_s, ledger_dir):
     _die_with_parent()
     tune_allocator()
     try:
+        from ..mpc.ledger import LedgerPlace
         from .link import Listener
         from .roles import prepare_process, serve
 
@@ -114,7 +115,7 @@ def _local_role_main(role, host, port, boot, targets, timeout_s, ledger_dir):
         boot.close()
         prepare_process()
         serve(identity, deployment, Listener(identity, deployment, timeout_s, sock=sock), targets, once=True,
-              ledger_dir=ledger_dir)
+              ledger=LedgerPlace(ledger_dir))
     except BaseException as err:
         sys.stderr.write(f"[{role}] {type(err).__name__}: {err}\n")
         sys.stderr.flush()

@@ -1,0 +1,87 @@
+"""Checks of the clients' shared rows inside the MPC: each label is 0 or 1, each key lies in its encoding's range.
+
+A client seals additive shares (a, b) of its label y = a + b mod 2^64 and of
+its key k, and XOR shares of k + 2^61 (protocols.inputs.encoding).  A client
+that follows the protocol for its own rows can still lie about them, but one
+that leaves the domain can break everyone's result (a label of 400 makes
+2U / 2PN exceed 1; a label of 10^6 gives one row the weight of 10^6 rows in
+a DP statistic whose noise is calibrated to one).  The gadgets below compute
+XOR shares of [row i is valid] for every row without opening anything:
+
+* **Label** y in {0, 1}: with P0 holding a and P1 holding b, y = 0 exactly when
+  -a = b and y = 1 exactly when 1 - a = b (mod 2^64).  Each is an equality of
+  two privately held words, i.e. [every bit of (u XOR b) is 0], where u XOR b
+  is already XOR-shared (P0 holds u, P1 holds b).  :func:`compare.all_set` on
+  its complement costs about one word-AND per element and ceil(log2 64) = 6
+  rounds; the two cases exclude each other, so their OR is a XOR (local).
+* **Key**, radix sort (which reads only the XOR shares): the bits of k + 2^61
+  at and above ``key_bits`` are all 0, the same all_set on the complement
+  with the low bits forced to 1.
+* **Key**, bitonic sort (which reads only the additive shares): x = k + 2^61
+  lies in [0, 2^key_bits) exactly when x >= 0 and 2^key_bits - 1 - x >= 0 as
+  signed words (key_bits <= 62), two sign bits (:func:`compare.sign_bits`).
+
+All label and radix-key equalities of a job go through one all_set call, so
+the whole check of the radix path is 7 rounds: 6 for all_set and 1 AND that
+joins the label and key verdicts.
+"""
+import numpy as np
+
+from .bits import LANES
+from .compare import all_set, flip, nonnegative, sign_bits
+
+KEY_OFFSET = 1 << 61  # protocols.inputs.encoding: XOR-shared keys are k + 2^61
+
+
+def _equal_zero_inputs(x_shares: np.ndarray, rank: int) -> np.ndarray:
+    """This party's XOR shares of NOT x, for all_set to test [x == 0], padded with x = 0 to whole words (so
+    that the columns of one all_set call start on word boundaries)."""
+    padded = np.zeros(-(-len(x_shares) // LANES) * LANES, dtype=np.int64)
+    padded[:len(x_shares)] = x_shares
+    return flip(padded, rank)
+
+
+def valid_rows(gates, labels: np.ndarray, key_xor: np.ndarray = None, key_bits: int = 62,
+               keys: np.ndarray = None) -> np.ndarray:
+    """XOR shares, packed 64 rows per word, of [label in {0, 1} and key in range] for every row.
+
+    labels: this party's additive shares (n,).  key_xor: XOR shares of k + 2^61 (the radix path), or keys:
+    additive shares of k (the bitonic path); exactly one of them.  Lanes past n hold no verdict.
+    """
+    if (key_xor is None) == (keys is None):
+        raise ValueError("valid_rows checks the keys the sort reads: pass key_xor or keys, not both")
+    rank, n = gates.rank, len(labels)
+    labels = np.asarray(labels, dtype=np.int64)
+    own = -labels if rank == 0 else labels  # y = 0: -a == b
+    one = 1 - labels if rank == 0 else labels  # y = 1: 1 - a == b
+    words = -(-n // LANES)
+    columns = [_equal_zero_inputs(own, rank), _equal_zero_inputs(one, rank)]
+    if key_xor is not None:
+        high = np.asarray(key_xor, dtype=np.int64)
+        if key_bits < 64:
+            low = np.int64((1 << key_bits) - 1)
+            high = high & ~low  # the bits the key may use do not count: x = the bits above key_bits
+        columns.append(_equal_zero_inputs(high, rank))
+    verdicts = all_set(gates, np.concatenate(columns), 64).reshape(len(columns), words)
+    label_ok = verdicts[0] ^ verdicts[1]
+    if key_xor is not None:
+        key_ok = verdicts[2]
+    else:
+        shifted = np.asarray(keys, dtype=np.int64) + np.int64(KEY_OFFSET if rank == 0 else 0)
+        top = np.int64((1 << key_bits) - 1 if rank == 0 else 0)
+        low_ok, high_ok = sign_bits(gates, np.stack([shifted, top - shifted]))
+        (key_ok,) = gates.and_((low_ok, high_ok))
+    (ok,) = gates.and_((label_ok, key_ok))
+    return ok
+
+
+def client_verdicts(gates, ok: np.ndarray, rows) -> np.ndarray:
+    """Additive shares (K,) of [every row of client j is valid] from the packed row verdicts ``ok`` and the
+    public row counts of the K clients, in input order; only these K bits are for opening."""
+    n = int(sum(rows))
+    valid = np.concatenate([[0], np.cumsum(gates.to_additive(ok[None], n)[0])])  # mod 2^64, as the shares
+    bounds = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+    totals = valid[bounds[1:]] - valid[bounds[:-1]]
+    counts = np.asarray(rows, dtype=np.int64)
+    invalid = (counts - totals) if gates.rank == 0 else -totals  # rows of client j that fail, >= 0
+    return nonnegative(gates, -invalid)  # [invalid_j <= 0] = [invalid_j == 0]
