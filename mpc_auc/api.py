@@ -6,6 +6,7 @@ process starts; a problem raises :class:`InputError` (a ``ValueError``) naming i
 """
 import numbers
 import time
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,6 +47,9 @@ class AucResult:
         Seconds from the call to the result.
     budget_remaining : float or None
         mpc-central with a ``budget``: the epsilon the parties' ledgers have left for this data.
+    swamped : bool
+        mpc-central: the noise std exceeds the AUC's whole range [0, 1] (a ``UserWarning`` says so too);
+        ``auc`` is clamped to [0, 1] in any case (post-processing of the release).
     """
     auc: float
     protocol: str
@@ -60,6 +64,7 @@ class AucResult:
     traffic: dict = None
     wall_s: float = 0.0
     budget_remaining: float = None
+    swamped: bool = False
 
     def __repr__(self) -> str:
         privacy = f", epsilon={self.epsilon:g}, ci=({self.ci[0]:.4f}, {self.ci[1]:.4f})" if self.epsilon else ""
@@ -144,13 +149,15 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
                          **common)
     placement = Placement.deployed(deployment) if deployment else Placement(ledger=ledger)
     if protocol == "mpc-central":
-        from .protocols.mpc.mpc_central import mpc_central_auc, release_interval
+        from .protocols.mpc.mpc_central import SWAMPED, mpc_central_auc, release_interval, swamped
 
         limit = Budget(*_pair(budget, "budget", 1)) if budget is not None else None
         release = mpc_central_auc([data], noise, encoder, placement=placement, timeout_s=timeout, budget=limit)[0]
         std, ci = release_interval(release, noise)
+        if swamped(std):
+            warnings.warn(SWAMPED.format(std=std, epsilon=noise.epsilon), UserWarning, stacklevel=2)
         return AucResult(auc=release.aucs[0], epsilon=noise.epsilon, delta=release.delta, std=std, ci=ci,
-                         provider="TTP",
+                         provider="TTP", swamped=swamped(std),
                          traffic=release.traffic, wall_s=time.perf_counter() - start,
                          budget_remaining=(release.ledger or {}).get("remaining_epsilon"), **common)
     from .protocols.mpc.mpc_exact import mpc_exact_auc

@@ -19,10 +19,11 @@ from .protocols.clear_auc import rank_sum_auc
 from .protocols.inputs.encoding import ScoreEncoder
 from .protocols.runtime import deployment as deploy
 from .protocols.errors import DeploymentError, InputError, PartyFailure
-from .protocols.mpc.mpc_central import CentralNoise, central_release, mpc_central_auc, release_interval
+from .protocols.mpc.mpc_central import (SWAMPED, CentralNoise, central_release, mpc_central_auc, release_interval,
+                                        swamped)
 from .protocols.runtime.deployment import Deployment
 from .protocols.runtime.identity import CLIENT_PREFIX, ROLES, SERVING, Identity, client_role
-from .protocols.mpc.ledger import Budget, LedgerPlace
+from .protocols.mpc.ledger import Budget, LedgerPlace, default_directory
 from .protocols.runtime.link import Listener
 from .protocols.mpc.mpc_exact import Request, exact_result, mpc_exact_auc, roles_started, run_ranking_jobs
 from .protocols.inputs.submission import Evaluation, Roster
@@ -140,17 +141,36 @@ def cmd_demo(args) -> int:
     return 0
 
 
-def _check_out(out: str, inputs=()) -> None:
-    """Raise InputError unless ``out`` can be written: its directory exists, it is no directory, no input."""
+def _check_out(out: str, inputs=(), option: str = "--out") -> None:
+    """Raise InputError unless ``out`` can be written, before any work: its directory exists and takes a new
+    file (the atomic write's temporary file, made and removed here), it is no directory and none of the
+    command's ``inputs``."""
     parent = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(parent):
-        raise InputError(f"--out {out}: the directory {parent} does not exist")
+        raise InputError(f"{option} {out}: the directory {parent} does not exist")
     if os.path.isdir(out):
-        raise InputError(f"--out {out} is a directory; name a file")
+        raise InputError(f"{option} {out} is a directory; name a file")
     for source in inputs:
-        if os.path.abspath(source) == os.path.abspath(out) or (
-                os.path.exists(out) and os.path.exists(source) and os.path.samefile(source, out)):
-            raise InputError(f"--out {out} is the input file; choose another name")
+        if source and (os.path.abspath(source) == os.path.abspath(out) or (
+                os.path.exists(out) and os.path.exists(source) and os.path.samefile(source, out))):
+            raise InputError(f"{option} {out} is one of this command's inputs ({source}); choose another name")
+    try:
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=".mpc-auc-check-"):
+            pass
+    except OSError as err:
+        raise InputError(f"{option} {out}: cannot write in {parent} ({err.strerror or err})") from None
+
+
+def _check_ledger(directory: str) -> None:
+    """Raise InputError unless the local parties' ledger directory can be made and written, before any work:
+    a release whose charge could not be recorded must not happen."""
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".mpc-auc-check-"):
+            pass
+    except OSError as err:
+        raise InputError(f"--ledger {directory}: cannot write the parties' privacy ledger there "
+                         f"({err.strerror or err})") from None
 
 
 def _require_epsilon(args) -> float:
@@ -164,7 +184,9 @@ def _central_record(release, noise: CentralNoise, method: str) -> dict:
     """What an mpc-central result file holds: the released values and public parameters only."""
     stat, positives = release.opened[0]
     std, ci95 = release_interval(release, noise)
-    return dict(auc=release.aucs[0], std=std, ci95=list(ci95),
+    if swamped(std):
+        progress.warn(SWAMPED.format(std=std, epsilon=noise.epsilon))
+    return dict(auc=release.aucs[0], std=std, ci95=list(ci95), swamped=swamped(std),
                 provider="TTP", method=method,
                 privacy={"epsilon": noise.epsilon, "delta": release.delta, "neighbours": noise.neighbours,
                          "alpha": noise.alpha, "ledger": release.ledger},
@@ -175,16 +197,20 @@ def _central_record(release, noise: CentralNoise, method: str) -> dict:
 def _exact_record(result) -> dict:
     return dict(auc=result.auc, provider=result.provider, method=result.method, revealed=list(result.revealed),
                 traffic=result.traffic, client_upload_bytes=result.upload_bytes, mpc_wall_s=result.wall_s,
-                sharing_s=result.sharing_s)
+                sharing_s=result.sharing_s, input_check_s=result.check_s)
 
 
 def cmd_run(args) -> int:
     entered, entered_unix = time.perf_counter(), time.time()
-    _check_out(args.out, [args.input])
+    inputs = [args.input, args.deployment, args.key]
+    _check_out(args.out, inputs)
     if args.ranks_dir:
         parent = os.path.dirname(os.path.abspath(args.ranks_dir))
         if args.protocol != "mpc-exact" or os.path.exists(args.ranks_dir) or not os.path.isdir(parent):
             raise InputError("--ranks-dir needs --protocol mpc-exact and a new directory inside an existing one")
+        _check_out(args.ranks_dir, inputs + [args.out], "--ranks-dir")
+    if args.protocol != "clear" and not args.deployment:
+        _check_ledger(args.ledger or default_directory())
     noise = CentralNoise(_require_epsilon(args), args.alpha, args.neighbours) if args.protocol == "mpc-central" \
         else None
     budget = Budget.parse(args.budget) if args.budget else None
@@ -309,7 +335,7 @@ def cmd_party(args) -> int:
 
 def cmd_evaluation_open(args) -> int:
     """Declare an evaluation on a deployment's parties; they compute once its clients have submitted."""
-    _check_out(args.out)
+    _check_out(args.out, list(args.roster) + [args.deployment, args.key])
     noise = CentralNoise(_require_epsilon(args), args.alpha, args.neighbours) if args.protocol == "mpc-central" \
         else None
     if args.ranks and args.protocol != "mpc-exact":
@@ -353,8 +379,10 @@ def cmd_client_keygen(args) -> int:
     role = _client_role(args.name)
     stem = _file_stem(args.name)
     key, roster = args.key or f"{stem}.key", args.roster or f"{stem}.roster.yaml"
-    for path in (key, roster):
-        _check_out(path)
+    if os.path.abspath(key) == os.path.abspath(roster):
+        raise InputError(f"--key and --roster name the same file {key}: the private key and the roster are two files")
+    for path, option in ((key, "--key"), (roster, "--roster")):
+        _check_out(path, option=option)
         if os.path.exists(path):
             raise InputError(f"{path} exists already; choose another name")
     identity = Identity(role)
@@ -367,7 +395,7 @@ def cmd_client_keygen(args) -> int:
 
 def cmd_client_submit(args) -> int:
     if args.ranks_out:
-        _check_out(args.ranks_out, [args.input])
+        _check_out(args.ranks_out, [args.input, args.key, args.deployment], "--ranks-out")
         if os.path.exists(args.ranks_out):
             raise InputError(f"--ranks-out {args.ranks_out} exists already; choose a new file")
     identity = Identity.load(args.key)
@@ -442,21 +470,43 @@ def cmd_generate(args) -> int:
     return 0
 
 
-def _seconds(text: str) -> float:
-    """A positive, finite number of seconds (argparse type)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text!r} must be a positive, finite number of seconds")
-    return value
+MAX_SECONDS = 1e6  # about 11.6 days: any timeout or deadline past it is a typo (1e300 overflowed the sockets)
+
+
+def _number(kind, lo=None, hi=None, lo_open=False, hi_open=False, what="a number"):
+    """An argparse type: ``kind`` (int or float), finite, in the stated range; the message names the range."""
+    low = "" if lo is None else f"{'>' if lo_open else '>='} {lo:g}"
+    high = "" if hi is None else f"{'<' if hi_open else '<='} {hi:g}"
+    rule = " and ".join(r for r in (low, high) if r)
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if not math.isfinite(value) or (lo is not None and (value <= lo if lo_open else value < lo)) or (
+                hi is not None and (value >= hi if hi_open else value > hi)):
+            raise argparse.ArgumentTypeError(f"{text!r}: must be {what}, finite{', ' + rule if rule else ''}")
+        return value
+
+    parse.__name__ = what  # argparse names the type in its messages
+    return parse
+
+
+_seconds = _number(float, 0, MAX_SECONDS, lo_open=True, what="a number of seconds")
+_epsilon = _number(float, 0, lo_open=True, what="a privacy budget epsilon")
+_share = _number(float, 0, 1, lo_open=True, hi_open=True, what="a share strictly between 0 and 1")
+_rows = _number(int, 1, 10**10, what="a count of rows")
+_count = _number(int, 1, 10**9, what="a count")
+_seed = _number(int, 0, 2**63 - 1, what="a non-negative integer seed")
+_port = _number(int, 1, 65535 - 2, what="a TCP port (P0's; P1 and the dealer take the next two)")
+_decimals = _number(int, 0, 17, what="a number of decimals")
 
 
 def _mpc_options(p) -> None:
     p.add_argument("--parties-host", default="127.0.0.1",
                    help="local run: the address the spawned roles listen on (default loopback)")
-    p.add_argument("--port", type=int, default=None,
+    p.add_argument("--port", type=_port, default=None,
                    help="local run: P0 listens on PORT, P1 on PORT+1, the dealer on PORT+2 (default: free ports)")
     p.add_argument("--deployment", help="send the job to the running roles of this deployment.yaml "
                                         "instead of spawning local ones")
@@ -501,9 +551,9 @@ def parser(experiments=tuple(EXPERIMENTS)) -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="command", required=True)
 
     demo = sub.add_parser("demo", help="private AUC of the built-in synthetic set, beside the clear AUC")
-    demo.add_argument("--m", type=int, default=3000, help="rows of the synthetic set")
-    demo.add_argument("--clients", type=int, default=10, help="clients the rows are spread over")
-    demo.add_argument("--seed", type=int, default=1, help="seed of the synthetic data (not secret)")
+    demo.add_argument("--m", type=_rows, default=3000, help="rows of the synthetic set")
+    demo.add_argument("--clients", type=_count, default=10, help="clients the rows are spread over")
+    demo.add_argument("--seed", type=_seed, default=1, help="seed of the synthetic data (not secret)")
     _mpc_options(demo)
     demo.set_defaults(func=cmd_demo)
 
@@ -522,8 +572,8 @@ def parser(experiments=tuple(EXPERIMENTS)) -> argparse.ArgumentParser:
     run.add_argument("--clients", help="comma-separated ids of all clients; each must have rows")
     run.add_argument("--ranks-dir", help="also deliver each client its rows' global ranks: one file per "
                                          "client in this new directory (standing in for the clients)")
-    run.add_argument("--epsilon", type=float, default=None, help="mpc-central: the privacy budget (required)")
-    run.add_argument("--alpha", type=float, default=0.5, help="mpc-central: share of epsilon for the rank statistic")
+    run.add_argument("--epsilon", type=_epsilon, default=None, help="mpc-central: the privacy budget (required)")
+    run.add_argument("--alpha", type=_share, default=0.5, help="mpc-central: share of epsilon for the rank statistic")
     run.add_argument("--budget", metavar="EPS[,DELTA]",
                      help="mpc-central: the evaluation set's total privacy budget, enforced by the parties' ledgers "
                           "(fixed by the first job that names one; DELTA defaults to 1e-9)")
@@ -543,9 +593,9 @@ def parser(experiments=tuple(EXPERIMENTS)) -> argparse.ArgumentParser:
                                                       "kendall: user,a,b (one row per user)")
     ustat.add_argument("--out", required=True, help="result JSON (written only on success)")
     _table_options(ustat)
-    ustat.add_argument("--epsilon", type=float, default=None, help="the privacy budget per user (required)")
-    ustat.add_argument("--k", type=int, default=1, help="permutations (pairs per user)")
-    ustat.add_argument("--seed", type=int, default=None, help="pair sampling seed (default: OS CSPRNG)")
+    ustat.add_argument("--epsilon", type=_epsilon, default=None, help="the privacy budget per user (required)")
+    ustat.add_argument("--k", type=_count, default=1, help="permutations (pairs per user)")
+    ustat.add_argument("--seed", type=_seed, default=None, help="pair sampling seed (default: OS CSPRNG)")
     ustat.add_argument("--timeout", type=_seconds, default=60.0, help="seconds before a silent party counts as lost")
     ustat.set_defaults(func=cmd_ustat)
 
@@ -594,8 +644,8 @@ def parser(experiments=tuple(EXPERIMENTS)) -> argparse.ArgumentParser:
                         help="the declared score range every client's scores must lie in (default: 0 1)")
     opened.add_argument("--score-dtype", choices=("float64", "float32"), default="float64",
                         help="the declared score type (default: %(default)s)")
-    opened.add_argument("--epsilon", type=float, default=None, help="mpc-central: the privacy budget (required)")
-    opened.add_argument("--alpha", type=float, default=0.5,
+    opened.add_argument("--epsilon", type=_epsilon, default=None, help="mpc-central: the privacy budget (required)")
+    opened.add_argument("--alpha", type=_share, default=0.5,
                         help="mpc-central: share of epsilon for the rank statistic (default: %(default)s)")
     opened.add_argument("--neighbours", choices=("label", "record"), default="label",
                         help="mpc-central: label DP or record DP (default: %(default)s)")
@@ -641,7 +691,7 @@ def parser(experiments=tuple(EXPERIMENTS)) -> argparse.ArgumentParser:
                                            "inference_epsilons, inference_m, inference_draws, top_k_m, top_k, "
                                            "seed_bits, seed)")
     security.add_argument("--out", required=True, help="directory for the report (created)")
-    security.add_argument("--seed", type=int, default=None,
+    security.add_argument("--seed", type=_seed, default=None,
                           help="seed of the experiments' simulation randomness (default: drawn and recorded)")
     security.set_defaults(func=cmd_security)
 
@@ -658,18 +708,18 @@ def parser(experiments=tuple(EXPERIMENTS)) -> argparse.ArgumentParser:
 
     gen = sub.add_parser("generate", help="write a Criteo-shaped synthetic CSV")
     gen.add_argument("--out", required=True, help="the CSV file to write (client,score,label)")
-    gen.add_argument("--m", type=int, default=3000, help="rows")
-    gen.add_argument("--positives", type=int, default=None, help="positive rows (default: about a quarter, "
+    gen.add_argument("--m", type=_rows, default=3000, help="rows")
+    gen.add_argument("--positives", type=_rows, default=None, help="positive rows (default: about a quarter, "
                                                                  "Criteo's rate)")
-    gen.add_argument("--auc", type=float, default=0.77, help="the binormal scores' population AUC")
-    gen.add_argument("--clients", type=int, default=10, help="clients the rows are spread over")
+    gen.add_argument("--auc", type=_share, default=0.77, help="the binormal scores' population AUC")
+    gen.add_argument("--clients", type=_count, default=10, help="clients the rows are spread over")
     gen.add_argument("--partition", choices=("iid", "non-iid"), default="iid",
                      help="iid: a uniformly random client per row; non-iid: contiguous blocks of the score order")
-    gen.add_argument("--decimals", type=int, default=None, help="round scores to this many decimals (creates ties)")
+    gen.add_argument("--decimals", type=_decimals, default=None, help="round scores to this many decimals (creates ties)")
     gen.add_argument("--score-dtype", choices=("float64", "float32"), default="float64",
                      help="float32: scores rounded to float32, as a float32 model outputs them (then run with "
                           "--score-dtype float32)")
-    gen.add_argument("--seed", type=int, default=0, help="seed of the synthetic data (not secret)")
+    gen.add_argument("--seed", type=_seed, default=0, help="seed of the synthetic data (not secret)")
     gen.set_defaults(func=cmd_generate)
     for command in _subparsers(top):
         command.formatter_class = _HelpFormatter

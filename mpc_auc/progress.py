@@ -1,7 +1,7 @@
 """How much the commands say on stderr: ``--quiet`` (errors only), default, ``--verbose``.
 
 Long loops show a tqdm bar with its ETA when stderr is a terminal; status lines go through
-:func:`say` (default and verbose) or :func:`detail` (verbose only).
+:func:`say` (default and verbose) or :func:`detail` (verbose only); :func:`warn` always speaks.
 """
 import sys
 
@@ -19,6 +19,11 @@ def set_level(level: int) -> None:
 def say(text: str) -> None:
     if _level >= NORMAL:
         print(text, file=sys.stderr, flush=True)
+
+
+def warn(text: str) -> None:
+    """A warning about a result (shown even with --quiet: it qualifies what the command wrote)."""
+    print(f"warning: {text}", file=sys.stderr, flush=True)
 
 
 def detail(text: str) -> None:

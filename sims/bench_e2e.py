@@ -103,7 +103,7 @@ def run_ours(path: str, directory: str, timeout_s: float, dtype: str = "float64"
                                                or record["traffic"][role].get("peak_rss_session_total", 0)
                                                for role in ("P0", "P1", "dealer"))
     return {"m": record["input_summary"]["M"], "dtype": dtype, "total": total, "phases": phases, "protocol": protocol,
-            "rss": rss, "auc": record["auc"], "load": load}
+            "check": record["input_check_s"], "rss": rss, "auc": record["auc"], "load": load}
 
 
 def run_spu(python: str, path: str) -> dict:
@@ -129,15 +129,15 @@ def growth(rows) -> str:
 
 def table(rows, spu) -> list:
     lines = ["| M | scores (key bits) | runs | end to end s (median) | range s | start | read | roles | sharing "
-             "| protocol | finish | peak RSS GB (all) | abs(AUC - sklearn) | load |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| protocol | of it: input check (share) | finish | peak RSS GB (all) | abs(AUC - sklearn) | load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         p = r["phases"]
         spread = f"{r['runs'][0]:.2f}-{r['runs'][-1]:.2f}" if len(r["runs"]) > 1 else ""
         key_bits = ScoreEncoder(0.0, 1.0, r["dtype"]).key_bits
         lines.append(f"| {r['m']:,} | {r['dtype']} ({key_bits}) | {len(r['runs'])} | **{r['total']:.2f}** "
                      f"| {spread} | {p['start']:.2f} | {p['read']:.2f} | {p['roles']:.2f} | {p['sharing']:.2f} "
-                     f"| **{p['protocol']:.2f}** "
+                     f"| **{p['protocol']:.2f}** | {r['check']:.2f} ({r['check'] / p['protocol']:.1%}) "
                      f"| {p['finish']:.2f} | {r['rss'] / GB:.2f} | {r['error']:.1e} | {r['load']:.2f} |")
     if spu:
         ours = next(r for r in rows if r["m"] == spu["m"] and r["dtype"] == "float64")
@@ -200,7 +200,8 @@ def main(argv=None) -> int:
             row = dict(runs[len(runs) // 2], runs=[r["total"] for r in runs])
             row["error"] = abs(row["auc"] - reference_auc(path))
             rows.append(row)
-            print(f"  done: M={m:,} {dtype} end to end {row['total']:.2f} s, protocol {row['protocol']:.2f} s",
+            print(f"  done: M={m:,} {dtype} end to end {row['total']:.2f} s, protocol {row['protocol']:.2f} s "
+                  f"(input check {row['check']:.2f} s)",
                   file=sys.stderr, flush=True)
             if args.spu_python and m == args.spu_size and dtype == "float64":
                 spu = run_spu(args.spu_python, path)

@@ -85,3 +85,51 @@ def test_api_errors_name_the_problem():
         EvalSet.from_clients({"a": ([0.1, 0.9], [0])})
     with pytest.raises(InputError, match="not a finite"):
         EvalSet.from_clients({"a": (np.array([np.nan, 0.5]), [0, 1])})
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--timeout", "1e300", "must be a number of seconds, finite, > 0 and <= 1e+06"),
+    ("--timeout", "nan", "must be a number of seconds, finite"),
+    ("--epsilon", "0", "must be a privacy budget epsilon, finite, > 0"),
+    ("--epsilon", "-1", "must be a privacy budget epsilon"),
+    ("--epsilon", "inf", "must be a privacy budget epsilon, finite"),
+    ("--alpha", "1", "must be a share strictly between 0 and 1"),
+    ("--port", "70000", "must be a TCP port"),
+])
+def test_numeric_options_are_range_checked(tmp_path, capsys, option, value, message):
+    src = tmp_path / "in.csv"
+    src.write_text(GOOD)
+    with pytest.raises(SystemExit) as stop:
+        main(["run", "--input", str(src), "--protocol", "mpc-central", "--out", str(tmp_path / "r.json"),
+              option, value] + (["--epsilon", "1"] if option != "--epsilon" else []))
+    assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_an_unwritable_out_is_refused_before_any_work_and_charges_nothing(tmp_path, capsys):
+    """--out under /proc (its directory exists, takes no new file): exit 2 before any role starts, so the
+    ledger is never created; an unwritable ledger directory is refused the same way."""
+    src = tmp_path / "in.csv"
+    src.write_text(GOOD)
+    ledger = tmp_path / "ledger"
+    code = main(["run", "--input", str(src), "--protocol", "mpc-central", "--epsilon", "1", "--out",
+                 "/proc/mpc-auc-result.json", "--ledger", str(ledger)])
+    assert code == 2 and "cannot write in /proc" in capsys.readouterr().err
+    assert not ledger.exists()
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the ledger directory should be")
+    code = main(["run", "--input", str(src), "--protocol", "mpc-central", "--epsilon", "1", "--out",
+                 str(tmp_path / "r.json"), "--ledger", str(blocked / "sub")])
+    assert code == 2 and "cannot write the parties' privacy ledger" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_no_command_writes_over_its_inputs(tmp_path, capsys):
+    roster = tmp_path / "a.roster.yaml"
+    assert main(["client", "keygen", "--name", "a", "--key", str(tmp_path / "a.key"), "--roster", str(roster)]) == 0
+    before = roster.read_text()
+    code = main(["evaluation", "open", "--deployment", str(tmp_path / "deployment.yaml"), "--id", "e",
+                 "--roster", str(roster), "--out", str(roster)])
+    assert code == 2 and "is one of this command's inputs" in capsys.readouterr().err
+    assert roster.read_text() == before
+    code = main(["client", "keygen", "--name", "b", "--key", str(tmp_path / "b"), "--roster", str(tmp_path / "b")])
+    assert code == 2 and "same file" in capsys.readouterr().err

@@ -123,3 +123,23 @@ def test_cli_runs_mpc_central_and_refuses_a_bad_epsilon(tmp_path):
     bad = tmp_path / "bad.json"
     assert main(["run", "--input", str(data), "--protocol", "mpc-central", "--epsilon", "0", "--out", str(bad)]) == 2
     assert not bad.exists()
+
+
+def test_a_swamped_release_is_clamped_flagged_and_warned(tmp_path, capsys):
+    """--epsilon 1e-4 on 400 rows: the noise std is far past the AUC's range.  The release (before clamping:
+    values like -3791.5 in issue 24) lies in [0, 1], the JSON says ``swamped`` and stderr warns."""
+    import json
+
+    from mpc_auc.cli import main
+    from mpc_auc.csv_io import write_evalset
+    from mpc_auc.synthetic import synthetic_evalset
+
+    write_evalset(tmp_path / "in.csv", synthetic_evalset(m=400, clients=2, seed=3))
+    out = tmp_path / "r.json"
+    assert main(["run", "--input", str(tmp_path / "in.csv"), "--protocol", "mpc-central", "--epsilon", "1e-4",
+                 "--out", str(out), "--ledger", str(tmp_path / "ledger")]) == 0
+    record = json.loads(out.read_text())
+    assert 0.0 <= record["auc"] <= 1.0 and record["swamped"] is True and record["std"] > 1
+    assert "warning: the release's noise std" in capsys.readouterr().err
+    calm = simulate_release(np.arange(400) * 2, np.arange(400) % 2, CentralNoise(1e-4), 200, np.random.default_rng(0))
+    assert calm.min() >= 0 and calm.max() <= 1 and {0.0, 1.0} <= set(calm)  # the law clamps too

@@ -80,12 +80,24 @@ class CentralNoise:
 
 
 def auc_from_release(twice_stat: int, noisy_p: int, m: int, neighbours: str) -> float:
-    """The aggregator's AUC from the two opened values (P~ clamped to [1, M - 1])."""
+    """The aggregator's AUC from the two opened values (P~ clamped to [1, M - 1]), clamped to [0, 1].
+
+    Both clamps are post-processing of the DP release, so they cost no privacy; they bias the estimate
+    towards the inside of [0, 1] only where the noise reaches past it (a release flagged :func:`swamped`).
+    """
     p = min(max(int(noisy_p), 1), m - 1)
     pn = p * (m - p)
-    if neighbours == "label":
-        return 0.5 + twice_stat / (2 * pn)
-    return twice_stat / (2 * pn)
+    auc = 0.5 + twice_stat / (2 * pn) if neighbours == "label" else twice_stat / (2 * pn)
+    return min(max(auc, 0.0), 1.0)
+
+
+SWAMPED = ("the release's noise std ({std:.3g}) exceeds the AUC's whole range [0, 1] at epsilon {epsilon:g}: the "
+           "value (clamped to [0, 1]) says next to nothing about the AUC; raise epsilon or use more rows")
+
+
+def swamped(std: float) -> bool:
+    """True when the release's noise std exceeds the AUC's whole range [0, 1]: the value says next to nothing."""
+    return not std <= 1.0
 
 
 def analytic_std(m: int, p: int, auc: float, noise: CentralNoise) -> float:

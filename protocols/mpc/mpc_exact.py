@@ -69,7 +69,9 @@ class MpcAucResult:
     exact_encoding: bool = True
     ranks: dict = None  # client -> its rows' global 0-based mid-ranks (only with ranks=True)
     missing: list = field(default_factory=list)  # rostered clients left out (an evaluation allowing it)
-    revealed: tuple = ("AUC as floor(AUC * 2^52) / 2^52", "whether both classes occur")
+    check_s: float = 0.0  # P0's time in the in-MPC check of the clients' rows (part of wall_s)
+    revealed: tuple = ("AUC as floor(AUC * 2^52) / 2^52", "whether both classes occur",
+                       "one validity bit per client (its rows are in the protocol's domain)")
 
 
 @dataclass(frozen=True)
@@ -157,7 +159,9 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
     owners = [(o.client, o.reply_to, len(o.key_shares)) for o in opened]
     opened.clear()  # the caller's list: the opened bundles' rows are copied above
     release_free_memory()  # the sealed and opened bundles
+    checking = time.perf_counter()
     invalid = _invalid_clients(ctx, job, gates, owners, labels, key_xor, keys)
+    check_s = time.perf_counter() - checking
     if invalid:
         return {"invalid": invalid, **meter.read()}
     keys = from_share(keys)
@@ -170,7 +174,7 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
     twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, starts, sorted_labels, mid_ranks=job.ranks)
     if job.central is not None:
         release = _central_release(ctx, job.central, from_share(twice_u), from_share(labels), gates)
-        return {"central": release, **meter.read()}
+        return {"central": release, "check_s": check_s, **meter.read()}
     defined = bool(reveal_int(from_share(nonnegative(gates, twice_pn - public_share(1, ctx.rank)))).item())
     scaled = None
     if defined:
@@ -185,7 +189,7 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
         if ctx.rank == 0:
             ctx.progress("ranks back to input order")
         rank_bundles = _rank_bundles(ctx, intake.ticket.job, owners, ranking.to_input_order(twice_rank))
-    return {"defined": defined, "scaled": scaled, "rank_bundles": rank_bundles, **meter.read()}
+    return {"defined": defined, "scaled": scaled, "rank_bundles": rank_bundles, "check_s": check_s, **meter.read()}
 
 
 def _invalid_clients(ctx, job, gates, owners, labels, key_xor, keys) -> list:
@@ -458,4 +462,5 @@ def exact_result(run: JobRun, provider, method) -> MpcAucResult:
         exact_encoding=encoder.exact,
         ranks=ranks,
         missing=outs[0]["missing"],
+        check_s=outs[0]["check_s"],
     )
