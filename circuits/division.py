@@ -7,7 +7,8 @@ secure comparisons in one batch, each [r - k b >= 0] by
 circuits.compare.nonnegative); r <- r - q b (one product).  All values
 compared stay below 2^D b in magnitude, so the comparison (exact for
 |x| < 2^63) is exact whenever b < 2^(62 - D).  Revealing the result reveals
-the fraction to F bits and nothing else.
+the fraction to F bits and nothing else.  :func:`decimal_round` runs the
+same division in base 10 and opens the fraction rounded to k decimals.
 
 A round costs 9 rounds of messages (8 for the comparisons, 1 for the
 product) whatever D is, and a comparison batch of 2^D - 1 lanes is a few
@@ -27,23 +28,40 @@ def digit_bits_for(bound: int) -> int:
     return max(1, min(MAX_DIGIT_BITS, 62 - int(bound).bit_length()))
 
 
-def fraction_bits(gates, numerator: np.ndarray, denominator: np.ndarray, bits: int,
-                  digit_bits: int = DIGIT_BITS) -> np.ndarray:
-    """This party's additive shares (int64) of floor(a / b * 2^bits) for shares of 0 <= a <= b (element-wise)."""
-    a, b = np.atleast_1d(np.asarray(numerator, dtype=np.int64)), np.atleast_1d(np.asarray(denominator, np.int64))
-    gates.reserve("mul", len(a) * (1 + -(-bits // digit_bits)))
+def _long_division(gates, a: np.ndarray, b: np.ndarray, radices) -> tuple:
+    """Shares of (q, r) with a * prod(radices) = q b + r, 0 <= r < b, for shares of 0 <= a <= b: one quotient
+    digit per radix, the most significant first (restoring division, module docstring)."""
+    gates.reserve("mul", len(a) * (1 + len(radices)))
     whole = nonnegative(gates, a - b)
     (taken,) = gates.multiply((whole, b))
     remainder = a - taken
-    quotient = whole << bits
-    done = 0
-    while done < bits:
-        step = min(digit_bits, bits - done)
-        remainder = remainder << step
-        multiples = b[:, None] * np.arange(1, 1 << step, dtype=np.int64)  # k b, k = 1 .. 2^step - 1: local
+    quotient = whole
+    for radix in radices:
+        remainder = remainder * np.int64(radix)
+        multiples = b[:, None] * np.arange(1, radix, dtype=np.int64)  # k b, k = 1 .. radix - 1: local
         digit = nonnegative(gates, (remainder[:, None] - multiples).ravel()).reshape(len(a), -1).sum(axis=1)
         (taken,) = gates.multiply((digit, b))
         remainder = remainder - taken
-        done += step
-        quotient = quotient + (digit << (bits - done))
-    return quotient
+        quotient = quotient * np.int64(radix) + digit
+    return quotient, remainder
+
+
+def _operands(numerator, denominator):
+    return np.atleast_1d(np.asarray(numerator, dtype=np.int64)), np.atleast_1d(np.asarray(denominator, np.int64))
+
+
+def fraction_bits(gates, numerator: np.ndarray, denominator: np.ndarray, bits: int,
+                  digit_bits: int = DIGIT_BITS) -> np.ndarray:
+    """This party's additive shares (int64) of floor(a / b * 2^bits) for shares of 0 <= a <= b (element-wise)."""
+    a, b = _operands(numerator, denominator)
+    steps = [min(digit_bits, bits - done) for done in range(0, bits, digit_bits)]
+    return _long_division(gates, a, b, [1 << step for step in steps])[0]
+
+
+def decimal_round(gates, numerator: np.ndarray, denominator: np.ndarray, decimals: int) -> np.ndarray:
+    """Shares of round(a / b * 10^decimals) (halves round up) for shares of 0 <= a <= b: the decimal long
+    division's quotient plus [2 r >= b] for its remainder r, one more comparison.  Exact while
+    10 b < 2^62."""
+    a, b = _operands(numerator, denominator)
+    quotient, remainder = _long_division(gates, a, b, [10] * decimals)
+    return quotient + nonnegative(gates, 2 * remainder - b)

@@ -26,7 +26,7 @@ from .protocols.runtime.identity import CLIENT_PREFIX, ROLES, SERVING, Identity,
 from .protocols.mpc.ledger import Budget, LedgerPlace, default_directory
 from .protocols.runtime.link import Listener
 from .protocols.mpc.mpc_exact import Request, exact_result, mpc_exact_auc, roles_started, run_ranking_jobs
-from .protocols.inputs.submission import Evaluation, Roster
+from .protocols.inputs.submission import DEFAULT_MAX_ROWS, MAX_DECIMALS, Evaluation, Roster
 from .protocols.inputs.submitter import submit
 from .results import provenance, write_atomically, write_json
 from .protocols.runtime.roles import prepare_process, serve
@@ -89,7 +89,8 @@ def _table_options(command) -> None:
 
 def _run_mpc(clients, encoder, args, placement, ranks: bool = False):
     return mpc_exact_auc([clients], encoder, provider="TTP", method=args.method, ranks=ranks,
-                         placement=placement, timeout_s=args.timeout, on_progress=_RoleProgress())[0]
+                         placement=placement, timeout_s=args.timeout, on_progress=_RoleProgress(),
+                         decimals=getattr(args, "auc_decimals", None))[0]
 
 
 def _rank_file_name(index: int, client: str) -> str:
@@ -213,6 +214,8 @@ def cmd_run(args) -> int:
         _check_ledger(args.ledger or default_directory())
     noise = CentralNoise(_require_epsilon(args), args.alpha, args.neighbours) if args.protocol == "mpc-central" \
         else None
+    if args.auc_decimals is not None and args.protocol != "mpc-exact":
+        raise InputError("--auc-decimals needs --protocol mpc-exact")
     budget = Budget.parse(args.budget) if args.budget else None
     placement = _placement(args)
     encoder = ScoreEncoder(args.score_range[0], args.score_range[1], args.score_dtype)
@@ -338,12 +341,12 @@ def cmd_evaluation_open(args) -> int:
     _check_out(args.out, list(args.roster) + [args.deployment, args.key])
     noise = CentralNoise(_require_epsilon(args), args.alpha, args.neighbours) if args.protocol == "mpc-central" \
         else None
-    if args.ranks and args.protocol != "mpc-exact":
-        raise InputError("--ranks needs --protocol mpc-exact")
+    if (args.ranks or args.auc_decimals is not None) and args.protocol != "mpc-exact":
+        raise InputError("--ranks and --auc-decimals need --protocol mpc-exact")
     budget = Budget.parse(args.budget) if args.budget else None
     encoder = ScoreEncoder(args.score_range[0], args.score_range[1], args.score_dtype)
     evaluation = Evaluation(args.id, Roster.load(args.roster), encoder, direct=True, deadline_s=args.deadline,
-                            allow_missing=args.allow_missing)
+                            allow_missing=args.allow_missing, max_rows=args.max_rows, decimals=args.auc_decimals)
     placement = Placement.deployed(args.deployment, args.key)
     progress.say(f"evaluation {args.id!r} open for {len(evaluation.roster.names)} client(s) until "
                  f"{args.deadline:g} s from now; the parties compute when all have submitted")
@@ -406,7 +409,7 @@ def cmd_client_submit(args) -> int:
     evalset = read_evalset(args.input, ScoreEncoder(-_LARGEST, _LARGEST), [args.client], both_classes=False,
                            sep=args.sep, positive_label=args.positive_label)
     outcome = submit(identity, deployment, args.evaluation, evalset.score, evalset.label, args.timeout,
-                     args.connect_timeout, lambda text: progress.say(f"  [{args.client}] {text}"))
+                     args.connect_timeout, lambda text: progress.say(f"  [{args.client}] {text}"), args.max_epsilon)
     if args.ranks_out:
         if outcome.ranks is None:
             raise InputError(f"evaluation {args.evaluation!r} does not deliver ranks (the job finished: "
@@ -501,6 +504,13 @@ _count = _number(int, 1, 10**9, what="a count")
 _seed = _number(int, 0, 2**63 - 1, what="a non-negative integer seed")
 _port = _number(int, 1, 65535 - 2, what="a TCP port (P0's; P1 and the dealer take the next two)")
 _decimals = _number(int, 0, 17, what="a number of decimals")
+_auc_decimals = _number(int, 1, MAX_DECIMALS, what="a number of decimals")
+
+
+def _decimals_option(p) -> None:
+    p.add_argument("--auc-decimals", type=_auc_decimals, default=None, metavar="K",
+                   help="mpc-exact: open the AUC rounded to K decimals inside the MPC instead of to 52 bits, which "
+                        "pins P*N and so the class counts (docs/protocols/mpc-exact.md, 'What the AUC reveals')")
 
 
 def _mpc_options(p) -> None:
@@ -583,6 +593,7 @@ def parser(experiments=tuple(EXPERIMENTS)) -> argparse.ArgumentParser:
                                           "of every client's rows)")
     run.add_argument("--neighbours", choices=("label", "record"), default="label",
                      help="mpc-central: label DP (one label changes) or record DP (one row changes)")
+    _decimals_option(run)
     _mpc_options(run)
     run.set_defaults(func=cmd_run)
 
@@ -639,6 +650,10 @@ def parser(experiments=tuple(EXPERIMENTS)) -> argparse.ArgumentParser:
     opened.add_argument("--allow-missing", action="store_true",
                         help="at the deadline, compute on the clients present (default: refuse, naming who is "
                              "missing)")
+    _decimals_option(opened)
+    opened.add_argument("--max-rows", type=_rows, default=DEFAULT_MAX_ROWS,
+                        help="the most rows one client may submit: each party refuses a larger message before "
+                             "keeping it, which bounds its memory per client (default: %(default)s)")
     opened.add_argument("--ranks", action="store_true", help="mpc-exact: send each client its rows' global ranks")
     opened.add_argument("--score-range", nargs=2, type=float, default=(0.0, 1.0), metavar=("LO", "HI"),
                         help="the declared score range every client's scores must lie in (default: 0 1)")
@@ -676,6 +691,9 @@ def parser(experiments=tuple(EXPERIMENTS)) -> argparse.ArgumentParser:
                                                         "TSV, .gz or Parquet)")
     _table_options(submit_)
     submit_.add_argument("--ranks-out", help="wait for this client's rows' global ranks and write them here")
+    submit_.add_argument("--max-epsilon", type=_epsilon, default=None, metavar="EPS",
+                         help="submit only to a DP release of at most this epsilon (the parties' ticket states it); "
+                              "an exact release counts as unbounded and is refused too (default: any release)")
     submit_.add_argument("--timeout", type=_seconds, default=20.0,
                          help="seconds of silence from a party before it counts as lost (default: %(default)s)")
     submit_.add_argument("--connect-timeout", type=_seconds, default=60.0,

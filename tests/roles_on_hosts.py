@@ -1,5 +1,6 @@
 """Roles on their own addresses for tests: a deployment on 127.0.0.2/3/4 and three ``mpc-auc party`` processes."""
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -11,10 +12,15 @@ CLI = [sys.executable, "-m", "mpc_auc.cli"]
 HOSTS = {"P0": "127.0.0.2", "P1": "127.0.0.3", "dealer": "127.0.0.4"}
 
 
-def start_role(directory, role, log):
+def start_role(directory, role, log, nofile: int = None, extra=()):
+    """``mpc-auc party`` for ``role``; nofile: its descriptor limit (RLIMIT_NOFILE, as ``ulimit -n``)."""
+    def limit():
+        if nofile is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
     return subprocess.Popen(CLI + ["party", "--role", role, "--deployment", str(directory / "deployment.yaml"),
-                                   "--key", str(directory / f"{role}.key"), "--timeout", "5"],
-                            stdout=log, stderr=subprocess.STDOUT)
+                                   "--key", str(directory / f"{role}.key"), "--timeout", "5", *extra],
+                            stdout=log, stderr=subprocess.STDOUT, preexec_fn=limit)
 
 
 def listening(pid: int):
@@ -34,8 +40,9 @@ def listening(pid: int):
     return sorted(found)
 
 
-def deploy(tmp_path_factory):
-    """A deployment on 127.0.0.2/3/4 with its three roles serving (a generator: stop them after)."""
+def deploy(tmp_path_factory, nofile: int = None, extra=()):
+    """A deployment on 127.0.0.2/3/4 with its three roles serving (a generator: stop them after); nofile and
+    extra: each role's descriptor limit and further ``mpc-auc party`` options."""
     directory = tmp_path_factory.mktemp("deployment")
     ports = {role: free_port(host) for role, host in HOSTS.items()}
     subprocess.run(CLI + ["deploy", "init", "--dir", str(directory)]
@@ -45,7 +52,7 @@ def deploy(tmp_path_factory):
     subprocess.run(CLI + ["generate", "--out", str(data), "--m", "1500", "--clients", "4", "--decimals", "2"],
                    check=True, capture_output=True)
     logs = {role: open(directory / f"{role}.log", "w") for role in HOSTS}
-    procs = {role: start_role(directory, role, logs[role]) for role in HOSTS}
+    procs = {role: start_role(directory, role, logs[role], nofile, extra) for role in HOSTS}
     wait_listening(procs)
     yield directory, procs, logs, ports
     for proc in procs.values():

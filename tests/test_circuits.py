@@ -32,7 +32,7 @@ def _party(ctx, cases, fractions):
     import torch
 
     from mpc_auc.circuits.bitonic import bitonic_sort
-    from mpc_auc.circuits.division import fraction_bits
+    from mpc_auc.circuits.division import decimal_round, fraction_bits
     from mpc_auc.circuits.gates import Gates
     from mpc_auc.circuits.shares import public, public_share, reveal_int
 
@@ -48,6 +48,10 @@ def _party(ctx, cases, fractions):
     out["fraction"] = {d: gates.open(fraction_bits(gates, public_share(num, ctx.rank), public_share(den, ctx.rank),
                                                    52, d))
                        for d in (1, 4, 13)}
+    halves = np.array([1, 3, 7, 5], dtype=np.int64), np.array([4, 8, 8, 1000], dtype=np.int64)  # x.5 at 1..3 decimals
+    out["rounded"] = {k: gates.open(decimal_round(gates, public_share(np.concatenate([num, halves[0]]), ctx.rank),
+                                                  public_share(np.concatenate([den, halves[1]]), ctx.rank), k))
+                      for k in (1, 3, 6)}
     return out
 
 
@@ -74,3 +78,13 @@ def test_exact_division_bits(outputs):
     expected = [(int(a) << 52) // int(b) for a, b in zip(num, den)]
     for digit_bits, fraction in out["fraction"].items():  # 52 rounds of 1 bit, 13 of 4, 4 of 13
         assert fraction.tolist() == expected, digit_bits
+
+
+def test_decimal_rounding_is_exact_with_halves_up(outputs):
+    from fractions import Fraction
+
+    _, (num, den), out = outputs
+    pairs = list(zip(num.tolist(), den.tolist())) + [(1, 4), (3, 8), (7, 8), (5, 1000)]
+    for k, rounded in out["rounded"].items():
+        expected = [int(Fraction(a * 10**k, b) + Fraction(1, 2)) for a, b in pairs]  # floor(x + 1/2)
+        assert rounded.tolist() == expected, k

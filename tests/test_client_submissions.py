@@ -121,6 +121,7 @@ def test_a_second_submission_from_the_same_client_is_refused(clients):
     directory, rows = clients
     opened = _open(directory, "twice", "--deadline", "60", names=CLIENTS[:2])
     first = _submit(directory, "twice", "north")
+    assert "the job releases the exact AUC" in first.stderr.readline()  # the ticket's terms, then the admission
     assert "both parties admitted" in first.stderr.readline()  # the job now waits for south
     (code, _, err), = _finish(_submit(directory, "twice", "north"))
     assert code == 2 and "already submitted" in err, err
@@ -234,3 +235,16 @@ def test_a_client_outside_the_domain_is_named_and_no_auc_is_written(clients, cas
     assert "'east'" in err and "outside the protocol's domain" in err
     assert not (directory / f"{evaluation}.json").exists()
     assert all(c == 2 and "'east'" in e for c, _, e in answers), answers
+
+
+def test_a_client_sees_the_release_terms_and_refuses_a_looser_release(clients):
+    """The ticket states the release; ``--max-epsilon 1`` refuses an exact release (no DP) before sending
+    anything, and a client without it sees the terms on stderr."""
+    directory, _ = clients
+    opened = _open(directory, "terms", "--deadline", "15", "--auc-decimals", "3")
+    strict = _submit(directory, "terms", "north", "--max-epsilon", "1")
+    shown = _submit(directory, "terms", "south")
+    (code, _, _), (strict_code, _, strict_err), (_, _, shown_err) = _finish(opened, strict, shown)
+    assert code == 2  # north never submitted: the job stops at its deadline
+    assert strict_code == 2 and "looser than --max-epsilon 1" in strict_err, strict_err
+    assert "the exact AUC rounded to 3 decimals (no differential privacy)" in shown_err, shown_err

@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import ChannelIntegrityError, PeerLost
 from ..runtime.identity import CLIENT_PREFIX
 from ..runtime.roles import recv_message, send_message
-from .submission import Inbox, SubmissionRefused, Ticket, job_nonce
+from .submission import Inbox, ReleaseTerms, SubmissionRefused, Ticket, job_nonce
 from ..runtime.wire import WireError
 
 POLL_S = 0.5  # how often the parties compare their intake while waiting for direct submissions
@@ -58,14 +58,15 @@ def refusal(problem: str) -> str:
 class Intake:
     """One job's submissions at this party (module docstring)."""
 
-    def __init__(self, ctx, job):
+    def __init__(self, ctx, job, terms: ReleaseTerms = None):
+        """terms: what the job releases, for the clients' tickets (both parties must pass the same)."""
         self.ctx, self.evaluation, self.rows = ctx, job.evaluation, job.rows
         self.links, self._links_lock = {}, threading.Lock()  # direct: client name -> its link
         self.missing = []
         draws = gather_bytes(bytes.fromhex(self.evaluation.digest) + secrets.token_bytes(32))
         self.problem = "" if draws[0][:32] == draws[1][:32] else "P0 and P1 were given different evaluations"
         nonce = job_nonce(self.evaluation.id, [d[32:] for d in draws])
-        self.ticket = Ticket(self.evaluation.id, nonce, self.evaluation.encoder, job.ranks)
+        self.ticket = Ticket(self.evaluation.id, nonce, self.evaluation.encoder, job.ranks, terms)
         self.inbox = Inbox(self.evaluation, nonce, ctx.rank, ctx.seal_key)
 
     def collect(self) -> list:
@@ -114,6 +115,7 @@ class Intake:
 
     def _serve_client(self, hello, link) -> None:
         name = hello["from"][len(CLIENT_PREFIX):]
+        link.max_frame = self.evaluation.max_submission_bytes  # a larger announced message ends this link only
         try:
             send_message(link, "ticket", self.ticket)
             kind, submission = recv_message(link, "waiting for the submission")

@@ -140,6 +140,11 @@ class Roster:
 
 # -------------------------------------------------------------- evaluation
 
+DEFAULT_MAX_ROWS = 50_000_000  # per client and evaluation, unless the evaluation says otherwise
+MAX_ROWS_LIMIT = 1 << 36
+SUBMISSION_OVERHEAD = 64 << 10  # a submission's bytes besides its rows: headers, ids, statement, signature
+MAX_DECIMALS = 12  # an AUC rounded to more decimals than this is as good as the 52-bit one
+
 @dataclass(frozen=True)
 class Evaluation:
     """What both parties hold of an evaluation before any client submits (all public)."""
@@ -149,9 +154,16 @@ class Evaluation:
     direct: bool = False  # clients submit over their own links (else the coordinator relays them)
     deadline_s: float = None  # direct: how long the parties wait for the whole roster
     allow_missing: bool = False  # direct: at the deadline, compute on the clients present at both parties
+    max_rows: int = DEFAULT_MAX_ROWS  # direct: the most rows one client may submit (caps its message's size)
+    decimals: int = None  # mpc-exact: open the AUC rounded to this many decimals (None: to 52 bits)
 
     def __post_init__(self):
         check_client_id(self.id, "evaluation id")
+        if self.decimals is not None and not (isinstance(self.decimals, int) and 1 <= self.decimals <= MAX_DECIMALS):
+            raise InputError(f"the AUC's decimals must be an integer in [1, {MAX_DECIMALS}], not {self.decimals!r}")
+        if not (isinstance(self.max_rows, int) and 1 <= self.max_rows <= MAX_ROWS_LIMIT):
+            raise InputError(f"the most rows per client must be an integer in [1, {MAX_ROWS_LIMIT}], not "
+                             f"{self.max_rows!r}")
         if self.deadline_s is not None and not (math.isfinite(self.deadline_s) and self.deadline_s > 0):
             raise InputError(f"the deadline must be a positive number of seconds, not {self.deadline_s!r}")
         if self.direct and self.deadline_s is None:
@@ -161,8 +173,39 @@ class Evaluation:
     def digest(self) -> str:
         """What P0 and P1 compare: both must have been given the same evaluation."""
         fields = [self.id, self.roster.digest, self.encoder.lo, self.encoder.hi, self.encoder.dtype, self.direct,
-                  self.deadline_s, self.allow_missing]
+                  self.deadline_s, self.allow_missing, self.max_rows, self.decimals]
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
+
+    @property
+    def max_submission_bytes(self) -> int:
+        """The largest message a client's submission to one party may take: three words per row (the key's
+        additive and XOR shares, the label's share) and the sealing's and statement's overhead."""
+        return 3 * 8 * self.max_rows + SUBMISSION_OVERHEAD
+
+
+@dataclass(frozen=True)
+class ReleaseTerms:
+    """What a job will release, as the parties tell every client before it submits (both must agree)."""
+    protocol: str  # "mpc-exact" (the exact AUC: no DP) or "mpc-central"
+    epsilon: float = None  # mpc-central: this release's epsilon
+    delta: float = None  # mpc-central: the noise circuit's delta bound
+    neighbours: str = None  # mpc-central: "label" or "record"
+    budget: tuple = None  # (epsilon, delta): the tightest budget of the two parties' ledgers for this set, if any
+    allow_missing: bool = False  # the job may run without some rostered clients
+    decimals: int = None  # mpc-exact: the AUC is opened rounded to this many decimals (None: 52 bits)
+    ranks: bool = False  # each client gets its rows' global mid-ranks
+
+    def describe(self) -> str:
+        if self.protocol == "mpc-exact":
+            what = (f"the exact AUC rounded to {self.decimals} decimals" if self.decimals else
+                    "the exact AUC to 52 bits") + " (no differential privacy)"
+        else:
+            delta = f"delta {self.delta:.2g}" if self.delta is not None else "the circuit's delta, about 1e-13"
+            what = f"one DP release at epsilon {self.epsilon:g} ({self.neighbours} neighbours, {delta})"
+        budget = f"; budget {self.budget[0]:g} (delta {self.budget[1]:g}) for this set" if self.budget else \
+            "; no budget set"
+        return (f"{what}{budget}{'; ranks to each client' if self.ranks else ''}"
+                f"{'; may run without some clients' if self.allow_missing else ''}")
 
 
 @dataclass(frozen=True)
@@ -172,6 +215,7 @@ class Ticket:
     nonce: bytes
     encoder: ScoreEncoder
     ranks: bool  # the parties send each client its rows' mid-ranks
+    terms: ReleaseTerms = None  # what the job releases (shown to the client, checked by --max-epsilon)
 
     @property
     def job(self) -> JobId:

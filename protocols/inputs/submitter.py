@@ -5,8 +5,11 @@
    certificate presented: a party accepts it only while an evaluation with
    the client on its roster is open, so the client retries until then).
 2. Take each party's ticket (evaluation id, job nonce, score encoding,
-   whether ranks come back) and refuse to go on unless both are the same and
-   name the evaluation asked for.
+   whether ranks come back, and the release's terms: protocol, epsilon,
+   delta, neighbour notion, the tighter party's budget, whether missing
+   clients are allowed, the AUC's decimals) and refuse to go on unless both
+   are the same and name the evaluation asked for; show the terms, and refuse
+   a looser release than ``max_epsilon``.
 3. Check the rows against the ticket's encoding, share and seal them to the
    parties' pinned sealing keys, sign the statement (protocols.inputs.submission)
    and send each party its submission; each answers ``accepted`` or
@@ -44,10 +47,12 @@ class Outcome:
 
 
 def submit(identity, deployment, evaluation: str, scores, labels, timeout_s: float = 20.0,
-           connect_s: float = 60.0, on_progress=None) -> Outcome:
+           connect_s: float = 60.0, on_progress=None, max_epsilon: float = None) -> Outcome:
     """Submit one client's rows to ``evaluation`` on the deployment's parties; see the module docstring.
 
     connect_s: how long to keep trying while the parties have not opened the evaluation yet.
+    max_epsilon: refuse (JobRefused, nothing sent) a job whose ticket states a looser release: a DP release
+      past this epsilon, or an exact one.
     Raises JobRefused (submission or job refused), InputError (bad rows), PeerLost / ChannelIntegrityError.
     """
     name = identity.role[len(CLIENT_PREFIX):] if identity.role.startswith(CLIENT_PREFIX) else None
@@ -63,6 +68,7 @@ def submit(identity, deployment, evaluation: str, scores, labels, timeout_s: flo
         if tickets[0] != tickets[1] or not isinstance(tickets[0], Ticket) or tickets[0].evaluation != evaluation:
             raise JobRefused(f"P0 and P1 issued different tickets for evaluation {evaluation!r}: not submitting")
         ticket = tickets[0]
+        _accept_terms(ticket.terms, max_epsilon, on_progress)
         check_client(name, scores, labels, ticket.encoder)
         reply = KeyPair()
         submissions = make_submission(identity, ticket, scores, labels, deployment.seal_keys(), reply.public)
@@ -89,6 +95,17 @@ def submit(identity, deployment, evaluation: str, scores, labels, timeout_s: flo
         return Outcome(evaluation, len(scores), ends[0][1])
     reasons = [str(payload) for kind, payload in ends if kind != "done"]
     raise JobRefused(reasons[0] if reasons else "the parties ended the job differently")
+
+
+def _accept_terms(terms, max_epsilon, on_progress) -> None:
+    """Show the client what the job releases; raise JobRefused if it is looser than ``max_epsilon``."""
+    if terms is None:
+        raise JobRefused("the parties' ticket does not state what the job releases: not submitting")
+    if on_progress is not None:
+        on_progress(f"the job releases {terms.describe()}")
+    if max_epsilon is not None and (terms.epsilon is None or terms.epsilon > max_epsilon):
+        raise JobRefused(f"the job releases {terms.describe()}, looser than --max-epsilon {max_epsilon:g}: "
+                         "not submitting")
 
 
 def _connect(identity, deployment, role: str, evaluation: str, timeout_s: float, connect_s: float):

@@ -173,6 +173,13 @@ class Ledger:
             return None
         return Budget(min(b.epsilon for b in budgets), min(b.delta for b in budgets))
 
+    def effective_budget(self, ids, requested=None):
+        """The budget a release on ``ids`` must fit (the tightest over the ids), or None: nothing to fit."""
+        budgets = [b for b in (self._budget(self.state(d), requested) for d in ids) if b is not None]
+        if not budgets:
+            return None
+        return Budget(min(b.epsilon for b in budgets), min(b.delta for b in budgets))
+
     def _decide_one(self, dataset: str, budget, release: Release) -> dict:
         state = self.state(dataset)
         budget = self._budget(state, budget)

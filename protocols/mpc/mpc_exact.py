@@ -27,7 +27,9 @@ Flow (docs/protocols/mpc-exact.md states every role's view):
    client's row order, for that client alone (protocols.inputs.bundles).
 """
 import dataclasses
+import math
 import secrets
+import struct
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,12 +41,12 @@ from ..inputs.clients import check_client, check_client_id
 from ..inputs.encoding import PAD_KEY, ScoreEncoder
 from ..errors import InputError, PartyFailure
 from ..runtime.identity import CLIENT_PREFIX, Identity, client_role
-from ..inputs.intake import Intake, refusal
+from ..inputs.intake import Intake, gather_bytes, refusal
 from .ledger import Release
 from .mpc_central import dataset_id
 from ..runtime.session import DEALER, LOCAL, PARTIES, LocalRoles, Placement, Session, TrafficMeter
 from ..inputs.sealing import KeyPair
-from ..inputs.submission import Evaluation, Roster, make_submission
+from ..inputs.submission import Evaluation, ReleaseTerms, Roster, make_submission
 
 RANKS_TO_CLIENTS = "ranks to their clients (not DP here: client-side DP on them is the clients' own business)"
 FRACTION_BITS = 52  # the AUC is revealed as floor(AUC * 2^52): error < 2.3e-16
@@ -104,7 +106,7 @@ def _party(ctx, fraction_bits: int):
     # one sequential stream each per session: the dealer expands the same streams for its correlations
     shuffler, gates = Shuffler(ctx.stream_key), Gates(ctx.stream_key)
     while (job := ctx.recv("job")) is not None:
-        intake = Intake(ctx, job)
+        intake = Intake(ctx, job, _terms(ctx, job))
         charge = None
         if job.central is not None and job.rows is not None and not intake.problem:  # before any input moves
             charge = _charge(ctx, job, sum(job.rows))
@@ -144,10 +146,25 @@ def _party(ctx, fraction_bits: int):
         ctx.send("result", result)
 
 
+def _terms(ctx, job) -> ReleaseTerms:
+    """What the job releases, for the clients' tickets; the budget is the tighter of the two parties'."""
+    evaluation, central = job.evaluation, job.central
+    own = ctx.ledger.effective_budget(job.ledger_ids, job.budget) if central is not None else None
+    mine = struct.pack(">dd", *(own.epsilon, own.delta) if own else (math.inf, math.inf))
+    both = [struct.unpack(">dd", b) for b in gather_bytes(mine)]
+    tightest = (min(e for e, _ in both), min(d for _, d in both))
+    budget = tightest if math.isfinite(tightest[0]) else None
+    common = dict(budget=budget, allow_missing=evaluation.allow_missing, ranks=job.ranks)
+    if central is None:
+        return ReleaseTerms("mpc-exact", decimals=evaluation.decimals, **common)
+    delta = central.delta(sum(job.rows)) * central.repetitions if job.rows is not None else None
+    return ReleaseTerms("mpc-central", central.epsilon * central.repetitions, delta, central.neighbours, **common)
+
+
 def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> dict:
     """The oblivious ranking and the opened outputs of one job, on the agreed inputs."""
     from ...circuits.compare import nonnegative
-    from ...circuits.division import digit_bits_for, fraction_bits as divide
+    from ...circuits.division import decimal_round, digit_bits_for, fraction_bits as divide
     from ...circuits.memory import release_free_memory
     from ...circuits.rank_auc import auc_fraction
     from ...circuits.shares import from_share, public_share, reveal_int
@@ -178,11 +195,13 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
     defined = bool(reveal_int(from_share(nonnegative(gates, twice_pn - public_share(1, ctx.rank)))).item())
     scaled = None
     if defined:
+        decimals = job.evaluation.decimals
         if ctx.rank == 0:
-            ctx.progress(f"exact division to {fraction_bits} bits")
+            ctx.progress(f"exact division to {f'{decimals} decimals' if decimals else f'{fraction_bits} bits'}")
         m = len(labels)
         bound = 2 * (m // 2) * (m - m // 2)  # 2PN <= 2 floor(M/2) ceil(M/2), public
-        quotient = divide(gates, twice_u, twice_pn, fraction_bits, digit_bits_for(bound))
+        quotient = decimal_round(gates, twice_u, twice_pn, decimals) if decimals else \
+            divide(gates, twice_u, twice_pn, fraction_bits, digit_bits_for(bound))
         scaled = int(reveal_int(from_share(quotient)).item())
     rank_bundles = None
     if job.ranks:
@@ -287,7 +306,7 @@ def _rank_bundles(ctx, job_id, owners, twice_rank) -> dict:
 
 def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: str = "TTP",
                   method: str = "radix", ranks: bool = False, placement: Placement = LOCAL,
-                  timeout_s: float = 20.0, on_progress=None):
+                  timeout_s: float = 20.0, on_progress=None, decimals: int = None):
     """Run mpc-exact on each dataset in one session of the parties.
 
     datasets: list of datasets, each a list of (client_id, scores, labels); every client is simulated
@@ -297,10 +316,12 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
       global mid-ranks (result.ranks), sealed so only that client can read them; the parties record the
       delivery in their ledgers (under protocols.mpc.mpc_central.dataset_id) without charging any budget.
     placement: the roles spawned here over loopback TLS (default), or a deployment's serving roles.
+    decimals: open the AUC rounded to this many decimals instead of to 52 bits (docs/protocols/mpc-exact.md:
+      what each opens).
     Returns one MpcAucResult per dataset.  Raises InputError for bad input
     (before any party learns anything) and PartyFailure if a role fails.
     """
-    requests = [simulated(clients, encoder, (dataset_id(clients),) if ranks else ()) for clients in datasets]
+    requests = [simulated(clients, encoder, (dataset_id(clients),) if ranks else (), decimals) for clients in datasets]
     return [exact_result(run, provider, method)
             for run in run_ranking_jobs(requests, provider, method, ranks, None, placement, timeout_s, on_progress)]
 
@@ -329,16 +350,18 @@ class Request:
     datasets: tuple = ()  # ledger ids named by the coordinator (Job.ledger_ids)
 
 
-def simulated(clients, encoder: ScoreEncoder, datasets: tuple = ()) -> Request:
+def simulated(clients, encoder: ScoreEncoder, datasets: tuple = (), decimals: int = None) -> Request:
     """Every client of ``clients`` ((id, scores, labels)) simulated in this process, each with a fresh key
-    on a roster of its own; all rows are checked here, before any role starts."""
+    on a roster of its own; all rows are checked here, before any role starts.  decimals: open the AUC
+    rounded to this many decimals (submission.Evaluation.decimals)."""
     if not clients:
         raise InputError("a dataset has no clients")
     for name, scores, labels in clients:
         check_client_id(name)
         check_client(name, scores, labels, encoder)
     identities = [Identity(client_role(name)) for name, _, _ in clients]
-    evaluation = Evaluation(f"local-{secrets.token_hex(8)}", Roster(tuple(i.public for i in identities)), encoder)
+    evaluation = Evaluation(f"local-{secrets.token_hex(8)}", Roster(tuple(i.public for i in identities)), encoder,
+                            decimals=decimals)
     return Request(evaluation, [(i, s, y) for i, (_, s, y) in zip(identities, clients)], tuple(datasets))
 
 
@@ -444,13 +467,13 @@ def exact_result(run: JobRun, provider, method) -> MpcAucResult:
                                  f"{outs[0]['scaled']} vs {outs[1]['scaled']}")
     if not outs[0]["defined"]:
         raise InputError("the joint data has no positives or no negatives: the AUC is undefined")
-    encoder = run.ticket.encoder
+    encoder, decimals = run.ticket.encoder, run.ticket.terms.decimals
     ranks = None
     if outs[0].get("rank_bundles"):
         ranks = {c: open_ranks(key, c, run.ticket.job, [out["rank_bundles"][c] for out in outs], run.party_keys)
                  for c, key in run.reply_keys.items()}
     return MpcAucResult(
-        auc=outs[0]["scaled"] / 2 ** FRACTION_BITS,
+        auc=round(outs[0]["scaled"] / 10 ** decimals, decimals) if decimals else outs[0]["scaled"] / 2 ** FRACTION_BITS,
         m=run.m,
         clients=len(outs[0]["clients"]),
         provider=provider,
@@ -463,4 +486,6 @@ def exact_result(run: JobRun, provider, method) -> MpcAucResult:
         ranks=ranks,
         missing=outs[0]["missing"],
         check_s=outs[0]["check_s"],
+        revealed=(f"AUC rounded to {decimals} decimals" if decimals else MpcAucResult.revealed[0],
+                  *MpcAucResult.revealed[1:]),
     )

@@ -45,6 +45,7 @@ import select
 import socket
 import ssl
 import struct
+import sys
 import threading
 import time
 from collections import defaultdict, deque
@@ -54,7 +55,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..errors import ChannelIntegrityError, PeerLost
-from .identity import fingerprint
+from .identity import CLIENT_PREFIX, fingerprint
 
 _FRAME = struct.Struct(">BB6xQ")
 FRAME_BYTES = _FRAME.size  # a heartbeat is one bare frame header; each message starts with one
@@ -70,6 +71,10 @@ SEAL_LIMIT = 1 << 38  # bytes sealed under one key, at most
 _BACKLOG = 4 << 20  # ciphertext waiting for the socket before sealing pauses
 _SOCKET_BUFFER = 4 << 20
 _HELLO = 250  # the channel of the dialer's first frame
+HELLO_MAX = 64 << 10  # the largest frame a link takes before its hello said what it is for
+PENDING_MAX = 128  # unauthenticated connections in their handshake at once, per listener
+HANDSHAKE_S = 10.0  # the longest a connection may take to authenticate
+_BACKOFF_S = (0.05, 1.0)  # the accepting thread's pause after a failed accept(), doubling up to the second
 
 
 class Tls:
@@ -171,9 +176,11 @@ class Link:
     """An established link to ``peer`` (its keys exchanged inside TLS), run by an I/O thread."""
 
     def __init__(self, sock: socket.socket, keys: tuple, me: str, peer: str, timeout_s: float,
-                 wait_limit_s: float = None):
-        """keys: what :meth:`Tls.exchange_keys` returned for this socket."""
+                 wait_limit_s: float = None, max_frame: int = None):
+        """keys: what :meth:`Tls.exchange_keys` returned for this socket.  max_frame: the largest payload the
+        peer may announce (None: any); a larger one ends the link (PeerLost) before any of it is kept."""
         self.sock, self.me, self.peer = sock, me, peer
+        self.max_frame = max_frame
         self._sealer, self._opener, self._pending = keys
         self.timeout_s = timeout_s
         self.wait_limit_s = wait_limit_s or max(10 * timeout_s, 300.0)
@@ -317,7 +324,7 @@ class Link:
 
     # the I/O thread -----------------------------------------------------------
     def _run(self) -> None:
-        incoming = _Incoming(self._opener, self._pending)
+        incoming = _Incoming(self._opener, self._pending, lambda: self.max_frame)
         current, raw_out, raw_backlog = None, deque(), 0
         try:
             while self._failure is None:
@@ -408,6 +415,10 @@ class _Malformed(Exception):
     """A sealed record's clear header is not the one expected (changed in transit, or not our protocol)."""
 
 
+class _Oversized(ValueError):
+    """The peer announced a frame larger than the link's cap (Link.max_frame)."""
+
+
 class _PeerRefused(Exception):
     """The peer's REFUSED notice: a record it received from here failed authentication."""
 
@@ -419,8 +430,8 @@ class _Incoming:
     own array (not zeroed: delivered only once every record of it is opened).
     """
 
-    def __init__(self, opener: Opener, pending: bytes):
-        self._opener, self._pending = opener, memoryview(pending)
+    def __init__(self, opener: Opener, pending: bytes, cap=lambda: None):
+        self._opener, self._pending, self._cap = opener, memoryview(pending), cap
         self._head = memoryview(bytearray(_SEAL_HEADER.size))
         self._body = memoryview(bytearray(RECORD + TAG_BYTES))
         self._frame = memoryview(bytearray(FRAME_BYTES))
@@ -472,6 +483,10 @@ class _Incoming:
             if self._message is None:
                 self._opener.open_into(self._head, body, self._frame)
                 kind, channel, length = _FRAME.unpack(self._frame)
+                cap = self._cap()
+                if cap is not None and length > cap:
+                    raise _Oversized(f"the peer announced a message of {length:,} bytes; this link takes at most "
+                                     f"{cap:,}")
                 if kind == DATA and length:
                     self._message, self._filled, self._channel = np.empty(length, dtype=np.uint8), 0, channel
                     continue
@@ -490,6 +505,11 @@ def _tune(sock: socket.socket) -> None:
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
         sock.setsockopt(socket.SOL_SOCKET, option, _SOCKET_BUFFER)
+
+
+def _log_listener(role: str, text: str) -> None:
+    sys.stderr.write(f"[{role}] listener: {text}\n")
+    sys.stderr.flush()
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -546,7 +566,15 @@ def dial(me, deployment, peer: str, hello: dict, timeout_s: float) -> Link:
 
 
 class Listener:
-    """A role's one listening socket: authenticates dialers and sorts their links by session and purpose."""
+    """A role's one listening socket: authenticates dialers and sorts their links by session and purpose.
+
+    A stranger cannot silence it: at most :data:`PENDING_MAX` connections are in their TLS handshake at
+    once (a connection past that is closed as soon as it is accepted, so the kernel's queue drains and the
+    descriptors never run out), a handshake has :data:`HANDSHAKE_S` seconds at most, and the accepting
+    thread never ends on an error: out of descriptors (EMFILE, ENFILE) or memory it logs, backs off and
+    goes on.  Until its hello names what it is for, a link takes frames of at most :data:`HELLO_MAX`
+    bytes; a client's link then takes what its evaluation allows (protocols.inputs.intake), a role's any.
+    """
 
     def __init__(self, me, deployment, timeout_s: float, sock: socket.socket = None):
         """Listen on ``me``'s configured address, or on ``sock`` already bound (local runs)."""
@@ -555,26 +583,48 @@ class Listener:
         self._context = me.tls_context(server=True, trusted=deployment.peers_of(me.role))
         if sock is None:
             host, port = split_address(deployment.address(me.role))
-            sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+            sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET,
+                                        backlog=socket.SOMAXCONN)
         self.sock = sock
         self._cond = threading.Condition()
         self._waiting = []  # (hello, link) not yet claimed
         self.refused = collections.deque(maxlen=1000)  # why handshakes were refused (latest, for operator and tests)
+        self.shed = 0  # connections closed unheard because PENDING_MAX handshakes were running
+        self.accept_errors = 0  # accept() failures survived (e.g. EMFILE)
+        self._slots = threading.BoundedSemaphore(PENDING_MAX)
         self._stopped = False
         threading.Thread(target=self._accept_loop, name=f"listener {me.role}", daemon=True).start()
 
     def _accept_loop(self) -> None:
+        backoff = _BACKOFF_S[0]
         while not self._stopped:
             try:
                 raw, origin = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._admit, args=(raw, origin), daemon=True).start()
+            except OSError as err:
+                if self._stopped:
+                    return
+                self.accept_errors += 1
+                if self.accept_errors == 1 or backoff == _BACKOFF_S[1]:
+                    _log_listener(self.me.role, f"accept failed ({err}); retrying in {backoff:.2f} s")
+                time.sleep(backoff)
+                backoff = min(_BACKOFF_S[1], 2 * backoff)
+                continue
+            backoff = _BACKOFF_S[0]
+            if not self._slots.acquire(blocking=False):
+                self.shed += 1
+                raw.close()
+                continue
+            try:
+                threading.Thread(target=self._admit, args=(raw, origin), daemon=True).start()
+            except RuntimeError as err:  # no thread to be had: the connection goes, the loop stays
+                self._slots.release()
+                raw.close()
+                self.refused.append(f"{origin[0]}:{origin[1]}: {err}")
 
     def _admit(self, raw: socket.socket, origin) -> None:
-        _tune(raw)
         try:
-            deadline = time.monotonic() + self.timeout_s
+            _tune(raw)
+            deadline = time.monotonic() + min(self.timeout_s, HANDSHAKE_S)
             tls = Tls(raw, self._context, True, deadline)
             peer = self._peers.get(tls.peer_fingerprint())
             if peer is None:
@@ -584,7 +634,9 @@ class Listener:
             self.refused.append(f"{origin[0]}:{origin[1]}: {getattr(err, 'reason', None) or err}")
             raw.close()
             return
-        link = Link(raw, keys, self.me.role, peer, self.timeout_s)
+        finally:
+            self._slots.release()  # authenticated, or gone: the slot is a stranger's no more
+        link = Link(raw, keys, self.me.role, peer, self.timeout_s, max_frame=HELLO_MAX)
         try:
             hello = json.loads(bytes(link.recv(_HELLO, "hello")))
             hello["from"] = peer  # who it is comes from its certificate, never from what it says
@@ -592,6 +644,8 @@ class Listener:
             self.refused.append(f"{peer} at {origin[0]}:{origin[1]}: no valid hello ({err})")
             link.abort(err if isinstance(err, Exception) else RuntimeError(str(err)))
             return
+        if not peer.startswith(CLIENT_PREFIX):
+            link.max_frame = None  # a pinned role of the deployment
         with self._cond:
             self._waiting.append((hello, link))
             self._cond.notify_all()

@@ -1,0 +1,136 @@
+"""Deployed parties that a stranger, a client or the organiser cannot bring down or talk past.
+
+Three ``mpc-auc party`` processes on 127.0.0.2/3/4, each under ``ulimit -n 1024`` and with a budget of its
+own (``--budget 1.5``):
+
+* a stranger opens 2,000 plain TCP connections to P0 (twice its descriptor limit) and leaves them open;
+  P0 sheds what it cannot handshake, times out the rest, stays up and serves the next job;
+* a rostered client announces a 16 GiB message: the party ends that link before keeping any of it and
+  serves the next job;
+* the organiser asks for a budget of 100 and gets what the parties' own budget of 1.5 allows.
+"""
+import json
+import resource
+import socket
+import subprocess
+import time
+
+import pytest
+
+from mpc_auc.protocols.inputs import submitter
+from mpc_auc.protocols.runtime import link as link_module
+from mpc_auc.protocols.runtime.deployment import Deployment
+from mpc_auc.protocols.runtime.identity import Identity
+from roles_on_hosts import CLI, HOSTS, deploy
+
+NOFILE = 1024
+FLOOD = 2 * NOFILE - 48  # about twice the party's descriptor limit
+
+
+@pytest.fixture(scope="module")
+def limited(tmp_path_factory):
+    ledger = tmp_path_factory.mktemp("own-ledgers")  # not the test session's shared default: fresh budgets
+    yield from deploy(tmp_path_factory, nofile=NOFILE, extra=("--budget", "1.5", "--ledger", str(ledger)))
+
+
+def _run(directory, *extra):
+    out = directory / f"result-{time.monotonic_ns()}.json"
+    proc = subprocess.run(CLI + ["run", "--deployment", str(directory / "deployment.yaml"), "--input",
+                                 str(directory / "data.csv"), "--out", str(out), "--timeout", "5", *extra],
+                          capture_output=True, text=True, timeout=180)
+    return proc, (json.loads(out.read_text()) if proc.returncode == 0 else None)
+
+
+def _flood(address, count):
+    """``count`` plain TCP connections to ``address``, opened as fast as the kernel takes them."""
+    flood = []
+    for _ in range(count):
+        s = socket.socket()
+        s.setblocking(False)
+        s.connect_ex(address)
+        flood.append(s)
+    return flood
+
+
+def _wait_all_closed_by_peer(flood, limit_s):
+    """Wait until the party has closed every flood connection (shed at once, or at its handshake deadline)."""
+    open_ = list(flood)
+    deadline = time.monotonic() + limit_s
+    while open_:
+        assert time.monotonic() < deadline, f"{len(open_)} flood connections still open after {limit_s} s"
+        still = []
+        for s in open_:
+            try:
+                if s.recv(1) == b"":
+                    continue  # closed by the party
+            except BlockingIOError:
+                pass
+            except OSError:
+                continue  # reset by the party
+            still.append(s)
+        open_ = still
+        time.sleep(0.2)
+
+
+def test_a_flood_of_twice_the_descriptor_limit_leaves_the_party_serving(limited):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < FLOOD + 200:
+        pytest.skip(f"this test process may open only {hard} descriptors; the flood needs {FLOOD + 200}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, FLOOD + 200) if hard == resource.RLIM_INFINITY
+                                                else min(hard, max(soft, FLOOD + 200)), hard))
+    directory, procs, _, ports = limited
+    flood = _flood((HOSTS["P0"], ports["P0"]), FLOOD)
+    try:
+        # P0 is never out of descriptors (it sheds past PENDING_MAX) and never stops accepting
+        _wait_all_closed_by_peer(flood, limit_s=link_module.HANDSHAKE_S * 6 + 60)
+    finally:
+        for s in flood:
+            s.close()
+    assert procs["P0"].poll() is None
+    proc, result = _run(directory)
+    assert proc.returncode == 0, proc.stderr
+    assert 0 < result["auc"] < 1
+
+
+def test_an_oversized_message_from_a_client_ends_its_link_only(limited, tmp_path):
+    """A rostered client announces 16 GiB and keeps sending: the party ends its link at the announcement
+    (past the evaluation's --max-rows), the job is refused at its deadline (no client submitted), the next job
+    runs."""
+    directory = limited[0]
+    subprocess.run(CLI + ["client", "keygen", "--name", "big", "--key", str(tmp_path / "big.key"),
+                          "--roster", str(tmp_path / "big.roster.yaml")], check=True, capture_output=True)
+    opened = subprocess.Popen(CLI + ["evaluation", "open", "--deployment", str(directory / "deployment.yaml"),
+                                     "--id", "oversized", "--roster", str(tmp_path / "big.roster.yaml"),
+                                     "--max-rows", "1000", "--deadline", "8", "--out", str(tmp_path / "o.json"),
+                                     "--timeout", "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    identity, deployment = Identity.load(str(tmp_path / "big.key")), Deployment.load(str(directory / "deployment.yaml"))
+    link, _ = submitter._connect(identity, deployment, "P0", "oversized", 5.0, 60.0)
+    chunk = memoryview(bytearray(8 << 20))
+    with link._cond:  # a frame header announcing 16 GiB, then its payload as fast as the link takes it
+        link._outbox.append(memoryview(link_module._FRAME.pack(link_module.DATA, 1, 16 << 30)))
+    deadline = time.monotonic() + 60
+    while link.failure is None:
+        assert time.monotonic() < deadline, "the party kept taking the oversized message"
+        with link._cond:
+            if len(link._outbox) < 4:
+                link._outbox.append(chunk)
+        link._wake()
+        time.sleep(0.005)
+    assert link.bytes_sent < 1 << 30
+    link.abort(RuntimeError("done"))
+    _, err = opened.communicate(timeout=60)
+    assert opened.returncode == 2 and "no client submitted" in err, err
+    proc, _ = _run(directory)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_partys_own_budget_refuses_a_release_the_organiser_allows(limited):
+    directory = limited[0]
+    proc, result = _run(directory, "--protocol", "mpc-central", "--epsilon", "1", "--budget", "100",
+                        "--dataset-id", "first")
+    assert proc.returncode == 0, proc.stderr
+    assert result["privacy"]["ledger"]["budget"][0] == 1.5  # the parties' own, not the organiser's 100
+    proc, _ = _run(directory, "--protocol", "mpc-central", "--epsilon", "1", "--budget", "100",
+                   "--dataset-id", "second")  # a new id string does not reset the roster's set
+    assert proc.returncode == 2 and "privacy budget exceeded" in proc.stderr
+    assert "this party's own budget" in proc.stderr
