@@ -94,10 +94,15 @@ class Dealer(TTPServer):
     """TTPServer with CSPRNG keys (circuits.csprng) and five more request types: permutation, one-hot
     digit and bit correlations, AND and product triples in batches (circuits.gates)."""
 
+    @staticmethod
+    def draw_keys() -> list:
+        """k_0, k_1: independent 256-bit draws from ``secrets`` (nothing P0 receives is derived from k_1)."""
+        return [secrets.token_bytes(KEY_BYTES) for _ in COMPUTE_PARTIES]
+
     def _setup_generators(self):
-        """Draw k_0, k_1 independently with ``secrets``; send k_p to party p alone (over their TLS link)."""
+        """Draw the keys (:meth:`draw_keys`); send k_p to party p alone (over their secure link)."""
         comm = crypten.communicator.get()
-        keys = [secrets.token_bytes(KEY_BYTES) for _ in COMPUTE_PARTIES]
+        keys = self.draw_keys()
         for party, key in zip(COMPUTE_PARTIES, keys):
             comm.send_obj(key, party, comm.ttp_group)
         self.generators = [KeyedGenerator(k, TUPLES) for k in keys]

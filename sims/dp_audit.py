@@ -31,6 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import beta
 
+from .false_alarms import CHECK_ALPHA
+
 CANDIDATES = 64  # thresholds tried on the first half (quantiles of the pooled scores)
 DECIMALS = 9  # scores are rounded: the audit measures the mechanism as stated, not float artefacts (docstring)
 
@@ -62,8 +64,9 @@ def _bound(hits: int, false: int, n: int, delta: float, alpha: float) -> float:
     return max(0.0, math.log((tpr_lb - delta) / fpr_ub)) if tpr_lb > delta and fpr_ub > 0 else 0.0
 
 
-def epsilon_lower_bound(on_d, on_d2, delta: float = 0.0, alpha: float = 0.05) -> AuditResult:
-    """eps_lb from scalar outputs on D and on D' (module docstring); high scores should point to D."""
+def epsilon_lower_bound(on_d, on_d2, delta: float = 0.0, alpha: float = CHECK_ALPHA) -> AuditResult:
+    """eps_lb from scalar outputs on D and on D' (module docstring); high scores should point to D.  alpha: the
+    suite's per-check false-alarm rate (sims.false_alarms)."""
     on_d, on_d2 = (np.round(np.asarray(x, dtype=np.float64), DECIMALS) for x in (on_d, on_d2))
     n = min(len(on_d), len(on_d2)) // 2
     if n < 10:

@@ -28,6 +28,7 @@ from ..results import provenance, strict, write_csv, write_json, write_text
 from ..synthetic import synthetic_evalset
 from . import security_checks as sc
 from .dp_audit import clopper_pearson
+from .false_alarms import CHECK_ALPHA, FAMILY_ALPHA, MAX_CHECKS, Z_ONE_SIDED, Z_TWO_SIDED
 from .plots import epsilon_ticks, figure, style
 
 SUITES = {
@@ -45,7 +46,6 @@ SUITES = {
 INFERENCE_MECHANISMS = ("fedauc-vanilla", "fedauc-rr", "fedauc-lap-local", "fedauc-lap-global",
                         "fedauc-gauss-local", "mpc-central")
 GAUSS_DELTA = 1e-5
-VIEW_ALPHA = 1e-3  # a view passes when every chi-square p-value exceeds this (3 tests per party and variant)
 
 
 def check(name, kind, protocol, claimed_epsilon, claimed_delta, measured, bound, passed, details=None) -> dict:
@@ -142,7 +142,7 @@ def label_inference(cfg: dict, rng) -> tuple:
             delta = GAUSS_DELTA if "gauss" in mechanism else 0.0
             accuracy = sc.label_inference(mechanism, eps, m, draws, rng, delta)
             bound = 1.0 if mechanism == "fedauc-vanilla" else sc.inference_bound(eps, delta)
-            slack = 3 * math.sqrt(bound * (1 - bound) / (m * draws)) + 1e-12  # 3 binomial standard errors
+            slack = Z_ONE_SIDED * math.sqrt(bound * (1 - bound) / (m * draws)) + 1e-12  # binomial standard errors
             lo, hi = clopper_pearson(round(accuracy * m * draws), m * draws, 0.05)
             rows.append({"protocol": mechanism, "epsilon": eps, "accuracy": accuracy, "accuracy_lo": lo,
                          "accuracy_hi": hi, "bound": bound})
@@ -165,8 +165,9 @@ def views(cfg: dict, rng) -> list:
                                  ("reused", "control", "radix sort reusing one digit mask")):
         for role, party in zip(("P0", "P1"), parties):
             found = p_values(party[variant])
-            out.append(check(f"view of {role}: {label}", kind, label, None, None, min(found), VIEW_ALPHA,
-                             min(found) > VIEW_ALPHA,
+            limit = CHECK_ALPHA / len(found)
+            out.append(check(f"view of {role}: {label}", kind, label, None, None, min(found), limit,
+                             min(found) > limit,
                              {"p_values": dict(zip(("homogeneity A vs B", "uniform sigma[pi] on A",
                                                     "uniform sigma[pi] on B"), found)),
                               "inputs": "4 distinct keys vs 4 tied keys", "runs_per_input": cfg["view_runs"],
@@ -180,7 +181,7 @@ def bitonic_views(cfg: dict, rng) -> list:
     from ..protocols.inputs.encoding import PAD_KEY
     from ..protocols.runtime.session import run_parties
     from ..protocols.inputs.sharing import split
-    from .security_views import aligned, bitonic_layers, bitonic_secrets, bitonic_view_party, leaks
+    from .security_views import aligned, bitonic_layers, bitonic_secrets, bitonic_tests, bitonic_view_party, flagged, leaks
 
     m = cfg["bitonic_view_m"]
     keys = rng.integers(0, 2 ** 40, m)
@@ -189,16 +190,17 @@ def bitonic_views(cfg: dict, rng) -> list:
     out = []
     for role, party in zip(("P0", "P1"), outs):
         views, ends = party["views"], party["layer_ends"]
-        found = leaks(views, hidden, m)
-        for layer, (start, end) in enumerate(zip([0] + ends[:-1], ends)):
-            found += [(i, f"layer {layer}: {name}") for i, name in leaks(views[start:end], layers[layer], m // 2)]
+        tested = bitonic_tests(views, ends, hidden, layers, m)
+        found = flagged(tested, CHECK_ALPHA)
         checked = sum(1 for a in views if aligned(a, m) or aligned(a, m // 2))
         out.append(check(f"view of {role}: bitonic sort messages", "view", "mpc-exact --method bitonic", None, None,
                          len(found), 0, not found, {
                              "messages": len(views), "M": m, "layers": len(layers),
                              "carried": sorted({n for _, n in found}), "messages_checked": checked,
-                             "unchecked_messages": len(views) - checked}))
-    found = leaks(outs[0]["views"][:outs[0]["layer_ends"][0]] + [layers[0]["swap bits"]], layers[0], m // 2)
+                             "unchecked_messages": len(views) - checked, "tests": len(tested),
+                             "smallest_p_bound": min(p for *_, p in tested), "alpha": CHECK_ALPHA}))
+    found = leaks(outs[0]["views"][:outs[0]["layer_ends"][0]] + [layers[0]["swap bits"]], layers[0], m // 2,
+                  CHECK_ALPHA)
     out.append(check("view of P0 with the first layer's swap bits added: bitonic sort", "control",
                      "bitonic sort (leaky view)", None, None, len(found), 0, not found,
                      {"carried": sorted({n for _, n in found})}))
@@ -216,13 +218,13 @@ def ustat_views(cfg: dict, rng) -> list:
     secrets_ = ustat_secrets(x, y, outs)
     out = []
     for role, party, other in (("P0", outs[0], y), ("P1", outs[1], x)):
-        found = leaks(party["views"], {**secrets_, "other party's input": other}, pairs)
+        found = leaks(party["views"], {**secrets_, "other party's input": other}, pairs, CHECK_ALPHA)
         out.append(check(f"view of {role}: ustat-2pc Gini-Laplace and AUC-RR messages", "view", "ustat-2pc", None,
                          None, len(found), 0, not found,
                          {"messages": len(party["views"]), "pairs": pairs, "carried": sorted({n for _, n in found}),
-                          "test": "equal positions above independence + 5 sigma, per pair-aligned vector"}))
+                          "test": "equal positions above independence: Bernstein bound <= alpha / tests"}))
     leaky = outs[0]["views"] + [secrets_["gini kernel"], secrets_["auc output bit"]]
-    found = leaks(leaky, secrets_, pairs)
+    found = leaks(leaky, secrets_, pairs, CHECK_ALPHA)
     out.append(check("view of P0 with the kernel values added: ustat-2pc", "control", "ustat-2pc (leaky view)", None,
                      None, len(found), 0, not found, {"carried": sorted({n for _, n in found})}))
     return out
@@ -266,7 +268,7 @@ def job_views(cfg: dict, rng) -> list:
             for name, sealed, kind in (("P0's rank share", shares[0], "view"), ("P1's rank share", shares[1], "view"),
                                        ("both shares added (a party sealing opened ranks)",
                                         shares[0] + shares[1], "control")):
-                found = leaks([sealed], secrets_, m)
+                found = leaks([sealed], secrets_, m, CHECK_ALPHA)
                 out.append(check(f"rank delivery: {name} sealed for the clients", kind, protocol, None, None,
                                  len(found), 0, not found, {"carried": sorted({n for _, n in found})}))
             wrong = [c for c, part in (("c0", slice(0, m // 2)), ("c1", slice(m // 2, m)))
@@ -281,8 +283,9 @@ def _job_view(name, kind, protocol, received, secrets_, runs) -> dict:
     from .security_views import as_runs, homogeneity, leaks
 
     p = homogeneity(as_runs(received[:runs]), as_runs(received[runs:2 * runs]))
-    found = leaks(received[-1], secrets_, len(secrets_["labels"]))
-    return check(name, kind, protocol, None, None, p if not found else 0.0, VIEW_ALPHA, p > VIEW_ALPHA and not found,
+    found = leaks(received[-1], secrets_, len(secrets_["labels"]), CHECK_ALPHA / 2)
+    limit = CHECK_ALPHA / 2  # two tests: homogeneity and the carry tests
+    return check(name, kind, protocol, None, None, p if not found else 0.0, limit, p > limit and not found,
                  {"homogeneity_p": p, "runs_per_input": runs, "carried": sorted({n for _, n in found}),
                   "inputs": "8 rows, 2 clients: distinct scores vs all tied (same positives, same AUC)",
                   "messages_of_the_large_job": len(received[-1]), "M_of_the_large_job": len(secrets_["labels"])})
@@ -300,11 +303,11 @@ def noise_views(cfg: dict, rng) -> list:
         hidden.update({name: z, f"{name}: sign": np.sign(z), f"{name}: non-zero": (z != 0).astype(np.int64)})
     out = []
     for role, party in zip(("P0", "P1"), outs):
-        found = leaks(party["views"], hidden, draws)
+        found = leaks(party["views"], hidden, draws, CHECK_ALPHA)
         out.append(check(f"view of {role}: mpc-central's discrete Laplace gadgets", "view", "mpc-central", None, None,
                          len(found), 0, not found, {"messages": len(party["views"]), "draws": draws, "M": m,
                                                     "carried": sorted({n for _, n in found})}))
-    found = leaks(outs[0]["views"] + [hidden["statistic noise Z_T"]], hidden, draws)
+    found = leaks(outs[0]["views"] + [hidden["statistic noise Z_T"]], hidden, draws, CHECK_ALPHA)
     out.append(check("view of P0 with the noise appended: mpc-central's gadgets", "control", "mpc-central", None, None,
                      len(found), 0, not found, {"carried": sorted({n for _, n in found})}))
     return out
@@ -342,11 +345,13 @@ def network_observer(cfg: dict, rng) -> list:
     inputs = [(rng.integers(0, 100, m) / 100, rng.integers(0, 2, m)) for _ in range(2)]
     captures = captured_jobs([simulated([("c0", s[:m // 2], y[:m // 2]), ("c1", s[m // 2:], y[m // 2:])], encoder)
                               for s, y in inputs])
-    hidden = [v.tobytes() for s, y in inputs for v in (s, encoder.encode(s), y.astype(np.int64))]
-    streams = [stream for capture in captures for _, up, down in capture for stream in (up, down)]
+    clear = [v.tobytes() for s, y in inputs for v in (s, encoder.encode(s), y.astype(np.int64))]
+    material = [item for _, items in captures for item in items]  # dealer keys and input shares, both parties
+    hidden = clear + material
+    streams = [stream for capture, _ in captures for _, up, down in capture for stream in (up, down)]
     outside, found = exposure(streams, hidden)
-    clear_outside, clear_found = exposure([clear_link(hidden[2])], hidden)
-    views = [observer_view(capture) for capture in captures]
+    clear_outside, clear_found = exposure([clear_link(clear[2] + material[0])], hidden)
+    views = [observer_view(capture) for capture, _ in captures]
     other, timing = differences(*views)
     guess = np.random.default_rng(list(hashlib.sha256(repr(sorted(views[0].items())).encode()).digest()))
     common = {"M": m, "sessions": 2, "links": "coordinator, dealer and P0-P1 links to P0 and P1: TLS 1.3 "
@@ -355,7 +360,9 @@ def network_observer(cfg: dict, rng) -> list:
     return [
         check("network observer: the capture holds TLS and sealed records only, no secret in the clear",
               "collusion", "mpc-exact, mpc-central", None, None, outside + found, 0, outside + found == 0,
-              {**common, "bytes_outside_records": outside, "secrets_in_the_clear": found}),
+              {**common, "bytes_outside_records": outside, "secrets_in_the_clear": found,
+               "searched_for": "16-byte windows of the scores, keys and labels, both parties' dealer keys and every "
+                               "input share they opened"}),
         check("network observer: its view (record types and lengths) is the same for two inputs of one shape",
               "collusion", "mpc-exact, mpc-central", None, None, other, 0, other == 0,
               {**common, "records": sum(views[0].values()), "heartbeat_sized_records_that_differ": timing,
@@ -373,9 +380,10 @@ def _no_better_than_chance(adversary, order, guessed, keys, labels, details) -> 
 
     m = len(keys)
     tau = kendall(order, keys)
-    tau_chance = 4 * math.sqrt(2 * (2 * m + 5) / (9 * m * (m - 1)))  # 4 standard deviations of tau under chance
+    tau_chance = Z_TWO_SIDED * math.sqrt(2 * (2 * m + 5) / (9 * m * (m - 1)))  # standard deviations under chance
     base = max(labels.mean(), 1 - labels.mean())  # the majority class: the best guess without information
-    accuracy, label_chance = float(np.mean(guessed == labels)), base + 4 * math.sqrt(base * (1 - base) / m)
+    accuracy = float(np.mean(guessed == labels))
+    label_chance = base + Z_ONE_SIDED * math.sqrt(base * (1 - base) / m)
     return [check(f"{adversary} recovers nothing of the sorted order", "collusion", "mpc-exact, mpc-central", None,
                   None, tau, tau_chance, abs(tau) <= tau_chance, details),
             check(f"{adversary} infers labels no better than the majority class", "collusion", "mpc-central",
@@ -388,11 +396,11 @@ def release_attacks(cfg: dict, rng) -> list:
     exact = sc.enumeration_attack(200, 100, rng)
     inferred = sc.threshold_inference(eps, cfg["audit_draws"], rng)
     bound = sc.inference_bound(eps)
-    slack = 3 * math.sqrt(bound * (1 - bound) / cfg["audit_draws"])
+    slack = Z_ONE_SIDED * math.sqrt(bound * (1 - bound) / cfg["audit_draws"])
     ustat = []
     for kernel in ("auc", "gini", "kendall"):
         accuracy, bound = sc.ustat_inference(kernel, eps, 1, max(20, cfg["audit_draws"] // 10), rng)
-        slack = 3 * math.sqrt(bound * (1 - bound) / max(20, cfg["audit_draws"] // 10))
+        slack = Z_ONE_SIDED * math.sqrt(bound * (1 - bound) / max(20, cfg["audit_draws"] // 10))
         ustat.append(check(f"ustat-2pc aggregator infers one user's value ({kernel}, k = 1)", "attack",
                            f"ustat-2pc {kernel}", eps, 0.0, accuracy, bound + slack, accuracy <= bound + slack,
                            {"attacker": "likelihood ratio on the user's noisy kernel outputs, two extreme values"}))
@@ -417,7 +425,7 @@ def top_k(cfg: dict, rng) -> tuple:
             rows.append({"exposure": view, "K": k, "precision": precision, "precision_lo": lo, "precision_hi": hi,
                          "base_rate": base})
             if view.startswith("mpc-"):
-                slack = 3 * math.sqrt(base * (1 - base) / k)
+                slack = Z_ONE_SIDED * math.sqrt(base * (1 - base) / k)
                 out.append(check(f"top-{k} score attack: {view}", "attack", "mpc-exact, mpc-central", None, None,
                                  precision, base + slack, precision <= base + slack,
                                  {"base_rate": base, "M": evalset.m}))
@@ -425,24 +433,29 @@ def top_k(cfg: dict, rng) -> tuple:
 
 
 def dealer_keys(cfg: dict, rng) -> list:
+    """Stock CrypTen's seeds (a control) and the project's Dealer, in a real session, against P0's key guesses;
+    the same Dealer weakened to k_1 = SHA-256(k_0) must fall (a control)."""
+    from ..protocols.runtime.session import Placement, run_parties
+
     bits = cfg["seed_bits"]
     dealer_seed = int(rng.integers(2 ** bits))
     seed0, seed1 = sc.stock_dealer_seeds(dealer_seed)
     recovered = sc.seed_recovery(seed0, sc.stock_share(seed1), bits)
-    k0, k1 = secrets.token_bytes(32), secrets.token_bytes(32)  # what circuits.dealer.Dealer draws
-    words = sc.KeyedGenerator(k1, sc.TUPLES).words((1000,))
-    derived = secrets.token_bytes(32)
-    derived_words = sc.KeyedGenerator(hashlib.sha256(derived).digest(), sc.TUPLES).words((1000,))
+    found = {}
+    for name, dealer in (("ours", None), ("derived", sc.DerivedKeyDealer)):
+        p0, p1 = run_parties(sc.dealer_key_party, (1000,), provider="TTP", timeout_s=120,
+                             placement=Placement(dealer=dealer))
+        found[name] = sc.p0_rebuilds_p1_triples(p0["key"], p1["triple words"])
     return [
         check(f"stock CrypTen TTP: P0 rebuilds P1's triples from its seed ({bits}-bit dealer seed)", "control",
               "stock CrypTen TTP", None, None, float(recovered), 0.0, not recovered,
               {"attack": "search dealer seeds for P0's, regenerate P1's triple shares (torch MT19937)"}),
         check("our dealer: P0 alone rebuilds P1's triples from its key", "collusion", "mpc-exact, mpc-central",
-              None, None, float(sc.p0_rebuilds_p1_triples(k0, words)), 0.0,
-              not sc.p0_rebuilds_p1_triples(k0, words), {"keys": "k_0, k_1: independent 256-bit secrets draws"}),
+              None, None, float(found["ours"]), 0.0, not found["ours"],
+              {"keys": "k_0 as P0 holds it, P1's triple generator, from a session with circuits.dealer.Dealer"}),
         check("a dealer that derives P1's key from P0's: P0 rebuilds P1's triples", "control",
-              "weakened dealer", None, None, float(sc.p0_rebuilds_p1_triples(derived, derived_words)), 0.0,
-              not sc.p0_rebuilds_p1_triples(derived, derived_words), {"weakening": "k_1 = SHA-256(k_0)"}),
+              "weakened dealer", None, None, float(found["derived"]), 0.0, not found["derived"],
+              {"weakening": "sims.security_checks.DerivedKeyDealer: the project's Dealer with k_1 = SHA-256(k_0)"}),
     ]
 
 
@@ -491,8 +504,14 @@ def summary(checks) -> dict:
     controls = [c for c in checks if c["kind"] == "control"]
     failed = [c["name"] for c in regular if not c["passed"]]
     missed = [c["name"] for c in controls if c["passed"]]
+    if len(regular) > MAX_CHECKS:  # the per-check alpha would no longer keep the stated family-wise rate
+        raise RuntimeError(f"{len(regular)} regular checks: more than the {MAX_CHECKS} that the false-alarm budget "
+                           "(sims.false_alarms) is split over")
     return {"checks": len(regular), "passed": len(regular) - len(failed), "failed": failed,
             "controls": len(controls), "controls_caught": len(controls) - len(missed), "controls_missed": missed,
+            "false_alarm_rate": {"family": FAMILY_ALPHA, "per_check": CHECK_ALPHA, "split_over": MAX_CHECKS,
+                                 "note": "P(a run fails any regular check while every claim holds) <= family "
+                                         "(Bonferroni; sims/false_alarms.py)"},
             "verdict": "ok" if not failed and not missed else "problems found"}
 
 
@@ -503,7 +522,8 @@ def markdown(report: dict) -> str:
              f"{report['seconds']:.0f} s.", "",
              f"**Verdict: {s['verdict']}.** {s['passed']} of {s['checks']} checks passed; "
              f"{s['controls_caught']} of {s['controls']} deliberately weakened controls were caught "
-             "(a control must fail its check).", ""]
+             "(a control must fail its check). Family-wise false-alarm rate at most "
+             f"{s['false_alarm_rate']['family']:g} per run ({s['false_alarm_rate']['per_check']:g} per check).", ""]
     for name in s["failed"]:
         lines.append(f"* FAILED: {name}")
     for name in s["controls_missed"]:

@@ -12,11 +12,13 @@ D' the same record as a negative: 2U moves by 2(M-1), P by 1.
 """
 import hashlib
 import math
+import secrets
 
 import numpy as np
 import torch
 
 from ..circuits.csprng import TUPLES, KeyedGenerator
+from ..circuits.dealer import Dealer
 from ..protocols.dp import dpauc, fedauc, score_ldp
 from ..protocols.clear_auc import rank_sum_auc
 from ..protocols.dp.dp_suite import THRESHOLDS
@@ -361,6 +363,24 @@ def p0_key_guesses(k0: bytes):
     yield hashlib.sha256(k0).digest()
     for i in range(1, 4):
         yield (int.from_bytes(k0, "little") + i).to_bytes(32, "little", signed=False)
+
+
+class DerivedKeyDealer(Dealer):
+    """A deliberately weakened dealer (a control): the project's Dealer with k_1 = SHA-256(k_0)."""
+
+    @staticmethod
+    def draw_keys() -> list:
+        k0 = secrets.token_bytes(32)
+        return [k0, hashlib.sha256(k0).digest()]
+
+
+def dealer_key_party(ctx, words: int) -> dict:
+    """Each compute party's dealer key and the first ``words`` words of its triple generator, as the dealer
+    set them up in this session (circuits.csprng installs both into CrypTen's TTP client)."""
+    from ..circuits.crypten_compat import crypten
+
+    client = crypten.mpc.provider.ttp_provider.TTPClient.get()
+    return {"key": ctx.stream_key, "triple words": client.generator.words((words,))}
 
 
 def p0_rebuilds_p1_triples(k0: bytes, p1_words: np.ndarray) -> bool:

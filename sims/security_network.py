@@ -13,6 +13,8 @@ import tempfile
 import time
 from collections import Counter
 
+import numpy as np
+
 from ..protocols.runtime.deployment import Deployment
 from ..protocols.runtime.identity import COMPUTE, COORDINATOR, ROLES, SERVING, Identity
 from ..protocols.runtime.link import HEADER_RECORD, Listener, free_port, split_address
@@ -24,18 +26,31 @@ TIMING_RECORD = HEADER_RECORD  # a sealed record of one bare frame header: the h
 
 def _serve(role: str, key_path: str, deployment: Deployment, ledger: str, timeout_s: float) -> None:
     from ..protocols.mpc.ledger import LedgerPlace
-    from ..protocols.runtime.roles import prepare_process, serve
+    from ..protocols.runtime.roles import prepare_process, serve, target_name
+    from .security_views import recording_party
+
+    def recorded(ctx, *args):  # the real loop, recorded; the record goes to a file, not over the links
+        jobs = recording_party(ctx, *args)
+        material = {f"job{j}-dealer-key": np.frombuffer(job["dealer key"], dtype=np.uint8) for j, job in
+                    enumerate(jobs)}
+        material.update({f"job{j}-share{k}": share for j, job in enumerate(jobs)
+                         for k, share in enumerate(job["input shares"])})
+        np.savez(os.path.join(os.path.dirname(ledger), f"{role}-material.npz"), **material)
 
     identity = Identity.load(key_path)
     prepare_process()
-    serve(identity, deployment, Listener(identity, deployment, timeout_s), ledger=LedgerPlace(ledger))
+    serve(identity, deployment, Listener(identity, deployment, timeout_s),
+          {target_name(recording_party): recorded}, ledger=LedgerPlace(ledger))
 
 
 def captured_jobs(requests, timeout_s: float = 60.0) -> list:
-    """Run each request (protocols.mpc.mpc_exact.Request) as its own mpc-exact session; per request, the captured
-    streams: [(party behind the proxy, bytes towards it, bytes from it)]."""
+    """Run each request (protocols.mpc.mpc_exact.Request) as its own mpc-exact session of the parties' real loop,
+    recorded (sims.security_views.recording_party); per request (captured streams, key material): the streams
+    [(party behind the proxy, bytes towards it, bytes from it)], and the byte strings the observer must not
+    find: both parties' dealer keys and the input shares they opened."""
     from ..protocols.mpc.mpc_exact import exact_result, run_ranking_jobs
     from ..protocols.runtime.session import Placement
+    from .security_views import recording_party
 
     with tempfile.TemporaryDirectory(prefix="mpc-auc-observer-") as directory:
         identities = {role: Identity(role) for role in ROLES}
@@ -59,11 +74,16 @@ def captured_jobs(requests, timeout_s: float = 60.0) -> list:
         try:
             for request in requests:
                 before = {party: len(proxy.streams) for party, proxy in proxies.items()}
-                run = run_ranking_jobs([request], "TTP", "radix", False, None, placement, timeout_s, None)[0]
+                run = run_ranking_jobs([request], "TTP", "radix", False, None, placement, timeout_s, None,
+                                       party=recording_party)[0]
                 exact_result(run, "TTP", "radix")  # the job computed through the proxies
                 _settle(proxies)
-                out.append([(party, bytes(up), bytes(down)) for party, proxy in proxies.items()
-                            for up, down in proxy.streams[before[party]:]])
+                material = []
+                for party in COMPUTE:  # written by the party at the session's end (_serve)
+                    with np.load(os.path.join(directory, f"{party}-material.npz")) as saved:
+                        material += [saved[name].tobytes() for name in saved.files]
+                out.append(([(party, bytes(up), bytes(down)) for party, proxy in proxies.items()
+                             for up, down in proxy.streams[before[party]:]], material))
         finally:
             for proc in procs:
                 proc.terminate()

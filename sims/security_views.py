@@ -22,8 +22,9 @@ objects).  Each received array is cut into vectors aligned with the pairs
 secret of the run: the kernel values, the noise, the noisy output, the other
 party's input and the noise's bits.  A vector *carries* a secret when it
 equals it in more positions than an independent vector with the same value
-frequencies would (5-sigma band).  The control: a view to which the kernel
-values were added must be flagged.
+frequencies would: Bernstein's bound on that tail probability is at most the
+check's alpha divided by its number of tests (:func:`flagged`).  The control:
+a view to which the kernel values were added must be flagged.
 """
 import itertools
 
@@ -293,31 +294,76 @@ def aligned(array: np.ndarray, pairs: int) -> list:
     return out
 
 
-def carries(vector: np.ndarray, secret: np.ndarray, secret_values: np.ndarray, secret_freq: np.ndarray) -> bool:
-    """More equal positions than independence allows: 5 sigma above sum_t P(vector=t) P(secret=t), and at least
-    4 positions (or 0.1%) more, so that one coincidence with a rare value is not a carried secret."""
-    observed = float(np.mean(vector == secret))
-    if observed == 0.0:
-        return False
-    chance = float((np.isin(vector, secret_values) * secret_freq[np.searchsorted(secret_values, vector)
-                                                                 .clip(0, len(secret_values) - 1)]).mean())
-    floor = max(1e-3, 4 / len(secret))
-    return observed > chance + 5 * np.sqrt(max(chance * (1 - chance), 1e-12) / len(secret)) + floor
+def carry_moments(vectors: np.ndarray, secret: np.ndarray, secret_values: np.ndarray,
+                  secret_freq: np.ndarray) -> tuple:
+    """Per row of ``vectors`` (V, n): the positions equal to ``secret``, and the mean and variance of that count
+    were the row independent of the secret (position i matches with P(secret = vector_i))."""
+    vectors = np.atleast_2d(vectors)
+    at = np.searchsorted(secret_values, vectors).clip(0, len(secret_values) - 1)
+    p = np.where(secret_values[at] == vectors, secret_freq[at], 0.0)
+    return (vectors == secret).sum(axis=1), p.sum(axis=1), (p * (1 - p)).sum(axis=1)
 
 
-def leaks(views, secrets: dict, pairs: int) -> list:
-    """(message index, secret name) of every received vector that carries a secret."""
+def carry_pvalues(vectors: np.ndarray, secret: np.ndarray, secret_values: np.ndarray,
+                  secret_freq: np.ndarray) -> np.ndarray:
+    """Per row of ``vectors`` (V, n): an upper bound on the probability of at least as many positions equal to
+    ``secret`` as observed, were the row independent of the secret.
+
+    Under independence position i matches with probability p_i = P(secret = vector_i) (the secret's value
+    frequencies), so the match count S has mean sum p_i and variance sum p_i (1 - p_i); Bernstein's
+    inequality bounds P(S - E S >= t) <= exp(-t^2 / (2 (Var S + t / 3))) for any such sum of independent
+    indicators, rare values included (no normal approximation).
+    """
+    matches, mean, variance = carry_moments(vectors, secret, secret_values, secret_freq)
+    excess = matches - mean
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bound = np.exp(-excess ** 2 / (2 * (variance + excess / 3)))
+    return np.where(excess > 0, bound, 1.0)
+
+
+def leak_pvalues(views, secrets: dict, pairs: int, statistic=carry_pvalues) -> list:
+    """(message index, secret name, p) for every received vector and secret: :func:`carry_pvalues`, or another
+    ``statistic`` of the same arguments (one value or row per vector)."""
     tables = {name: np.unique(s, return_counts=True) for name, s in secrets.items()}
     tables = {name: (v, c / len(secrets[name])) for name, (v, c) in tables.items()}
-    return [(i, name) for i, array in enumerate(views) for vector in aligned(array, pairs)
-            for name, secret in secrets.items() if carries(vector, secret, *tables[name])]
+    out = []
+    for i, array in enumerate(views):
+        vectors = aligned(array, pairs)
+        if not vectors:
+            continue
+        stacked = np.stack(vectors)
+        for name, secret in secrets.items():
+            out += [(i, name, p) for p in statistic(stacked, secret, *tables[name]).tolist()]
+    return out
+
+
+def flagged(tested: list, alpha: float) -> list:
+    """(message index, secret name) of the tests whose p-value is at most alpha / (number of tests): the
+    check's false-alarm rate stays below alpha whatever the number of tests (Bonferroni)."""
+    limit = alpha / max(1, len(tested))
+    return [(i, name) for i, name, p in tested if p <= limit]
+
+
+def leaks(views, secrets: dict, pairs: int, alpha: float) -> list:
+    """(message index, secret name) of every received vector that carries a secret, at false-alarm rate alpha."""
+    return flagged(leak_pvalues(views, secrets, pairs), alpha)
+
+
+def bitonic_tests(views, layer_ends, hidden: dict, layers: list, m: int, statistic=carry_pvalues) -> list:
+    """(message index, secret name, p) of one party's bitonic view: every vector aligned with the keys against
+    the sort's secrets, and every vector of a layer's messages against that layer's secrets."""
+    tested = leak_pvalues(views, hidden, m, statistic)
+    for layer, (start, end) in enumerate(zip([0] + layer_ends[:-1], layer_ends)):
+        tested += [(start + i, f"layer {layer}: {name}", p)
+                   for i, name, p in leak_pvalues(views[start:end], layers[layer], m // 2, statistic)]
+    return tested
 
 
 # ------------------------------------------------ whole jobs: mpc-central, mpc-exact with rank delivery
 
 def recording_party(ctx, fraction_bits: int) -> list:
     """The real party loop (protocols.mpc.mpc_exact._party), recording per job every message received, the input
-    shares it opened from the clients' bundles, and the rank shares it sealed for them."""
+    shares it opened from the clients' bundles, the rank shares it sealed for them and its dealer key."""
     from ..protocols.mpc import mpc_exact
 
     log, sent, jobs = [], [], []
@@ -325,10 +371,12 @@ def recording_party(ctx, fraction_bits: int) -> list:
     compute, seal = mpc_exact._compute, mpc_exact._rank_bundles
 
     def recorded_compute(ctx, job, intake, opened, *args):
-        for name in ("key_shares", "key_xor_shares", "label_shares"):
-            log.append(np.concatenate([getattr(o, name) for o in opened]))
+        shares = [np.concatenate([getattr(o, name) for o in opened])
+                  for name in ("key_shares", "key_xor_shares", "label_shares")]
+        log.extend(shares)
         out = compute(ctx, job, intake, opened, *args)
-        jobs.append({"received": list(log), "sealed ranks": list(sent)})
+        jobs.append({"received": list(log), "sealed ranks": list(sent), "input shares": shares,
+                     "dealer key": ctx.stream_key})
         log.clear()
         sent.clear()
         return out

@@ -8,7 +8,8 @@ aligned with the pairs (element-wise arrays, and packed bit arrays
 unpacked) and compared with every secret of the run: the kernel values,
 the noise, the noisy output, the other party's input and the noise's bits.
 A vector "carries" a secret when it equals it in more positions than an
-independent vector with the same value frequencies would (5-sigma band).
+independent vector with the same value frequencies would (Bernstein's bound
+on that tail at most the check's alpha over its number of tests).
 The same checker must flag a view to which the kernel values were added.
 The recording and the checker live in sims/security_views.py (also run by
 ``mpc-auc security``).
@@ -17,6 +18,7 @@ import numpy as np
 import pytest
 
 from mpc_auc.protocols.runtime.session import run_parties
+from mpc_auc.sims.false_alarms import CHECK_ALPHA
 from mpc_auc.sims.security_views import aligned, leaks, ustat_secrets, ustat_view_party
 
 PAIRS = 4096
@@ -37,11 +39,11 @@ def test_pair_parties_receive_no_kernel_value_or_noise(run, party):
     checked = sum(len(aligned(a, PAIRS)) for a in views)
     assert checked > 50  # the comparison, the coins, the conversion and the products were all seen
     other_input = {"other party's input": y if party == 0 else x}
-    assert leaks(views, {**secrets, **other_input}, PAIRS) == []
+    assert leaks(views, {**secrets, **other_input}, PAIRS, CHECK_ALPHA) == []
 
 
 def test_the_checker_flags_a_leaky_view(run):
     _, _, out, secrets = run
     leaky = out[0]["views"] + [secrets["gini kernel"], secrets["auc output bit"]]
-    found = {name for _, name in leaks(leaky, secrets, PAIRS)}
+    found = {name for _, name in leaks(leaky, secrets, PAIRS, CHECK_ALPHA)}
     assert {"gini kernel", "auc output bit"} <= found

@@ -178,7 +178,7 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
     release_free_memory()  # the sealed and opened bundles
     checking = time.perf_counter()
     invalid = _invalid_clients(ctx, job, gates, owners, labels, key_xor, keys)
-    check_s = time.perf_counter() - checking
+    check_s = f"{time.perf_counter() - checking:015.6f}"  # fixed width: record lengths never follow timing
     if invalid:
         return {"invalid": invalid, **meter.read()}
     keys = from_share(keys)
@@ -485,7 +485,7 @@ def exact_result(run: JobRun, provider, method) -> MpcAucResult:
         exact_encoding=encoder.exact,
         ranks=ranks,
         missing=outs[0]["missing"],
-        check_s=outs[0]["check_s"],
+        check_s=float(outs[0]["check_s"]),
         revealed=(f"AUC rounded to {decimals} decimals" if decimals else MpcAucResult.revealed[0],
                   *MpcAucResult.revealed[1:]),
     )

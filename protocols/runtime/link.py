@@ -572,8 +572,9 @@ class Listener:
     once (a connection past that is closed as soon as it is accepted, so the kernel's queue drains and the
     descriptors never run out), a handshake has :data:`HANDSHAKE_S` seconds at most, and the accepting
     thread never ends on an error: out of descriptors (EMFILE, ENFILE) or memory it logs, backs off and
-    goes on.  Until its hello names what it is for, a link takes frames of at most :data:`HELLO_MAX`
-    bytes; a client's link then takes what its evaluation allows (protocols.inputs.intake), a role's any.
+    goes on.  A client's link takes frames of at most :data:`HELLO_MAX` bytes until the intake raises its cap
+    to what the evaluation allows (protocols.inputs.intake; a client sends nothing large before its ticket);
+    a link from a role pinned in the deployment takes frames of any size.
     """
 
     def __init__(self, me, deployment, timeout_s: float, sock: socket.socket = None):
@@ -636,7 +637,8 @@ class Listener:
             return
         finally:
             self._slots.release()  # authenticated, or gone: the slot is a stranger's no more
-        link = Link(raw, keys, self.me.role, peer, self.timeout_s, max_frame=HELLO_MAX)
+        client = peer.startswith(CLIENT_PREFIX)  # a role pinned in the deployment sends frames of any size
+        link = Link(raw, keys, self.me.role, peer, self.timeout_s, max_frame=HELLO_MAX if client else None)
         try:
             hello = json.loads(bytes(link.recv(_HELLO, "hello")))
             hello["from"] = peer  # who it is comes from its certificate, never from what it says
@@ -644,8 +646,6 @@ class Listener:
             self.refused.append(f"{peer} at {origin[0]}:{origin[1]}: no valid hello ({err})")
             link.abort(err if isinstance(err, Exception) else RuntimeError(str(err)))
             return
-        if not peer.startswith(CLIENT_PREFIX):
-            link.max_frame = None  # a pinned role of the deployment
         with self._cond:
             self._waiting.append((hello, link))
             self._cond.notify_all()

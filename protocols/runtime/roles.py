@@ -151,7 +151,7 @@ def _session(identity, deployment, listener, control, local_targets, once, ledge
         roles = COMPUTE + ((DEALER,) if provider == "TTP" else ())
         if role not in roles:
             raise RuntimeError(f"{role} has no part in a {provider} session")
-        target = resolve(start["target"], local_targets) if role != DEALER else None
+        target = resolve(start["target"], local_targets) if role != DEALER else local_targets.get(DEALER)
         _watch_coordinator(role, control, mesh, finished, once)
         mesh.update(_connect_mesh(identity, deployment, listener, session, roles, control.timeout_s))
         names = dict(enumerate(roles))
@@ -196,7 +196,7 @@ def _run(role, rank, provider, control, identity, target, args, ledger, listener
     if role == DEALER:
         from ...circuits.dealer import Dealer
 
-        Dealer()  # CrypTen's TTP loop with CSPRNG keys; returns when P0 sends "terminate"
+        (target or Dealer)()  # CrypTen's TTP loop with CSPRNG keys; returns when P0 sends "terminate"
         return TrafficMeter(since_session_start=True).read()
     crypten.init()
     stream_key = None

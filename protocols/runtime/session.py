@@ -136,6 +136,7 @@ class Placement:
     identity: Identity = None
     ledger: str = None
     started: "LocalRoles" = None  # local roles already started for this run (LocalRoles), adopted by its session
+    dealer: type = None  # local roles: the dealer's class (the security suite's weakened controls); None: Dealer
 
     @classmethod
     def deployed(cls, deployment_file: str, key_file: str = None) -> "Placement":
@@ -163,7 +164,8 @@ class LocalRoles:
         self.target, self.provider = target, provider
         roles = list(PARTIES) + ([DEALER] if provider == "TTP" else [])
         self.processes, self._boots, self._failure, self._starting = {}, {}, None, None
-        args = (placement, {target_name(target): target}, timeout_s)
+        targets = {target_name(target): target, **({DEALER: placement.dealer} if placement.dealer else {})}
+        args = (placement, targets, timeout_s)
         if preload is None:  # spawned children import the caller's script unless it is hidden meanwhile
             with _main_script_hidden(target), _interrupts_ignored():
                 self._start(mp.get_context("spawn"), roles, *args)
