@@ -148,3 +148,18 @@ def test_a_voided_charge_spends_nothing(tmp_path):
     ledger.void(verdict["entry"], "stopped before the release")
     assert ledger.charge(("set",), Budget(1.0), release)["fits"]
     assert [bool(r.get("void")) for r in ledger.state("set")["releases"]] == [True, False]
+
+
+def test_the_rosters_key_set_ignores_order_and_is_what_direct_jobs_charge():
+    from mpc_auc.protocols.inputs.submission import Evaluation, Roster
+    from mpc_auc.protocols.mpc.mpc_exact import Job
+    from mpc_auc.protocols.runtime.identity import Identity, client_role
+
+    members = tuple(Identity(client_role(name)).public for name in ("a", "b", "c"))
+    forward, backward = Roster(members), Roster(members[::-1])
+    assert forward.digest != backward.digest  # the ordered digest (what P0 and P1 compare) differs ...
+    assert forward.key_set_digest == backward.key_set_digest  # ... the ledger's identity does not
+    jobs = [Job(Evaluation("e", roster, direct=True, deadline_s=60), "radix", False, datasets=declared)
+            for roster, declared in ((forward, ()), (backward, ("declared:x",)))]
+    assert jobs[0].ledger_ids[0] == jobs[1].ledger_ids[0] == f"roster-keys-sha256:{forward.key_set_digest}"
+    assert jobs[1].ledger_ids[1:] == ("declared:x",)  # a declared id is charged besides, never instead
