@@ -48,8 +48,9 @@ class AucResult:
     budget_remaining : float or None
         mpc-central with a ``budget``: the epsilon the parties' ledgers have left for this data.
     swamped : bool
-        mpc-central: the noise std exceeds the AUC's whole range [0, 1] (a ``UserWarning`` says so too);
-        ``auc`` is clamped to [0, 1] in any case (post-processing of the release).
+        mpc-central: the noise swamps the release, its 95% interval being wider than half the AUC's range
+        (a ``UserWarning`` says so too; the same rule as ``u_statistic``'s); ``auc`` is clamped to [0, 1]
+        in any case (post-processing of the release).
     """
     auc: float
     protocol: str
@@ -154,10 +155,10 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
         limit = Budget(*_pair(budget, "budget", 1)) if budget is not None else None
         release = mpc_central_auc([data], noise, encoder, placement=placement, timeout_s=timeout, budget=limit)[0]
         std, ci = release_interval(release, noise)
-        if swamped(std):
+        if swamped(release.aucs[0], std):
             warnings.warn(SWAMPED.format(std=std, epsilon=noise.epsilon), UserWarning, stacklevel=2)
         return AucResult(auc=release.aucs[0], epsilon=noise.epsilon, delta=release.delta, std=std, ci=ci,
-                         provider="TTP", swamped=swamped(std),
+                         provider="TTP", swamped=swamped(release.aucs[0], std),
                          traffic=release.traffic, wall_s=time.perf_counter() - start,
                          budget_remaining=(release.ledger or {}).get("remaining_epsilon"), **common)
     from .protocols.mpc.mpc_exact import mpc_exact_auc

@@ -185,9 +185,9 @@ def _central_record(release, noise: CentralNoise, method: str) -> dict:
     """What an mpc-central result file holds: the released values and public parameters only."""
     stat, positives = release.opened[0]
     std, ci95 = release_interval(release, noise)
-    if swamped(std):
+    if swamped(release.aucs[0], std):
         progress.warn(SWAMPED.format(std=std, epsilon=noise.epsilon))
-    return dict(auc=release.aucs[0], std=std, ci95=list(ci95), swamped=swamped(std),
+    return dict(auc=release.aucs[0], std=std, ci95=list(ci95), swamped=swamped(release.aucs[0], std),
                 provider="TTP", method=method,
                 privacy={"epsilon": noise.epsilon, "delta": release.delta, "neighbours": noise.neighbours,
                          "alpha": noise.alpha, "ledger": release.ledger},

@@ -140,6 +140,6 @@ def test_a_swamped_release_is_clamped_flagged_and_warned(tmp_path, capsys):
                  "--out", str(out), "--ledger", str(tmp_path / "ledger")]) == 0
     record = json.loads(out.read_text())
     assert 0.0 <= record["auc"] <= 1.0 and record["swamped"] is True and record["std"] > 1
-    assert "warning: the release's noise std" in capsys.readouterr().err
+    assert "warning: the noise swamps the release" in capsys.readouterr().err
     calm = simulate_release(np.arange(400) * 2, np.arange(400) % 2, CentralNoise(1e-4), 200, np.random.default_rng(0))
     assert calm.min() >= 0 and calm.max() <= 1 and {0.0, 1.0} <= set(calm)  # the law clamps too

@@ -31,6 +31,7 @@ import numpy as np
 from ...circuits.noise_laws import DiscreteLaplace
 from ..errors import InputError, PartyFailure
 from ..dp.fedauc import check_epsilon
+from ..dp.swamping import swamped as swamped_release
 
 NEIGHBOURS = ("label", "record")
 
@@ -91,13 +92,14 @@ def auc_from_release(twice_stat: int, noisy_p: int, m: int, neighbours: str) -> 
     return min(max(auc, 0.0), 1.0)
 
 
-SWAMPED = ("the release's noise std ({std:.3g}) exceeds the AUC's whole range [0, 1] at epsilon {epsilon:g}: the "
-           "value (clamped to [0, 1]) says next to nothing about the AUC; raise epsilon or use more rows")
+SWAMPED = ("the noise swamps the release (std {std:.3g} at epsilon {epsilon:g}: its 95% interval is wider than half "
+           "the AUC's range): the value (clamped to [0, 1]) says next to nothing about the AUC; raise epsilon or "
+           "use more rows")
 
 
-def swamped(std: float) -> bool:
-    """True when the release's noise std exceeds the AUC's whole range [0, 1]: the value says next to nothing."""
-    return not std <= 1.0
+def swamped(auc: float, std: float) -> bool:
+    """protocols.dp.swamping on the AUC's range [0, 1] (the released AUC is clamped: its interval decides)."""
+    return swamped_release(auc, std)
 
 
 def analytic_std(m: int, p: int, auc: float, noise: CentralNoise) -> float:

@@ -28,6 +28,7 @@ import numpy as np
 from ...circuits.noise_laws import DiscreteLaplace, RandomizedResponse
 from ..errors import InputError, PartyFailure
 from ..dp.fedauc import check_epsilon, generator
+from ..dp.swamping import swamped as swamped_release
 from ..runtime.session import PARTIES, Session
 
 AUC_BITS = 52  # AUC scores in [0, 1] enter as round(s * 2^52)
@@ -202,10 +203,8 @@ def standard_error(kernel: str, released: np.ndarray, noise) -> float:
 
 
 def swamped(kernel: str, estimate_: float, std: float) -> bool:
-    """True when the noise leaves the release uninformative: its 95% interval is wider than half the
-    statistic's range (tau: [-1, 1]; the others: [0, 1]), or the estimate falls outside that range."""
-    lo, hi = (-1.0, 1.0) if kernel == "kendall" else (0.0, 1.0)
-    return not (lo <= estimate_ <= hi) or 1.96 * std > (hi - lo) / 2
+    """protocols.dp.swamping on the kernel's range (tau: [-1, 1]; the others: [0, 1])."""
+    return swamped_release(estimate_, std, *((-1.0, 1.0) if kernel == "kendall" else (0.0, 1.0)))
 
 
 def clear_kernel(kernel: str, a: np.ndarray, b: np.ndarray, la=None, lb=None, rng=None) -> np.ndarray:
