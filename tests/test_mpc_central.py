@@ -121,8 +121,9 @@ def test_cli_runs_mpc_central_and_refuses_a_bad_epsilon(tmp_path):
     assert record["privacy"]["neighbours"] == "label" and record["privacy"]["delta"] < 1e-12
     assert len(record["revealed"]) == 2 and 0 <= record["auc"] <= 1.2
     bad = tmp_path / "bad.json"
-    assert main(["run", "--input", str(data), "--protocol", "mpc-central", "--epsilon", "0", "--out", str(bad)]) == 2
-    assert not bad.exists()
+    with pytest.raises(SystemExit) as stop:  # refused by the option's own range check, with the usage
+        main(["run", "--input", str(data), "--protocol", "mpc-central", "--epsilon", "0", "--out", str(bad)])
+    assert stop.value.code == 2 and not bad.exists()
 
 
 def test_a_swamped_release_is_clamped_flagged_and_warned(tmp_path, capsys):

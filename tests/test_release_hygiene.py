@@ -93,7 +93,7 @@ def test_bad_out_paths_are_refused_before_any_work(data, capsys):
     cases = [
         (["--out", str(directory / "missing" / "r.json")], "does not exist"),
         (["--out", str(directory)], "is a directory"),
-        (["--out", str(source)], "is the input file"),
+        (["--out", str(source)], "is one of this command's inputs"),
         (["--out", str(directory / "r.json"), "--ranks-dir", str(directory / "missing" / "ranks")],
          "new directory inside an existing one"),
         (["--out", str(directory / "r.json"), "--timeout", "nan"], None),
@@ -103,7 +103,7 @@ def test_bad_out_paths_are_refused_before_any_work(data, capsys):
         if message is None:  # argparse: exit 2 with usage
             with pytest.raises(SystemExit) as stop:
                 main(["run", "--input", str(source)] + extra)
-            assert stop.value.code == 2 and "positive, finite" in capsys.readouterr().err
+            assert stop.value.code == 2 and "must be a number of seconds, finite" in capsys.readouterr().err
             continue
         code, err = _run(["run", "--input", str(source)] + extra, capsys)
         assert code == 2 and message in err, (extra, err)
