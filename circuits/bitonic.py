@@ -66,11 +66,15 @@ def _compare_exchange_layer(rows, r: int, n: int, k: int, j: int):
     view = rows.view(r, blocks, 2, j)
     lo, hi = view[:, :, 0, :], view[:, :, 1, :]
     descending = (((torch.arange(blocks) * 2 * j) & k) != 0).to(torch.int64).unsqueeze(1)
-    greater = lo[0] > hi[0]
-    # swap when (lo > hi) XOR descending; descending is public, so this is linear
-    swap = greater * (1 - 2 * descending) + descending
+    swap = _swap_bits(lo[0], hi[0], descending)
     delta = crypten.stack([swap] * r) * (hi - lo)
     return crypten.stack([lo + delta, hi - delta], dim=2).reshape(r, n)
+
+
+def _swap_bits(lo_keys, hi_keys, descending):
+    """[swap] per compared pair: (lo > hi) XOR descending; descending is public, so the XOR is linear."""
+    greater = lo_keys > hi_keys
+    return greater * (1 - 2 * descending) + descending
 
 
 class BitonicRanking:

@@ -733,7 +733,8 @@ def parser(experiments=tuple(EXPERIMENTS)) -> argparse.ArgumentParser:
     gen.add_argument("--clients", type=_count, default=10, help="clients the rows are spread over")
     gen.add_argument("--partition", choices=("iid", "non-iid"), default="iid",
                      help="iid: a uniformly random client per row; non-iid: contiguous blocks of the score order")
-    gen.add_argument("--decimals", type=_decimals, default=None, help="round scores to this many decimals (creates ties)")
+    gen.add_argument("--decimals", type=_decimals, default=None,
+                     help="round scores to this many decimals (creates ties)")
     gen.add_argument("--score-dtype", choices=("float64", "float32"), default="float64",
                      help="float32: scores rounded to float32, as a float32 model outputs them (then run with "
                           "--score-dtype float32)")

@@ -181,7 +181,8 @@ def bitonic_views(cfg: dict, rng) -> list:
     from ..protocols.inputs.encoding import PAD_KEY
     from ..protocols.runtime.session import run_parties
     from ..protocols.inputs.sharing import split
-    from .security_views import aligned, bitonic_layers, bitonic_secrets, bitonic_tests, bitonic_view_party, flagged, leaks
+    from .security_views import (aligned, bitonic_layers, bitonic_secrets, bitonic_tests, bitonic_view_party, flagged,
+                                 leaks, leaky_bitonic_view_party)
 
     m = cfg["bitonic_view_m"]
     keys = rng.integers(0, 2 ** 40, m)
@@ -199,18 +200,18 @@ def bitonic_views(cfg: dict, rng) -> list:
                              "carried": sorted({n for _, n in found}), "messages_checked": checked,
                              "unchecked_messages": len(views) - checked, "tests": len(tested),
                              "smallest_p_bound": min(p for *_, p in tested), "alpha": CHECK_ALPHA}))
-    found = leaks(outs[0]["views"][:outs[0]["layer_ends"][0]] + [layers[0]["swap bits"]], layers[0], m // 2,
-                  CHECK_ALPHA)
-    out.append(check("view of P0 with the first layer's swap bits added: bitonic sort", "control",
-                     "bitonic sort (leaky view)", None, None, len(found), 0, not found,
-                     {"carried": sorted({n for _, n in found})}))
+    (leaky, _) = run_parties(leaky_bitonic_view_party, (split(keys),), provider="TTP", timeout_s=120)
+    found = leaks(leaky["views"][:leaky["layer_ends"][0]], layers[0], m // 2, CHECK_ALPHA)
+    out.append(check("view of P0 of a bitonic sort whose first layer opens its swap bits", "control",
+                     "bitonic sort (weakened: sims.security_views.leaky_bitonic_view_party)", None, None, len(found),
+                     0, not found, {"carried": sorted({n for _, n in found})}))
     return out
 
 
 def ustat_views(cfg: dict, rng) -> list:
     """ustat-2pc: no message a pair-party receives carries a kernel value, the noise or the other's input."""
     from ..protocols.runtime.session import run_parties
-    from .security_views import leaks, ustat_secrets, ustat_view_party
+    from .security_views import leaks, leaky_ustat_view_party, ustat_secrets, ustat_view_party
 
     pairs = cfg["ustat_view_pairs"]
     x, y = rng.integers(0, 4097, pairs), rng.integers(0, 4097, pairs)
@@ -223,10 +224,11 @@ def ustat_views(cfg: dict, rng) -> list:
                          None, len(found), 0, not found,
                          {"messages": len(party["views"]), "pairs": pairs, "carried": sorted({n for _, n in found}),
                           "test": "equal positions above independence: Bernstein bound <= alpha / tests"}))
-    leaky = outs[0]["views"] + [secrets_["gini kernel"], secrets_["auc output bit"]]
-    found = leaks(leaky, secrets_, pairs, CHECK_ALPHA)
-    out.append(check("view of P0 with the kernel values added: ustat-2pc", "control", "ustat-2pc (leaky view)", None,
-                     None, len(found), 0, not found, {"carried": sorted({n for _, n in found})}))
+    leaky = run_parties(leaky_ustat_view_party, (x, y), provider="TTP", timeout_s=120)
+    found = leaks(leaky[0]["views"], ustat_secrets(x, y, leaky), pairs, CHECK_ALPHA)
+    out.append(check("view of P0 of an AUC kernel that opens its kernel bits: ustat-2pc", "control",
+                     "ustat-2pc (weakened: sims.security_views.leaky_ustat_view_party)", None, None, len(found), 0,
+                     not found, {"carried": sorted({n for _, n in found})}))
     return out
 
 
@@ -240,7 +242,7 @@ def job_views(cfg: dict, rng) -> list:
     from ..protocols.mpc.mpc_central import CentralNoise
     from ..protocols.mpc.mpc_exact import exact_result, run_ranking_jobs, simulated
     from ..protocols.runtime.session import Placement
-    from .security_views import job_secrets, leaks, recording_party
+    from .security_views import job_secrets, leaks, leaky_recording_party, recording_party
 
     encoder, m, runs = ScoreEncoder(), cfg["job_view_m"], cfg["job_view_runs"]
     scores, labels = rng.integers(0, 100, m) / 100, rng.integers(0, 2, m)
@@ -248,7 +250,6 @@ def job_views(cfg: dict, rng) -> list:
     halves = [("c0", scores[:m // 2], labels[:m // 2]), ("c1", scores[m // 2:], labels[m // 2:])]
     small = [[(f"c{i}", s[4 * i:4 * i + 4], y[4 * i:4 * i + 4]) for i in range(2)] for s, y in (JOB_A, JOB_B)]
     requests = [simulated(clients, encoder) for clients in [small[0]] * runs + [small[1]] * runs + [halves]]
-    small_labels = [JOB_A[1]] * runs + [JOB_B[1]] * runs
     out = []
     for protocol, central, ranks in (("mpc-central", CentralNoise(cfg["epsilon"]), False),
                                      ("mpc-exact --ranks", None, True)):
@@ -259,15 +260,21 @@ def job_views(cfg: dict, rng) -> list:
         for role, jobs in zip(("P0", "P1"), parties):
             out.append(_job_view(f"view of {role}: {protocol}, every message of its jobs", "view", protocol,
                                  [j["received"] for j in jobs], secrets_, runs))
-        out.append(_job_view(f"view of P0 with the labels appended: {protocol}", "control", protocol,
-                             [j["received"] + [y] for j, y in zip(parties[0], small_labels + [labels])], secrets_,
-                             runs))
+        with tempfile.TemporaryDirectory(prefix="mpc-auc-view-ledger-") as ledger:  # the weakened party, once
+            (leaky,) = run_ranking_jobs(requests[-1:], "TTP", "radix", ranks, central, Placement(ledger=ledger), 120,
+                                        None, party=leaky_recording_party)
+        weak = leaky.finals["P0"][-1]
+        found = leaks(weak["received"], secrets_, m, CHECK_ALPHA)
+        out.append(check(f"view of a party that opens the labels before the sort: {protocol}", "control",
+                         f"{protocol} (weakened party)", None, None, len(found), 0, not found,
+                         {"weakened": "sims.security_views.leaky_recording_party: the real loop, labels opened",
+                          "carried": sorted({n for _, n in found})}))
         if ranks:
             shares = [jobs[-1]["sealed ranks"][0] for jobs in parties]
             delivered = exact_result(done[-1], "TTP", "radix").ranks
             for name, sealed, kind in (("P0's rank share", shares[0], "view"), ("P1's rank share", shares[1], "view"),
-                                       ("both shares added (a party sealing opened ranks)",
-                                        shares[0] + shares[1], "control")):
+                                       ("P0 of a party that seals opened ranks", weak["sealed ranks"][0],
+                                        "control")):
                 found = leaks([sealed], secrets_, m, CHECK_ALPHA)
                 out.append(check(f"rank delivery: {name} sealed for the clients", kind, protocol, None, None,
                                  len(found), 0, not found, {"carried": sorted({n for _, n in found})}))
@@ -291,25 +298,33 @@ def _job_view(name, kind, protocol, received, secrets_, runs) -> dict:
                   "messages_of_the_large_job": len(received[-1]), "M_of_the_large_job": len(secrets_["labels"])})
 
 
+def _noise_secrets(draws) -> dict:
+    """The noise draws, their signs and supports, named."""
+    hidden = {}
+    for name, z in zip(("statistic noise Z_T", "count noise Z_P"), draws):
+        hidden.update({name: z, f"{name}: sign": np.sign(z), f"{name}: non-zero": (z != 0).astype(np.int64)})
+    return hidden
+
+
 def noise_views(cfg: dict, rng) -> list:
     """mpc-central's noise gadgets at its calibration: no received message carries a draw, its sign or support."""
     from ..protocols.runtime.session import run_parties
-    from .security_views import central_noise_party, leaks
+    from .security_views import central_noise_party, leaks, leaky_noise_party
 
     draws, m = cfg["noise_view_draws"], cfg["job_view_m"]
     outs = run_parties(central_noise_party, (cfg["epsilon"], m, draws), provider="TTP", timeout_s=120)
-    hidden = {}
-    for name, z in zip(("statistic noise Z_T", "count noise Z_P"), outs[0]["noise"]):
-        hidden.update({name: z, f"{name}: sign": np.sign(z), f"{name}: non-zero": (z != 0).astype(np.int64)})
+    hidden = _noise_secrets(outs[0]["noise"])
     out = []
     for role, party in zip(("P0", "P1"), outs):
         found = leaks(party["views"], hidden, draws, CHECK_ALPHA)
         out.append(check(f"view of {role}: mpc-central's discrete Laplace gadgets", "view", "mpc-central", None, None,
                          len(found), 0, not found, {"messages": len(party["views"]), "draws": draws, "M": m,
                                                     "carried": sorted({n for _, n in found})}))
-    found = leaks(outs[0]["views"] + [hidden["statistic noise Z_T"]], hidden, draws, CHECK_ALPHA)
-    out.append(check("view of P0 with the noise appended: mpc-central's gadgets", "control", "mpc-central", None, None,
-                     len(found), 0, not found, {"carried": sorted({n for _, n in found})}))
+    leaky = run_parties(leaky_noise_party, (cfg["epsilon"], m, draws), provider="TTP", timeout_s=120)
+    found = leaks(leaky[0]["views"], _noise_secrets(leaky[0]["noise"]), draws, CHECK_ALPHA)
+    out.append(check("view of P0 of a noise gadget that opens its draws: mpc-central", "control",
+                     "mpc-central (weakened: sims.security_views.leaky_noise_party)", None, None, len(found), 0,
+                     not found, {"carried": sorted({n for _, n in found})}))
     return out
 
 

@@ -176,10 +176,23 @@ RECORDED = ("recv", "all_reduce", "all_gather", "broadcast", "recv_obj", "gather
 
 
 def record_received(log: list) -> None:
-    """In a role process: append every array this party receives (from the other party or the dealer) to ``log``."""
+    """In a role process: append every array this party receives (from the other party or the dealer) to ``log``,
+    and every value it opens through the gates (circuits.gates: its own share combined with the other's, by
+    XOR and by addition, as the gate combines them).  CrypTen's openings are all_reduce results, recorded
+    as received."""
     import torch
 
     from ..circuits.crypten_compat import crypten
+    from ..circuits.gates import Gates
+
+    exchange = Gates._exchange
+
+    def opening(self, own):
+        other = exchange(self, own)
+        log.extend([(own ^ other).ravel(), (own + other).ravel()])
+        return other
+
+    Gates._exchange = opening
 
     cls = crypten.communicator.DistributedCommunicator
 
@@ -221,6 +234,22 @@ def ustat_view_party(ctx, x, y) -> dict:
     return {"views": list(log), "gini": gini, "auc": auc}
 
 
+def leaky_ustat_view_party(ctx, x, y) -> dict:
+    """A deliberately weakened pair-party (a control): :func:`ustat_view_party` whose AUC kernel opens the
+    kernel bits [x >* y] before randomized response."""
+    from ..circuits import kernels
+
+    honest = kernels.greater_tie_coin
+
+    def opening(gates, own, bound):
+        b = honest(gates, own, bound)
+        gates.open(b, xor=True)
+        return b
+
+    kernels.greater_tie_coin = opening
+    return ustat_view_party(ctx, x, y)
+
+
 def bitonic_view_party(ctx, key_shares) -> dict:
     """In a party: the bitonic sort (circuits.bitonic, the reference ranking) of its additive share of the keys
     (index = rank), recording every received message and where each layer's messages end."""
@@ -233,6 +262,24 @@ def bitonic_view_party(ctx, key_shares) -> dict:
     BitonicRanking(PAD_KEY, lambda done, total: layer_ends.append(len(log))).sort(
         from_share(key_shares[ctx.rank]), None, [])
     return {"views": list(log), "layer_ends": layer_ends}
+
+
+def leaky_bitonic_view_party(ctx, key_shares) -> dict:
+    """A deliberately weakened party (a control): :func:`bitonic_view_party` whose first layer opens its swap
+    bits to both parties."""
+    from ..circuits import bitonic
+
+    honest = bitonic._swap_bits
+
+    def opening_first(lo, hi, descending):
+        swap = honest(lo, hi, descending)
+        if bitonic._swap_bits is opening_first:
+            swap.get_plain_text()
+            bitonic._swap_bits = honest
+        return swap
+
+    bitonic._swap_bits = opening_first
+    return bitonic_view_party(ctx, key_shares)
 
 
 def bitonic_layers(keys: np.ndarray, pad_key: int) -> list:
@@ -364,6 +411,31 @@ def bitonic_tests(views, layer_ends, hidden: dict, layers: list, m: int, statist
 def recording_party(ctx, fraction_bits: int) -> list:
     """The real party loop (protocols.mpc.mpc_exact._party), recording per job every message received, the input
     shares it opened from the clients' bundles, the rank shares it sealed for them and its dealer key."""
+    return _recorded_loop(ctx, fraction_bits)
+
+
+def leaky_recording_party(ctx, fraction_bits: int) -> list:
+    """A deliberately weakened party (a control): :func:`recording_party` with two mistakes, the labels opened
+    to both parties before the sort and the ranks opened before they are sealed for the clients."""
+    from ..circuits.shares import from_share, reveal_int
+
+    def weaken(mpc_exact):
+        check, seal = mpc_exact._invalid_clients, mpc_exact._rank_bundles
+
+        def opening_labels(ctx, job, gates, owners, labels, *rest):
+            reveal_int(from_share(labels))
+            return check(ctx, job, gates, owners, labels, *rest)
+
+        def sealing_opened(ctx, job_id, owners, twice_rank):
+            opened = reveal_int(from_share(twice_rank)).numpy()
+            return seal(ctx, job_id, owners, opened if ctx.rank == 0 else np.zeros_like(opened))
+
+        mpc_exact._invalid_clients, mpc_exact._rank_bundles = opening_labels, sealing_opened
+
+    return _recorded_loop(ctx, fraction_bits, weaken)
+
+
+def _recorded_loop(ctx, fraction_bits: int, weaken=None) -> list:
     from ..protocols.mpc import mpc_exact
 
     log, sent, jobs = [], [], []
@@ -386,6 +458,8 @@ def recording_party(ctx, fraction_bits: int) -> list:
         return seal(ctx, job_id, owners, twice_rank)
 
     mpc_exact._compute, mpc_exact._rank_bundles = recorded_compute, recorded_seal
+    if weaken is not None:
+        weaken(mpc_exact)
     mpc_exact._party(ctx, fraction_bits)
     return jobs
 
@@ -404,6 +478,21 @@ def job_secrets(keys: np.ndarray, labels: np.ndarray) -> dict:
 def as_runs(jobs) -> list:
     """Each job's received arrays as one run of the homogeneity test (cells: message, position, low bits)."""
     return [[("message", np.asarray(a).reshape(1, -1)) for a in job] for job in jobs]
+
+
+def leaky_noise_party(ctx, epsilon: float, m: int, count: int) -> dict:
+    """A deliberately weakened party (a control): :func:`central_noise_party` whose gadget opens each draw."""
+    from ..circuits import noise
+
+    honest = noise.discrete_laplace
+
+    def opening(gates, law, size):
+        z = honest(gates, law, size)
+        gates.open(z)
+        return z
+
+    noise.discrete_laplace = opening
+    return central_noise_party(ctx, epsilon, m, count)
 
 
 def central_noise_party(ctx, epsilon: float, m: int, count: int) -> dict:
