@@ -354,7 +354,7 @@ def network_observer(cfg: dict, rng) -> list:
     """A capture of the links of real role processes (sims.security_network), on two inputs of one shape."""
     from ..protocols.inputs.encoding import ScoreEncoder
     from ..protocols.mpc.mpc_exact import simulated
-    from .security_network import captured_jobs, clear_link, differences, exposure, observer_view
+    from .security_network import captured_jobs, differences, exposure, observer_view, weakened_link
 
     m, encoder = cfg["observer_m"], ScoreEncoder()
     inputs = [(rng.integers(0, 100, m) / 100, rng.integers(0, 2, m)) for _ in range(2)]
@@ -365,7 +365,7 @@ def network_observer(cfg: dict, rng) -> list:
     hidden = clear + material
     streams = [stream for capture, _ in captures for _, up, down in capture for stream in (up, down)]
     outside, found = exposure(streams, hidden)
-    clear_outside, clear_found = exposure([clear_link(clear[2] + material[0])], hidden)
+    clear_outside, clear_found = exposure([weakened_link(clear[2] + material[0])], hidden)
     views = [observer_view(capture) for capture, _ in captures]
     other, timing = differences(*views)
     guess = np.random.default_rng(list(hashlib.sha256(repr(sorted(views[0].items())).encode()).digest()))
@@ -382,7 +382,8 @@ def network_observer(cfg: dict, rng) -> list:
               "collusion", "mpc-exact, mpc-central", None, None, other, 0, other == 0,
               {**common, "records": sum(views[0].values()), "heartbeat_sized_records_that_differ": timing,
                "note": "records of one bare frame (heartbeats) follow timing, not data"}),
-        check("a link in the clear: the same capture checks", "control", "weakened link", None, None,
+        check("a link whose sealing is weakened to the identity: the same capture checks", "control",
+              "weakened link (sims.security_network.weakened_link)", None, None,
               clear_outside + clear_found, 0, clear_outside + clear_found == 0,
               {"bytes_outside_records": clear_outside, "secrets_in_the_clear": clear_found}),
     ] + _no_better_than_chance("network observer", guess.permutation(m), guess.integers(0, 2, m), *inputs[0],

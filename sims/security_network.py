@@ -8,6 +8,7 @@ coordinator-dealer control link.
 """
 import multiprocessing as mp
 import os
+import secrets
 import socket
 import tempfile
 import time
@@ -17,7 +18,8 @@ import numpy as np
 
 from ..protocols.runtime.deployment import Deployment
 from ..protocols.runtime.identity import COMPUTE, COORDINATOR, ROLES, SERVING, Identity
-from ..protocols.runtime.link import HEADER_RECORD, Listener, free_port, split_address
+from ..protocols.runtime.link import (_SEAL_HEADER, HEADER_RECORD, SEALED, TAG_BYTES, Link, Listener, Opener, Sealer,
+                                     free_port, split_address)
 from .capture import NotTls, RecordingProxy, carries_window, records
 
 TIMING_RECORD = HEADER_RECORD  # a sealed record of one bare frame header: the heartbeats, sent when a link is
@@ -128,18 +130,35 @@ def exposure(streams, hidden) -> tuple:
     return outside, sum(carries_window(stream, secret) for stream in streams for secret in hidden)
 
 
-def clear_link(payload: bytes) -> bytes:
-    """The control: ``payload`` sent in the clear, through the same recording proxy; the capture."""
+class _PlainSealer(Sealer):
+    """A deliberately weakened sealer (a control): the project's record framing, the plaintext in place of
+    the AES-GCM ciphertext, a zero tag."""
+
+    def seal(self, plaintext) -> tuple:
+        return _SEAL_HEADER.pack(SEALED, len(plaintext) + TAG_BYTES), bytes(plaintext) + bytes(TAG_BYTES)
+
+
+class _PlainOpener(Opener):
+    def open_into(self, header, ciphertext, out) -> None:
+        out[:] = ciphertext[:len(ciphertext) - TAG_BYTES]
+
+
+def weakened_link(payload: bytes) -> bytes:
+    """The control: ``payload`` sent over two of the project's links (protocols.runtime.link.Link) whose
+    sealing is weakened to the identity, through the same recording proxy; the capture towards the receiver."""
     sink = socket.create_server(("127.0.0.1", 0))
     proxy = RecordingProxy(sink.getsockname())
+    key = secrets.token_bytes(32)
     try:
-        with socket.create_connection(proxy.address) as plain:
-            plain.sendall(payload)
-            receiver, _ = sink.accept()
-            with receiver:
-                got = 0
-                while got < len(payload):
-                    got += len(receiver.recv(65536))
+        sender = socket.create_connection(proxy.address)
+        receiver, _ = sink.accept()
+        ends = [Link(sock, (_PlainSealer(key), _PlainOpener(key), b""), me, peer, 10.0)
+                for sock, me, peer in ((sender, "P0", "P1"), (receiver, "P1", "P0"))]
+        ends[0].send(1, payload)
+        ends[1].recv(1, "the control's payload")
+        for end in ends:
+            end.close(flush_s=1.0)
+        _settle({"sink": proxy})
     finally:
         proxy.close()
         sink.close()
