@@ -590,8 +590,7 @@ class Listener:
         self._cond = threading.Condition()
         self._waiting = []  # (hello, link) not yet claimed
         self.refused = collections.deque(maxlen=1000)  # why handshakes were refused (latest, for operator and tests)
-        self.shed = 0  # connections closed unheard because PENDING_MAX handshakes were running
-        self.accept_errors = 0  # accept() failures survived (e.g. EMFILE)
+        self._accept_errors = 0  # accept() failures survived (e.g. EMFILE): the first is logged, then one a second
         self._slots = threading.BoundedSemaphore(PENDING_MAX)
         self._stopped = False
         threading.Thread(target=self._accept_loop, name=f"listener {me.role}", daemon=True).start()
@@ -604,15 +603,14 @@ class Listener:
             except OSError as err:
                 if self._stopped:
                     return
-                self.accept_errors += 1
-                if self.accept_errors == 1 or backoff == _BACKOFF_S[1]:
+                self._accept_errors += 1
+                if self._accept_errors == 1 or backoff == _BACKOFF_S[1]:
                     _log_listener(self.me.role, f"accept failed ({err}); retrying in {backoff:.2f} s")
                 time.sleep(backoff)
                 backoff = min(_BACKOFF_S[1], 2 * backoff)
                 continue
             backoff = _BACKOFF_S[0]
-            if not self._slots.acquire(blocking=False):
-                self.shed += 1
+            if not self._slots.acquire(blocking=False):  # PENDING_MAX handshakes running: closed unheard
                 raw.close()
                 continue
             try:
