@@ -2,7 +2,7 @@
 
 Lane l of word w holds element 64 w + l (numpy's little-endian bit order
 within each byte).  Used by the gates' bit conversions (circuits.gates), the
-bit-sliced comparisons (circuits.compare), the dealer's correlations and
+bit-sliced comparisons (circuits.comparators), the dealer's correlations and
 the kernels; numpy only.
 """
 import numpy as np

@@ -27,7 +27,7 @@ def _provide_onnx_registration() -> None:
         return
     except ImportError:
         pass
-    import torch.onnx._internal as internal
+    import torch.onnx._internal as internal  # lazily: only where the stand-in module is missing
 
     stand_in = types.ModuleType(_MISSING_MODULE)
     stand_in.registry = None  # read only by crypten.nn's ONNX export path

@@ -63,7 +63,7 @@ def dealer_line() -> DealerLine:
 
 
 def ttp_request(_client, func_name, device, *args, **kwargs) -> torch.Tensor:
-    """CrypTen's TTPClient.ttp_request through the line (installed by circuits.csprng.install)."""
+    """CrypTen's TTPClient.ttp_request through the line (installed by protocols.runtime.csprng.install)."""
     if crypten.communicator.get().get_rank() != 0:
         raise RuntimeError("only party 0 talks to the dealer")
     return torch.from_numpy(dealer_line().request(func_name, *args, **kwargs))

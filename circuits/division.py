@@ -4,7 +4,7 @@ For shared integers 0 <= a <= b with b >= 1, computes the sharing of
 floor(a * 2^F / b).  Each round takes D quotient bits at once (radix 2^D
 restoring division): r <- 2^D r; q = #{k in 1..2^D - 1 : r >= k b} (2^D - 1
 secure comparisons in one batch, each [r - k b >= 0] by
-circuits.compare.nonnegative); r <- r - q b (one product).  All values
+circuits.comparators.nonnegative); r <- r - q b (one product).  All values
 compared stay below 2^D b in magnitude, so the comparison (exact for
 |x| < 2^63) is exact whenever b < 2^(62 - D).  Revealing the result reveals
 the fraction to F bits and nothing else.  :func:`decimal_round` runs the
@@ -17,7 +17,7 @@ MAX_DIGIT_BITS: F = 52 in 4 rounds of 8191 comparisons at D = 13.
 """
 import numpy as np
 
-from .compare import nonnegative
+from .comparators import nonnegative
 
 DIGIT_BITS = 4
 MAX_DIGIT_BITS = 13

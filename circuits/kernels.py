@@ -7,7 +7,7 @@ integers in [0, bound].  A party holding its own value in the clear needs
 no input message: XOR shares of x's bits are (x, 0), additive shares of
 x - y are (x, -y).  The output of each pair is a sharing, and the shares
 go to the aggregator alone.  Every kernel takes the party's
-circuits.gates.Gates; comparisons are circuits.compare's prefix trees.
+circuits.gates.Gates; comparisons are circuits.comparators's prefix trees.
 
 Kernels (each returns this party's output share per pair):
 * AUC, classes public (first user positive, second negative): the bit
@@ -33,7 +33,7 @@ import secrets
 import numpy as np
 
 from .bits import LANES, pack_bits, unpack_bits
-from .compare import greater_private
+from .comparators import greater_private
 from .noise import discrete_laplace, randomized_response
 from .noise_laws import DiscreteLaplace, RandomizedResponse
 from .shares import public_share

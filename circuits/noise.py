@@ -2,7 +2,7 @@
 discrete Laplace.
 
 No noise is ever sampled in floating point inside MPC.  Every gadget is
-built from one primitive (DESIGN.md §4; ustats App. C.2; Dwork et al. 2006,
+built from one primitive (ustats App. C.2; Dwork2006 in docs/references.md,
 "Our data, ourselves"):
 
 * **Joint random L-bit values.** Each compute party draws its XOR share of
@@ -11,7 +11,7 @@ built from one primitive (DESIGN.md §4; ustats App. C.2; Dwork et al. 2006,
   unknown to either party (and to the dealer, which never sees a share).
 * **Biased coin** [u < T] for a public L-bit threshold T: exactly
   Bernoulli(T / 2^L).  Bit-sliced (lane l of word w holds coin 64 w + l),
-  compared by the prefix tree of circuits.compare: ceil(log2 L) rounds
+  compared by the prefix tree of circuits.comparators: ceil(log2 L) rounds
   (6 for L = 48), about 2 L / 64 word-ANDs per coin (circuits.gates).
 * **Randomized response** on a XOR-shared bit b: b XOR [u < T] with
   T = ceil(q 2^L), q = 1/(1 + e^eps).  The flip probability q~ = T/2^L is
@@ -37,7 +37,7 @@ import secrets
 import numpy as np
 
 from .bits import LANES, unpack_bits
-from .compare import flip, less_than_public
+from .comparators import flip, less_than_public
 from .noise_laws import ROUNDING_BITS, DiscreteLaplace, RandomizedResponse
 from .shares import public_share
 from .streams import KEY_BYTES, OWN_NOISE, KeyStream

@@ -31,7 +31,7 @@ to the dealer (Shuffler.announce, one 32-bit word), and the dealer ten
 """
 import numpy as np
 
-from .dealer import RING
+from .correlations import RING
 from .rank_auc import group_starts_from_xor_keys
 from .select import digit_destinations
 

@@ -7,7 +7,7 @@ NB_g the negatives below it.  This equals ``sklearn.metrics.roc_auc_score``.
 
 Tie groups by compaction instead of scans.  On sorted keys, e_j = 1 where a
 group starts (j = 0, or k_j != k_{j-1}: from XOR-shared keys the NOT of
-[all bits of NOT (k_j XOR k_{j-1}) are set], circuits.compare.all_set, six
+[all bits of NOT (k_j XOR k_{j-1}) are set], circuits.comparators.all_set, six
 AND rounds and a bit conversion; from additive keys one CrypTen comparison).
 First every element that starts no group trades its position and its
 positives below for the totals (M, P): e_j (j - M) + M is local (the
@@ -32,9 +32,10 @@ shares (mod 2^64) as numpy arrays; a public constant c enters as (c, 0).
 """
 import numpy as np
 
-from .compare import all_set, flip
+from .comparators import all_set, flip
 from .select import digit_destinations
 from .shares import public_share, share_of
+from .crypten_compat import crypten
 
 
 
@@ -50,7 +51,6 @@ def _with_first(rank: int, rest: np.ndarray) -> np.ndarray:
 
 def group_starts_from_keys(sorted_keys) -> np.ndarray:
     """e_j from additively shared sorted keys (MPC tensor): [k_j > k_{j-1}] (they never decrease)."""
-    from .crypten_compat import crypten
 
     rank = crypten.communicator.get().get_rank()
     if sorted_keys.size(0) == 1:

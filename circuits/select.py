@@ -2,7 +2,7 @@
 
 For an XOR-shared digit d in {0, 1, 2, 3} (per element), the dealer's random
 r = r0 XOR r1 comes with additive shares of e_1..e_3 of its one-hot vector e,
-Beaver masks b_1..b_3 and shares of sum_u e_u b_u (circuits.dealer).  The
+Beaver masks b_1..b_3 and shares of sum_u e_u b_u (protocols.runtime.dealer).  The
 parties open c = d XOR r, which is uniform and hides d.  Then
 
 * the one-hot vector of d is f_v = e[c XOR v], with e_0 = 1 - e_1 - e_2 - e_3:
@@ -21,7 +21,7 @@ the stable partition by a digit, the step of the radix sort (circuits.radix).
 """
 import numpy as np
 
-from .dealer import RING, from_words
+from .correlations import RING, from_words
 from .streams import DIGIT_MASK, ONEHOT_SHARE, PRODUCT_MASK, PRODUCT_SHARE
 
 class DigitSelector:

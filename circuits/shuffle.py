@@ -3,7 +3,7 @@
 A shuffle applies pi = pi0 then pi1 (pi0 known to P0 only, pi1 to P1 only,
 both fresh per shuffle) to every column of a (c, M) sharing: x -> x[pi].
 Neither party knows pi, so a vector opened after a shuffle shows its values
-in uniformly random order.  The protocol of one step is in circuits.dealer;
+in uniformly random order.  The protocol of one step is in protocols.runtime.dealer;
 it costs one message of c*M words from the masking party to the permuting
 party, and the dealer sends each party c*M correction words.
 
@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from .crypten_compat import crypten
-from .dealer import RING, from_words, mask, step_plan, unmask
+from .correlations import RING, from_words, mask, step_plan, unmask
 from .dealer_line import dealer_line
 from .streams import MASK_IN, MASK_OUT, KeyStream, permute
 

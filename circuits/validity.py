@@ -28,7 +28,7 @@ joins the label and key verdicts.
 import numpy as np
 
 from .bits import LANES
-from .compare import all_set, flip, nonnegative, sign_bits
+from .comparators import all_set, flip, nonnegative, sign_bits
 
 KEY_OFFSET = 1 << 61  # protocols.inputs.encoding: XOR-shared keys are k + 2^61
 

@@ -9,7 +9,7 @@ The Python API (docs/api.md): :func:`roc_auc_score` returns an :class:`AucResult
 a DataFrame of the plain-DP mechanisms, :func:`u_statistic` a ustat-2pc release; bad input raises
 :class:`InputError`, a ``ValueError``.
 """
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = ["AucResult", "InputError", "compare", "roc_auc_score", "u_statistic", "__version__"]
 
@@ -17,11 +17,11 @@ __all__ = ["AucResult", "InputError", "compare", "roc_auc_score", "u_statistic",
 def __getattr__(name):
     """The API, imported on first use: ``import mpc_auc`` (and the command's start) stays light."""
     if name in ("AucResult", "compare", "roc_auc_score", "u_statistic"):
-        from . import api
+        from . import api  # lazily: `import mpc_auc` and the command's start stay light
 
         return getattr(api, name)
     if name == "InputError":
-        from .protocols.errors import InputError
+        from .protocols.errors import InputError  # lazily, as the API
 
         return InputError
     raise AttributeError(f"module 'mpc_auc' has no attribute {name!r}")

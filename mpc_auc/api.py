@@ -4,19 +4,21 @@ Works from a notebook and from a plain script with no ``if __name__ == "__main__
 processes never re-run the caller's script (protocols.runtime.session).  Every input is checked before any
 process starts; a problem raises :class:`InputError` (a ``ValueError``) naming it.
 """
-import numbers
 import time
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from .dataset import EvalSet
-from .protocols.inputs.encoding import ScoreEncoder
+from .planner import execute, plan
+from .protocols.dp.central_law import SWAMPED
+from .protocols.dp.grid import FIELDS, grid
+from .protocols.dp.suite import MECHANISMS
 from .protocols.errors import InputError
-
-PROTOCOLS = ("mpc-exact", "mpc-central", "clear")
-
+from .protocols.ustat.two_party import Sample, ustat_2pc
+from .protocols.validation import checked
 
 @dataclass(frozen=True, repr=False)
 class AucResult:
@@ -75,8 +77,8 @@ class AucResult:
 
 def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact", epsilon: float = None,
                   neighbours: str = "label", score_range=(0.0, 1.0), score_dtype: str = "float64",
-                  return_ranks: bool = False, deployment: str = None, ledger: str = None, budget=None,
-                  timeout: float = 60.0) -> AucResult:
+                  return_ranks: bool = False, auc_decimals: int = None, deployment: str = None, ledger: str = None,
+                  budget=None, timeout: float = 60.0) -> AucResult:
     """The ROC AUC of ``y_score`` against ``y_true``, computed without any party seeing the others' rows.
 
     The scores are ranked obliviously by two compute parties with a separate dealer (mpc-exact,
@@ -105,6 +107,9 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
         float32 model outputs it) and sorts 30-bit keys instead of 62 on [0, 1], about twice as fast.
     return_ranks : bool
         mpc-exact only: also return each row's global mid-rank.
+    auc_decimals : int, optional
+        mpc-exact only: open the AUC rounded to this many decimals (1 to 12) inside the MPC instead of to
+        52 bits (docs/protocols/mpc-exact.md, "What the AUC reveals"); as ``mpc-auc run --auc-decimals``.
     deployment : str, optional
         A deployment file (``mpc-auc deploy init``): use the parties serving there, with
         ``coordinator.key`` beside it; default: spawn the roles on this machine.
@@ -123,53 +128,33 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
     ------
     InputError
         A bad input, named: lengths, NaN or out-of-range scores, labels other than 0/1, one class
-        missing, a bad client id, epsilon missing or <= 0, an option the protocol does not take.
+        missing, a bad client id, epsilon missing or <= 0, an option the protocol does not take.  The
+        options are checked by the same planner as the command line's (mpc_auc.planner), with the same words.
     """
-    from .protocols.mpc.ledger import Budget
-    from .protocols.mpc.mpc_central import CentralNoise
-    from .protocols.runtime.session import Placement
-
     start = time.perf_counter()
-    if protocol not in PROTOCOLS:
-        raise InputError(f"protocol must be one of {', '.join(PROTOCOLS)}, not {protocol!r}")
-    if protocol == "mpc-central":
-        noise = CentralNoise(_epsilon(epsilon), neighbours=neighbours)
-    elif epsilon is not None or budget is not None:
-        raise InputError(f"protocol {protocol} releases the exact AUC and takes no epsilon or budget")
-    if return_ranks and protocol != "mpc-exact":
-        raise InputError("return_ranks needs protocol mpc-exact")
-    if deployment and ledger:
-        raise InputError("ledger is for local runs: deployed parties keep their own (mpc-auc party --ledger)")
-    encoder = ScoreEncoder(*_pair(score_range, "score_range"), score_dtype)
-    evalset, groups, data = _evaluation(y_true, y_score, clients, encoder)
-    common = dict(protocol=protocol, m=evalset.m, clients=len(groups))
+    request = plan(protocol=protocol, epsilon=epsilon, neighbours=neighbours, budget=budget, score_range=score_range,
+                   score_dtype=score_dtype, ranks=return_ranks, auc_decimals=auc_decimals, deployment=deployment,
+                   ledger=ledger, timeout=timeout)
+    evalset, groups, data = _evaluation(y_true, y_score, clients, request.encoder)
+    outcome = execute(request, data)
+    common = dict(auc=outcome.auc, protocol=protocol, m=evalset.m, clients=len(groups))
     if protocol == "clear":
-        from .protocols.clear_auc import rank_sum_auc
-
-        return AucResult(auc=rank_sum_auc(evalset.score, evalset.label), wall_s=time.perf_counter() - start,
-                         **common)
-    placement = Placement.deployed(deployment) if deployment else Placement(ledger=ledger)
+        return AucResult(wall_s=time.perf_counter() - start, **common)
     if protocol == "mpc-central":
-        from .protocols.mpc.mpc_central import SWAMPED, mpc_central_auc, release_interval, swamped
-
-        limit = Budget(*_pair(budget, "budget", 1)) if budget is not None else None
-        release = mpc_central_auc([data], noise, encoder, placement=placement, timeout_s=timeout, budget=limit)[0]
-        std, ci = release_interval(release, noise)
-        if swamped(release.aucs[0], std):
-            warnings.warn(SWAMPED.format(std=std, epsilon=noise.epsilon), UserWarning, stacklevel=2)
-        return AucResult(auc=release.aucs[0], epsilon=noise.epsilon, delta=release.delta, std=std, ci=ci,
-                         provider="TTP", swamped=swamped(release.aucs[0], std),
-                         traffic=release.traffic, wall_s=time.perf_counter() - start,
+        release = outcome.release
+        if outcome.swamped:
+            warnings.warn(SWAMPED.format(std=outcome.std, epsilon=request.noise.epsilon), UserWarning, stacklevel=2)
+        return AucResult(epsilon=request.noise.epsilon, delta=release.delta, std=outcome.std, ci=outcome.ci,
+                         provider="TTP", swamped=outcome.swamped, traffic=release.traffic,
+                         wall_s=time.perf_counter() - start,
                          budget_remaining=(release.ledger or {}).get("remaining_epsilon"), **common)
-    from .protocols.mpc.mpc_exact import mpc_exact_auc
-
-    result = mpc_exact_auc([data], encoder, ranks=return_ranks, placement=placement, timeout_s=timeout)[0]
+    result = outcome.release
     ranks = None
     if return_ranks:
         ranks = np.empty(evalset.m)
         for name, rows in groups:
             ranks[rows] = result.ranks[name] + 1
-    return AucResult(auc=result.auc, provider=result.provider, ranks=ranks, traffic=result.traffic,
+    return AucResult(provider=result.provider, ranks=ranks, traffic=result.traffic,
                      wall_s=time.perf_counter() - start, **common)
 
 
@@ -218,23 +203,16 @@ def compare(y_true, y_score, clients=None, *, protocols=None, epsilons=(0.5, 1.0
         Columns protocol, epsilon, delta, mean, std, bias, rmse, rmse_lo, rmse_hi (95% bootstrap
         interval), draws, seconds, accounting, server_received.
     """
-    import pandas as pd
-
-    from .protocols.dp.dp_suite import MECHANISMS
-    from .sims.compare import FIELDS, compare as run_grid
-
     protocols = list(MECHANISMS) if protocols is None else list(protocols)
     unknown = [p for p in protocols if p not in MECHANISMS]
     if unknown:
         raise InputError(f"unknown protocol(s) {', '.join(map(str, unknown))}; choose from {', '.join(MECHANISMS)}")
-    epsilons = [_epsilon(e) for e in epsilons]
-    if not 0 < delta < 1:
-        raise InputError(f"delta must lie strictly between 0 and 1, not {delta!r}")
-    if not (isinstance(draws, numbers.Integral) and draws >= 2):
-        raise InputError(f"draws must be an integer >= 2, not {draws!r}")
-    encoder = ScoreEncoder(*_pair(score_range, "score_range"))
+    epsilons = [checked("epsilon", e) for e in epsilons]
+    if checked("delta", delta) == 0:
+        raise InputError("delta must lie strictly between 0 and 1, not 0.0")
+    encoder = plan(protocol="clear", score_range=score_range).encoder
     _, _, data = _evaluation(y_true, y_score, clients, encoder)
-    rows, _ = run_grid(data, protocols, epsilons, delta, draws, seed, (encoder.lo, encoder.hi))
+    rows, _ = grid(data, protocols, epsilons, delta, checked("draws", draws), seed, (encoder.lo, encoder.hi))
     return pd.DataFrame(rows, columns=list(FIELDS))
 
 
@@ -271,25 +249,14 @@ def u_statistic(values, *, kernel: str, epsilon: float, k: int = 1, labels=None,
         noise leaves the estimate uninformative), ``pairs``, ``effective_epsilon``, ``delta``,
         ``traffic``, ``wall_s``.
     """
-    from .protocols.ustat.ustat_2pc import Sample, check_k, ustat_2pc
-
     if kernel.startswith("auc") and labels is None:
         raise InputError(f"kernel {kernel} needs labels")
     sample = Sample(np.asarray(values), None if labels is None else np.asarray(labels))
-    return ustat_2pc(kernel, [sample], _epsilon(epsilon, "u_statistic"), check_k(k), seed=seed, timeout_s=timeout)[0]
+    return ustat_2pc(kernel, [sample], _required_epsilon(epsilon, "u_statistic"), checked("k", k), seed=seed,
+                     timeout_s=checked("timeout", timeout))[0]
 
 
-def _epsilon(value, who: str = "protocol mpc-central") -> float:
+def _required_epsilon(value, who: str) -> float:
     if value is None:
-        raise InputError(f"{who} needs epsilon")
-    if not (isinstance(value, numbers.Real) and np.isfinite(value) and value > 0):
-        raise InputError(f"epsilon must be a positive finite number, not {value!r}")
-    return float(value)
-
-
-def _pair(value, name: str, least: int = 2) -> tuple:
-    """A number or a pair of numbers as a tuple (``least``: how many values may be given at the fewest)."""
-    values = (value,) if np.isscalar(value) else tuple(value)
-    if not least <= len(values) <= 2 or not all(isinstance(v, numbers.Real) for v in values):
-        raise InputError(f"{name} must be {'a number or ' if least == 1 else ''}a pair of numbers, not {value!r}")
-    return tuple(float(v) for v in values)
+        raise InputError(f"{who} is differentially private: it needs epsilon")
+    return checked("epsilon", value)

@@ -5,7 +5,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .protocols.inputs.clients import check_client, check_client_id
+from .protocols.inputs.clients import check_client
+from .protocols.runtime.identity import check_client_id
 from .protocols.inputs.encoding import ScoreEncoder
 from .protocols.errors import InputError
 

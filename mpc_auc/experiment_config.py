@@ -14,6 +14,7 @@ from typing import Callable
 import yaml
 
 from .protocols.errors import InputError
+from .results import strict, write_atomically
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,6 @@ def resolve(params, config_path: str = None, flags: dict = None) -> dict:
 
 
 def write_config(path: str, config: dict) -> None:
-    from .results import strict, write_atomically
 
     def write(tmp):
         with open(tmp, "w") as f:

@@ -17,7 +17,7 @@ import tempfile
 
 import numpy as np
 
-from . import __version__
+from .version import __version__
 
 
 def strict(value):

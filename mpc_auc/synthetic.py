@@ -3,7 +3,7 @@
 Binormal model: the logit of a negative is N(0, 1), of a positive N(mu, 1),
 so AUC = Phi(mu / sqrt(2)) and mu = sqrt(2) Phi^-1(AUC); scores are the
 sigmoid of the logit shifted to CTR-like values.  The Criteo evaluation set of
-both fedauc papers has M = 458,407 and P = 117,317 (DESIGN.md §5).
+both fedauc papers has M = 458,407 and P = 117,317 (fedauc §6, dpauc; docs/references.md).
 """
 from statistics import NormalDist
 
@@ -33,7 +33,7 @@ def binormal_scores(m: int, positives: int, auc: float, rng, decimals=None):
 
 
 def partition(m: int, k: int, scheme: str, rng, scores=None) -> np.ndarray:
-    """Client index per sample (DESIGN.md §5; the dpauc authors' code).
+    """Client index per sample (as the dpauc authors' public code does: docs/experiments.md).
 
     iid: each sample to a uniform random client (empty clients dropped);
     non-iid: contiguous blocks of the score order.  With k >= m every

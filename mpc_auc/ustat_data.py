@@ -1,6 +1,6 @@
 """Synthetic data for the U-statistic experiments (ustats §6 and App. D.1, in their spirit).
 
-* Discrete populations with exact moments (protocols.ustat.ustat_theory):
+* Discrete populations with exact moments (protocols.ustat.theory):
   scores uniform on the Gini grid {0, 1/2^12, ..., 1}, and correlated 1-5
   ratings shaped like the TripAdvisor (room, cleanliness) pairs: mostly high
   ratings, strongly but not perfectly concordant.  Our copy of the paper

@@ -10,7 +10,7 @@ sets (the attack of issue 24); opened rounded to k decimals instead
 10^-k is far wider than 1/(PN).
 
 :func:`consistent_splits` is the attack; docs/protocols/mpc-exact.md states
-the result and tests/test_auc_leakage.py measures it.
+the result and tests/protocols/mpc/test_auc_leakage.py measures it.
 """
 
 

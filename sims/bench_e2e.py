@@ -39,6 +39,8 @@ import sys
 import tempfile
 import time
 
+import pandas as pd
+
 from ..csv_io import write_evalset
 from ..protocols.inputs.encoding import ScoreEncoder
 from ..synthetic import CRITEO_M, synthetic_evalset
@@ -64,9 +66,7 @@ def dataset(directory: str, m: int, dtype: str = "float64") -> str:
 
 
 def reference_auc(path: str) -> float:
-    from sklearn.metrics import roc_auc_score
-
-    import pandas as pd
+    from sklearn.metrics import roc_auc_score  # lazily: scikit-learn is a test extra, needed only here
 
     table = pd.read_csv(path)
     return float(roc_auc_score(table["label"], table["score"]))

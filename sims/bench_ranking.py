@@ -28,7 +28,7 @@ import numpy as np
 from ..dataset import EvalSet
 from ..protocols.clear_auc import rank_sum_auc
 from ..protocols.inputs.encoding import ScoreEncoder
-from ..protocols.mpc.mpc_exact import mpc_exact_auc
+from ..protocols.mpc.exact import mpc_exact_auc
 from ..synthetic import CRITEO_M, synthetic_evalset
 
 CRITEO_FULL_M = 4_584_062  # the large Criteo evaluation set (fedauc Table 4)

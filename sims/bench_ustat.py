@@ -1,7 +1,7 @@
 """Throughput of the in-circuit noisy kernels of ustat-2pc: pairs per second through the MPC.
 
 P0 and P1 (the two users of every pair, vectorised) and the dealer run as
-processes over loopback TCP (protocols.ustat.ustat_2pc).  Timed from sending the
+processes over loopback TCP (protocols.ustat.two_party).  Timed from sending the
 job to both parties until both output shares are back at the aggregator:
 inputs, kernel, noise generation in circuit and the output, not the
 process start.  Kernels: AUC with randomized response (eps/k per pair) and
@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from ..protocols.ustat.ustat_2pc import Sample, pair_noise, ustat_2pc
+from ..protocols.ustat.two_party import Sample, pair_noise, ustat_2pc
 
 
 def _sample(kernel: str, pairs: int, k: int, rng) -> Sample:

@@ -12,7 +12,7 @@ in-circuit noise draws per epsilon.  Its released value does not depend on
 the client partition (the parties compute the global statistics), so one
 run per epsilon fills the row; it is compared with the smallest paper std
 of each column (``min paper``) and with its analytic std.  The paper's values are facts quoted from
-../shared/papers/fedauc-vfl-ranksum.md, Table 7.
+fedauc Table 7 (docs/references.md).
 
 ``mpc-auc table7 [--config FILE.yaml] [flags]`` writes table7.md, table7.csv and table7.json
 (strict, with provenance) and config.yaml into ``out``; the Markdown table goes to stdout too.
@@ -27,7 +27,8 @@ import numpy as np
 from .. import progress
 from ..experiment_config import Param, write_config
 from ..protocols.dp import fedauc
-from ..protocols.mpc.mpc_central import CentralNoise, analytic_std, mpc_central_auc
+from ..protocols.dp.central_law import CentralNoise, analytic_std
+from ..protocols.mpc.central import mpc_central_auc
 from ..protocols.clear_auc import rank_sum_auc, twice_mid_ranks
 from ..protocols.runtime.session import Placement
 from ..results import provenance, write_csv, write_json, write_text

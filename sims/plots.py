@@ -20,10 +20,10 @@ def style(index: int) -> dict:
 
 
 def _pyplot():
-    import matplotlib
+    import matplotlib  # lazily: pyplot only once the Agg backend is chosen, and only for a figure
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # lazily, as above
 
     return plt
 
@@ -88,10 +88,3 @@ def error_lines(stem: str, panels: list, metric: str, ylabel: str, xlabel: str, 
     fig.tight_layout()
     fig.legend(handles, labels, fontsize=8, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
     save(fig, stem)
-
-
-def mean_interval(values, rng, resamples: int = 1000) -> tuple:
-    """Percentile-bootstrap 95% interval of the mean of ``values`` (e.g. squared errors over draws)."""
-    values = np.asarray(values, dtype=np.float64)
-    means = values[rng.integers(0, len(values), size=(resamples, len(values)))].mean(axis=1)
-    return float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))

@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from .. import __version__
+from ..version import __version__
 from ..experiment_config import read_config, write_config
 from ..protocols.errors import InputError
 from ..results import provenance, strict, write_csv, write_json, write_text
@@ -30,6 +30,15 @@ from . import security_checks as sc
 from .dp_audit import clopper_pearson
 from .false_alarms import CHECK_ALPHA, FAMILY_ALPHA, MAX_CHECKS, Z_ONE_SIDED, Z_TWO_SIDED
 from .plots import epsilon_ticks, figure, style
+from .security_collusion import collusion_party, kendall, recovered
+from .security_network import captured_jobs, differences, exposure, observer_view, weakened_link
+from .security_views import VIEW_BITS, VIEW_INPUTS, aligned, as_runs, bitonic_layers, bitonic_secrets, bitonic_tests, bitonic_view_party, central_noise_party, flagged, homogeneity, job_secrets, leaks, leaky_bitonic_view_party, leaky_noise_party, leaky_recording_party, leaky_ustat_view_party, p_values, recording_party, ustat_secrets, ustat_view_party, view_party
+from ..protocols.inputs.encoding import PAD_KEY, ScoreEncoder
+from ..protocols.inputs.sharing import split, split_xor
+from ..protocols.dp.central_law import CentralNoise
+from ..protocols.mpc.exact import exact_result
+from ..protocols.mpc.ranking_job import run_ranking_jobs, simulated
+from ..protocols.runtime.session import Placement, run_parties
 
 SUITES = {
     "quick": {"epsilon": 1.0, "audit_draws": 200_000, "inference_epsilons": [0.5, 1, 2, 4, 8], "inference_m": 200,
@@ -155,8 +164,6 @@ def label_inference(cfg: dict, rng) -> tuple:
 
 def views(cfg: dict, rng) -> list:
     """Transcript tests of the radix sort at both parties (sims.security_views), with the open-sigma control."""
-    from ..protocols.runtime.session import run_parties
-    from .security_views import VIEW_BITS, VIEW_INPUTS, p_values, view_party
 
     parties = run_parties(view_party, (VIEW_INPUTS, VIEW_BITS, cfg["view_runs"]), provider="TTP", timeout_s=120)
     out = []
@@ -178,11 +185,6 @@ def views(cfg: dict, rng) -> list:
 def bitonic_views(cfg: dict, rng) -> list:
     """The bitonic sort: no message a party receives carries the keys, the sorted keys, their destinations, or
     (per layer) the compared keys, the comparison bits or the swap bits."""
-    from ..protocols.inputs.encoding import PAD_KEY
-    from ..protocols.runtime.session import run_parties
-    from ..protocols.inputs.sharing import split
-    from .security_views import (aligned, bitonic_layers, bitonic_secrets, bitonic_tests, bitonic_view_party, flagged,
-                                 leaks, leaky_bitonic_view_party)
 
     m = cfg["bitonic_view_m"]
     keys = rng.integers(0, 2 ** 40, m)
@@ -210,8 +212,6 @@ def bitonic_views(cfg: dict, rng) -> list:
 
 def ustat_views(cfg: dict, rng) -> list:
     """ustat-2pc: no message a pair-party receives carries a kernel value, the noise or the other's input."""
-    from ..protocols.runtime.session import run_parties
-    from .security_views import leaks, leaky_ustat_view_party, ustat_secrets, ustat_view_party
 
     pairs = cfg["ustat_view_pairs"]
     x, y = rng.integers(0, 4097, pairs), rng.integers(0, 4097, pairs)
@@ -238,11 +238,6 @@ JOB_B = (np.full(8, 0.5), np.array([0, 1, 0, 1, 1, 0, 1, 0]))  # all tied: AUC 0
 
 def job_views(cfg: dict, rng) -> list:
     """Views of whole jobs through the real party loop: mpc-central, and mpc-exact delivering ranks."""
-    from ..protocols.inputs.encoding import ScoreEncoder
-    from ..protocols.mpc.mpc_central import CentralNoise
-    from ..protocols.mpc.mpc_exact import exact_result, run_ranking_jobs, simulated
-    from ..protocols.runtime.session import Placement
-    from .security_views import job_secrets, leaks, leaky_recording_party, recording_party
 
     encoder, m, runs = ScoreEncoder(), cfg["job_view_m"], cfg["job_view_runs"]
     scores, labels = rng.integers(0, 100, m) / 100, rng.integers(0, 2, m)
@@ -287,7 +282,6 @@ def job_views(cfg: dict, rng) -> list:
 
 def _job_view(name, kind, protocol, received, secrets_, runs) -> dict:
     """Homogeneity of the small jobs' views (input A vs B) and no secret carried in the large job's view."""
-    from .security_views import as_runs, homogeneity, leaks
 
     p = homogeneity(as_runs(received[:runs]), as_runs(received[runs:2 * runs]))
     found = leaks(received[-1], secrets_, len(secrets_["labels"]), CHECK_ALPHA / 2)
@@ -308,8 +302,6 @@ def _noise_secrets(draws) -> dict:
 
 def noise_views(cfg: dict, rng) -> list:
     """mpc-central's noise gadgets at its calibration: no received message carries a draw, its sign or support."""
-    from ..protocols.runtime.session import run_parties
-    from .security_views import central_noise_party, leaks, leaky_noise_party
 
     draws, m = cfg["noise_view_draws"], cfg["job_view_m"]
     outs = run_parties(central_noise_party, (cfg["epsilon"], m, draws), provider="TTP", timeout_s=120)
@@ -330,9 +322,6 @@ def noise_views(cfg: dict, rng) -> list:
 
 def collusion(cfg: dict, rng) -> list:
     """What dealer + P0 and P0 alone recover of the radix sort's secret order and labels."""
-    from ..protocols.runtime.session import run_parties
-    from ..protocols.inputs.sharing import split, split_xor
-    from .security_collusion import collusion_party, kendall, recovered
 
     m, bits = cfg["collusion_m"], 8
     keys, labels = rng.integers(0, 2 ** bits, m), rng.integers(0, 2, m)
@@ -352,9 +341,6 @@ def collusion(cfg: dict, rng) -> list:
 
 def network_observer(cfg: dict, rng) -> list:
     """A capture of the links of real role processes (sims.security_network), on two inputs of one shape."""
-    from ..protocols.inputs.encoding import ScoreEncoder
-    from ..protocols.mpc.mpc_exact import simulated
-    from .security_network import captured_jobs, differences, exposure, observer_view, weakened_link
 
     m, encoder = cfg["observer_m"], ScoreEncoder()
     inputs = [(rng.integers(0, 100, m) / 100, rng.integers(0, 2, m)) for _ in range(2)]
@@ -392,7 +378,6 @@ def network_observer(cfg: dict, rng) -> list:
 
 def _no_better_than_chance(adversary, order, guessed, keys, labels, details) -> list:
     """An adversary's recovered order (Kendall tau against the keys) and labels, against chance."""
-    from .security_collusion import kendall
 
     m = len(keys)
     tau = kendall(order, keys)
@@ -451,7 +436,6 @@ def top_k(cfg: dict, rng) -> tuple:
 def dealer_keys(cfg: dict, rng) -> list:
     """Stock CrypTen's seeds (a control) and the project's Dealer, in a real session, against P0's key guesses;
     the same Dealer weakened to k_1 = SHA-256(k_0) must fall (a control)."""
-    from ..protocols.runtime.session import Placement, run_parties
 
     bits = cfg["seed_bits"]
     dealer_seed = int(rng.integers(2 ** bits))
@@ -468,7 +452,7 @@ def dealer_keys(cfg: dict, rng) -> list:
               {"attack": "search dealer seeds for P0's, regenerate P1's triple shares (torch MT19937)"}),
         check("our dealer: P0 alone rebuilds P1's triples from its key", "collusion", "mpc-exact, mpc-central",
               None, None, float(found["ours"]), 0.0, not found["ours"],
-              {"keys": "k_0 as P0 holds it, P1's triple generator, from a session with circuits.dealer.Dealer"}),
+              {"keys": "k_0 as P0 holds it, P1's triple generator, from a session with protocols.runtime.dealer.Dealer"}),
         check("a dealer that derives P1's key from P0's: P0 rebuilds P1's triples", "control",
               "weakened dealer", None, None, float(found["derived"]), 0.0, not found["derived"],
               {"weakening": "sims.security_checks.DerivedKeyDealer: the project's Dealer with k_1 = SHA-256(k_0)"}),

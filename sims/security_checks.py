@@ -2,7 +2,7 @@
 
 Each function returns check records (sims.security.check) or table rows; the
 mechanisms are run through the project's own code (protocols.dp.fedauc,
-protocols.mpc.mpc_central, protocols.dp.score_ldp), never re-implemented here.
+protocols.mpc.central, protocols.dp.score_ldp), never re-implemented here.
 
 Worst-case neighbours (label DP): K = M clients with one sample each, ranks
 0..M-1 distinct, and the target sample at the top rank M-1, so one label flip
@@ -17,13 +17,17 @@ import secrets
 import numpy as np
 import torch
 
-from ..circuits.csprng import TUPLES, KeyedGenerator
-from ..circuits.dealer import Dealer
+from ..protocols.runtime.csprng import TUPLES, KeyedGenerator
+from ..protocols.runtime.dealer import Dealer
 from ..protocols.dp import dpauc, fedauc, score_ldp
 from ..protocols.clear_auc import rank_sum_auc
-from ..protocols.dp.dp_suite import THRESHOLDS
-from ..protocols.mpc.mpc_central import CentralNoise
+from ..protocols.dp.suite import THRESHOLDS
+from ..protocols.dp.central_law import CentralNoise
 from .dp_audit import epsilon_lower_bound, gaussian_llr, laplace_llr
+from ..circuits.crypten_compat import crypten
+from ..protocols.mpc.central import mpc_central_auc
+from ..protocols.runtime.session import Placement
+from ..protocols.ustat.two_party import pair_noise, user_privacy
 
 AUDIT_MARGIN = 0.05  # eps_lb may exceed the claim by this much (relative) before a claim counts as broken
 
@@ -225,8 +229,6 @@ def audit_central(neighbours: str, epsilon: float, draws: int, rng, calibrated_f
 def audit_central_mpc(epsilon: float, draws: int, rng, ledger_dir: str):
     """mpc-central (label DP) through the real MPC: local roles over TLS, the noise drawn in the circuit,
     ``draws`` repetitions of the release per data set (charged to a throwaway ledger in ``ledger_dir``)."""
-    from ..protocols.mpc.mpc_central import mpc_central_auc
-    from ..protocols.runtime.session import Placement
 
     m = 8
     labels = _neighbours(m, rng)
@@ -242,7 +244,6 @@ def ustat_views(kernel: str, epsilon: float, k: int, draws: int, rng) -> tuple:
     """ustat-2pc: the aggregator's view of one user's k pairs when the user's value moves to the other end
     of its range (every one of its pair kernels moves by the kernel's sensitivity, or its bits flip), under
     the circuit's per-pair noise law; reduced to the LLR.  Returns (views on D and D', claimed eps, delta)."""
-    from ..protocols.ustat.ustat_2pc import pair_noise, user_privacy
 
     noise = pair_noise(kernel, epsilon, k)
     claimed, delta = user_privacy(kernel, epsilon, k)
@@ -376,15 +377,14 @@ class DerivedKeyDealer(Dealer):
 
 def dealer_key_party(ctx, words: int) -> dict:
     """Each compute party's dealer key and the first ``words`` words of its triple generator, as the dealer
-    set them up in this session (circuits.csprng installs both into CrypTen's TTP client)."""
-    from ..circuits.crypten_compat import crypten
+    set them up in this session (protocols.runtime.csprng installs both into CrypTen's TTP client)."""
 
     client = crypten.mpc.provider.ttp_provider.TTPClient.get()
     return {"key": ctx.stream_key, "triple words": client.generator.words((words,))}
 
 
 def p0_rebuilds_p1_triples(k0: bytes, p1_words: np.ndarray) -> bool:
-    """Does any of P0's guesses expand (circuits.csprng, the triples' purpose) to P1's triple words?"""
+    """Does any of P0's guesses expand (protocols.runtime.csprng, the triples' purpose) to P1's triple words?"""
     return any(np.array_equal(KeyedGenerator(guess, TUPLES).words(p1_words.shape), p1_words)
                for guess in p0_key_guesses(k0))
 

@@ -22,9 +22,11 @@ the order itself; about 0: chance), and the fraction of labels recovered
 import numpy as np
 from scipy.stats import kendalltau
 
-from ..circuits.dealer import unmask
+from ..circuits.correlations import unmask
 from ..circuits.shuffle import Shuffler
 from ..circuits.streams import MASK_IN, KeyStream
+from ..circuits.gates import Gates
+from ..circuits.radix import RadixRanking
 
 
 class IndexRecordingShuffler(Shuffler):
@@ -46,8 +48,6 @@ class IndexRecordingShuffler(Shuffler):
 def collusion_party(ctx, key_shares, label_shares, bits: int) -> dict:
     """In a party: one radix sort of the keys carrying the labels, from this party's shares (index = rank);
     its view, its own shares and its dealer key as the dealer holds it."""
-    from ..circuits.gates import Gates
-    from ..circuits.radix import RadixRanking
 
     keys, labels = key_shares[ctx.rank], label_shares[ctx.rank]
     shuffler = IndexRecordingShuffler(ctx.stream_key, view=[])

@@ -21,15 +21,19 @@ from ..protocols.runtime.identity import COMPUTE, COORDINATOR, ROLES, SERVING, I
 from ..protocols.runtime.link import (_SEAL_HEADER, HEADER_RECORD, SEALED, TAG_BYTES, Link, Listener, Opener, Sealer,
                                      free_port, split_address)
 from .capture import NotTls, RecordingProxy, carries_window, records
+from .security_views import recording_party
+from ..protocols.mpc.exact import exact_result
+from ..protocols.mpc.ranking_job import run_ranking_jobs
+from ..protocols.runtime.ledger import LedgerPlace
+from ..protocols.runtime.control import target_name
+from ..protocols.runtime.roles import prepare_process, serve
+from ..protocols.runtime.session import Placement
 
 TIMING_RECORD = HEADER_RECORD  # a sealed record of one bare frame header: the heartbeats, sent when a link is
 # quiet, so their number follows timing, not data (every message's header record has this length too)
 
 
 def _serve(role: str, key_path: str, deployment: Deployment, ledger: str, timeout_s: float) -> None:
-    from ..protocols.mpc.ledger import LedgerPlace
-    from ..protocols.runtime.roles import prepare_process, serve, target_name
-    from .security_views import recording_party
 
     def recorded(ctx, *args):  # the real loop, recorded; the record goes to a file, not over the links
         jobs = recording_party(ctx, *args)
@@ -46,13 +50,10 @@ def _serve(role: str, key_path: str, deployment: Deployment, ledger: str, timeou
 
 
 def captured_jobs(requests, timeout_s: float = 60.0) -> list:
-    """Run each request (protocols.mpc.mpc_exact.Request) as its own mpc-exact session of the parties' real loop,
+    """Run each request (protocols.mpc.exact.Request) as its own mpc-exact session of the parties' real loop,
     recorded (sims.security_views.recording_party); per request (captured streams, key material): the streams
     [(party behind the proxy, bytes towards it, bytes from it)], and the byte strings the observer must not
     find: both parties' dealer keys and the input shares they opened."""
-    from ..protocols.mpc.mpc_exact import exact_result, run_ranking_jobs
-    from ..protocols.runtime.session import Placement
-    from .security_views import recording_party
 
     with tempfile.TemporaryDirectory(prefix="mpc-auc-observer-") as directory:
         identities = {role: Identity(role) for role in ROLES}

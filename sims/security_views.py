@@ -33,6 +33,18 @@ from scipy.stats import chi2, chisquare
 
 from ..circuits.bits import unpack_bits
 from ..circuits.shuffle import Shuffler
+from ..protocols.mpc import ranking_party
+import torch
+from scipy.stats import rankdata
+from ..circuits import bitonic, kernels, noise
+from ..circuits.bitonic import BitonicRanking, padded_size
+from ..circuits.crypten_compat import crypten
+from ..circuits.gates import Gates
+from ..circuits.noise_laws import DiscreteLaplace, RandomizedResponse
+from ..circuits.radix import RadixRanking
+from ..circuits.shares import from_share, public_share, reveal_int
+from ..protocols.inputs.encoding import PAD_KEY
+from ..protocols.dp.central_law import CentralNoise
 
 VIEW_INPUTS = (np.array([7, 2, 5, 0]), np.array([3, 3, 3, 3]))  # distinct keys vs all tied; same shape
 VIEW_BITS = 3
@@ -68,8 +80,6 @@ def radix_views(ctx, shuffler, gates, inputs, bits: int, runs: int) -> dict:
     """In a party: every (kind, value) it opens in ``runs`` radix sorts of each input, for the real sort
     ("radix") and for the controls "leaky" (sigma opened without the shuffle) and "reused" (one mask reused),
     which share the dealer streams."""
-    from ..circuits.radix import RadixRanking
-    from ..circuits.shares import public_share
 
     variants = [("radix", shuffler)]
     for name, weakened in (("leaky", OpenSigma), ("reused", ReusedMask)):
@@ -93,7 +103,6 @@ def radix_views(ctx, shuffler, gates, inputs, bits: int, runs: int) -> dict:
 
 def view_party(ctx, inputs, bits: int, runs: int) -> dict:
     """The session target of the view experiment."""
-    from ..circuits.gates import Gates
 
     return radix_views(ctx, Shuffler(ctx.stream_key), Gates(ctx.stream_key), inputs, bits, runs)
 
@@ -180,10 +189,7 @@ def record_received(log: list) -> None:
     and every value it opens through the gates (circuits.gates: its own share combined with the other's, by
     XOR and by addition, as the gate combines them).  CrypTen's openings are all_reduce results, recorded
     as received."""
-    import torch
 
-    from ..circuits.crypten_compat import crypten
-    from ..circuits.gates import Gates
 
     exchange = Gates._exchange
 
@@ -221,9 +227,6 @@ def record_received(log: list) -> None:
 def ustat_view_party(ctx, x, y) -> dict:
     """In a pair-party: Gini-Laplace and AUC-RR on the pairs (x[i], y[i]) in [0, 4096], recording every
     received message."""
-    from ..circuits import kernels
-    from ..circuits.gates import Gates
-    from ..circuits.noise_laws import DiscreteLaplace, RandomizedResponse
 
     log = []
     record_received(log)
@@ -237,7 +240,6 @@ def ustat_view_party(ctx, x, y) -> dict:
 def leaky_ustat_view_party(ctx, x, y) -> dict:
     """A deliberately weakened pair-party (a control): :func:`ustat_view_party` whose AUC kernel opens the
     kernel bits [x >* y] before randomized response."""
-    from ..circuits import kernels
 
     honest = kernels.greater_tie_coin
 
@@ -253,9 +255,6 @@ def leaky_ustat_view_party(ctx, x, y) -> dict:
 def bitonic_view_party(ctx, key_shares) -> dict:
     """In a party: the bitonic sort (circuits.bitonic, the reference ranking) of its additive share of the keys
     (index = rank), recording every received message and where each layer's messages end."""
-    from ..circuits.bitonic import BitonicRanking
-    from ..circuits.shares import from_share
-    from ..protocols.inputs.encoding import PAD_KEY
 
     log, layer_ends = [], []
     record_received(log)
@@ -267,7 +266,6 @@ def bitonic_view_party(ctx, key_shares) -> dict:
 def leaky_bitonic_view_party(ctx, key_shares) -> dict:
     """A deliberately weakened party (a control): :func:`bitonic_view_party` whose first layer opens its swap
     bits to both parties."""
-    from ..circuits import bitonic
 
     honest = bitonic._swap_bits
 
@@ -287,7 +285,6 @@ def bitonic_layers(keys: np.ndarray, pad_key: int) -> list:
     comparison bits and the swap bits (Batcher 1968; the schedule of circuits.bitonic.bitonic_sort).  The
     input positions the sort carries start public (every layer-0 pair is (2i, 2i + 1)), so they are moved
     here but not listed; where they end is the destinations' secret."""
-    from ..circuits.bitonic import padded_size
 
     m, n = len(keys), padded_size(len(keys))
     rows = np.stack([np.concatenate([keys, np.full(n - m, pad_key)]), np.arange(n)]).astype(np.int64)
@@ -409,7 +406,7 @@ def bitonic_tests(views, layer_ends, hidden: dict, layers: list, m: int, statist
 # ------------------------------------------------ whole jobs: mpc-central, mpc-exact with rank delivery
 
 def recording_party(ctx, fraction_bits: int) -> list:
-    """The real party loop (protocols.mpc.mpc_exact._party), recording per job every message received, the input
+    """The real party loop (protocols.mpc.ranking_party.serve_jobs), recording per job every message received, the input
     shares it opened from the clients' bundles, the rank shares it sealed for them and its dealer key."""
     return _recorded_loop(ctx, fraction_bits)
 
@@ -417,10 +414,9 @@ def recording_party(ctx, fraction_bits: int) -> list:
 def leaky_recording_party(ctx, fraction_bits: int) -> list:
     """A deliberately weakened party (a control): :func:`recording_party` with two mistakes, the labels opened
     to both parties before the sort and the ranks opened before they are sealed for the clients."""
-    from ..circuits.shares import from_share, reveal_int
 
-    def weaken(mpc_exact):
-        check, seal = mpc_exact._invalid_clients, mpc_exact._rank_bundles
+    def weaken(party):
+        check, seal = party._invalid_clients, party._rank_bundles
 
         def opening_labels(ctx, job, gates, owners, labels, *rest):
             reveal_int(from_share(labels))
@@ -430,17 +426,15 @@ def leaky_recording_party(ctx, fraction_bits: int) -> list:
             opened = reveal_int(from_share(twice_rank)).numpy()
             return seal(ctx, job_id, owners, opened if ctx.rank == 0 else np.zeros_like(opened))
 
-        mpc_exact._invalid_clients, mpc_exact._rank_bundles = opening_labels, sealing_opened
+        party._invalid_clients, party._rank_bundles = opening_labels, sealing_opened
 
     return _recorded_loop(ctx, fraction_bits, weaken)
 
 
 def _recorded_loop(ctx, fraction_bits: int, weaken=None) -> list:
-    from ..protocols.mpc import mpc_exact
-
     log, sent, jobs = [], [], []
     record_received(log)
-    compute, seal = mpc_exact._compute, mpc_exact._rank_bundles
+    compute, seal = ranking_party._compute, ranking_party._rank_bundles
 
     def recorded_compute(ctx, job, intake, opened, *args):
         shares = [np.concatenate([getattr(o, name) for o in opened])
@@ -457,17 +451,16 @@ def _recorded_loop(ctx, fraction_bits: int, weaken=None) -> list:
         sent.append(twice_rank.copy())
         return seal(ctx, job_id, owners, twice_rank)
 
-    mpc_exact._compute, mpc_exact._rank_bundles = recorded_compute, recorded_seal
+    ranking_party._compute, ranking_party._rank_bundles = recorded_compute, recorded_seal
     if weaken is not None:
-        weaken(mpc_exact)
-    mpc_exact._party(ctx, fraction_bits)
+        weaken(ranking_party)
+    ranking_party.serve_jobs(ctx, fraction_bits)
     return jobs
 
 
 def job_secrets(keys: np.ndarray, labels: np.ndarray) -> dict:
     """What a ranking job must hide from each party: keys, labels, each key's destination, the labels in
     sorted order and the doubled 0-based mid-ranks in input order."""
-    from scipy.stats import rankdata
 
     out = bitonic_secrets(keys)
     order = np.argsort(keys, kind="stable")
@@ -482,7 +475,6 @@ def as_runs(jobs) -> list:
 
 def leaky_noise_party(ctx, epsilon: float, m: int, count: int) -> dict:
     """A deliberately weakened party (a control): :func:`central_noise_party` whose gadget opens each draw."""
-    from ..circuits import noise
 
     honest = noise.discrete_laplace
 
@@ -498,14 +490,11 @@ def leaky_noise_party(ctx, epsilon: float, m: int, count: int) -> dict:
 def central_noise_party(ctx, epsilon: float, m: int, count: int) -> dict:
     """In a party: ``count`` draws of mpc-central's statistic and count noise (at M = m), recording every
     received message; the draws are opened only after the recording ends (to name the secrets)."""
-    from ..circuits.gates import Gates
-    from ..circuits.noise import discrete_laplace
-    from ..protocols.mpc.mpc_central import CentralNoise
 
     log = []
     record_received(log)
-    gates, noise = Gates(ctx.stream_key), CentralNoise(epsilon)
-    drawn = [discrete_laplace(gates, noise.statistic_noise(m), count),
-             discrete_laplace(gates, noise.count_noise(), count)]
+    gates, central = Gates(ctx.stream_key), CentralNoise(epsilon)
+    draw = noise.discrete_laplace  # looked up now: the weakened control replaces it
+    drawn = [draw(gates, central.statistic_noise(m), count), draw(gates, central.count_noise(), count)]
     views = list(log)
     return {"views": views, "noise": [gates.open(z) for z in drawn]}

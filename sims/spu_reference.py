@@ -45,8 +45,8 @@ def read_csv(path: str):
 
 
 def auc_function(sorts: int):
-    import jax.numpy as jnp
-    from jax import lax
+    import jax.numpy as jnp  # lazily: jax and spu exist only in the SPU venv
+    from jax import lax  # lazily, as above
 
     def counts(composite, labels):
         _, y = lax.sort((composite, labels), num_keys=1)
@@ -63,7 +63,7 @@ def auc_function(sorts: int):
 
 
 def config():
-    import spu
+    import spu  # lazily: only in the SPU venv
 
     cfg = spu.RuntimeConfig(protocol=spu.ProtocolKind.SEMI2K, field=spu.FieldType.FM64)
     cfg.beaver_type = spu.RuntimeConfig.BeaverType.TrustedFirstParty
@@ -73,7 +73,7 @@ def config():
 
 def party(job_file: str, rank: int) -> None:
     """One SPU party: link up, take its shares, run, write its output shares."""
-    import spu
+    import spu  # lazily: only in the SPU venv
 
     with open(job_file, "rb") as f:
         job = pickle.load(f)
@@ -109,9 +109,9 @@ def main(argv=None) -> int:
     if args.party:
         party(args.party[0], int(args.party[1]))
         return 0
-    import jax
-    import spu
-    import spu.utils.frontend as frontend
+    import jax  # lazily: only in the SPU venv
+    import spu  # lazily, as above
+    import spu.utils.frontend as frontend  # lazily, as above
 
     jax.config.update("jax_enable_x64", True)
     keys, labels = read_csv(args.input)

@@ -6,9 +6,9 @@ classes public) and Kendall's tau on correlated 1-5 ratings
 
 * ustat-2pc with k = 1, 2, 5 (AUC: randomized response at eps/k, Kendall:
   discrete Laplace of scale k/eps), the 2PC replaced by the clear kernel
-  and the circuit's exact noise law (protocols.ustat.ustat_2pc.simulate; the
+  and the circuit's exact noise law (protocols.ustat.two_party.simulate; the
   MPC run itself is checked against the same formula by
-  tests/test_ustat_2pc.py);
+  tests/protocols/ustat/test_two_party.py);
 * all-pairs 2PC (delta = 1e-6), accounted with the best of basic, advanced
   and dp-accounting's PLD composition, and dashed beside it the paper's
   advanced composition alone (the noise the paper's accounting needs);
@@ -32,10 +32,11 @@ from .. import progress, ustat_data
 from ..experiment_config import Param, all_positive, positive, write_config
 from ..protocols.ustat.auc_hh import hierarchical_auc
 from ..protocols.dp.fedauc import generator
-from ..protocols.ustat.ustat_2pc import Sample, simulate
-from ..protocols.ustat.ustat_baselines import ACCOUNTANTS, all_pairs, all_pairs_variance, complete_ustat, quantized_ldp
+from ..protocols.ustat.two_party import Sample, simulate
+from ..protocols.ustat.baselines import ACCOUNTANTS, all_pairs, all_pairs_variance, complete_ustat, quantized_ldp
 from ..results import provenance, write_csv, write_json
-from .plots import error_lines, mean_interval
+from ..protocols.dp.grid import mean_interval
+from .plots import error_lines
 
 EPSILONS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 KS = (1, 2, 5)

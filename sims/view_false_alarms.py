@@ -23,11 +23,14 @@ from collections import Counter
 import numpy as np
 
 from .false_alarms import CHECK_ALPHA
+from .security_views import bitonic_layers, bitonic_secrets, bitonic_tests, bitonic_view_party, carry_moments, carry_pvalues
+from ..protocols.inputs.encoding import PAD_KEY
+from ..protocols.inputs.sharing import split
+from ..protocols.runtime.session import run_parties
 
 
 def _both_rules(vectors, secret, values, freq) -> np.ndarray:
     """Rows (Bernstein bound, 1 if the pre-issue-24 normal rule flags it) per vector."""
-    from .security_views import carry_moments, carry_pvalues
 
     matches, mean, _ = carry_moments(vectors, secret, values, freq)
     n = len(secret)
@@ -37,10 +40,6 @@ def _both_rules(vectors, secret, values, freq) -> np.ndarray:
 
 
 def one_run(seed: int, m: int) -> dict:
-    from ..protocols.inputs.encoding import PAD_KEY
-    from ..protocols.inputs.sharing import split
-    from ..protocols.runtime.session import run_parties
-    from .security_views import bitonic_layers, bitonic_secrets, bitonic_tests, bitonic_view_party
 
     keys = np.random.default_rng(seed).integers(0, 2 ** 40, m)
     outs = run_parties(bitonic_view_party, (split(keys),), provider="TTP", timeout_s=300)

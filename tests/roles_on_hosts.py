@@ -8,7 +8,7 @@ import time
 
 from mpc_auc.protocols.runtime.link import free_port
 
-CLI = [sys.executable, "-m", "mpc_auc.cli"]
+CLI = [sys.executable, "-m", "mpc_auc"]
 HOSTS = {"P0": "127.0.0.2", "P1": "127.0.0.3", "dealer": "127.0.0.4"}
 
 

@@ -9,7 +9,7 @@ The left side falls as sigma grows.  The mechanisms take their sigma from the
 maintained accountant, dp-accounting's ``get_smallest_gaussian_noise`` (its
 privacy-loss distribution of one Gaussian query is this same condition); our
 own bisection on the closed form, :func:`balle_wang_sigma`, is kept as the
-cross-check (tests/test_calibration.py: they agree to 1e-6 and dp-accounting's
+cross-check (tests/protocols/dp/test_calibration.py: they agree to 1e-6 and dp-accounting's
 sigma satisfies the condition).  Unlike the classical
 sigma = Delta sqrt(2 ln(1.25 / delta)) / eps, this holds for every eps > 0
 (the classical bound needs eps < 1) and is tight.
@@ -19,6 +19,7 @@ import math
 from dp_accounting.pld import accountant, common
 
 from ..errors import InputError
+from ..validation import checked
 
 
 def _phi(x: float) -> float:
@@ -32,8 +33,7 @@ def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> fl
 
 
 def _check(epsilon: float, delta: float) -> None:
-    if not (math.isfinite(epsilon) and epsilon > 0):
-        raise InputError(f"epsilon must be a positive finite number, not {epsilon!r}")
+    checked("epsilon", epsilon)
     if not 0 < delta < 1:
         raise InputError(f"the Gaussian mechanism needs 0 < delta < 1, not {delta!r}")
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
-from .fedauc import check_epsilon, flip_probability
+from ..validation import checked
+from .fedauc import flip_probability
 
 
 def paper_thresholds(count: int) -> np.ndarray:
@@ -76,7 +77,7 @@ def roc_area(tp, fp, fn, tn) -> np.ndarray:
 
 def noisy_threshold_counts(counts: ConfusionCounts, epsilon: float, draws: int, rng: np.random.Generator):
     """The server's sums over clients of TP, FP, FN, TN + Lap(1/eps') each, eps' = eps / (4 |Theta|); and 1/eps'."""
-    check_epsilon(epsilon)
+    checked("epsilon", epsilon)
     k, t = counts.tp.shape
     scale = 4 * t / epsilon
     fn = counts.positives[:, None] - counts.tp
@@ -91,7 +92,7 @@ def threshold_laplace(counts: ConfusionCounts, epsilon: float, draws: int, rng: 
 
 def noisy_histograms(counts: ConfusionCounts, epsilon: float, draws: int, rng: np.random.Generator):
     """The server's sums over clients of per-bin positives and negatives + Lap(2/eps) each; and the scale 2/eps."""
-    check_epsilon(epsilon)
+    checked("epsilon", epsilon)
     k, bins = counts.bins_pos.shape
     scale = 2 / epsilon
     return [(h[None] + rng.laplace(0, scale, (draws, k, bins))).sum(axis=1)

@@ -21,17 +21,12 @@ import numpy as np
 
 from ..clear_auc import twice_mid_ranks
 from ..errors import InputError
+from ..validation import checked
 
 
 def generator(seed=None) -> np.random.Generator:
     """A numpy Generator seeded by ``seed``, or from the OS CSPRNG (128 bits) when None."""
     return np.random.default_rng(secrets.randbits(128) if seed is None else seed)
-
-
-def check_epsilon(epsilon: float) -> float:
-    if not (np.isfinite(epsilon) and epsilon > 0):
-        raise InputError(f"epsilon must be a positive finite number, not {epsilon!r}")
-    return float(epsilon)
 
 
 @dataclass(frozen=True)
@@ -93,7 +88,7 @@ def vanilla(ranked: RankedClients) -> Estimate:
 
 def flip_probability(epsilon: float) -> float:
     """Randomized response on a binary label (fedauc eq. 2): flip with q = 1 / (1 + e^eps)."""
-    return 1.0 / (1.0 + np.exp(check_epsilon(epsilon)))
+    return 1.0 / (1.0 + np.exp(checked("epsilon", epsilon)))
 
 
 def flip_labels(labels: np.ndarray, q: float, draws: int, rng: np.random.Generator) -> np.ndarray:
@@ -187,7 +182,7 @@ def laplace_statistics(ranked: RankedClients, epsilon: float, draws: int, rng: n
     Changing one label moves localSum by at most Delta and localP by 1, so the
     release is (alpha eps + (1 - alpha) eps) = eps-label-DP.
     """
-    check_epsilon(epsilon)
+    checked("epsilon", epsilon)
     alpha = _check_split(alpha)
     k = ranked.clients
     sum_scale = _sensitivity(ranked, sensitivity) / (alpha * epsilon)
@@ -205,9 +200,9 @@ def gaussian_statistics(ranked: RankedClients, epsilon: float, delta: float, dra
     ((1 - alpha) eps, delta / 2) at sensitivities Delta and 1: (eps, delta)-label-DP
     by basic composition, valid for every eps > 0.
     """
-    from .calibration import analytic_gaussian_sigma
+    from .calibration import analytic_gaussian_sigma  # lazily: dp-accounting takes 0.9 s to import
 
-    check_epsilon(epsilon)
+    checked("epsilon", epsilon)
     alpha = _check_split(alpha)
     k = ranked.clients
     unit = analytic_gaussian_sigma(alpha * epsilon, delta / 2)  # sigma scales linearly with the sensitivity
@@ -258,7 +253,7 @@ def adaptive_statistics(ranked: RankedClients, epsilon: float, draws: int, rng: 
     <v', y> sensitivity ||v'||_inf, so the release is eps-label-DP; beta depends on
     the ranks only.
     """
-    check_epsilon(epsilon)
+    checked("epsilon", epsilon)
     k = ranked.clients
     mean_rank, spread, _ = _orthogonal_split(ranked)
     beta = adaptive_split(mean_rank, spread) if beta is None else np.full(k, _check_split(beta))
@@ -278,9 +273,9 @@ def adaptive_gaussian_statistics(ranked: RankedClients, epsilon: float, delta: f
     beta on a grid of ``grid`` values in (0, 1) that minimises
     a^2 sigma(beta eps)^2 + b^2 sigma((1 - beta) eps)^2, a = |mean rank|, b = ||v'||_inf.
     """
-    from .calibration import analytic_gaussian_sigma
+    from .calibration import analytic_gaussian_sigma  # lazily: dp-accounting takes 0.9 s to import
 
-    check_epsilon(epsilon)
+    checked("epsilon", epsilon)
     k = ranked.clients
     mean_rank, spread, _ = _orthogonal_split(ranked)
     betas = np.arange(1, grid + 1) / (grid + 1)
@@ -309,7 +304,7 @@ def k_ary_randomized_response(labels: np.ndarray, classes: int, epsilon: float, 
     class with p2 = 1 / (n - 1 + e^eps): p1 / p2 = e^eps, so eps-label-DP.  For
     n = 2 this is the binary flip with q = 1 / (1 + e^eps).
     """
-    check_epsilon(epsilon)
+    checked("epsilon", epsilon)
     if classes < 2:
         raise InputError(f"k-ary randomized response needs at least 2 classes, not {classes}")
     keep = np.exp(epsilon) / (classes - 1 + np.exp(epsilon))

@@ -9,7 +9,8 @@ import numpy as np
 
 from ..clear_auc import twice_mid_ranks
 from ..errors import InputError
-from .fedauc import check_epsilon, eq1_auc
+from ..validation import PARAMETERS, checked
+from .fedauc import eq1_auc
 
 
 def _auc_of(scores: np.ndarray, labels: np.ndarray) -> float:
@@ -29,7 +30,7 @@ def score_laplace(scores: np.ndarray, labels: np.ndarray, epsilon: float, draws:
 
 def laplace_scores(scores: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
     """Each score + Lap(1/eps): eps-LDP per score in [0, 1] (sensitivity 1)."""
-    check_epsilon(epsilon)
+    checked("epsilon", epsilon)
     return scores + rng.laplace(0, 1 / epsilon, len(scores))
 
 
@@ -44,7 +45,7 @@ def score_cldp(scores: np.ndarray, labels: np.ndarray, alpha: float, draws: int,
     probabilities differ by at most e^(alpha l)), hence alpha (levels - 1)-LDP
     in the worst case.
     """
-    check_epsilon(alpha)
+    checked("alpha", alpha, PARAMETERS["epsilon"])  # the CLDP budget, an epsilon per grid step
     if levels < 2:
         raise InputError(f"the score grid needs at least 2 levels, not {levels}")
     level = np.rint(np.clip(scores, 0, 1) * (levels - 1)).astype(np.int64)

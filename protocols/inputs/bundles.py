@@ -25,14 +25,17 @@ from dataclasses import dataclass
 import numpy as np
 from cryptography.exceptions import InvalidSignature
 
-from . import sealing, sharing
+from . import sharing
+from ..runtime import sealing
 from ..errors import BundleIntegrityError
+from ..runtime import wire
 
 INPUT_TAG = b"MPCAUC3"
 RANK_TAG = b"MPCRNK2"
 _FIXED = struct.Struct(">7sBQ32s32sHH")  # tag, party, rows, reply key, nonce, evaluation-id and client-name lengths
 
 
+@wire.message
 @dataclass(frozen=True)
 class SealedBundle:
     header: bytes

@@ -1,25 +1,8 @@
-"""What a client checks before it submits: its name and its rows."""
-import unicodedata
-
+"""What a client checks before it submits: its rows (its name: protocols.runtime.identity.check_client_id)."""
 import numpy as np
 
 from .encoding import ScoreEncoder
 from ..errors import InputError
-
-
-MAX_CLIENT_ID = 256
-
-
-def check_client_id(client: str, where: str = "") -> None:
-    """Raise InputError unless ``client`` is 1..256 characters without control characters."""
-    where = f"{where}: " if where else ""
-    if not client:
-        raise InputError(f"{where}empty client id")
-    if len(client) > MAX_CLIENT_ID:
-        raise InputError(f"{where}client id of {len(client)} characters (at most {MAX_CLIENT_ID}): {client[:40]!r}...")
-    bad = [c for c in client if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")]
-    if bad:
-        raise InputError(f"{where}client id {client!r} contains the control character {bad[0]!r}")
 
 
 def check_client(client: str, scores, labels, encoder: ScoreEncoder, locate=None) -> None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import InputError
+from ..runtime import wire
 
 KEY_BITS = 62
 KEY_OFFSET = 1 << (KEY_BITS - 1)  # keys are centred on [-2^61, 2^61)
@@ -32,6 +33,7 @@ def ordered_bits(values, dtype: str = "float64") -> np.ndarray:
     return np.where(raw < 0, -(raw & magnitude), raw)
 
 
+@wire.message
 @dataclass(frozen=True)
 class ScoreEncoder:
     """Maps scores in [lo, hi] to integer keys in [-2^61, 2^61)."""

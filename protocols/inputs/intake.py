@@ -31,10 +31,12 @@ import threading
 import time
 
 import numpy as np
+import torch
 
+from ...circuits.crypten_compat import crypten
 from ..errors import ChannelIntegrityError, PeerLost
 from ..runtime.identity import CLIENT_PREFIX
-from ..runtime.roles import recv_message, send_message
+from ..runtime.control import recv_message, send_message
 from .submission import Inbox, ReleaseTerms, SubmissionRefused, Ticket, job_nonce
 from ..runtime.wire import WireError
 
@@ -43,10 +45,6 @@ POLL_S = 0.5  # how often the parties compare their intake while waiting for dir
 
 def gather_bytes(data: bytes) -> list:
     """``data`` (a multiple of 8 bytes, the same length at both parties) from P0 and P1, over their channel."""
-    import torch
-
-    from ...circuits.crypten_compat import crypten
-
     mine = torch.from_numpy(np.frombuffer(data, dtype=np.int64).copy())
     return [t.numpy().tobytes() for t in crypten.communicator.get().all_gather(mine)]
 

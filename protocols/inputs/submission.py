@@ -33,7 +33,7 @@ admits it only when (each failure refused with its own message):
 5. the bundle opens (AEAD) and holds the stated rows.
 
 Before computing, P0 and P1 compare the list of statement digests in roster
-order (protocols.mpc.mpc_exact): they compute only on the same submissions.
+order (protocols.mpc.exact): they compute only on the same submissions.
 """
 import functools
 import hashlib
@@ -47,11 +47,13 @@ import yaml
 from cryptography.exceptions import InvalidSignature
 
 from .bundles import INPUT_TAG, JobId, SealedBundle, open_bundle, seal_client
-from .clients import check_client, check_client_id
+from .clients import check_client
 from ..runtime.deployment import read_document
 from .encoding import KEY_OFFSET, ScoreEncoder
 from ..errors import BundleIntegrityError, DeploymentError, InputError
-from ..runtime.identity import CLIENT_PREFIX, PublicIdentity, client_role
+from ..runtime.identity import CLIENT_PREFIX, PublicIdentity, check_client_id, client_role
+from ..validation import checked
+from ..runtime import wire
 
 ROSTER_FORMAT = "mpc-auc-roster/1"
 STATEMENT_FORMAT = "mpc-auc-submission/1"
@@ -64,6 +66,7 @@ class SubmissionRefused(InputError):
 
 # ------------------------------------------------------------------ roster
 
+@wire.message
 @dataclass(frozen=True)
 class Roster:
     """The clients of an evaluation, in the order their rows enter the computation."""
@@ -143,8 +146,8 @@ class Roster:
 DEFAULT_MAX_ROWS = 50_000_000  # per client and evaluation, unless the evaluation says otherwise
 MAX_ROWS_LIMIT = 1 << 36
 SUBMISSION_OVERHEAD = 64 << 10  # a submission's bytes besides its rows: headers, ids, statement, signature
-MAX_DECIMALS = 12  # an AUC rounded to more decimals than this is as good as the 52-bit one
 
+@wire.message
 @dataclass(frozen=True)
 class Evaluation:
     """What both parties hold of an evaluation before any client submits (all public)."""
@@ -159,8 +162,8 @@ class Evaluation:
 
     def __post_init__(self):
         check_client_id(self.id, "evaluation id")
-        if self.decimals is not None and not (isinstance(self.decimals, int) and 1 <= self.decimals <= MAX_DECIMALS):
-            raise InputError(f"the AUC's decimals must be an integer in [1, {MAX_DECIMALS}], not {self.decimals!r}")
+        if self.decimals is not None:
+            checked("auc_decimals", self.decimals)
         if not (isinstance(self.max_rows, int) and 1 <= self.max_rows <= MAX_ROWS_LIMIT):
             raise InputError(f"the most rows per client must be an integer in [1, {MAX_ROWS_LIMIT}], not "
                              f"{self.max_rows!r}")
@@ -183,6 +186,7 @@ class Evaluation:
         return 3 * 8 * self.max_rows + SUBMISSION_OVERHEAD
 
 
+@wire.message
 @dataclass(frozen=True)
 class ReleaseTerms:
     """What a job will release, as the parties tell every client before it submits (both must agree)."""
@@ -208,6 +212,7 @@ class ReleaseTerms:
                 f"{'; may run without some clients' if self.allow_missing else ''}")
 
 
+@wire.message
 @dataclass(frozen=True)
 class Ticket:
     """What a client needs to submit to one job; each party sends its own, and they must agree."""
@@ -232,6 +237,7 @@ def job_nonce(evaluation: str, draws) -> bytes:
 
 # ------------------------------------------------------------ client side
 
+@wire.message
 @dataclass(frozen=True)
 class Submission:
     """A client's submission to one party: its sealed bundle and the signed statement covering both."""

@@ -28,8 +28,8 @@ from .clients import check_client
 from ..errors import ChannelIntegrityError, InputError, PeerLost
 from ..runtime.identity import CLIENT_PREFIX, COMPUTE
 from ..runtime.link import dial
-from ..runtime.roles import recv_message, send_message
-from .sealing import KeyPair
+from ..runtime.control import recv_message, send_message
+from ..runtime.sealing import KeyPair
 from .submission import SubmissionRefused, Ticket, make_submission
 from ..runtime.wire import WireError
 

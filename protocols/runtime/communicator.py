@@ -19,6 +19,7 @@ import pickle
 import numpy as np
 import torch
 
+from ...circuits.crypten_compat import crypten
 from ..errors import PeerLost
 
 _GROUP_CHANNEL = {"main": 1, "ttp": 2, "ttp_comm": 3, "permutations": 4}
@@ -54,19 +55,10 @@ def _xor(a, b):
     return a ^ b
 
 
-def _base():
-    from ...circuits.crypten_compat import crypten
-
-    return crypten.communicator.Communicator
+_logging = crypten.communicator.communicator._logging  # CrypTen's traffic counting decorator
 
 
-def _logging():
-    from crypten.communicator.communicator import _logging as log
-
-    return log
-
-
-class SecureCommunicator(_base()):
+class SecureCommunicator(crypten.communicator.Communicator):
     """CrypTen communicator whose transport is a dict rank -> Link (protocols.runtime.link)."""
 
     BYTES_PER_ELEMENT = 8
@@ -88,10 +80,8 @@ class SecureCommunicator(_base()):
     @classmethod
     def install(cls, communicator: "SecureCommunicator") -> None:
         """Make ``communicator`` the one the next ``crypten.init()`` takes (then crypten.communicator.get())."""
-        import crypten.communicator as comm
-
         cls.instance, cls._pending = None, communicator
-        comm.DistributedCommunicator = cls  # crypten.communicator looks the class up by this name
+        crypten.communicator.DistributedCommunicator = cls  # crypten.communicator looks the class up by this name
 
     @classmethod
     def is_initialized(cls):
@@ -157,20 +147,20 @@ class SecureCommunicator(_base()):
         return self.main_group if group is None else group
 
     # point to point -------------------------------------------------------------
-    @_logging()
+    @_logging
     def send(self, tensor, dst):
         self._put(tensor, dst, self.main_group)
 
-    @_logging()
+    @_logging
     def recv(self, tensor, src=None):
         return self._take(tensor, src, self.main_group, "recv")
 
-    @_logging()
+    @_logging
     def isend(self, tensor, dst):
         self._put(tensor, dst, self.main_group)
         return _Done()
 
-    @_logging()
+    @_logging
     def irecv(self, tensor, src=None):
         def finish():
             tensor.copy_(self._take(tensor, src, self.main_group, "irecv"))
@@ -188,7 +178,7 @@ class SecureCommunicator(_base()):
     def _op(op):
         return _xor if op is not None and "XOR" in str(op).upper() else _sum
 
-    @_logging()
+    @_logging
     def all_reduce(self, input, op=None, batched=False):
         combine = self._op(op)
         tensors = input if batched else [input]
@@ -198,7 +188,7 @@ class SecureCommunicator(_base()):
         out = [self._reduce_from_others(t, combine, self.main_group) for t in tensors]
         return out if batched else out[0]
 
-    @_logging()
+    @_logging
     def reduce(self, input, dst, op=None, batched=False):
         combine = self._op(op)
         tensors = input if batched else [input]
@@ -209,7 +199,7 @@ class SecureCommunicator(_base()):
         out = [self._reduce_from_others(t, combine, self.main_group) for t in tensors]
         return out if batched else out[0]
 
-    @_logging()
+    @_logging
     def gather(self, tensor, dst):
         if self.rank != dst:
             self._put(tensor, dst, self.main_group)
@@ -217,14 +207,14 @@ class SecureCommunicator(_base()):
         return [tensor.clone() if r == self.rank else self._take(tensor, r, self.main_group, "gather")
                 for r in self.main_group.ranks]
 
-    @_logging()
+    @_logging
     def all_gather(self, tensor):
         for r in self._others(self.main_group):
             self._put(tensor, r, self.main_group)
         return [tensor.clone() if r == self.rank else self._take(tensor, r, self.main_group, "all_gather")
                 for r in self.main_group.ranks]
 
-    @_logging()
+    @_logging
     def scatter(self, scatter_list, src, size=None, device=None):
         if self.rank == src:
             for r in self._others(self.main_group):
@@ -233,7 +223,7 @@ class SecureCommunicator(_base()):
         shape = size if size is not None else scatter_list[self.rank].size()
         return self._take(torch.empty(shape, dtype=torch.long), src, self.main_group, "scatter")
 
-    @_logging()
+    @_logging
     def broadcast(self, input, src, group=None, batched=False):
         group = self._group(group)
         tensors = input if batched else [input]
@@ -245,7 +235,7 @@ class SecureCommunicator(_base()):
                 t.copy_(self._take(t, src, group, "broadcast"))
         return input
 
-    @_logging()
+    @_logging
     def barrier(self):
         token = torch.zeros(1, dtype=torch.long)
         for r in self._others(self.main_group):
@@ -272,9 +262,7 @@ class SecureCommunicator(_base()):
         return np.frombuffer(payload, dtype=dtype).reshape(shape)
 
     def _count(self, elements: int) -> None:
-        from crypten.config import cfg
-
-        if cfg.communicator.verbose:
+        if crypten.cfg.communicator.verbose:
             self._log_communication(elements)
 
     # objects --------------------------------------------------------------------
@@ -282,20 +270,18 @@ class SecureCommunicator(_base()):
         self.links[dst].send(group.channel, pickle.dumps(obj))
 
     def _take_obj(self, src, group, operation):
-        from crypten.common import serial
-
-        return serial.restricted_loads(bytes(self.links[src].recv(group.channel,
+        return crypten.common.serial.restricted_loads(bytes(self.links[src].recv(group.channel,
                                                                   f"{operation} from {self.names[src]}")))
 
-    @_logging()
+    @_logging
     def send_obj(self, obj, dst, group=None):
         self._put_obj(obj, dst, self._group(group))
 
-    @_logging()
+    @_logging
     def recv_obj(self, src, group=None):
         return self._take_obj(src, self._group(group), "recv_obj")
 
-    @_logging()
+    @_logging
     def broadcast_obj(self, obj, src, group=None):
         group = self._group(group)
         if self.rank == src:

@@ -4,7 +4,7 @@ Every role (P0, P1, the dealer, and the coordinator that submits jobs) has
 an Ed25519 key pair drawn from the OS CSPRNG (``cryptography`` uses
 OpenSSL's RAND_bytes) and a self-signed X.509 certificate for it.  The
 compute parties also hold an X25519 key under which clients seal their
-shares (protocols.inputs.sealing).  The deployment file lists every role's
+shares (protocols.runtime.sealing).  The deployment file lists every role's
 certificate; a role trusts exactly those certificates (no CA, nothing
 learned from the wire), and after each handshake the peer's certificate
 digest must equal the one pinned for the role it claims to be.
@@ -19,6 +19,7 @@ import hashlib
 import os
 import ssl
 import tempfile
+import unicodedata
 from dataclasses import dataclass
 
 from cryptography import x509
@@ -27,14 +28,16 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 from cryptography.x509.oid import NameOID
 
-from ..errors import DeploymentError
-from ..inputs.sealing import KeyPair
+from ..errors import DeploymentError, InputError
+from .sealing import KeyPair
+from . import wire
 
 COMPUTE = ("P0", "P1")
 DEALER = "dealer"
 COORDINATOR = "coordinator"
 SERVING = COMPUTE + (DEALER,)  # the roles that listen
 ROLES = SERVING + (COORDINATOR,)
+MAX_CLIENT_ID = 256
 CLIENT_PREFIX = "client:"  # a data owner's role: "client:<its name on the roster>"
 _PEM = serialization.Encoding.PEM
 _VALIDITY = datetime.timedelta(days=3650)
@@ -46,10 +49,20 @@ def fingerprint(cert_der: bytes) -> str:
     return hashlib.sha256(cert_der).hexdigest()
 
 
-def client_role(name: str) -> str:
-    """The role of the client called ``name`` (a roster name, protocols.inputs.clients.check_client_id)."""
-    from ..inputs.clients import check_client_id
+def check_client_id(client: str, where: str = "") -> None:
+    """Raise InputError unless ``client`` is 1..256 characters without control characters."""
+    where = f"{where}: " if where else ""
+    if not client:
+        raise InputError(f"{where}empty client id")
+    if len(client) > MAX_CLIENT_ID:
+        raise InputError(f"{where}client id of {len(client)} characters (at most {MAX_CLIENT_ID}): {client[:40]!r}...")
+    bad = [c for c in client if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")]
+    if bad:
+        raise InputError(f"{where}client id {client!r} contains the control character {bad[0]!r}")
 
+
+def client_role(name: str) -> str:
+    """The role of the client called ``name`` (a roster name, :func:`check_client_id`)."""
     check_client_id(name)
     return CLIENT_PREFIX + name
 
@@ -75,6 +88,7 @@ def _self_signed(role: str, key: Ed25519PrivateKey) -> x509.Certificate:
             .sign(key, None))
 
 
+@wire.message
 @dataclass(frozen=True)
 class PublicIdentity:
     """What everyone may know of a role: its certificate (PEM) and, for P0/P1, its sealing key."""

@@ -2,11 +2,11 @@
 
 A role waits for a coordinator to open a *control link* (TLS, its pinned
 certificate) and send ``start``: the session id, the target to run (by
-name; a deployed role runs only the targets in :data:`SERVED`) and the
-provider.  It then opens the session's *mesh*: P1 dials P0, the dealer
+name: a deployed role runs only the services it registered, protocols.runtime.control)
+and the provider.  It then opens the session's *mesh*: P1 dials P0, the dealer
 dials P0 and P1, each link TLS with both certificates pinned and a HELLO
 naming the session; it installs the secure communicator
-(protocols.runtime.communicator) and CSPRNG randomness (circuits.csprng) into
+(protocols.runtime.communicator) and CSPRNG randomness (protocols.runtime.csprng) into
 CrypTen, runs the target, reports ``done`` or ``error`` to the coordinator
 and closes the mesh.  Then it serves the next session.
 
@@ -18,49 +18,28 @@ way.  A role started for one session only (``once``, the local
 one-command run) exits instead: status 0 after a clean session, 1 after an
 error, 3 when the coordinator aborted it or went silent.
 """
-import importlib
 import os
 import sys
 import threading
 
-from . import wire
+import torch
+
+from ...circuits.crypten_compat import crypten
 from ..errors import ChannelIntegrityError, PeerLost
+from . import csprng, wire
+from .communicator import SecureCommunicator
+from .control import ABORT, ABORT_EXIT, INTERRUPTED, load, recv_message, resolve, send_message
+from .dealer import Dealer
 from .identity import COMPUTE, COORDINATOR, DEALER
+from .ledger import LedgerPlace
 from .link import Listener, dial
-
-CONTROL, ABORT = 1, 2  # channels of a control link
-ABORT_EXIT = 3
-INTERRUPTED = "the coordinator was interrupted"  # its user pressed Ctrl-C and was told so: roles stop quietly
-SERVED = ("mpc_auc.protocols.mpc.mpc_exact:_party", "mpc_auc.protocols.ustat.ustat_2pc:_party")
-
-
-def target_name(target) -> str:
-    return f"{target.__module__}:{target.__qualname__}"
-
-
-def resolve(name: str, local_targets: dict):
-    """The function a start message names: one given at spawn (local run) or one of SERVED."""
-    if name in local_targets:
-        return local_targets[name]
-    if name not in SERVED:
-        raise PermissionError(f"this role does not serve {name!r}")
-    module, _, attr = name.partition(":")
-    return getattr(importlib.import_module(module), attr)
-
-
-def send_message(link, kind: str, payload=None) -> None:
-    link.send(CONTROL, wire.encode((kind, payload)))
-
-
-def recv_message(link, operation: str = "control message"):
-    kind, payload = wire.decode(link.recv(CONTROL, operation))
-    return kind, payload
+from .metrics import TrafficMeter
 
 
 class RoleContext:
     """What a target sees of the runtime: its role and rank, its keys, and its control link.
 
-    stream_key: the dealer key k_p of this party (circuits.csprng; provider TTP), from which
+    stream_key: the dealer key k_p of this party (protocols.runtime.csprng; provider TTP), from which
     the shuffles' correlations are expanded.  seal_key: the X25519 key clients seal shares to.
     ledger: this party's privacy ledger.  listener: this role's listening socket, where clients
     submitting directly connect (protocols.inputs.intake).
@@ -71,7 +50,7 @@ class RoleContext:
         self._identity = identity
         self.stream_key = stream_key
         self.seal_key = identity.seal_key if identity is not None else None
-        self.ledger = ledger  # protocols.mpc.ledger.Ledger of this party: DP releases are charged to it
+        self.ledger = ledger  # protocols.runtime.ledger.Ledger of this party: DP releases are charged to it
         self.listener = listener
         self._control = control
 
@@ -92,12 +71,10 @@ class RoleContext:
         return self._identity.tls_key.sign(data)
 
 
-def prepare_process() -> None:
-    """Once per role process: one torch thread, torch's RNG disabled, CrypTen's randomness from the CSPRNG."""
-    import torch
-
-    from ...circuits import csprng
-
+def prepare_process(services=()) -> None:
+    """Once per role process: the modules of the ``services`` it offers, one torch thread, torch's RNG disabled,
+    CrypTen's randomness from the CSPRNG."""
+    load(services)
     torch.set_num_threads(1)
     csprng.install()
     csprng.forbid_torch_rng()
@@ -107,8 +84,8 @@ def serve(identity, deployment, listener: Listener, local_targets=None, once: bo
           ledger=None) -> None:
     """Serve sessions from coordinators until stopped (SIGTERM), or one session if ``once``.
 
-    ledger: protocols.mpc.ledger.LedgerPlace: where this party keeps its privacy ledger and its own budget
-    (default: protocols.mpc.ledger.default_directory(), no budget of its own).
+    ledger: protocols.runtime.ledger.LedgerPlace: where this party keeps its privacy ledger and its own budget
+    (default: protocols.runtime.ledger.default_directory(), no budget of its own).
     """
     while True:
         taken = listener.take(lambda h: h.get("purpose") == "control" and h["from"] == COORDINATOR,
@@ -137,9 +114,6 @@ def _log(role: str, text: str) -> None:
 
 def _session(identity, deployment, listener, control, local_targets, once, ledger) -> bool:
     """Run one session; True when it ended cleanly."""
-    from ...circuits.crypten_compat import crypten
-    from .communicator import SecureCommunicator
-
     role = identity.role
     mesh, session = {}, None
     finished = threading.Event()
@@ -189,21 +163,13 @@ def _session(identity, deployment, listener, control, local_targets, once, ledge
 
 
 def _run(role, rank, provider, control, identity, target, args, ledger, listener):
-    from ...circuits.crypten_compat import crypten
-    from ..mpc.ledger import LedgerPlace
-    from .session import TrafficMeter
-
     if role == DEALER:
-        from ...circuits.dealer import Dealer
-
         (target or Dealer)()  # CrypTen's TTP loop with CSPRNG keys; returns when P0 sends "terminate"
         return TrafficMeter(since_session_start=True).read()
     crypten.init()
     stream_key = None
     if provider == "TTP":
-        from ...circuits.csprng import dealer_key
-
-        stream_key = dealer_key()
+        stream_key = csprng.dealer_key()
     own_ledger = (ledger or LedgerPlace()).open(role)
     result = target(RoleContext(role, rank, provider, control, identity, stream_key, own_ledger, listener), *args)
     crypten.uninit()
@@ -212,9 +178,6 @@ def _run(role, rank, provider, control, identity, target, args, ledger, listener
 
 def _reset_crypten() -> None:
     """Forget the session's communicator and dealer client, so the next session starts clean."""
-    from ...circuits.crypten_compat import crypten
-    from .communicator import SecureCommunicator
-
     SecureCommunicator.instance = SecureCommunicator._pending = None
     crypten.mpc.provider.ttp_provider.TTPClient.uninit()
 

@@ -49,46 +49,18 @@ from .deployment import Deployment
 from ..errors import ChannelIntegrityError, DeploymentError, PartyFailure, PeerLost
 from .identity import COMPUTE, COORDINATOR, DEALER, Identity
 from .link import dial
-from .roles import ABORT, CONTROL, INTERRUPTED, send_message, target_name
-from ...circuits.memory import tune_allocator
+from .control import ABORT, CONTROL, INTERRUPTED, Service, send_message, target_name
+from .ledger import LedgerPlace
+from .link import Listener
+from .memory import tune_allocator
 
 PARTIES = COMPUTE
 P0_ROLE = PARTIES[0]
 PROVIDERS = ("TTP", "TFP")
+ROLES_MODULE = "mpc_auc.protocols.runtime.roles"  # what every role process runs (it loads CrypTen)
 
 
 # ------------------------------------------------------- in the role processes
-
-def peak_rss_bytes() -> int:
-    """Largest resident set size of this process so far."""
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-class TrafficMeter:
-    """What this role sent to its peers since it was made (or since its session began).
-
-    CrypTen counts 8 bytes per tensor element for every send, receive and
-    collective it runs, and one round per call; ``sent_bytes`` is what the
-    role really wrote to its links with the other roles (TLS records included).
-    """
-
-    def __init__(self, since_session_start: bool = False):
-        from ...circuits.crypten_compat import crypten
-
-        self._sent = 0 if since_session_start else crypten.communicator.get().bytes_sent()
-        if not since_session_start:
-            crypten.communicator.get().reset_communication_stats()
-
-    def read(self) -> dict:
-        from ...circuits.crypten_compat import crypten
-
-        comm = crypten.communicator.get()
-        stats = comm.get_communication_stats()
-        return {"bytes": int(stats["bytes"]), "rounds": int(stats["rounds"]),
-                "sent_bytes": comm.bytes_sent() - self._sent, "peak_rss": peak_rss_bytes()}
-
 
 def _die_with_parent() -> None:
     try:
@@ -97,23 +69,21 @@ def _die_with_parent() -> None:
         pass  # not Linux: the control link's end still stops the role
 
 
-def _local_role_main(role, host, port, boot, targets, timeout_s, ledger_dir):
-    """A locally spawned role: own keys, one listening socket, then one session over TLS."""
+def _local_role_main(role, host, port, boot, targets, services, timeout_s, ledger_dir):
+    """A locally started role: own keys, one listening socket, then one session over TLS."""
     # a Ctrl-C is the coordinator's to answer (a forked role inherits the fork server's handlers, not ours)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
     tune_allocator()
     try:
-        from ..mpc.ledger import LedgerPlace
-        from .link import Listener
-        from .roles import prepare_process, serve
+        from .roles import prepare_process, serve  # lazily: only a role process loads CrypTen
 
         identity = Identity(role)
         sock = socket.create_server((host, port))
         boot.send((identity.public, f"{host}:{sock.getsockname()[1]}"))
         deployment = boot.recv()
         boot.close()
-        prepare_process()
+        prepare_process(services)
         serve(identity, deployment, Listener(identity, deployment, timeout_s, sock=sock), targets, once=True,
               ledger=LedgerPlace(ledger_dir))
     except BaseException as err:
@@ -127,7 +97,7 @@ def _local_role_main(role, host, port, boot, targets, timeout_s, ledger_dir):
 @dataclass(frozen=True)
 class Placement:
     """Where the roles run: spawned here on ``host`` (ports ``port``, ``port``+1, ``port``+2, or free
-    ones; the parties' privacy ledgers in ``ledger``, default protocols.mpc.ledger.default_directory()),
+    ones; the parties' privacy ledgers in ``ledger``, default protocols.runtime.ledger.default_directory()),
     or already serving per ``deployment`` (with ledgers of their own), reached with the
     coordinator's ``identity``."""
     host: str = "127.0.0.1"
@@ -158,34 +128,42 @@ class LocalRoles:
     A Session adopts them through ``Placement.started``; ``stop`` ends them if no session does.
     """
 
-    def __init__(self, target, provider: str, placement: Placement, timeout_s: float, preload=None):
-        """preload: modules to import once in a fork server that then forks every role (a third of the
-        start-up CPU of three fresh interpreters each importing torch and CrypTen); None: spawn each role."""
+    def __init__(self, target, provider: str, placement: Placement, timeout_s: float, background: bool = False):
+        """target: a Service (protocols.runtime.control) or a function the roles run.
+
+        The roles are forked by a fork server that has imported the runtime and the target's module once
+        (CrypTen included): after the first session a role starts in a fraction of a second instead of a
+        fresh interpreter's seconds.  background: start them from a thread, so that the first start's
+        imports overlap the caller's work (the command line reads its input meanwhile); otherwise they
+        start here, with the caller's script hidden (a script calling the API without a ``__main__`` guard
+        is never run again in them).
+        """
         self.target, self.provider = target, provider
         roles = list(PARTIES) + ([DEALER] if provider == "TTP" else [])
         self.processes, self._boots, self._failure, self._starting = {}, {}, None, None
-        targets = {target_name(target): target, **({DEALER: placement.dealer} if placement.dealer else {})}
-        args = (placement, targets, timeout_s)
-        if preload is None:  # spawned children import the caller's script unless it is hidden meanwhile
-            with _main_script_hidden(target), _interrupts_ignored():
-                self._start(mp.get_context("spawn"), roles, *args)
-            self._started()
-            return
+        services = (target,) if isinstance(target, Service) else ()
+        targets = {} if services else {target_name(target): target}
+        if placement.dealer:
+            targets[DEALER] = placement.dealer
         context = mp.get_context("forkserver")
-        context.set_forkserver_preload(list(preload))
-        # the first start waits for the fork server's imports: let the caller read its input meanwhile
-        self._starting = threading.Thread(target=self._start, args=(context, roles, *args), daemon=True,
-                                          name="mpc-auc role start")
-        self._starting.start()
+        context.set_forkserver_preload([ROLES_MODULE, *(s.module for s in services)])  # the server's first start
+        args = (context, roles, placement, targets, services, timeout_s)
+        if background:
+            self._starting = threading.Thread(target=self._start, args=args, daemon=True, name="mpc-auc role start")
+            self._starting.start()
+            return
+        with _main_script_hidden(target), _interrupts_ignored():
+            self._start(*args)
+        self._started()
 
-    def _start(self, context, roles, placement, targets, timeout_s) -> None:
+    def _start(self, context, roles, placement, targets, services, timeout_s) -> None:
         try:
             for offset, role in enumerate(roles):
                 parent, child = context.Pipe()
                 proc = context.Process(
                     target=_local_role_main, name=f"mpc-auc-{role}", daemon=True,
                     args=(role, placement.host, placement.port + offset if placement.port else 0, child, targets,
-                          timeout_s, placement.ledger))
+                          services, timeout_s, placement.ledger))
                 proc.start()
                 child.close()
                 self.processes[role], self._boots[role] = proc, parent
@@ -243,8 +221,9 @@ def _describe_exit(code) -> str:
 class Session:
     """One session of the roles: ``target(ctx, *args)`` runs in P0 and P1 (protocols.runtime.roles.RoleContext).
 
+    ``target``: a Service (protocols.runtime.control), or for local roles also a function.
     ``placement``: local roles (default) or a deployment, whose roles run
-    only the targets they serve (protocols.runtime.roles.SERVED).  Use as a context
+    only the services they registered.  Use as a context
     manager: leaving the block normally waits for every role to finish its
     session cleanly, leaving it by an exception stops all roles.
     """
@@ -443,7 +422,7 @@ def _interrupts_ignored():
 def _main_script_hidden(target):
     """Start role processes without re-running the caller's script in them.
 
-    A spawned child imports the parent's ``__main__`` file (as ``__mp_main__``), so a plain script
+    A started child (forked by the fork server) imports the parent's ``__main__`` file (as ``__mp_main__``), so a plain script
     calling the API at top level, with no ``if __name__ == "__main__"`` guard, would run again in
     every role and fail.  The role targets live in importable modules, so while a role process starts,
     ``__main__`` is a bare module; unless the target itself is defined in the script.

@@ -1,28 +1,55 @@
 """The encoding of control messages between roles: JSON structure plus raw binary blobs, no pickle.
 
 A message is a tree of None, bool, int, float, str, bytes, lists, tuples,
-dicts, numpy arrays and scalars, and dataclasses defined in mpc_auc itself.
-Decoding builds only those types (a dataclass is rebuilt through its
-constructor, so its own validation runs), so a peer can never make the
-receiver execute code, unlike pickle.
+dicts, numpy arrays and scalars, and the dataclasses on an explicit registry
+of message types: each is declared where it is defined (:func:`message`), or
+by the protocol that sends it (:func:`register`).  Decoding builds only those
+types (a dataclass is rebuilt through its constructor, so its own validation
+runs), so a peer can never make the receiver execute code, unlike pickle, nor
+build any other class, however it names it; encoding refuses any other class
+too, so a sender learns of a type missing from the registry at once.
 
 Layout: 4-byte big-endian length of the JSON header, the header, then each
 blob as an 8-byte length and its bytes.
 """
 import dataclasses
-import importlib
 import json
 import struct
 
 import numpy as np
 
 _LEN4, _LEN8 = struct.Struct(">I"), struct.Struct(">Q")
-_PACKAGE = "mpc_auc."
 _DTYPES = {"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64"}
+
+
+_MESSAGE_TYPES = {}  # "module:qualname" -> the dataclass a control message may carry
 
 
 class WireError(ValueError):
     """A control message that does not decode."""
+
+
+def _type_name(cls) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def register(*classes) -> None:
+    """Put dataclasses on the registry of message types (those defined in a layer below this one)."""
+    for cls in classes:
+        if not dataclasses.is_dataclass(cls):
+            raise TypeError(f"{cls!r} is not a dataclass")
+        _MESSAGE_TYPES[_type_name(cls)] = cls
+
+
+def message(cls):
+    """Class decorator: ``cls`` (a dataclass) may travel in control messages."""
+    register(cls)
+    return cls
+
+
+def message_types() -> tuple:
+    """The names of the registered message types."""
+    return tuple(sorted(_MESSAGE_TYPES))
 
 
 def encode(obj) -> bytes:
@@ -45,7 +72,7 @@ def decode(data) -> object:
             blobs.append(view[at + 8:at + 8 + n])
             at += 8 + n
         return _unpack(tree, blobs)
-    except (struct.error, ValueError, KeyError, IndexError, TypeError) as err:
+    except (struct.error, ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError) as err:
         raise WireError(f"malformed control message: {err}") from None
 
 
@@ -68,9 +95,9 @@ def _pack(x, blobs):
         return [_pack(v, blobs) for v in x]
     if isinstance(x, dict):
         return {"$d": [[_pack(k, blobs), _pack(v, blobs)] for k, v in x.items()]}
-    if dataclasses.is_dataclass(x) and type(x).__module__.startswith(_PACKAGE):
+    if _MESSAGE_TYPES.get(_type_name(type(x))) is type(x):
         fields = {f.name: _pack(getattr(x, f.name), blobs) for f in dataclasses.fields(x) if f.init}
-        return {"$c": f"{type(x).__module__}:{type(x).__qualname__}", "f": fields}
+        return {"$c": _type_name(type(x)), "f": fields}
     raise WireError(f"a {type(x).__name__} does not travel in a control message")
 
 
@@ -94,11 +121,8 @@ def _unpack(x, blobs):
     raise WireError("unknown node in a control message")
 
 
-def _dataclass(path: str):
-    module, _, name = path.partition(":")
-    if not module.startswith(_PACKAGE) or "." in name:
-        raise WireError(f"{path} is not an mpc-auc message type")
-    cls = getattr(importlib.import_module(module), name, None)
-    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
-        raise WireError(f"{path} is not an mpc-auc message type")
+def _dataclass(path) -> type:
+    cls = _MESSAGE_TYPES.get(path) if isinstance(path, str) else None
+    if cls is None:
+        raise WireError(f"{str(path)[:100]!r} is not a registered message type")
     return cls

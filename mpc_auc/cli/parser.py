@@ -1,0 +1,285 @@
+"""The ``mpc-auc`` command line: every command's options, declared once per group and shared.
+
+``run`` and ``evaluation open`` take the same protocol options (:func:`_protocol_options`), with one help
+text each; every numeric option is read by :func:`_typed`, which applies the constraint of
+protocols.validation, so a bad value is refused in the same words as by the Python API.  The experiment
+commands (compare, table7, ustat-experiment, security) are not known here: the sims layer declares them
+as ``mpc_auc.commands`` entry points in pyproject.toml, and their options are built only when one runs.
+"""
+import argparse
+import sys
+from importlib.metadata import entry_points
+
+from .. import progress
+from ..version import __version__
+from ..planner import DTYPES, PROTOCOLS
+from ..protocols.errors import DeploymentError, InputError, PartyFailure
+from ..protocols.inputs.submission import DEFAULT_MAX_ROWS
+from ..protocols.mpc.ranking_job import METHODS
+from ..protocols.runtime.identity import SERVING
+from ..protocols.dp.central_law import NEIGHBOURS
+from ..protocols.ustat.two_party import KERNELS
+from ..protocols.validation import PARAMETERS, checked
+from . import commands
+
+DESCRIPTION = "Private AUC of scores and labels spread over many parties (CrypTen MPC and DP baselines)."
+LEDGER_DEFAULT = "$XDG_STATE_HOME/mpc-auc/ledger or ~/.local/state/mpc-auc/ledger"
+
+
+def _typed(name: str, rule: str = None):
+    """An argparse type for a number whose constraint is protocols.validation's ``rule`` (default: ``name``)."""
+    interval = PARAMETERS[rule or name]
+
+    def parse(text: str):
+        try:
+            return checked(name, interval.kind(text), interval)
+        except ValueError as err:  # InputError is a ValueError; so is int("x")
+            message = str(err) if isinstance(err, InputError) else f"{text!r} is not {interval.what}"
+            raise argparse.ArgumentTypeError(message) from None
+
+    parse.__name__ = interval.what  # argparse names the type in its messages
+    return parse
+
+
+def _table_options(command) -> None:
+    command.add_argument("--sep", default=None, help="the field separator of a CSV/TSV input (default: a tab if "
+                                                     "the header holds one, else a comma)")
+    command.add_argument("--positive-label", default=None, metavar="VALUE",
+                         help="the label value of the positive class when labels are not 0/1 (e.g. True, +1, yes); "
+                              "the label column must then hold exactly two values (default: labels are 0/1)")
+
+
+def _protocol_options(command, protocols) -> None:
+    """What a job releases and how: the options ``run`` and ``evaluation open`` share (mpc_auc.planner)."""
+    command.add_argument("--protocol", choices=protocols, default="mpc-exact",
+                         help="mpc-exact: the exact AUC is opened; mpc-central: one noisy release (needs --epsilon)"
+                              + ("; clear: computed here, no privacy" if "clear" in protocols else ""))
+    command.add_argument("--score-range", nargs=2, type=float, default=(0.0, 1.0), metavar=("LO", "HI"),
+                         help="the public range every score lies in (its width sets the key encoding)")
+    command.add_argument("--score-dtype", choices=DTYPES, default="float64",
+                         help="the scores' declared precision (public)")
+    command.add_argument("--epsilon", type=_typed("epsilon"), default=None,
+                         help="mpc-central: the privacy budget of the release (required)")
+    command.add_argument("--alpha", type=_typed("alpha"), default=0.5,
+                         help="mpc-central: share of epsilon for the rank statistic")
+    command.add_argument("--neighbours", choices=NEIGHBOURS, default="label",
+                         help="mpc-central: label DP (one label changes) or record DP (one row changes)")
+    command.add_argument("--budget", metavar="EPS[,DELTA]",
+                         help="mpc-central: the evaluation set's total privacy budget, enforced by the parties' "
+                              "ledgers (fixed by the first job that names one; DELTA defaults to 1e-9)")
+    command.add_argument("--dataset-id", help="mpc-central: an id of the evaluation set in the parties' ledgers, "
+                                              "charged besides the set's own (its rows, or its roster's keys): "
+                                              "it narrows the budget, never resets it")
+    command.add_argument("--auc-decimals", type=_typed("auc_decimals"), default=None, metavar="K",
+                         help="mpc-exact: open the AUC rounded to K decimals inside the MPC instead of to 52 bits, "
+                              "which pins P*N and so the class counts (docs/protocols/mpc-exact.md, 'What the AUC "
+                              "reveals')")
+    command.add_argument("--method", choices=METHODS, default="radix",
+                         help="oblivious ranking: radix sort (fast) or the bitonic reference network")
+    command.add_argument("--timeout", type=_typed("timeout"), default=20.0,
+                         help="seconds of silence from a role before it counts as lost and the run stops with an "
+                              "error")
+
+
+def _local_roles_options(command) -> None:
+    """Where the roles run: spawned here, or a deployment's."""
+    command.add_argument("--parties-host", default="127.0.0.1",
+                         help="local run: the address the spawned roles listen on (default loopback)")
+    command.add_argument("--port", type=_typed("port"), default=None,
+                         help="local run: P0 listens on PORT, P1 on PORT+1, the dealer on PORT+2 (default: free "
+                              "ports)")
+    command.add_argument("--deployment", help="send the job to the running roles of this deployment.yaml "
+                                              "instead of spawning local ones")
+    command.add_argument("--key", help="with --deployment: the coordinator's key file (default: coordinator.key "
+                                       "beside the deployment file)")
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Every option's help ends with its default, unless the text already names it or there is none."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if action.option_strings and "default" not in text and action.default not in (None, False,
+                                                                                       argparse.SUPPRESS):
+            text += " (default: %(default)s)"
+        return text
+
+
+def _subparsers(command: argparse.ArgumentParser):
+    for action in command._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                yield child
+                yield from _subparsers(child)
+
+
+def experiments() -> dict:
+    """The experiment commands the installed sims layer declares (entry points ``mpc_auc.commands``)."""
+    return {point.name: point.load() for point in entry_points(group="mpc_auc.commands")}
+
+
+def parser(building=()) -> argparse.ArgumentParser:
+    """The command line.  building: the experiment commands whose options are built (each imports its
+    sims module, with scipy, matplotlib or dp-accounting: a run of another command skips them)."""
+    top = argparse.ArgumentParser(prog="mpc-auc", description=DESCRIPTION, formatter_class=_HelpFormatter)
+    top.add_argument("--version", action="version", version=f"mpc-auc {__version__}",
+                     help="print the version and exit")
+    talk = top.add_mutually_exclusive_group()
+    talk.add_argument("--quiet", "-q", action="store_true", help="print errors and the result line only")
+    talk.add_argument("--verbose", "-v", action="store_true",
+                      help="also print every role's progress message and every experiment cell")
+    sub = top.add_subparsers(dest="command", required=True)
+
+    demo = sub.add_parser("demo", help="private AUC of the built-in synthetic set, beside the clear AUC")
+    demo.add_argument("--m", type=_typed("m", "rows"), default=3000, help="rows of the synthetic set")
+    demo.add_argument("--clients", type=_typed("clients", "count"), default=10,
+                      help="clients the rows are spread over")
+    demo.add_argument("--seed", type=_typed("seed"), default=1, help="seed of the synthetic data (not secret)")
+    _local_roles_options(demo)
+    demo.add_argument("--timeout", type=_typed("timeout"), default=20.0,
+                      help="seconds of silence from a role before it counts as lost and the run stops with an error")
+    demo.add_argument("--method", choices=METHODS, default="radix",
+                      help="oblivious ranking: radix sort (fast) or the bitonic reference network")
+    demo.set_defaults(func=commands.cmd_demo)
+
+    run = sub.add_parser("run", help="AUC of a CSV file client,score,label")
+    run.add_argument("--input", required=True,
+                     help="client,score,label rows: CSV or TSV (optionally .gz) or Parquet (.parquet, .pq)")
+    _table_options(run)
+    run.add_argument("--out", required=True, help="result JSON (written only on success)")
+    run.add_argument("--clients", help="comma-separated ids of all clients; each must have rows")
+    run.add_argument("--ranks-dir", help="also deliver each client its rows' global ranks: one file per "
+                                         "client in this new directory (standing in for the clients)")
+    run.add_argument("--ledger", metavar="DIR", help=f"local run: the parties' ledger directory (default "
+                                                     f"{LEDGER_DEFAULT})")
+    _protocol_options(run, PROTOCOLS)
+    _local_roles_options(run)
+    run.set_defaults(func=commands.cmd_run)
+
+    ustat = sub.add_parser("ustat", help="a U-statistic by ustat-2pc: sampled pairs, 2PC kernels, in-circuit noise")
+    ustat.add_argument("--kernel", choices=KERNELS, required=True,
+                       help="auc (classes public), auc-private (labels private too), gini or kendall")
+    ustat.add_argument("--input", required=True, help="auc, auc-private: client,score,label; gini: user,value; "
+                                                      "kendall: user,a,b (one row per user)")
+    ustat.add_argument("--out", required=True, help="result JSON (written only on success)")
+    _table_options(ustat)
+    ustat.add_argument("--epsilon", type=_typed("epsilon"), default=None,
+                       help="the privacy budget per user (required)")
+    ustat.add_argument("--k", type=_typed("k"), default=1, help="permutations (pairs per user)")
+    ustat.add_argument("--seed", type=_typed("seed"), default=None,
+                       help="pair sampling seed (default: OS CSPRNG)")
+    ustat.add_argument("--timeout", type=_typed("timeout"), default=60.0,
+                       help="seconds before a silent party counts as lost")
+    ustat.set_defaults(func=commands.cmd_ustat)
+
+    dep = sub.add_parser("deploy", help="set up a deployment: roles on their own hosts")
+    dep_sub = dep.add_subparsers(dest="deploy_command", required=True)
+    init = dep_sub.add_parser("init", help="write DIR/deployment.yaml and one private key file per role")
+    init.add_argument("--dir", required=True, help="new or empty directory for the deployment")
+    init.add_argument("--p0", required=True, metavar="HOST:PORT", help="the one address P0 listens on")
+    init.add_argument("--p1", required=True, metavar="HOST:PORT", help="the one address P1 listens on")
+    init.add_argument("--dealer", required=True, metavar="HOST:PORT", help="the one address the dealer listens on")
+    init.set_defaults(func=commands.cmd_deploy_init)
+
+    party = sub.add_parser("party", help="run one role (P0, P1 or the dealer) of a deployment until stopped")
+    party.add_argument("--role", required=True, choices=SERVING, help="which role this process plays")
+    party.add_argument("--deployment", required=True, help="the deployment.yaml (addresses and pinned keys)")
+    party.add_argument("--key", required=True, help="this role's private key file (mode 0600)")
+    party.add_argument("--ledger", metavar="DIR", help=f"this party's privacy ledger directory (default "
+                                                       f"{LEDGER_DEFAULT})")
+    party.add_argument("--budget", metavar="EPS[,DELTA]",
+                       help="this party's own privacy budget per evaluation set: it refuses any DP release past it, "
+                            "whatever budget the organiser's job names (default delta 1e-9; default: none)")
+    party.add_argument("--timeout", type=_typed("timeout"), default=20.0,
+                       help="seconds of silence from a peer or the coordinator before a session is dropped")
+    party.set_defaults(func=commands.cmd_party)
+
+    evaluation = sub.add_parser("evaluation", help="evaluations whose clients submit from their own machines")
+    ev_sub = evaluation.add_subparsers(dest="evaluation_command", required=True)
+    opened = ev_sub.add_parser("open", help="declare an evaluation on a deployment's parties, wait for its "
+                                            "clients' submissions, compute, write the result")
+    opened.add_argument("--deployment", required=True, help="the deployment.yaml of the running roles")
+    opened.add_argument("--key", help="the coordinator's key file (default: coordinator.key beside the deployment)")
+    opened.add_argument("--id", required=True, help="the evaluation's id (clients name it in client submit)")
+    opened.add_argument("--roster", required=True, nargs="+", metavar="FILE",
+                        help="roster file(s) naming the clients and their certificates (client keygen writes one "
+                             "per client); their rows enter in this order")
+    opened.add_argument("--out", required=True, help="result JSON (written only on success)")
+    opened.add_argument("--deadline", type=_typed("deadline"), default=600.0,
+                        help="seconds the parties wait for every rostered client")
+    opened.add_argument("--allow-missing", action="store_true",
+                        help="at the deadline, compute on the clients present (default: refuse, naming who is "
+                             "missing)")
+    opened.add_argument("--max-rows", type=_typed("max_rows", "rows"), default=DEFAULT_MAX_ROWS,
+                        help="the most rows one client may submit: each party refuses a larger message before "
+                             "keeping it, which bounds its memory per client")
+    opened.add_argument("--ranks", action="store_true", help="mpc-exact: send each client its rows' global ranks")
+    _protocol_options(opened, PROTOCOLS[:2])
+    opened.set_defaults(func=commands.cmd_evaluation_open)
+
+    client = sub.add_parser("client", help="a data owner's commands: make a key, submit rows")
+    client_sub = client.add_subparsers(dest="client_command", required=True)
+    keygen = client_sub.add_parser("keygen", help="make a client key file and its one-entry roster file")
+    keygen.add_argument("--name", required=True, help="the client's name on rosters")
+    keygen.add_argument("--key", help="private key file to write (default: NAME.key)")
+    keygen.add_argument("--roster", help="public roster file to write (default: NAME.roster.yaml)")
+    keygen.set_defaults(func=commands.cmd_client_keygen)
+    submit_ = client_sub.add_parser("submit", help="submit this client's rows to an open evaluation")
+    submit_.add_argument("--deployment", required=True, help="the deployment.yaml (the parties' pinned keys)")
+    submit_.add_argument("--evaluation", required=True, help="the evaluation's id")
+    submit_.add_argument("--client", required=True, help="this client's name on the roster")
+    submit_.add_argument("--key", required=True, help="this client's key file (client keygen)")
+    submit_.add_argument("--input", required=True, help="client,score,label with this client's rows only (CSV, "
+                                                        "TSV, .gz or Parquet)")
+    _table_options(submit_)
+    submit_.add_argument("--ranks-out", help="wait for this client's rows' global ranks and write them here")
+    submit_.add_argument("--max-epsilon", type=_typed("max_epsilon", "epsilon"), default=None, metavar="EPS",
+                         help="submit only to a DP release of at most this epsilon (the parties' ticket states it); "
+                              "an exact release counts as unbounded and is refused too (default: any release)")
+    submit_.add_argument("--timeout", type=_typed("timeout"), default=20.0,
+                         help="seconds of silence from a party before it counts as lost")
+    submit_.add_argument("--connect-timeout", type=_typed("connect_timeout", "timeout"), default=60.0,
+                         help="seconds to keep trying while the evaluation is not open yet")
+    submit_.set_defaults(func=commands.cmd_client_submit)
+
+    for name, experiment in experiments().items():
+        command = sub.add_parser(name, help=experiment.help)
+        if name in building:
+            experiment.add_arguments(command)
+            command.set_defaults(func=experiment.run)
+
+    gen = sub.add_parser("generate", help="write a Criteo-shaped synthetic CSV")
+    gen.add_argument("--out", required=True, help="the CSV file to write (client,score,label)")
+    gen.add_argument("--m", type=_typed("m", "rows"), default=3000, help="rows")
+    gen.add_argument("--positives", type=_typed("positives", "rows"), default=None,
+                     help="positive rows (default: about a quarter, Criteo's rate)")
+    gen.add_argument("--auc", type=_typed("auc"), default=0.77, help="the binormal scores' population AUC")
+    gen.add_argument("--clients", type=_typed("clients", "count"), default=10, help="clients the rows are spread over")
+    gen.add_argument("--partition", choices=("iid", "non-iid"), default="iid",
+                     help="iid: a uniformly random client per row; non-iid: contiguous blocks of the score order")
+    gen.add_argument("--decimals", type=_typed("decimals"), default=None,
+                     help="round scores to this many decimals (creates ties)")
+    gen.add_argument("--score-dtype", choices=DTYPES, default="float64",
+                     help="float32: scores rounded to float32, as a float32 model outputs them (then run with "
+                          "--score-dtype float32)")
+    gen.add_argument("--seed", type=_typed("seed"), default=0, help="seed of the synthetic data (not secret)")
+    gen.set_defaults(func=commands.cmd_generate)
+    for command in _subparsers(top):
+        command.formatter_class = _HelpFormatter
+    return top
+
+
+def run(argv=None) -> int:
+    """Parse ``argv`` and run its command; the exit status (0 success, 2 bad input, usage or deployment with no
+    output written, 3 a party of the MPC run failed, 1 anything else)."""
+    words = sys.argv[1:] if argv is None else argv
+    args = parser(building=[word for word in words if not word.startswith("-")][:1]).parse_args(argv)
+    progress.set_level(progress.QUIET if args.quiet else progress.VERBOSE if args.verbose else progress.NORMAL)
+    try:
+        return args.func(args)
+    except (InputError, DeploymentError, ValueError) as err:
+        print(f"mpc-auc: error: {err}", file=sys.stderr)
+        return 2
+    except PartyFailure as err:
+        print(f"mpc-auc: MPC run failed: {err}", file=sys.stderr)
+        return 3

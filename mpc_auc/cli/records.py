@@ -1,0 +1,63 @@
+"""What the commands write: result records (JSON) and the clients' rank files (CSV)."""
+import os
+import shutil
+import tempfile
+
+from .. import progress
+from ..planner import Outcome
+from ..protocols.dp.central_law import SWAMPED, CentralNoise
+
+
+def central_record(outcome: Outcome, noise: CentralNoise, method: str) -> dict:
+    """What an mpc-central result file holds: the released values and public parameters only."""
+    release = outcome.release
+    stat, positives = release.opened[0]
+    if outcome.swamped:
+        progress.warn(SWAMPED.format(std=outcome.std, epsilon=noise.epsilon))
+    return dict(auc=outcome.auc, std=outcome.std, ci95=list(outcome.ci), swamped=outcome.swamped,
+                provider="TTP", method=method,
+                privacy={"epsilon": noise.epsilon, "delta": release.delta, "neighbours": noise.neighbours,
+                         "alpha": noise.alpha, "ledger": release.ledger},
+                revealed=[f"noisy {'2T' if noise.neighbours == 'label' else '2U'} = {stat}", f"noisy P = {positives}"],
+                traffic=release.traffic, mpc_wall_s=release.wall_s)
+
+
+def exact_record(result) -> dict:
+    """What an mpc-exact result file holds (protocols.mpc.exact.MpcAucResult)."""
+    return dict(auc=result.auc, provider=result.provider, method=result.method, revealed=list(result.revealed),
+                traffic=result.traffic, client_upload_bytes=result.upload_bytes, mpc_wall_s=result.wall_s,
+                sharing_s=result.sharing_s, input_check_s=result.check_s)
+
+
+def rank_file_name(index: int, client: str) -> str:
+    """``<index>-<id>.ranks.csv``: unique by the index, the id kept when it is a safe file name."""
+    return f"{index:05d}-{file_stem(client)}.ranks.csv"
+
+
+def file_stem(name: str) -> str:
+    """``name`` when it is a safe file name (1-64 letters, digits, '.', '_', '-'), else "client"."""
+    safe = name and len(name) <= 64 and all(c.isalnum() or c in "._-" for c in name)
+    return name if safe else "client"
+
+
+def write_ranks(path: str, client: str, ranks, mode: str = "x") -> None:
+    """One client's rank file: its rows' global mid-ranks in its row order (by default opened exclusively)."""
+    with open(path, mode) as f:
+        f.write(f"# client {client}: global 0-based mid-rank of each of its rows\nrow,rank\n")
+        f.writelines(f"{i},{r:g}\n" for i, r in enumerate(ranks))
+
+
+def write_rank_files(directory: str, ranks: dict) -> None:
+    """One file per client, as that client would hold it: its rows' global mid-ranks, in its row order.
+
+    Written into a temporary directory that is renamed into place, so a
+    failed run leaves nothing behind.
+    """
+    tmp = tempfile.mkdtemp(prefix=".mpc-auc-ranks-", dir=os.path.dirname(os.path.abspath(directory)))
+    try:
+        for index, (client, values) in enumerate(ranks.items()):
+            write_ranks(os.path.join(tmp, rank_file_name(index, client)), client, values)
+        os.rename(tmp, directory)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise

@@ -1,0 +1,129 @@
+"""One request planner for both front ends: the CLI (``mpc-auc run``, ``evaluation open``) and the Python API.
+
+:func:`plan` turns a request's options (protocol, epsilon, budget, neighbours, score range and type,
+method, ranks, decimals, ledger, deployment) into a checked :class:`Plan`, with every numeric option
+judged by protocols.validation and every rule between options stated once here; :func:`execute` runs a
+plan on the clients' rows and returns an :class:`Outcome`.  So ``mpc_auc.roc_auc_score(..., epsilon=0)``
+and ``mpc-auc run --epsilon 0`` refuse with the same words, and return the same AUC on the same rows.
+"""
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from .protocols.clear_auc import rank_sum_auc
+from .protocols.dp.central_law import NEIGHBOURS, CentralNoise, release_interval, swamped
+from .protocols.errors import InputError
+from .protocols.inputs.encoding import ScoreEncoder
+from .protocols.mpc.central import mpc_central_auc
+from .protocols.mpc.exact import mpc_exact_auc
+from .protocols.mpc.ranking_job import METHODS
+from .protocols.runtime.ledger import Budget
+from .protocols.runtime.session import Placement
+from .protocols.validation import checked
+
+PROTOCOLS = ("mpc-exact", "mpc-central", "clear")
+DTYPES = ("float64", "float32")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A checked request: what to run, where, and what it may release."""
+    protocol: str
+    encoder: ScoreEncoder
+    placement: Placement
+    noise: CentralNoise = None  # mpc-central's release
+    budget: Budget = None  # the evaluation set's budget the parties' ledgers enforce (mpc-central)
+    method: str = "radix"
+    ranks: bool = False  # mpc-exact: deliver each client its rows' global ranks
+    decimals: int = None  # mpc-exact: open the AUC rounded to this many decimals
+    timeout: float = 20.0
+    dataset_id: str = None  # mpc-central: a declared ledger id (narrows the budget, never resets it)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one planned run released."""
+    auc: float
+    m: int
+    clients: int
+    std: float = None  # mpc-central: the release's std around the AUC
+    ci: tuple = None  # mpc-central: auc +- 1.96 std within [0, 1]
+    swamped: bool = False  # mpc-central: the noise swamps the release (protocols.dp.swamping)
+    release: object = None  # the protocol's own result (MpcAucResult, CentralRelease), None for clear
+
+
+def plan(*, protocol: str = "mpc-exact", epsilon=None, alpha=0.5, neighbours: str = "label", budget=None,
+         score_range=(0.0, 1.0), score_dtype: str = "float64", method: str = "radix", ranks: bool = False,
+         auc_decimals=None, deployment: str = None, key: str = None, ledger: str = None,
+         host: str = "127.0.0.1", port=None, timeout=20.0, dataset_id: str = None) -> Plan:
+    """A checked :class:`Plan`, or InputError naming the first problem (the API and the CLI both ask here)."""
+    if protocol not in PROTOCOLS:
+        raise InputError(f"protocol must be one of {', '.join(PROTOCOLS)}; not {protocol!r}")
+    noise = limit = None
+    if protocol == "mpc-central":
+        if epsilon is None:
+            raise InputError("protocol mpc-central is differentially private: it needs epsilon")
+        if neighbours not in NEIGHBOURS:
+            raise InputError(f"neighbours must be one of {', '.join(NEIGHBOURS)}; not {neighbours!r}")
+        noise = CentralNoise(checked("epsilon", epsilon), checked("alpha", alpha), neighbours)
+        limit = parse_budget(budget) if budget is not None else None
+    elif epsilon is not None or budget is not None:
+        raise InputError(f"protocol {protocol} releases the exact AUC: it takes no epsilon and no budget")
+    if (ranks or auc_decimals is not None) and protocol != "mpc-exact":
+        raise InputError(f"ranks and auc_decimals need protocol mpc-exact, not {protocol}")
+    if method not in METHODS:
+        raise InputError(f"method must be one of {', '.join(METHODS)}; not {method!r}")
+    if score_dtype not in DTYPES:
+        raise InputError(f"score_dtype must be one of {', '.join(DTYPES)}; not {score_dtype!r}")
+    if deployment and ledger:
+        raise InputError("ledger is for local runs: deployed parties keep their own (mpc-auc party --ledger)")
+    encoder = ScoreEncoder(*_numbers(score_range, "score_range", 2), score_dtype)
+    placement = Placement.deployed(deployment, key) if deployment else \
+        Placement(host=host, port=None if port is None else checked("port", port), ledger=ledger)
+    return Plan(protocol, encoder, placement, noise, limit, method, bool(ranks),
+                None if auc_decimals is None else checked("auc_decimals", auc_decimals), checked("timeout", timeout),
+                dataset_id)
+
+
+def parse_budget(value) -> Budget:
+    """A budget given as epsilon, (epsilon, delta), or the command line's ``EPS[,DELTA]``."""
+    if isinstance(value, str):
+        try:
+            value = tuple(float(part) for part in value.split(","))
+        except ValueError:
+            raise InputError(f"budget must be EPS or EPS,DELTA (numbers), not {value!r}") from None
+    return Budget(*_numbers(value, "budget", 1))
+
+
+def execute(request: Plan, clients: list, on_progress=None) -> Outcome:
+    """Run ``request`` on ``clients`` ((id, scores, labels) each, checked); the same dispatch for every front end."""
+    m = sum(len(scores) for _, scores, _ in clients)
+    if request.protocol == "clear":
+        scores = np.concatenate([s for _, s, _ in clients])
+        labels = np.concatenate([y for _, _, y in clients])
+        return Outcome(rank_sum_auc(scores, labels), m, len(clients))
+    if request.protocol == "mpc-central":
+        declared = [request.dataset_id] if request.dataset_id else None
+        release = mpc_central_auc([clients], request.noise, request.encoder, request.method, request.placement,
+                                  request.timeout, on_progress, request.budget, declared)[0]
+        return central_outcome(release, request.noise)
+    result = mpc_exact_auc([clients], request.encoder, method=request.method, ranks=request.ranks,
+                           placement=request.placement, timeout_s=request.timeout, on_progress=on_progress,
+                           decimals=request.decimals)[0]
+    return Outcome(result.auc, m, len(clients), release=result)
+
+
+def central_outcome(release, noise: CentralNoise) -> Outcome:
+    """An mpc-central release (protocols.mpc.central.CentralRelease) with its interval and swamping flag."""
+    std, ci = release_interval(release, noise)
+    auc = release.aucs[0]
+    return Outcome(auc, release.m, release.clients, std, ci, swamped(auc, std), release)
+
+
+def _numbers(value, name: str, least: int) -> tuple:
+    """A number or a pair of numbers as a tuple of floats (``least``: how many may be given at the fewest)."""
+    values = (value,) if np.isscalar(value) else tuple(value)
+    if not least <= len(values) <= 2 or not all(isinstance(v, numbers.Real) for v in values):
+        raise InputError(f"{name} must be {'a number or ' if least == 1 else ''}a pair of numbers, not {value!r}")
+    return tuple(float(v) for v in values)

@@ -1,0 +1,80 @@
+"""mpc-central: the AUC of all clients' data with one discrete-Laplace draw added inside the MPC.
+
+Scores and labels are secret-shared exactly as in mpc-exact; the oblivious
+ranking (circuits.radix) and circuits.rank_auc give shares of 2U (twice the
+Mann-Whitney count) and of P.  Instead of opening the AUC, the parties add
+discrete Laplace noise drawn in the circuit (circuits.noise) and open only
+
+    label DP (default):  2T + Z_T,  T = sum_i (r_i - (M-1)/2) y_i = U - P N / 2,
+                         Delta(2T) = M - 1  (a label flip moves 2T by |2 r_k - (M-1)| <= M - 1);
+    record DP:           2U + Z_U,  Delta(2U) = 2 (M - 1)  (replacing one record, score and label,
+                         changes its own pair count by at most max(P, N) <= M - 1 and no other);
+    both:                P + Z_P,   Delta(P) = 1,
+
+Z_T (or Z_U) at alpha eps and Z_P at (1 - alpha) eps, so the release is
+(eps, delta_T + delta_P)-DP by basic composition (delta from the circuit's
+truncation and rounding, circuits.noise).  M is public.  The aggregator
+then computes AUC = 1/2 + T~ / (P~ N~) (label) or U~ / (P~ N~) (record),
+N~ = M - P~, with P~ clamped to [1, M - 1] (post-processing).  Label DP with
+the centred statistic is the central form of fedauc's adaptive split with a
+single client (u' = (M-1)/2 * 1, v' = r - u'): half the sensitivity of 2U.
+
+Its std depends on M, P, N, eps (and the AUC itself), never on how the
+rows are spread over clients (docs/protocols/mpc-central.md derives it).
+"""
+from dataclasses import dataclass
+
+from ..dp.central_law import CentralNoise, auc_from_release
+from ..errors import PartyFailure
+from ..inputs.encoding import ScoreEncoder
+from ..runtime.session import LOCAL
+from .ranking_job import dataset_id, run_ranking_jobs, simulated
+
+
+@dataclass
+class CentralRelease:
+    aucs: list  # one AUC per repetition
+    opened: list  # (2T~ or 2U~, P~) per repetition: all the aggregator and the parties see
+    m: int
+    clients: int
+    epsilon: float
+    delta: float
+    neighbours: str
+    wall_s: float
+    traffic: dict
+    ledger: dict = None  # what the parties' ledgers charged, spent and have left
+    missing: list = None  # rostered clients left out (an evaluation allowing it)
+
+
+def mpc_central_auc(datasets, noise: CentralNoise, encoder=None, method: str = "radix", placement=None,
+                    timeout_s: float = 20.0, on_progress=None, budget=None, dataset_ids=None) -> list:
+    """Run mpc-central on each dataset (a list of (client_id, scores, labels)); one CentralRelease each.
+
+    Each release is first charged to both parties' privacy ledgers (protocols.runtime.ledger) under the
+    dataset's rows (:func:`dataset_id`) and, if ``dataset_ids`` gives one per dataset, under that id too
+    (a declared id narrows the budget, it cannot reset it), against ``budget`` (ledger.Budget or None:
+    record only); a release the ledgers refuse raises InputError and nothing is computed.
+    """
+
+    encoder = encoder or ScoreEncoder()
+    for clients in datasets:  # before any process starts
+        noise.check(sum(len(scores) for _, scores, _ in clients))
+    declared = dataset_ids or [None] * len(datasets)
+    requests = [simulated(clients, encoder, (dataset_id(clients),) + ((f"declared:{i}",) if i else ()))
+                for clients, i in zip(datasets, declared)]
+    return [central_release(run, noise) for run in run_ranking_jobs(
+        requests, "TTP", method, False, noise, placement or LOCAL, timeout_s, on_progress, budget)]
+
+
+def central_release(run, noise: CentralNoise) -> CentralRelease:
+    """The release both parties opened in one job (protocols.mpc.ranking_job.JobRun), checked to agree."""
+    run.refused()
+    (stat0, p0), (stat1, p1) = run.outs[0]["central"], run.outs[1]["central"]
+    if not ((stat0 == stat1).all() and (p0 == p1).all()):
+        raise PartyFailure("P1", "the parties opened different releases")
+    m = run.m
+    return CentralRelease(
+        aucs=[auc_from_release(int(s), int(p), m, noise.neighbours) for s, p in zip(stat0, p0)],
+        opened=list(zip(stat0.tolist(), p0.tolist())), m=m, clients=len(run.outs[0]["clients"]),
+        epsilon=noise.epsilon, delta=noise.delta(m), neighbours=noise.neighbours, wall_s=run.wall_s,
+        traffic=run.traffic(), ledger=run.outs[0]["ledger"], missing=run.outs[0]["missing"])

@@ -1,0 +1,113 @@
+"""mpc-exact: the exact AUC of all clients' data, of which only the AUC is revealed.
+
+Flow (docs/protocols/mpc-exact.md states every role's view):
+1. P0 and P1 each hold an X25519 sealing key pinned in the deployment
+   (protocols.runtime.deployment); each client makes a key pair for its replies.
+2. The parties open the job: they draw its nonce together and issue each
+   client its ticket (protocols.inputs.intake).  Each client encodes its scores as
+   order-preserving integer keys, splits keys and labels into additive shares
+   mod 2^64 (and the keys, offset to be non-negative, also into XOR shares
+   for the radix sort) with the OS CSPRNG, seals share p for party p and signs
+   a statement binding both bundles to the job (protocols.inputs.submission).  It
+   sends them over its own TLS links to the parties (``mpc-auc client
+   submit``), or the coordinator relays them (the local run, which simulates
+   every client).  The parties admit only rostered, signed, fresh, bound
+   submissions and check they hold the same ones.
+3. Each party opens its bundles and enters CrypTen (precision 0, exact ring
+   arithmetic) with its shares; the dealer serves Beaver triples and the
+   shuffle correlations.
+4. Oblivious ranking of the shared keys carrying the shared labels: the
+   radix sort (circuits.radix, default) or the bitonic reference
+   (circuits.bitonic); then the tie-aware Mann-Whitney fraction 2U / 2PN
+   and mid-ranks (circuits.rank_auc, fedauc eq. 1 with mid-ranks).
+5. Reveal [2PN > 0] (is the AUC defined?), then floor(AUC * 2^52) by exact
+   long division (circuits.division).  Nothing else is opened.
+6. Optionally (``ranks=True``) each sample's global mid-rank goes to the
+   client that owns it: each party seals its share of twice the rank, in the
+   client's row order, for that client alone (protocols.inputs.bundles).
+
+The parties' side is protocols.mpc.ranking_party; the job's set-up, shared with mpc-central,
+protocols.mpc.ranking_job.
+"""
+from dataclasses import dataclass, field
+
+from ..errors import InputError, PartyFailure
+from ..inputs.bundles import open_ranks
+from ..inputs.encoding import ScoreEncoder
+from ..runtime.session import LOCAL, Placement
+from .ranking_job import FRACTION_BITS, JobRun, dataset_id, run_ranking_jobs, simulated
+
+
+@dataclass
+class MpcAucResult:
+    auc: float
+    m: int
+    clients: int
+    provider: str
+    method: str
+    wall_s: float
+    sharing_s: float
+    traffic: dict = field(default_factory=dict)  # role -> {"bytes", "rounds", "sent_bytes", "peak_rss"}
+    upload_bytes: int = 0  # sealed bundles sent by all clients to both parties
+    exact_encoding: bool = True
+    ranks: dict = None  # client -> its rows' global 0-based mid-ranks (only with ranks=True)
+    missing: list = field(default_factory=list)  # rostered clients left out (an evaluation allowing it)
+    check_s: float = 0.0  # P0's time in the in-MPC check of the clients' rows (part of wall_s)
+    revealed: tuple = ("AUC as floor(AUC * 2^52) / 2^52", "whether both classes occur",
+                       "one validity bit per client (its rows are in the protocol's domain)")
+
+
+def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: str = "TTP",
+                  method: str = "radix", ranks: bool = False, placement: Placement = LOCAL,
+                  timeout_s: float = 20.0, on_progress=None, decimals: int = None):
+    """Run mpc-exact on each dataset in one session of the parties.
+
+    datasets: list of datasets, each a list of (client_id, scores, labels); every client is simulated
+      here (:func:`simulated`) and its signed submissions relayed to the parties.
+    provider: must be "TTP" (a separate dealer process; the shuffles need it).
+    method: "radix" (the fast oblivious sort) or "bitonic" (the reference network).  ranks: also deliver each client its rows'
+      global mid-ranks (result.ranks), sealed so only that client can read them; the parties record the
+      delivery in their ledgers (under protocols.mpc.ranking_job.dataset_id) without charging any budget.
+    placement: the roles spawned here over loopback TLS (default), or a deployment's serving roles.
+    decimals: open the AUC rounded to this many decimals instead of to 52 bits (docs/protocols/mpc-exact.md:
+      what each opens).
+    Returns one MpcAucResult per dataset.  Raises InputError for bad input
+    (before any party learns anything) and PartyFailure if a role fails.
+    """
+    requests = [simulated(clients, encoder, (dataset_id(clients),) if ranks else (), decimals) for clients in datasets]
+    return [exact_result(run, provider, method)
+            for run in run_ranking_jobs(requests, provider, method, ranks, None, placement, timeout_s, on_progress)]
+
+
+
+def exact_result(run: JobRun, provider, method) -> MpcAucResult:
+    """The AUC both parties opened (and, for simulated clients, their ranks), checked to agree."""
+    run.refused()
+    outs = run.outs
+    if outs[0]["defined"] != outs[1]["defined"] or outs[0]["scaled"] != outs[1]["scaled"]:
+        raise PartyFailure("P1", "the parties opened different outputs: "
+                                 f"{outs[0]['scaled']} vs {outs[1]['scaled']}")
+    if not outs[0]["defined"]:
+        raise InputError("the joint data has no positives or no negatives: the AUC is undefined")
+    encoder, decimals = run.ticket.encoder, run.ticket.terms.decimals
+    ranks = None
+    if outs[0].get("rank_bundles"):
+        ranks = {c: open_ranks(key, c, run.ticket.job, [out["rank_bundles"][c] for out in outs], run.party_keys)
+                 for c, key in run.reply_keys.items()}
+    return MpcAucResult(
+        auc=round(outs[0]["scaled"] / 10 ** decimals, decimals) if decimals else outs[0]["scaled"] / 2 ** FRACTION_BITS,
+        m=run.m,
+        clients=len(outs[0]["clients"]),
+        provider=provider,
+        method=method,
+        wall_s=run.wall_s,
+        sharing_s=run.sharing_s,
+        traffic=run.traffic(),
+        upload_bytes=run.upload_bytes,
+        exact_encoding=encoder.exact,
+        ranks=ranks,
+        missing=outs[0]["missing"],
+        check_s=float(outs[0]["check_s"]),
+        revealed=(f"AUC rounded to {decimals} decimals" if decimals else MpcAucResult.revealed[0],
+                  *MpcAucResult.revealed[1:]),
+    )

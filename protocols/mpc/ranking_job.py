@@ -1,0 +1,201 @@
+"""One ranking job, as the coordinator runs it: what mpc-exact and mpc-central share.
+
+A *job* is one evaluation set through the parties: the coordinator sends each party a :class:`Job`, both
+issue the same ticket, the clients' submissions arrive (relayed here for simulated clients, or directly
+from the clients' own machines), the parties run their loop (protocols.mpc.ranking_party) and send back
+what they opened.  mpc-exact (protocols.mpc.exact) turns that into the AUC, mpc-central
+(protocols.mpc.central) into a DP release.  The parties run the service :data:`SERVICE`.
+"""
+import dataclasses
+import hashlib
+import secrets
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..dp.central_law import CentralNoise
+from ..errors import InputError, PartyFailure
+from ..inputs.clients import check_client
+from ..inputs.encoding import ScoreEncoder
+from ..inputs.submission import Evaluation, Roster, make_submission
+from ..runtime.ledger import Budget
+from ..runtime.identity import CLIENT_PREFIX, Identity, check_client_id, client_role
+from ..runtime.control import Service
+from ..runtime.sealing import KeyPair
+from ..runtime.session import DEALER, PARTIES, LocalRoles, Placement, Session
+from ..runtime import wire
+
+SERVICE = Service("mpc-ranking", "mpc_auc.protocols.mpc.ranking_party")
+FRACTION_BITS = 52  # the AUC is revealed as floor(AUC * 2^52): error < 2.3e-16
+METHODS = ("radix", "bitonic")
+
+
+@wire.message
+@dataclass(frozen=True)
+class Job:
+    evaluation: object  # submission.Evaluation: id, roster, encoding, how submissions arrive
+    method: str
+    ranks: bool
+    rows: tuple = None  # relayed submissions: each client's row count, announced so a release is charged first
+    central: CentralNoise = None  # open noisy statistics instead of the AUC
+    datasets: tuple = ()  # ids of the evaluation set the coordinator names for the ledgers (each narrows)
+    budget: Budget = None  # the budget the coordinator asks for (a party's ledger may only lower it)
+
+    @property
+    def ledger_ids(self) -> tuple:
+        """Every id a release is charged to.  Clients submitting directly: the roster as a set of keys, which
+        the parties compute themselves (no order, name or id string the organiser picks resets it), then
+        any ids the coordinator names.  Simulated clients (a local run, fresh keys per run): the ids the
+        coordinator names, the first being the rows' multiset (:func:`dataset_id`)."""
+        own = (f"roster-keys-sha256:{self.evaluation.roster.key_set_digest}",) \
+            if self.evaluation.direct or not self.datasets else ()
+        return own + tuple(self.datasets)
+
+
+
+def dataset_id(clients) -> str:
+    """A stable id of an evaluation set for the ledgers: SHA-256 over its rows as a multiset of (score, label)
+    pairs, so that no reordering of rows, renaming or regrouping of clients changes it."""
+    scores = np.concatenate([np.asarray(s, dtype=np.float64) for _, s, _ in clients]) + 0.0  # -0.0 as 0.0
+    labels = np.concatenate([np.asarray(y, dtype=np.int64) for _, _, y in clients])
+    order = np.lexsort((labels, scores))
+    digest = hashlib.sha256(np.ascontiguousarray(scores[order]).tobytes())
+    digest.update(np.ascontiguousarray(labels[order]).tobytes())
+    return "rows-sha256:" + digest.hexdigest()
+
+
+@contextmanager
+def roles_started(placement: Placement, timeout_s: float):
+    """``placement`` with the local roles of mpc-exact and mpc-central started now, so that they import,
+    draw their keys and bind their sockets while the caller reads and checks its input; the first session
+    on the placement adopts them.  Leaving the block stops any that are still running (the input was
+    refused, or the run interrupted).  A deployment's roles already run: it is yielded as it is."""
+    if placement.deployment is not None:
+        yield placement
+        return
+    started = LocalRoles(SERVICE, "TTP", placement, timeout_s, background=True)
+    try:
+        yield dataclasses.replace(placement, started=started)
+    finally:
+        started.stop()
+
+
+
+@dataclass(frozen=True)
+class Request:
+    """One job as the coordinator asks for it: the evaluation and, when it relays them, the clients' rows."""
+    evaluation: Evaluation
+    clients: list = None  # [(client identity, scores, labels)] simulated here; None: clients submit directly
+    datasets: tuple = ()  # ledger ids named by the coordinator (Job.ledger_ids)
+
+
+def simulated(clients, encoder: ScoreEncoder, datasets: tuple = (), decimals: int = None) -> Request:
+    """Every client of ``clients`` ((id, scores, labels)) simulated in this process, each with a fresh key
+    on a roster of its own; all rows are checked here, before any role starts.  decimals: open the AUC
+    rounded to this many decimals (submission.Evaluation.decimals)."""
+    if not clients:
+        raise InputError("a dataset has no clients")
+    for name, scores, labels in clients:
+        check_client_id(name)
+        check_client(name, scores, labels, encoder)
+    identities = [Identity(client_role(name)) for name, _, _ in clients]
+    evaluation = Evaluation(f"local-{secrets.token_hex(8)}", Roster(tuple(i.public for i in identities)), encoder,
+                            decimals=decimals)
+    return Request(evaluation, [(i, s, y) for i, (_, s, y) in zip(identities, clients)], tuple(datasets))
+
+
+@dataclass
+class JobRun:
+    """One job's pass through the parties: what each party sent back, and the set-up around it."""
+    outs: list
+    ticket: object = None  # submission.Ticket of the job (None if refused at its start)
+    reply_keys: dict = field(default_factory=dict)  # simulated client -> its key for its rank bundles
+    sharing_s: float = 0.0
+    wall_s: float = 0.0
+    party_keys: list = None  # P0's and P1's Ed25519 verify keys, pinned: rank bundles must carry their signatures
+    upload_bytes: int = 0
+    dealer_traffic: dict = field(default_factory=dict)
+    finals: dict = field(default_factory=dict)  # role -> what its session target returned (for all jobs)
+
+    @property
+    def m(self) -> int:
+        return sum(self.outs[0]["rows"])
+
+    def refused(self) -> None:
+        """Raise InputError with the parties' reasons if they refused the job."""
+        reasons = list(dict.fromkeys(out["refused"] for out in self.outs if "refused" in out))
+        if reasons:
+            raise InputError(" | ".join(reasons))
+
+    def traffic(self) -> dict:
+        """Per role: the parties' meters for this job, and the dealer's totals for the session."""
+        meters = ("bytes", "rounds", "sent_bytes", "peak_rss")
+        return {**{role: {k: o[k] for k in meters} for role, o in zip(PARTIES, self.outs)}, **self.dealer_traffic}
+
+
+def run_ranking_jobs(requests, provider, method, ranks, central, placement, timeout_s, on_progress,
+                     budget=None, party=None) -> list:
+    """Run each request's job in one session of the parties; a JobRun per request.
+
+    party: the parties' session target, :data:`SERVICE` unless an experiment wraps it (sims.security_views
+    records their views); what it returns at the session's end is in each JobRun's ``finals``.
+    """
+    if method not in METHODS:
+        raise InputError(f"method must be one of {METHODS}, not {method!r}")
+    if provider != "TTP":
+        raise InputError("mpc-exact needs the separate dealer (provider TTP) for its shuffles")
+    if not requests:
+        raise InputError("no dataset to evaluate")
+    runs = []
+    with Session(party or SERVICE, (FRACTION_BITS,), provider=provider, placement=placement,
+                 timeout_s=timeout_s, on_progress=on_progress) as session:
+        verify_keys = [session.deployment.public(role).verify_key for role in PARTIES]
+        for request in requests:
+            runs.append(_run_job(session, request, method, ranks, central, budget))
+            runs[-1].party_keys = verify_keys
+        for role in PARTIES:
+            session.send(role, "job", None)
+        finals = {role: session.recv(role, "done") for role in session.roles}
+    for run in runs:
+        run.finals = finals
+    if DEALER in finals:  # the dealer serves all jobs of the session; its totals are per session
+        for run in runs:
+            run.dealer_traffic = {DEALER: {f"{k}_session_total": v for k, v in finals[DEALER].items()}}
+    return runs
+
+
+def _run_job(session, request: Request, method, ranks, central, budget) -> JobRun:
+    start = time.perf_counter()
+    rows = tuple(len(s) for _, s, _ in request.clients) if request.clients is not None else None
+    job = Job(request.evaluation, method, ranks, rows, central, request.datasets, budget)
+    for role in PARTIES:
+        session.send(role, "job", job)
+    tickets = [session.recv(role, "ticket") for role in PARTIES]
+    if any(isinstance(t, dict) for t in tickets):  # refused before any input moved
+        return JobRun([t for t in tickets if isinstance(t, dict)])
+    if tickets[0] != tickets[1]:
+        raise PartyFailure("P1", "P0 and P1 issued different tickets for the same job")
+    run = JobRun([], tickets[0])
+    if request.clients is not None:
+        sharing = time.perf_counter()
+        seal_keys = session.deployment.seal_keys()
+        submissions = []
+        for identity, scores, labels in request.clients:
+            reply = KeyPair()
+            run.reply_keys[identity.role[len(CLIENT_PREFIX):]] = reply
+            submissions.append(make_submission(identity, run.ticket, scores, labels, seal_keys, reply.public))
+        run.sharing_s = time.perf_counter() - sharing
+        run.upload_bytes = sum(len(s.bundle.header) + len(s.bundle.sealed) + len(s.statement) + len(s.signature)
+                               for pair in submissions for s in pair)
+        for p, role in enumerate(PARTIES):
+            session.send(role, "submissions", [pair[p] for pair in submissions])
+            for pair in submissions:  # this party's sealed copies: freed once its link has written them
+                pair[p] = None
+        del submissions
+    run.outs = [session.recv(role, "result") for role in PARTIES]
+    run.wall_s = time.perf_counter() - start
+    return run
+
+

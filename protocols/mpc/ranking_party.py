@@ -1,0 +1,217 @@
+"""The compute parties' loop of mpc-exact and mpc-central: one job after another inside one session.
+
+Runs in P0 and P1 only (it loads CrypTen and the circuits): per job it issues the ticket, charges a DP
+release to this party's ledger, admits the clients' submissions (protocols.inputs.intake), checks every
+row inside the MPC (circuits.validity), ranks obliviously (circuits.radix or circuits.bitonic), and opens
+only what the job releases (docs/protocols/mpc-exact.md and mpc-central.md state each role's view).
+"""
+import math
+import struct
+import time
+
+import numpy as np
+import torch
+
+from ...circuits.bitonic import BitonicRanking, layer_count
+from ...circuits.comparators import nonnegative
+from ...circuits.crypten_compat import crypten
+from ...circuits.division import decimal_round, digit_bits_for, fraction_bits as divide
+from ...circuits.gates import Gates
+from ...circuits.noise import discrete_laplace
+from ...circuits.radix import RadixRanking
+from ...circuits.rank_auc import auc_fraction
+from ...circuits.shares import from_share, public_share, reveal_int
+from ...circuits.shuffle import Shuffler
+from ...circuits.validity import client_verdicts, valid_rows
+from ..inputs.bundles import seal_ranks
+from ..inputs.encoding import PAD_KEY
+from ..inputs.intake import Intake, gather_bytes, refusal
+from ..inputs.submission import ReleaseTerms
+from ..runtime.ledger import ACCOUNTING, Release
+from ..runtime.metrics import TrafficMeter
+from ..runtime.memory import release_free_memory
+from ..runtime.control import serves
+from .ranking_job import SERVICE
+
+RANKS_TO_CLIENTS = "ranks to their clients (not DP here: client-side DP on them is the clients' own business)"
+
+
+@serves(SERVICE)
+def serve_jobs(ctx, fraction_bits: int):
+    """The parties' session target: serve jobs until the coordinator sends None."""
+    # one sequential stream each per session: the dealer expands the same streams for its correlations
+    shuffler, gates = Shuffler(ctx.stream_key), Gates(ctx.stream_key)
+    while (job := ctx.recv("job")) is not None:
+        intake = Intake(ctx, job, _terms(ctx, job))
+        charge = None
+        if job.central is not None and job.rows is not None and not intake.problem:  # before any input moves
+            charge = _charge(ctx, job, sum(job.rows))
+            intake.problem = charge.get("refused", "")
+        ctx.send("ticket", {"refused": refusal(intake.problem)} if intake.problem else intake.ticket)
+        if intake.problem:
+            continue
+        admitted = intake.collect()
+        if not intake.problem and job.central is not None and charge is None:  # direct: rows known only now
+            charge = _charge(ctx, job, sum(a.rows for a in admitted))
+            intake.problem = charge.get("refused", "")
+        if intake.problem:
+            intake.finish(lambda _: ("refused", refusal(intake.problem)))
+            ctx.send("result", {"refused": refusal(intake.problem), "missing": intake.missing})
+            continue
+        owners, opened = [(a.client, a.rows) for a in admitted], [a.opened for a in admitted]
+        del admitted  # _compute empties ``opened`` once it holds the rows: the bundles' buffers go with it
+        result = _compute(ctx, job, intake, opened, fraction_bits, shuffler, gates)
+        if "invalid" in result:  # nothing was opened but the clients' validity bits: no release happened
+            if charge is not None:
+                ctx.ledger.void(charge["entry"], "the job stopped on invalid inputs before any release")
+            problem = refusal(invalid_inputs(result["invalid"]))
+            intake.finish(lambda _: ("refused", problem))
+            ctx.send("result", {"refused": problem, "invalid": result["invalid"], "missing": intake.missing})
+            continue
+        result.update(clients=[c for c, _ in owners], rows=[r for _, r in owners], missing=intake.missing)
+        if charge is not None:
+            result["ledger"] = {k: v for k, v in charge.items() if k != "entry"}
+        bundles = result.pop("rank_bundles", None) or {}
+        if bundles:  # recorded before delivery: no budget is charged here, the clients' own DP is theirs
+            ctx.ledger.record(job.ledger_ids, Release(RANKS_TO_CLIENTS, (), 0.0))
+        intake.finish(lambda name: ("ranks", bundles[name]) if name in bundles else
+                      ("done", "computed" if name in result["clients"] else
+                       "the other party holds no submission from you: left out"))
+        if not job.evaluation.direct:
+            result["rank_bundles"] = bundles or None
+        ctx.send("result", result)
+
+
+def _terms(ctx, job) -> ReleaseTerms:
+    """What the job releases, for the clients' tickets; the budget is the tighter of the two parties'."""
+    evaluation, central = job.evaluation, job.central
+    own = ctx.ledger.effective_budget(job.ledger_ids, job.budget) if central is not None else None
+    mine = struct.pack(">dd", *(own.epsilon, own.delta) if own else (math.inf, math.inf))
+    both = [struct.unpack(">dd", b) for b in gather_bytes(mine)]
+    tightest = (min(e for e, _ in both), min(d for _, d in both))
+    budget = tightest if math.isfinite(tightest[0]) else None
+    common = dict(budget=budget, allow_missing=evaluation.allow_missing, ranks=job.ranks)
+    if central is None:
+        return ReleaseTerms("mpc-exact", decimals=evaluation.decimals, **common)
+    delta = central.delta(sum(job.rows)) * central.repetitions if job.rows is not None else None
+    return ReleaseTerms("mpc-central", central.epsilon * central.repetitions, delta, central.neighbours, **common)
+
+
+def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> dict:
+    """The oblivious ranking and the opened outputs of one job, on the agreed inputs."""
+    meter = TrafficMeter()
+    keys = np.concatenate([o.key_shares for o in opened])
+    key_xor = np.concatenate([o.key_xor_shares for o in opened])
+    labels = np.concatenate([o.label_shares for o in opened])
+    owners = [(o.client, o.reply_to, len(o.key_shares)) for o in opened]
+    opened.clear()  # the caller's list: the opened bundles' rows are copied above
+    release_free_memory()  # the sealed and opened bundles
+    checking = time.perf_counter()
+    invalid = _invalid_clients(ctx, job, gates, owners, labels, key_xor, keys)
+    check_s = f"{time.perf_counter() - checking:015.6f}"  # fixed width: record lengths never follow timing
+    if invalid:
+        return {"invalid": invalid, **meter.read()}
+    keys = from_share(keys)
+    ranking = _ranking(ctx, job, keys.size(0), shuffler, gates)
+    starts, (sorted_labels,) = ranking.sort(keys, key_xor, [labels])
+    del keys, key_xor
+    release_free_memory()  # the sort's 32-bit steps and its input keys
+    if ctx.rank == 0:
+        ctx.progress("tie groups and rank sum")
+    twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, starts, sorted_labels, mid_ranks=job.ranks)
+    if job.central is not None:
+        release = _central_release(ctx, job.central, from_share(twice_u), from_share(labels), gates)
+        return {"central": release, "check_s": check_s, **meter.read()}
+    defined = bool(reveal_int(from_share(nonnegative(gates, twice_pn - public_share(1, ctx.rank)))).item())
+    scaled = None
+    if defined:
+        decimals = job.evaluation.decimals
+        if ctx.rank == 0:
+            ctx.progress(f"exact division to {f'{decimals} decimals' if decimals else f'{fraction_bits} bits'}")
+        m = len(labels)
+        bound = 2 * (m // 2) * (m - m // 2)  # 2PN <= 2 floor(M/2) ceil(M/2), public
+        quotient = decimal_round(gates, twice_u, twice_pn, decimals) if decimals else \
+            divide(gates, twice_u, twice_pn, fraction_bits, digit_bits_for(bound))
+        scaled = int(reveal_int(from_share(quotient)).item())
+    rank_bundles = None
+    if job.ranks:
+        if ctx.rank == 0:
+            ctx.progress("ranks back to input order")
+        rank_bundles = _rank_bundles(ctx, intake.ticket.job, owners, ranking.to_input_order(twice_rank))
+    return {"defined": defined, "scaled": scaled, "rank_bundles": rank_bundles, "check_s": check_s, **meter.read()}
+
+
+def _invalid_clients(ctx, job, gates, owners, labels, key_xor, keys) -> list:
+    """The clients with a row outside the domain (a label other than 0 or 1, or a key outside the declared
+    encoding's range, in the representation the sort reads), checked inside the MPC (circuits.validity);
+    only one bit per client is opened."""
+    if ctx.rank == 0:
+        ctx.progress("checking every client's rows inside the MPC")
+    key_bits = job.evaluation.encoder.key_bits
+    ok = valid_rows(gates, labels, key_bits=key_bits,
+                    **({"key_xor": key_xor} if job.method == "radix" else {"keys": keys}))
+    verdicts = reveal_int(from_share(client_verdicts(gates, ok, [rows for _, _, rows in owners]))).numpy()
+    return [client for (client, _, _), good in zip(owners, verdicts) if good != 1]
+
+
+def invalid_inputs(clients) -> str:
+    """The refusal naming the clients whose rows failed the in-MPC check."""
+    return (f"client(s) {', '.join(map(repr, clients))} submitted rows outside the protocol's domain (a label "
+            "other than 0 or 1, or a score key outside the declared encoding's range; checked inside the MPC, "
+            "only one validity bit per client was opened)")
+
+
+def _charge(ctx, job, m: int) -> dict:
+    """Charge the release to this party's ledger if both parties' ledgers admit it; before any MPC work.
+
+    Returns {"refused": why} or what was charged.  m: the public total row count.
+    """
+    release = job.central.release(m)
+    verdict = ctx.ledger.charge(job.ledger_ids, job.budget, release)  # decided and recorded under one lock
+    votes = crypten.communicator.get().all_gather(torch.tensor([int(verdict["fits"])]))
+    if not all(int(v.item()) for v in votes):
+        if verdict["fits"]:
+            ctx.ledger.void(verdict["entry"], "the other compute party's ledger refused the release")
+        return {"refused": verdict["message"] or "the other compute party's privacy ledger refused this release"}
+    budget = verdict["budget"]
+    return {"entry": verdict["entry"], "charged": {"epsilon": release.epsilon, "delta": release.circuit_delta},
+            "spent": verdict["after"].as_dict(), "accounting": ACCOUNTING,
+            "budget": [budget.epsilon, budget.delta] if budget else None,
+            "remaining_epsilon": budget.epsilon - verdict["after"].epsilon if budget else None}
+
+
+def _central_release(ctx, central, twice_u, labels, gates) -> tuple:
+    """Open (2T + Z_T or 2U + Z_U, P + Z_P) per repetition (protocols.mpc.central); nothing else."""
+    m = labels.size(0)
+    if ctx.rank == 0:
+        ctx.progress(f"discrete Laplace in circuit ({central.repetitions} release(s))")
+    positives = labels.sum()
+    stat = twice_u - positives * (m - positives) if central.neighbours == "label" else twice_u
+    noisy_stat = stat + from_share(discrete_laplace(gates, central.statistic_noise(m), central.repetitions))
+    noisy_p = positives + from_share(discrete_laplace(gates, central.count_noise(), central.repetitions))
+    return reveal_int(noisy_stat).numpy(), reveal_int(noisy_p).numpy()
+
+
+def _ranking(ctx, job, m: int, shuffler, gates):
+    key_bits = job.evaluation.encoder.key_bits
+    total = key_bits if job.method == "radix" else layer_count(m)
+    step = max(1, total // 10)
+
+    def progress(done, _total):
+        if ctx.rank == 0 and (done % step == 0 or done == total):
+            ctx.progress(f"oblivious {job.method} sort of {m} scores: step {done}/{total}")
+
+    if job.method == "radix":
+        return RadixRanking(shuffler, gates, key_bits, progress)
+    return BitonicRanking(PAD_KEY, progress)
+
+
+def _rank_bundles(ctx, job_id, owners, twice_rank) -> dict:
+    """Client -> this party's share of its doubled ranks, sealed for that client and signed by this party.
+    owners: (client, its key for rank bundles, its row count) in input order; twice_rank: this party's int64
+    shares in input order."""
+    bundles, start = {}, 0
+    for client, reply_to, rows in owners:
+        bundles[client] = seal_ranks(ctx.rank, job_id, client, reply_to, twice_rank[start:start + rows], ctx.sign)
+        start += rows
+    return bundles

@@ -1,0 +1,139 @@
+"""The dealer: CrypTen's trusted-third-party server plus permutation and one-hot correlations.
+
+The dealer serves CrypTen's Beaver triples and conversion randomness as
+before (it sees no input), and additionally the correlations of the
+oblivious shuffle (Chida2019, "permutation pairs"; docs/references.md).
+At start-up it draws a 256-bit key per compute party with ``secrets`` and
+sends it to that party only; CrypTen's triples (protocols.runtime.csprng) and these
+correlations (circuits.streams) are expanded from it.
+
+A shuffle by pi = pi0 then pi1 is two re-sharing steps.  In the step where
+party h permutes with its own permutation p and the other party o supplies
+masks, the dealer expands o's stream into masks a, b and h's stream into p,
+and sends h alone the correction
+
+    delta = a[p] - b            (mod 2^64; rows are elements).
+
+o sends x_o - a to h; h's new share is (x_h + x_o - a)[p] + delta = x[p] - b
+and o's new share is b.  h sees x_o - a (uniform, a is unknown to h) and
+delta (uniform, b is unknown to h); o sees nothing new.  The dealer sees
+only its own randomness (the radix sort's parties send it their
+permutations, which it would otherwise derive: circuits.shuffle.Shuffler.announce).
+Undoing the shuffle runs the inverse
+permutations in the reverse order with fresh masks.  Columns may be
+XOR-shared instead of additively shared: the same step with XOR in place
+of + and -.
+
+One-hot correlation (for selecting by a secret 2-bit digit, circuits.select),
+over the ring Z_2^32 of destination vectors: a random digit r = r0 XOR r1
+(r_p from party p's stream), additive shares of e_1..e_3 of the one-hot
+vector e of r (P1's from its stream, P0's sent), Beaver masks b_1..b_3
+(b_u = b0_u + b1_u, from the streams) and shares of sum_u e_u b_u (P1's from
+its stream, P0's sent).  P0 receives four 32-bit words per element; P1 nothing.
+
+The shuffle runs on 64-bit words (CrypTen's ring) or, for the radix sort's
+destination vectors, on 32-bit words; a dealer answer to P0 travels as
+int64 words either way (:func:`as_words`).
+"""
+import secrets
+
+import numpy as np
+import torch
+
+from ...circuits.bits import unpack_bits
+from ...circuits.correlations import RING, as_words, correction, step_plan
+from ...circuits.crypten_compat import crypten
+from ...circuits.streams import (AND_A, AND_B, AND_C, BIT_MASK, BIT_SHARE, DIGIT_MASK, KEY_BYTES, MUL_A, MUL_B, MUL_C,
+                                 ONEHOT_SHARE, PRODUCT_MASK, PRODUCT_SHARE, KeyStream)
+from .csprng import TUPLES, KeyedGenerator
+from .memory import release_free_memory
+
+TTPServer = crypten.mpc.provider.TTPServer
+COMPUTE_PARTIES = (0, 1)
+
+
+class Dealer(TTPServer):
+    """TTPServer with CSPRNG keys (protocols.runtime.csprng) and five more request types: permutation, one-hot
+    digit and bit correlations, AND and product triples in batches (circuits.gates)."""
+
+    @staticmethod
+    def draw_keys() -> list:
+        """k_0, k_1: independent 256-bit draws from ``secrets`` (nothing P0 receives is derived from k_1)."""
+        return [secrets.token_bytes(KEY_BYTES) for _ in COMPUTE_PARTIES]
+
+    def _setup_generators(self):
+        """Draw the keys (:meth:`draw_keys`); send k_p to party p alone (over their secure link)."""
+        comm = crypten.communicator.get()
+        keys = self.draw_keys()
+        for party, key in zip(COMPUTE_PARTIES, keys):
+            comm.send_obj(key, party, comm.ttp_group)
+        self.generators = [KeyedGenerator(k, TUPLES) for k in keys]
+        self.generators_cuda = [None for _ in keys]
+        self._streams = [KeyStream(k) for k in keys]
+        self._perms = {}
+
+    def _permutations(self, perm_index: int, n: int, announced: bool):
+        """Both parties' permutations for ``perm_index`` (kept for the matching inverse): received from the
+        parties if they announced them (circuits.shuffle.Shuffler.announce), else derived from their keys."""
+        if perm_index not in self._perms:
+            if announced:
+                comm = crypten.communicator.get()
+                perms = [comm.recv_array((n,), np.int32, party, comm.permutation_group, "permutation")
+                         for party in COMPUTE_PARTIES]
+            else:
+                perms = [s.permutation(perm_index, n) for s in self._streams]
+            self._perms = {perm_index: perms}
+        return self._perms[perm_index]
+
+    def permutation_correlation(self, shape, perm_index, mask_index, inverse_order, xor_from, dtype="int64",
+                                announced=False):
+        """Send P1 its correction and return P0's (CrypTen forwards it to P0); words of ``dtype``."""
+        shape, dtype = tuple(shape), np.dtype(dtype)  # (M, columns): one row per element
+        if dtype == np.int64:  # a 64-bit move after the sort's 32-bit steps: other sizes from here on
+            release_free_memory()
+        perms = self._permutations(perm_index, shape[0], announced)
+        deltas = {}
+        for step, (holder, other) in enumerate(step_plan(inverse_order)):
+            deltas[holder] = correction(self._streams[other], perms[holder], inverse_order,
+                                        2 * mask_index + step, shape, xor_from, dtype)
+        comm = crypten.communicator.get()
+        comm.send_array(deltas[1], 1, comm.ttp_group)
+        return as_words(deltas[0])
+
+    def onehot_correlation(self, m, index):
+        """P0's part of the one-hot correlation of ``index`` (mod 2^32, one row per slot): its shares of
+        e_1..e_3 and of sum_u e_u b_u = [r != 0] b[r]."""
+        p0, p1 = self._streams
+        r = (p0.words(DIGIT_MASK, index, (m,), RING) ^ p1.words(DIGIT_MASK, index, (m,), RING)) & 3
+        onehot = (r[None, :] == np.arange(1, 4, dtype=RING)[:, None]).astype(RING)
+        masks = p0.words(PRODUCT_MASK, index, (3, m), RING) + p1.words(PRODUCT_MASK, index, (3, m), RING)
+        out = np.empty((4, m), dtype=RING)
+        out[:3] = onehot - p1.words(ONEHOT_SHARE, index, (3, m), RING)
+        out[3] = (onehot * masks).sum(axis=0, dtype=RING) - p1.words(PRODUCT_SHARE, index, (m,), RING)
+        return as_words(out)
+
+    def and_triples(self, count, index):
+        """P0's share c_0 = (a AND b) XOR c_1 of ``count`` AND triples (circuits.gates); a, b, c_1 from the streams."""
+        p0, p1 = self._streams
+        c = p0.words(AND_A, index, (count,))
+        c ^= p1.words(AND_A, index, (count,))
+        b = p0.words(AND_B, index, (count,))
+        b ^= p1.words(AND_B, index, (count,))
+        c &= b
+        c ^= p1.words(AND_C, index, (count,))
+        return torch.from_numpy(c)
+
+    def mul_triples(self, count, index):
+        """P0's share c_0 = a b - c_1 (mod 2^64) of ``count`` product triples (circuits.gates)."""
+        p0, p1 = self._streams
+        a = p0.words(MUL_A, index, (count,)) + p1.words(MUL_A, index, (count,))
+        b = p0.words(MUL_B, index, (count,)) + p1.words(MUL_B, index, (count,))
+        return torch.from_numpy(a * b - p1.words(MUL_C, index, (count,)))
+
+    def bit_correlation(self, words_shape, count, index):
+        """P0's additive shares of the bits of r = rho0 XOR rho1 ((R, count), lanes beyond count dropped)."""
+        p0, p1 = self._streams
+        r = p0.words(BIT_MASK, index, tuple(words_shape)) ^ p1.words(BIT_MASK, index, tuple(words_shape))
+        bits = unpack_bits(r, count, np.uint8)
+        share = p1.words(BIT_SHARE, index, bits.shape)
+        return torch.from_numpy(np.subtract(bits, share, out=share))

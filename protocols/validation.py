@@ -1,0 +1,74 @@
+"""Every numeric parameter's constraint, declared once; the API, the CLI and the protocols check through it.
+
+In the manner of scikit-learn's ``validate_params``: :data:`PARAMETERS` names each parameter and the
+interval it must lie in; :func:`checked` returns the value as its kind or raises :class:`InputError`
+with one message, whoever asks (``mpc_auc.roc_auc_score(epsilon=0)`` and ``mpc-auc run --epsilon 0``
+print the same words).  NaN and infinities are refused everywhere: no parameter takes an infinite value.
+"""
+import math
+import numbers
+from dataclasses import dataclass
+
+from .errors import InputError
+
+
+@dataclass(frozen=True)
+class Interval:
+    """The values a parameter takes: ``kind`` (int or float), finite, between ``lo`` and ``hi``."""
+    kind: type
+    lo: float = None
+    hi: float = None
+    lo_open: bool = False
+    hi_open: bool = False
+    what: str = "a number"
+
+    def rule(self) -> str:
+        low = "" if self.lo is None else f"{'>' if self.lo_open else '>='} {self.lo:g}"
+        high = "" if self.hi is None else f"{'<' if self.hi_open else '<='} {self.hi:g}"
+        return " and ".join(r for r in (low, high) if r)
+
+    def admits(self, value) -> bool:
+        if self.kind is int and not (isinstance(value, numbers.Integral) and not isinstance(value, bool)):
+            return False
+        if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)):
+            return False
+        if self.lo is not None and (value <= self.lo if self.lo_open else value < self.lo):
+            return False
+        return self.hi is None or (value < self.hi if self.hi_open else value <= self.hi)
+
+
+MAX_SECONDS = 1e6  # about 11.6 days: any timeout or deadline past it is a typo (1e300 overflowed the sockets)
+MAX_AUC_DECIMALS = 12  # an AUC rounded to more decimals than this is as good as the 52-bit one
+
+PARAMETERS = {
+    "epsilon": Interval(float, 0, lo_open=True, what="a privacy budget epsilon"),
+    "delta": Interval(float, 0, 1, hi_open=True, what="a privacy parameter delta"),
+    "alpha": Interval(float, 0, 1, lo_open=True, hi_open=True, what="a share strictly between 0 and 1"),
+    "timeout": Interval(float, 0, MAX_SECONDS, lo_open=True, what="a number of seconds"),
+    "deadline": Interval(float, 0, MAX_SECONDS, lo_open=True, what="a number of seconds"),
+    "rows": Interval(int, 1, 10**10, what="a count of rows"),
+    "count": Interval(int, 1, 10**9, what="a count"),
+    "k": Interval(int, 1, 10**9, what="a number of pairs per user"),
+    "draws": Interval(int, 2, 10**9, what="a number of noise draws"),
+    "seed": Interval(int, 0, 2**63 - 1, what="a non-negative integer seed"),
+    "port": Interval(int, 1, 65535 - 2, what="a TCP port (P0's; P1 and the dealer take the next two)"),
+    "decimals": Interval(int, 0, 17, what="a number of decimals"),
+    "auc_decimals": Interval(int, 1, MAX_AUC_DECIMALS, what="a number of decimals"),
+    "auc": Interval(float, 0, 1, lo_open=True, hi_open=True, what="a share strictly between 0 and 1"),
+}
+
+
+def checked(name: str, value, interval: Interval = None):
+    """``value`` as the kind parameter ``name`` takes, or InputError naming the parameter, the rule and the value.
+
+    interval: the parameter's :data:`PARAMETERS` entry unless given (a parameter named otherwise, e.g.
+    ``m`` with the ``rows`` rule)."""
+    rule = interval or PARAMETERS[name]
+    if isinstance(value, numbers.Real) and rule.kind is float and not isinstance(value, bool):
+        value = float(value)
+    if not rule.admits(value):
+        bounds = rule.rule()
+        raise InputError(f"{name} must be {rule.what}: {'an integer' if rule.kind is int else 'a number'}, finite"
+                         f"{', ' + bounds if bounds else ''}; not {value!r}")
+    return rule.kind(value)
+

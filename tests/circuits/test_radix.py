@@ -1,0 +1,245 @@
+"""The dealer-assisted shuffle and the radix sort built on it, and what they open (P0, P1, dealer over TCP)."""
+import numpy as np
+import pytest
+from scipy.stats import rankdata
+
+from mpc_auc.protocols.runtime.session import run_parties
+from mpc_auc.sims.security_views import VIEW_BITS, VIEW_INPUTS, homogeneity, radix_views, uniformity
+
+SORT_CASES = [(1, 4), (2, 1), (7, 3), (64, 6), (257, 12), (1000, 62), (999, 2), (300, 62)]
+AUDIT_INPUTS, AUDIT_BITS, AUDIT_RUNS = VIEW_INPUTS, VIEW_BITS, 150  # distinct keys vs all tied
+TIE_SIZES = [1, 2, 3, 6, 40, 129]
+
+
+def _sort_cases():
+    rng = np.random.default_rng(5)
+    cases = []
+    for m, bits in SORT_CASES:
+        keys = rng.integers(0, 2 ** bits if bits < 62 else 2 ** 62, m, dtype=np.int64)
+        if bits < 62:
+            keys[: m // 3] = keys[0]  # a large tie group
+        cases.append((keys, bits))
+    return cases
+
+
+def _tie_cases():
+    """Sorted keys with ties (incl. all equal and all distinct) and random labels."""
+    rng = np.random.default_rng(8)
+    cases = []
+    for m in TIE_SIZES:
+        keys = np.sort(rng.integers(0, max(1, m // 3), m)).astype(np.int64)
+        cases.append((keys, rng.integers(0, 2, m).astype(np.int64)))
+    cases.append((np.zeros(7, dtype=np.int64), np.array([1, 0, 1, 0, 0, 1, 0])))
+    cases.append((np.arange(9, dtype=np.int64), np.array([0, 1, 0, 1, 1, 0, 0, 1, 0])))
+    return cases
+
+
+def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
+    import torch
+
+    from mpc_auc.circuits.gates import Gates
+    from mpc_auc.circuits.radix import RadixRanking
+    from mpc_auc.circuits.rank_auc import auc_fraction, group_starts_from_keys, group_starts_from_xor_keys
+    from mpc_auc.circuits.shares import public, public_share
+    from mpc_auc.circuits.shuffle import Shuffler
+
+    shuffler, gates = Shuffler(ctx.stream_key), Gates(ctx.stream_key)
+    out = {"to dealer": [], "stream key": ctx.stream_key}
+    send = shuffler.comm.send_array
+
+    def recorded(array, dst, group=None):  # every array this party sends the dealer
+        if dst == shuffler.comm.get_ttp_rank():
+            out["to dealer"].append((getattr(group, "name", None), np.array(array)))
+        return send(array, dst, group)
+
+    shuffler.comm.send_array = recorded
+    # the shuffle: x[pi] for the joint pi, and the inverse undoes it
+    x = np.arange(3 * 50, dtype=np.int64).reshape(3, 50) * 7 - 20
+    pi = shuffler.fresh(50)
+    shuffled = shuffler.shuffle(public_share(x, ctx.rank), pi)
+    out["own_perm"] = pi.own
+    out["shuffled"] = shuffler.open(shuffled)
+    out["restored"] = shuffler.open(shuffler.unshuffle(shuffled, pi))
+    # radix ranking against numpy's stable argsort, and the way back
+    out["sorts"] = []
+    for keys, key_bits in sort_cases:
+        ranking = RadixRanking(shuffler, gates, key_bits)
+        own = public_share(keys, ctx.rank)  # P0 holds the values, P1 zeros: a valid XOR and additive sharing
+        starts, (sorted_keys, origin) = ranking.sort(None, own, [own, public_share(np.arange(len(keys)), ctx.rank)])
+        back = ranking.to_input_order(sorted_keys)
+        out["sorts"].append([shuffler.open(ranking.sigma).view(np.uint32).astype(np.int64)]
+                           + [shuffler.open(t) for t in (sorted_keys, origin, back, starts)])
+    # group starts both ways, and the tie-aware AUC fraction and mid-ranks on sorted keys
+    out["ties"] = []
+    for keys, labels in tie_cases:
+        from_xor = group_starts_from_xor_keys(gates, public_share(keys, ctx.rank), 62)
+        from_additive = group_starts_from_keys(public(torch.from_numpy(keys)))
+        twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, from_xor, public_share(labels, ctx.rank),
+                                                     mid_ranks=True)
+        out["ties"].append([shuffler.open(np.atleast_1d(t)) for t in (twice_u, twice_pn, twice_rank, from_xor,
+                                                                      from_additive)])
+    # what P0 asks the dealer along mpc-exact's whole path, for two inputs of one size (distinct vs all tied),
+    # and for a weakened path that sizes one reservation by the number of tie groups
+    out["dealer requests"] = {(name, leak): _exact_path_requests(ctx, shuffler, gates, keys, leak)
+                              for leak in (False, True) for name, keys in DEALER_VIEW_INPUTS.items()}
+    # the audit: everything each variant opens, run after run, for two inputs
+    out.update(radix_views(ctx, shuffler, gates, audit_inputs, bits, runs))
+    out["permutations drawn"] = shuffler.schedule()[0]
+    return out
+
+
+DEALER_VIEW_INPUTS = {"distinct": np.arange(64, dtype=np.int64) * 3 + 1, "tied": np.full(64, 5, dtype=np.int64)}
+INDEX_ARGS = {"permutation_correlation": (1, 2), "onehot_correlation": (1,), "and_triples": (1,), "mul_triples": (1,),
+              "bit_correlation": (2,)}  # the positions of stream indexes in each request's arguments
+
+
+def _exact_path_requests(ctx, shuffler, gates, keys, leak: bool) -> list:
+    """P0: every request it posts to the dealer while mpc-exact's radix path (sort, tie statistic, definedness,
+    division) runs on ``keys`` with alternating labels; stream indexes as their order of first use in the run
+    (they move on from run to run).  ``leak``: a weakened path that also reserves one product triple per tie
+    group, a count that depends on the data."""
+    from mpc_auc.circuits.comparators import nonnegative
+    from mpc_auc.circuits.dealer_line import DealerLine
+    from mpc_auc.circuits.division import digit_bits_for, fraction_bits
+    from mpc_auc.circuits.radix import RadixRanking
+    from mpc_auc.circuits.rank_auc import auc_fraction
+    from mpc_auc.circuits.shares import public_share
+
+    posted, post = [], DealerLine.post
+    DealerLine.post = lambda line, function, *args, **kw: posted.append((function, args)) or post(line, function,
+                                                                                                   *args, **kw)
+    try:
+        labels = public_share(np.arange(len(keys)) % 2, ctx.rank)
+        starts, (sorted_labels,) = RadixRanking(shuffler, gates, 8).sort(None, public_share(keys, ctx.rank),
+                                                                         [labels])
+        if leak:
+            gates.reserve("mul", len(np.unique(keys)))
+        twice_u, twice_pn, _ = auc_fraction(shuffler, gates, starts, sorted_labels)
+        nonnegative(gates, twice_pn - public_share(1, ctx.rank))
+        fraction_bits(gates, twice_u, twice_pn, 52, digit_bits_for(len(keys) ** 2))
+        if leak:
+            gates.multiply(*[(np.zeros(1, dtype=np.int64),) * 2] * len(np.unique(keys)))  # uses what it reserved
+    finally:
+        DealerLine.post = post
+    order = {}  # (function, argument position) -> {stream index: its order of first use}
+
+    def relative(function, i, value):
+        if i not in INDEX_ARGS.get(function, ()):
+            return value
+        seen = order.setdefault((function, i), {})
+        return seen.setdefault(value, len(seen))
+
+    return [(function, tuple(relative(function, i, v) for i, v in enumerate(args))) for function, args in posted]
+
+
+def _collect(sort_cases, tie_cases, runs):
+    return run_parties(_party, (sort_cases, tie_cases, AUDIT_INPUTS, AUDIT_BITS, runs),
+                       provider="TTP", timeout_s=60)
+
+
+@pytest.fixture(scope="module")
+def outputs():
+    cases = _sort_cases()
+    return cases, _collect(cases, _tie_cases(), AUDIT_RUNS)
+
+
+def test_shuffle_applies_the_joint_permutation_and_unshuffle_undoes_it(outputs):
+    _, (p0, p1) = outputs
+    x = np.arange(3 * 50, dtype=np.int64).reshape(3, 50) * 7 - 20
+    assert np.array_equal(p0["shuffled"], x[:, p0["own_perm"]][:, p1["own_perm"]])
+    assert not np.array_equal(p0["shuffled"], x)
+    assert np.array_equal(p0["restored"], x) and np.array_equal(p1["restored"], x)
+
+
+@pytest.mark.parametrize("i", range(len(SORT_CASES)))
+def test_radix_sort_is_the_stable_sort(outputs, i):
+    cases, (p0, _) = outputs
+    keys, _ = cases[i]
+    sigma, sorted_keys, origin, back, starts = p0["sorts"][i]
+    order = np.argsort(keys, kind="stable")
+    assert np.array_equal(starts, np.r_[1, np.diff(keys[order]) != 0])
+    assert np.array_equal(origin, order)
+    assert np.array_equal(sorted_keys, keys[order])
+    assert np.array_equal(sigma[order], np.arange(len(keys)))
+    assert np.array_equal(back, keys)
+
+
+def _dealer_derives(sent, stream_key, drawn: int) -> bool:
+    """Whether every array a party sent the dealer came on the permutations channel and is, in order, one
+    of the party's own shuffle permutations as the dealer derives them from the party's stream key."""
+    from mpc_auc.circuits.streams import KeyStream
+
+    if {group for group, _ in sent} != {"permutations"}:
+        return False
+    stream, index = KeyStream(stream_key), 0
+    for _, array in sent:  # announced in the order drawn: each one a later permutation than the last
+        while index < drawn and not np.array_equal(stream.permutation(index, len(array)), array):
+            index += 1
+        if index == drawn:
+            return False
+        index += 1
+    return True
+
+
+def test_the_dealer_receives_only_permutations_it_derives_itself(outputs):
+    """The dealer learns nothing new from the announced permutations; the check flags a weakened party that
+    sends the dealer one of its key shares in place of a permutation."""
+    cases, parties = outputs
+    for party in parties:
+        sent = party["to dealer"]
+        assert sent and _dealer_derives(sent, party["stream key"], party["permutations drawn"])
+        share = cases[-1][0]  # a weakened variant: P0's key share of the last case where its permutation went
+        first = next(i for i, (_, array) in enumerate(sent) if len(array) == len(share))
+        weakened = sent[:first] + [("permutations", share)] + sent[first + 1:]
+        assert not _dealer_derives(weakened, party["stream key"], party["permutations drawn"])
+
+
+def test_the_dealer_is_asked_the_same_whatever_the_data(outputs):
+    """P0's requests along mpc-exact's radix path (functions, shapes, counts, the order of stream indexes) are
+    the same for distinct keys and for keys all tied: the dealer learns M and nothing else.  The same check
+    flags a weakened path whose reservation follows the number of tie groups."""
+    _, (p0, _) = outputs
+    asked = p0["dealer requests"]
+    assert len(asked[("distinct", False)]) > 20  # 4 digits, the final move, ties, definedness, division
+    assert asked[("distinct", False)] == asked[("tied", False)]
+    assert asked[("distinct", True)] != asked[("tied", True)]
+
+
+def test_opened_values_do_not_depend_on_the_input(outputs):
+    """p > 0.01 for homogeneity and uniformity; a miss is re-tested once on fresh runs (false alarm 1e-4)."""
+    _, (p0, p1) = outputs
+    digits = (AUDIT_BITS + 1) // 2
+    for party in (p0, p1):
+        kinds = [kind for kind, _ in party["radix"][0][0]]
+        # per digit: the masked digit and Beaver differences; per composition and the final apply: sigma[pi]
+        assert kinds.count("digit") == kinds.count("masked product") == digits
+        assert kinds.count("destinations") == digits
+        assert np.array_equal(party["radix"][0][0][-1][1], p0["radix"][0][0][-1][1])  # both open the same
+    p_values = [homogeneity(*p0["radix"]), uniformity(p0["radix"][0]), uniformity(p0["radix"][1])]
+    if min(p_values) <= 0.01:
+        fresh = _collect([], [], AUDIT_RUNS)[0]["radix"]
+        p_values = [homogeneity(*fresh), uniformity(fresh[0]), uniformity(fresh[1])]
+    print(f"audit p-values (homogeneity, uniformity A, uniformity B): {p_values}")
+    assert min(p_values) > 0.01, p_values
+
+
+def test_the_same_audit_flags_a_leaky_variant(outputs):
+    _, (p0, _) = outputs
+    p_values = [homogeneity(*p0["leaky"]), uniformity(p0["leaky"][0])]
+    print(f"leaky variant p-values (homogeneity, uniformity A): {p_values}")
+    assert max(p_values) < 1e-6
+    assert homogeneity(*p0["reused"]) < 1e-6  # one digit mask reused: the opened digits follow the input
+
+
+@pytest.mark.parametrize("i", range(len(TIE_SIZES) + 2))
+def test_tie_aware_auc_fraction_and_mid_ranks(outputs, i):
+    _, (p0, _) = outputs
+    keys, labels = _tie_cases()[i]
+    twice_u, twice_pn, twice_rank, from_xor, from_additive = p0["ties"][i]
+    assert np.array_equal(from_xor, np.r_[1, np.diff(keys) != 0]) and np.array_equal(from_additive, from_xor)
+    mid = rankdata(keys, method="average") - 1
+    assert np.array_equal(twice_rank, 2 * mid)
+    pos, neg = keys[labels == 1], keys[labels == 0]
+    expected_u2 = sum(2 * (neg < k).sum() + (neg == k).sum() for k in pos)
+    assert twice_u.item() == expected_u2
+    assert twice_pn.item() == 2 * len(pos) * len(neg)

@@ -1,0 +1,97 @@
+"""One planner behind both front ends: the Python API and ``mpc-auc run`` refuse the same bad request with the
+same words (a case per rule), and give the same AUC on the same rows."""
+import json
+
+import numpy as np
+import pytest
+
+import mpc_auc
+from mpc_auc.cli import main
+from mpc_auc.csv_io import write_evalset
+from mpc_auc.planner import plan
+from mpc_auc.synthetic import synthetic_evalset
+
+# (API keyword arguments, the same request on the command line, the words both must print)
+CASES = [
+    ({"protocol": "mpc-central"}, ["--protocol", "mpc-central"],
+     "protocol mpc-central is differentially private: it needs epsilon"),
+    ({"protocol": "mpc-central", "epsilon": 0.0}, ["--protocol", "mpc-central", "--epsilon", "0"],
+     "epsilon must be a privacy budget epsilon: a number, finite, > 0; not 0.0"),
+    ({"protocol": "mpc-central", "epsilon": float("nan")}, ["--protocol", "mpc-central", "--epsilon", "nan"],
+     "epsilon must be a privacy budget epsilon: a number, finite, > 0; not nan"),
+    ({"protocol": "mpc-central", "epsilon": float("inf")}, ["--protocol", "mpc-central", "--epsilon", "inf"],
+     "epsilon must be a privacy budget epsilon: a number, finite, > 0; not inf"),
+    ({"epsilon": 1.0}, ["--epsilon", "1"],
+     "protocol mpc-exact releases the exact AUC: it takes no epsilon and no budget"),
+    ({"protocol": "clear", "budget": 2.0}, ["--protocol", "clear", "--budget", "2"],
+     "protocol clear releases the exact AUC: it takes no epsilon and no budget"),
+    ({"protocol": "mpc-central", "epsilon": 1.0, "return_ranks": True},
+     ["--protocol", "mpc-central", "--epsilon", "1", "--ranks-dir", "RANKS"],
+     "ranks and auc_decimals need protocol mpc-exact, not mpc-central"),
+    ({"protocol": "mpc-central", "epsilon": 1.0, "auc_decimals": 3},
+     ["--protocol", "mpc-central", "--epsilon", "1", "--auc-decimals", "3"],
+     "ranks and auc_decimals need protocol mpc-exact, not mpc-central"),
+    ({"auc_decimals": 13}, ["--auc-decimals", "13"],
+     "auc_decimals must be a number of decimals: an integer, finite, >= 1 and <= 12; not 13"),
+    ({"protocol": "mpc-central", "epsilon": 1.0, "budget": "abc"},
+     ["--protocol", "mpc-central", "--epsilon", "1", "--budget", "abc"],
+     "budget must be EPS or EPS,DELTA (numbers), not 'abc'"),
+    ({"protocol": "mpc-central", "epsilon": 1.0, "budget": (-1.0, 1e-9)},
+     ["--protocol", "mpc-central", "--epsilon", "1", "--budget=-1,1e-9"],
+     "epsilon must be a privacy budget epsilon: a number, finite, > 0; not -1.0"),
+    ({"protocol": "mpc-central", "epsilon": 1.0, "budget": (1.0, 1.0)},
+     ["--protocol", "mpc-central", "--epsilon", "1", "--budget", "1,1"],
+     "delta must be a privacy parameter delta: a number, finite, >= 0 and < 1; not 1.0"),
+    ({"deployment": "D.yaml", "ledger": "L"}, ["--deployment", "D.yaml", "--ledger", "L"],
+     "ledger is for local runs: deployed parties keep their own (mpc-auc party --ledger)"),
+    ({"score_range": (1.0, 0.0)}, ["--score-range", "1", "0"], "declared score range [1.0, 0.0] must be finite with lo < hi"),
+    ({"timeout": 0.0}, ["--timeout", "0"], "timeout must be a number of seconds: a number, finite, > 0 and <= 1e+06; "
+                                           "not 0.0"),
+]
+
+
+@pytest.fixture(scope="module")
+def rows(tmp_path_factory):
+    evalset = synthetic_evalset(m=60, clients=3, seed=5, decimals=2)
+    path = tmp_path_factory.mktemp("planner") / "rows.csv"
+    write_evalset(str(path), evalset)
+    return evalset, str(path)
+
+
+@pytest.mark.parametrize("kwargs, options, words", CASES, ids=[c[2][:40] for c in CASES])
+def test_the_api_and_the_cli_refuse_in_the_same_words(rows, tmp_path, capsys, kwargs, options, words):
+    evalset, path = rows
+    with pytest.raises(mpc_auc.InputError) as refused:
+        mpc_auc.roc_auc_score(evalset.label, evalset.score, clients=evalset.client, **kwargs)
+    assert words in str(refused.value)
+    argv = ["run", "--input", path, "--out", str(tmp_path / "r.json")]
+    argv += [str(tmp_path / "ranks") if word == "RANKS" else word for word in options]
+    try:
+        code = main(argv)
+    except SystemExit as stop:  # a value argparse refuses: the same check, through the option's type
+        code = stop.code
+    assert code == 2 and words in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_every_rule_of_the_planner_has_a_case():
+    """Each refusal the planner states is among CASES (a rule added without a case fails here)."""
+    source = open(plan.__code__.co_filename).read()
+    rules = source.count("raise InputError(")
+    covered = {"needs epsilon", "takes no epsilon", "need protocol mpc-exact", "ledger is for local runs",
+               "budget must be EPS"}
+    assert all(any(c in words for _, _, words in CASES) for c in covered)
+    # + protocol, neighbours, method and score_dtype (argparse's choices on the command line) and a range that is
+    # not a pair (argparse's nargs=2): the command line cannot even express those requests
+    assert rules == len(covered) + 5
+
+
+def test_the_api_and_the_cli_give_the_same_auc(rows, tmp_path):
+    evalset, path = rows
+    for protocol in ("clear", "mpc-exact"):
+        out = tmp_path / f"{protocol}.json"
+        assert main(["run", "--input", path, "--protocol", protocol, "--out", str(out)]) == 0
+        api = mpc_auc.roc_auc_score(evalset.label, evalset.score, clients=evalset.client, protocol=protocol)
+        assert json.loads(out.read_text())["auc"] == api.auc
+    assert np.isclose(api.auc, mpc_auc.roc_auc_score(evalset.label, evalset.score, protocol="clear").auc,
+                      atol=1e-15)

@@ -1,0 +1,250 @@
+"""Clients on their own machines: ``mpc-auc client submit`` processes against three ``mpc-auc party`` processes.
+
+``mpc-auc evaluation open`` declares the evaluation (roster, protocol,
+deadline); each client submits over its own TLS links.  The AUC equals
+sklearn's and each client gets exactly its own mid-ranks; a missing client
+refuses the job at the deadline naming it (or is left out when the
+evaluation allows it); a replayed submission, a second submission, a
+substituted party key and a client off the roster are each refused with
+exit 2 and a message naming the cause, and nothing is written.
+"""
+import csv
+import subprocess
+
+import numpy as np
+import pytest
+from scipy.stats import rankdata
+from sklearn.metrics import roc_auc_score
+
+from mpc_auc.protocols.inputs import submission, submitter
+from mpc_auc.protocols.runtime.deployment import Deployment
+from mpc_auc.protocols.runtime.identity import Identity, PublicIdentity
+from mpc_auc.protocols.runtime.ledger import Ledger, default_directory
+from mpc_auc.protocols.mpc.ranking_party import RANKS_TO_CLIENTS
+from mpc_auc.protocols.inputs.submission import Roster
+from mpc_auc.protocols.inputs.submitter import JobRefused
+from mpc_auc.synthetic import synthetic_evalset
+from roles_on_hosts import CLI
+
+CLIENTS = ("north", "south", "east")
+
+
+@pytest.fixture(scope="module")
+def clients(deployed):
+    """Each client's key, roster file and own CSV (a tie-heavy set of 900 rows), made by the CLI."""
+    directory = deployed[0]
+    evalset = synthetic_evalset(m=900, clients=3, seed=11, decimals=2)
+    rows = {}
+    for name, (_, scores, labels) in zip(CLIENTS, evalset.clients()):
+        subprocess.run(CLI + ["client", "keygen", "--name", name, "--key", str(directory / f"{name}.key"),
+                              "--roster", str(directory / f"{name}.roster.yaml")], check=True, capture_output=True)
+        with open(directory / f"{name}.csv", "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(["client", "score", "label"])
+            writer.writerows([name, repr(float(s)), int(y)] for s, y in zip(scores, labels))
+        rows[name] = (np.asarray(scores), np.asarray(labels))
+    return directory, rows
+
+
+def _open(directory, evaluation, *extra, names=CLIENTS):
+    return subprocess.Popen(CLI + ["evaluation", "open", "--deployment", str(directory / "deployment.yaml"),
+                                   "--id", evaluation, "--roster", *[str(directory / f"{n}.roster.yaml")
+                                                                     for n in names],
+                                   "--out", str(directory / f"{evaluation}.json"), "--timeout", "5", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _submit(directory, evaluation, name, *extra, deployment="deployment.yaml"):
+    return subprocess.Popen(CLI + ["client", "submit", "--deployment", str(directory / deployment),
+                                   "--evaluation", evaluation, "--client", name, "--key", str(directory / f"{name}.key"),
+                                   "--input", str(directory / f"{name}.csv"), "--timeout", "5", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _finish(*procs, timeout=120):
+    return [(p.wait(timeout), *p.communicate()) for p in procs]
+
+
+def _read_ranks(path):
+    lines = [line for line in path.read_text().splitlines() if not line.startswith("#")][1:]
+    return np.array([float(line.split(",")[1]) for line in lines])
+
+
+def test_clients_submit_from_their_own_processes_and_get_their_own_ranks(clients):
+    directory, rows = clients
+    opened = _open(directory, "full", "--ranks", "--deadline", "60")
+    subs = [_submit(directory, "full", n, "--ranks-out", str(directory / f"{n}.ranks.csv")) for n in CLIENTS]
+    (code, out, err), *answers = _finish(opened, *subs)
+    assert code == 0, err
+    assert all(c == 0 and "computed" in o for c, o, _ in answers), answers
+    scores = np.concatenate([rows[n][0] for n in CLIENTS])
+    labels = np.concatenate([rows[n][1] for n in CLIENTS])
+    result = __import__("json").loads((directory / "full.json").read_text())
+    assert abs(result["auc"] - roc_auc_score(labels, scores)) < 1e-12
+    assert result["input_summary"]["clients"] == 3 and result["input_summary"]["missing"] == []
+    roster = Roster.load([str(directory / f"{n}.roster.yaml") for n in CLIENTS])
+    for role in ("P0", "P1"):  # the delivery is on each party's ledger, charging no budget
+        state = Ledger(default_directory(), role).state(f"roster-keys-sha256:{roster.key_set_digest}")
+        assert [r["protocol"] for r in state["releases"]] == [RANKS_TO_CLIENTS] and state["budget"] is None
+    mid = rankdata(scores) - 1  # global 0-based mid-ranks, in roster order
+    start = 0
+    for name in CLIENTS:
+        size = len(rows[name][0])
+        assert np.array_equal(_read_ranks(directory / f"{name}.ranks.csv"), mid[start:start + size]), name
+        start += size
+
+
+def test_a_missing_client_refuses_the_job_at_the_deadline_naming_it(clients):
+    directory, _ = clients
+    opened = _open(directory, "partial", "--deadline", "6")
+    subs = [_submit(directory, "partial", n) for n in CLIENTS[:2]]
+    (code, _, err), *answers = _finish(opened, *subs)
+    assert code == 2 and "no submission from 'east'" in err and "nothing was computed" in err, err
+    assert all(c == 2 and "no submission from 'east'" in e for c, _, e in answers), answers
+    assert not (directory / "partial.json").exists()
+
+
+def test_with_allow_missing_the_present_clients_are_computed(clients):
+    directory, rows = clients
+    opened = _open(directory, "allowed", "--deadline", "6", "--allow-missing")
+    subs = [_submit(directory, "allowed", n) for n in CLIENTS[:2]]
+    (code, _, err), *answers = _finish(opened, *subs)
+    assert code == 0 and all(c == 0 for c, _, _ in answers), (err, answers)
+    result = __import__("json").loads((directory / "allowed.json").read_text())
+    scores = np.concatenate([rows[n][0] for n in CLIENTS[:2]])
+    labels = np.concatenate([rows[n][1] for n in CLIENTS[:2]])
+    assert abs(result["auc"] - roc_auc_score(labels, scores)) < 1e-12
+    assert result["input_summary"]["missing"] == ["east"] and result["input_summary"]["M"] == len(scores)
+
+
+def test_a_second_submission_from_the_same_client_is_refused(clients):
+    directory, rows = clients
+    opened = _open(directory, "twice", "--deadline", "60", names=CLIENTS[:2])
+    first = _submit(directory, "twice", "north")
+    assert "the job releases the exact AUC" in first.stderr.readline()  # the ticket's terms, then the admission
+    assert "both parties admitted" in first.stderr.readline()  # the job now waits for south
+    (code, _, err), = _finish(_submit(directory, "twice", "north"))
+    assert code == 2 and "already submitted" in err, err
+    (code, _, err), (first_code, _, _), (south, _, _) = _finish(opened, first, _submit(directory, "twice", "south"))
+    assert code == 0 and first_code == 0 and south == 0, err
+
+
+def test_a_substituted_party_key_is_refused_by_that_party(clients):
+    """The client was handed a deployment file whose P1 sealing key is the attacker's."""
+    directory, _ = clients
+    deployment = Deployment.load(str(directory / "deployment.yaml"))
+    forged = dict(deployment.publics)
+    forged["P1"] = PublicIdentity("P1", forged["P1"].certificate, submission.NONCE_BYTES * b"\x07")
+    Deployment(forged, deployment.addresses).save(str(directory / "forged.yaml"))
+    opened = _open(directory, "substituted", "--deadline", "8", names=CLIENTS[:1])
+    victim = _submit(directory, "substituted", "north", deployment="forged.yaml")
+    (code, _, err), (victim_code, _, victim_err) = _finish(opened, victim)
+    assert victim_code == 2 and "P1 refused" in victim_err and "substituted party key" in victim_err, victim_err
+    assert code == 2 and "no client submitted to both parties" in err and "substituted party key" in err, err
+    assert not (directory / "substituted.json").exists()
+
+
+def test_a_client_off_the_roster_cannot_even_connect(clients):
+    directory, _ = clients
+    subprocess.run(CLI + ["client", "keygen", "--name", "mallory", "--key", str(directory / "mallory.key"),
+                          "--roster", str(directory / "mallory.roster.yaml")], check=True, capture_output=True)
+    (directory / "mallory.csv").write_text("client,score,label\nmallory,0.5,1\n")
+    opened = _open(directory, "closed", "--deadline", "8", names=CLIENTS[:1])
+    intruder = _submit(directory, "closed", "mallory", "--connect-timeout", "4")
+    (code, _, _), (intruder_code, _, intruder_err) = _finish(opened, intruder)
+    assert intruder_code == 2 and "did not let this client in" in intruder_err, intruder_err
+    assert code == 2
+
+
+def test_a_submission_replayed_into_a_later_job_is_refused(clients, monkeypatch):
+    """The client's own key replays its submission of an earlier job of the same evaluation and roster."""
+    directory, rows = clients
+    deployment = Deployment.load(str(directory / "deployment.yaml"))
+    identity = Identity.load(str(directory / "north.key"))
+    recorded, honest = [], submission.make_submission
+    monkeypatch.setattr(submitter, "make_submission", lambda *a: recorded.append(honest(*a)) or recorded[-1])
+    opened = _open(directory, "again", "--deadline", "60", names=CLIENTS[:1])
+    assert submitter.submit(identity, deployment, "again", *rows["north"], timeout_s=5).status == "computed"
+    assert _finish(opened)[0][0] == 0
+    monkeypatch.setattr(submitter, "make_submission", lambda *a: recorded[0])  # the next job: replay
+    opened = _open(directory, "again", "--deadline", "8", names=CLIENTS[:1])
+    with pytest.raises(JobRefused, match="made for another job"):
+        submitter.submit(identity, deployment, "again", *rows["north"], timeout_s=5)
+    (code, _, err), = _finish(opened)
+    assert code == 2 and "no client submitted to both parties" in err and "another job" in err, err
+
+
+def test_the_parties_ledgers_refuse_a_release_past_the_rosters_budget(clients):
+    """Two mpc-central evaluations on the same roster at epsilon 1 under a budget of 1.5: the second is refused."""
+    directory, _ = clients
+    names = CLIENTS[1:]
+    for attempt, expected in (("dp-1", 0), ("dp-2", 2)):
+        opened = _open(directory, attempt, "--protocol", "mpc-central", "--epsilon", "1", "--budget", "1.5",
+                       "--deadline", "60", names=names)
+        (code, _, err), *answers = _finish(opened, *[_submit(directory, attempt, n) for n in names])
+        assert code == expected and all(c == expected for c, _, _ in answers), (err, answers)
+    assert "privacy budget exceeded" in err and "spent epsilon 1" in err and "requests epsilon 1" in err, err
+    assert "nothing was computed" in err and not (directory / "dp-2.json").exists()
+    assert all("privacy budget exceeded" in e for _, _, e in answers)
+    first = __import__("json").loads((directory / "dp-1.json").read_text())
+    assert first["privacy"]["ledger"]["remaining_epsilon"] == pytest.approx(0.5, abs=1e-6)
+    assert "P" not in first["input_summary"] and "N" not in first["input_summary"]
+
+
+def test_bad_client_and_evaluation_input_exits_2_naming_it(clients, tmp_path):
+    directory, _ = clients
+    (tmp_path / "mixed.csv").write_text("client,score,label\nnorth,0.5,1\nsouth,0.4,0\n")
+    (tmp_path / "bad.roster.yaml").write_text("format: mpc-auc-roster/1\nclients: {x: {certificate: nope}}\n")
+    deployment = str(directory / "deployment.yaml")
+    cases = [
+        (["client", "keygen", "--name", "bad\tname", "--key", str(tmp_path / "k")], "control character"),
+        (["client", "keygen", "--name", "north", "--key", str(directory / "north.key")], "exists already"),
+        (["client", "submit", "--deployment", deployment, "--evaluation", "e", "--client", "north", "--key",
+          str(directory / "north.key"), "--input", str(tmp_path / "mixed.csv")], "not among the declared clients"),
+        (["client", "submit", "--deployment", deployment, "--evaluation", "e", "--client", "south", "--key",
+          str(directory / "north.key"), "--input", str(tmp_path / "mixed.csv")], "not of client:south"),
+        (["evaluation", "open", "--deployment", deployment, "--id", "e", "--roster", str(tmp_path / "bad.roster.yaml"),
+          "--out", str(tmp_path / "r.json")], "bad.roster.yaml"),
+        (["evaluation", "open", "--deployment", deployment, "--id", "e", "--roster",
+          str(directory / "north.roster.yaml"), str(directory / "north.roster.yaml"), "--out",
+          str(tmp_path / "r.json")], "appears twice"),
+        (["evaluation", "open", "--deployment", deployment, "--id", "e", "--roster",
+          str(directory / "north.roster.yaml"), "--protocol", "mpc-central", "--out", str(tmp_path / "r.json")],
+         "it needs epsilon"),
+    ]
+    for argv, message in cases:
+        proc = subprocess.run(CLI + argv, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and message in proc.stderr, (argv, proc.stderr)
+    assert not (tmp_path / "r.json").exists() and not (tmp_path / "k").exists()
+
+
+@pytest.mark.parametrize("case", ["label", "key"])
+def test_a_client_outside_the_domain_is_named_and_no_auc_is_written(clients, case):
+    """A rostered client that skips its own checks (tests/malicious_client.py: label 400, or a score key past
+    the declared range) through the real evaluation open / client submit flow: the parties' in-MPC check
+    names it, exit 2, no AUC written; the honest clients are told the job was refused."""
+    directory, _ = clients
+    evaluation = f"domain-{case}"
+    opened = _open(directory, evaluation, "--deadline", "60")
+    honest = [_submit(directory, evaluation, n) for n in CLIENTS[:2]]
+    cheat = subprocess.Popen([CLI[0], str(__import__("pathlib").Path(__file__).parents[2] / "malicious_client.py"),
+                              str(directory / "deployment.yaml"), evaluation, str(directory / "east.key"), case],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    (code, _, err), *answers = _finish(opened, *honest, cheat)
+    assert code == 2, err
+    assert "'east'" in err and "outside the protocol's domain" in err
+    assert not (directory / f"{evaluation}.json").exists()
+    assert all(c == 2 and "'east'" in e for c, _, e in answers), answers
+
+
+def test_a_client_sees_the_release_terms_and_refuses_a_looser_release(clients):
+    """The ticket states the release; ``--max-epsilon 1`` refuses an exact release (no DP) before sending
+    anything, and a client without it sees the terms on stderr."""
+    directory, _ = clients
+    opened = _open(directory, "terms", "--deadline", "15", "--auc-decimals", "3")
+    strict = _submit(directory, "terms", "north", "--max-epsilon", "1")
+    shown = _submit(directory, "terms", "south")
+    (code, _, _), (strict_code, _, strict_err), (_, _, shown_err) = _finish(opened, strict, shown)
+    assert code == 2  # north never submitted: the job stops at its deadline
+    assert strict_code == 2 and "looser than --max-epsilon 1" in strict_err, strict_err
+    assert "the exact AUC rounded to 3 decimals (no differential privacy)" in shown_err, shown_err

@@ -1,0 +1,131 @@
+"""mpc-exact end to end (P0, P1 and a separate dealer process over TCP) equals sklearn.
+
+Both rankings -- the radix sort and the bitonic reference -- run on every
+dataset with rank delivery; their AUCs must equal sklearn and their ranks
+must be identical and equal to the clear mid-ranks.
+"""
+import json
+
+import numpy as np
+import pytest
+from scipy.stats import rankdata
+from sklearn.metrics import roc_auc_score
+
+from mpc_auc.cli import main
+from mpc_auc.csv_io import write_evalset
+from mpc_auc.protocols.inputs.encoding import ScoreEncoder
+from mpc_auc.protocols.errors import InputError
+from mpc_auc.protocols.mpc.exact import mpc_exact_auc
+from mpc_auc.synthetic import synthetic_evalset
+
+# (m, clients, partition, decimals, auc): ties, M not a power of two, K = 1, K = M
+CASES = [
+    (300, 10, "iid", None, 0.77), (257, 1, "iid", None, 0.77), (129, 129, "iid", None, 0.7),
+    (500, 7, "non-iid", 2, 0.77), (400, 400, "iid", 2, 0.8), (333, 1, "iid", 1, 0.77),
+    (256, 16, "iid", None, 0.9), (2, 1, "iid", None, 0.6), (3, 3, "iid", None, 0.6),
+    (100, 5, "non-iid", 1, 0.55), (777, 20, "iid", 3, 0.77), (64, 64, "non-iid", None, 0.77),
+    (1000, 10, "iid", 2, 0.95), (511, 2, "iid", None, 0.5), (513, 50, "non-iid", 2, 0.77),
+    (90, 1, "iid", 0, 0.77), (150, 150, "iid", 1, 0.85), (600, 30, "iid", None, 0.77),
+    (45, 4, "iid", 2, 0.6), (1200, 12, "iid", 2, 0.77), (31, 31, "iid", 1, 0.99),
+]
+
+
+@pytest.fixture(scope="module")
+def evaluated():
+    sets = [synthetic_evalset(m=m, clients=k, scheme=scheme, decimals=d, auc=auc, seed=i)
+            for i, (m, k, scheme, d, auc) in enumerate(CASES)]
+    results = {method: mpc_exact_auc([s.clients() for s in sets], ScoreEncoder(), provider="TTP",
+                                     method=method, ranks=True, timeout_s=30)
+               for method in ("radix", "bitonic")}
+    return sets, results
+
+
+@pytest.mark.parametrize("method", ["radix", "bitonic"])
+@pytest.mark.parametrize("i", range(len(CASES)))
+def test_mpc_auc_equals_sklearn(evaluated, method, i):
+    sets, results = evaluated
+    evalset, result = sets[i], results[method][i]
+    assert result.m == evalset.m and result.clients == len(evalset.clients())
+    assert abs(result.auc - roc_auc_score(evalset.label, evalset.score)) < 1e-12
+    assert result.provider == "TTP" and result.method == method
+
+
+@pytest.mark.parametrize("i", range(len(CASES)))
+def test_both_rankings_deliver_each_client_exactly_its_own_mid_ranks(evaluated, i):
+    sets, results = evaluated
+    global_ranks = rankdata(sets[i].score, method="average") - 1  # 0-based mid-ranks
+    clients = sets[i].clients()
+    for method in ("radix", "bitonic"):
+        assert list(results[method][i].ranks) == [c for c, _, _ in clients]
+    for client, scores, _ in clients:
+        expected = global_ranks[sets[i].client == client]  # the client's rows, in its own order
+        assert np.array_equal(results["radix"][i].ranks[client], expected)
+        assert np.array_equal(results["bitonic"][i].ranks[client], expected)
+
+
+def test_cases_cover_ties_odd_sizes_and_client_extremes(evaluated):
+    sets, _ = evaluated
+    assert len(sets) >= 20
+    assert any(len(np.unique(s.score)) < s.m / 2 for s in sets)  # heavy ties
+    assert any(s.m & (s.m - 1) for s in sets)  # not a power of two
+    assert any(len(s.clients()) == 1 for s in sets) and any(len(s.clients()) == s.m for s in sets)
+
+
+def test_traffic_is_counted_for_every_role(evaluated):
+    _, results = evaluated
+    for r in results["radix"] + results["bitonic"]:
+        assert r.traffic["P0"]["bytes"] > 0 and r.traffic["P1"]["rounds"] > 0
+        assert r.traffic["P0"]["sent_bytes"] > 0 and r.traffic["P1"]["peak_rss"] > 0
+        assert r.traffic["dealer"]["bytes_session_total"] > 0
+
+
+def test_cli_run_writes_result_json(tmp_path):
+    evalset = synthetic_evalset(m=200, clients=4, decimals=2, seed=9)
+    write_evalset(tmp_path / "in.csv", evalset)
+    out = tmp_path / "result.json"
+    assert main(["run", "--input", str(tmp_path / "in.csv"), "--protocol", "mpc-exact", "--out", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert abs(record["auc"] - roc_auc_score(evalset.label, evalset.score)) < 1e-12
+    assert record["provider"] == "TTP"
+    assert record["input_summary"]["M"] == 200 and "P" not in record["input_summary"]  # only the public shape
+    for role in ("P0", "P1"):
+        assert record["traffic"][role]["bytes"] > 0 and record["traffic"][role]["rounds"] > 0
+    assert record["wall_s"] > 0 and record["client_upload_bytes"] > 200 * 16
+
+
+def test_float32_scores_generated_and_declared_give_sklearn_auc_on_30_bit_keys(tmp_path):
+    source, out = tmp_path / "in.csv", tmp_path / "result.json"
+    assert main(["generate", "--m", "3000", "--clients", "5", "--score-dtype", "float32", "--seed", "3",
+                 "--out", str(source)]) == 0
+    table = np.loadtxt(source, delimiter=",", skiprows=1, usecols=(1, 2))
+    scores, labels = table[:, 0], table[:, 1]
+    assert np.array_equal(scores.astype(np.float32).astype(np.float64), scores)  # every score is a float32
+    assert ScoreEncoder(0.0, 1.0, "float32").key_bits == 30  # 15 radix digits instead of 31
+    assert main(["run", "--input", str(source), "--score-dtype", "float32", "--out", str(out)]) == 0
+    record = json.loads(out.read_text())
+    assert abs(record["auc"] - roc_auc_score(labels, scores)) < 1e-12
+    assert record["encoding"] == {"dtype": "float32", "range": [0.0, 1.0], "exact": True}
+
+
+def test_mpc_exact_needs_the_separate_dealer():
+    evalset = synthetic_evalset(m=20, clients=2, seed=1)
+    for method in ("radix", "bitonic"):
+        with pytest.raises(InputError, match="provider TTP"):
+            mpc_exact_auc([evalset.clients()], ScoreEncoder(), provider="TFP", method=method)
+    with pytest.raises(InputError, match="method must be one of"):
+        mpc_exact_auc([evalset.clients()], ScoreEncoder(), method="quick")
+
+
+def test_cli_delivers_each_client_a_file_of_its_own_ranks(tmp_path):
+    evalset = synthetic_evalset(m=120, clients=3, decimals=1, seed=4)
+    write_evalset(tmp_path / "in.csv", evalset)
+    ranks_dir = tmp_path / "ranks"
+    args = ["run", "--input", str(tmp_path / "in.csv"), "--out", str(tmp_path / "r.json"), "--ranks-dir", str(ranks_dir)]
+    assert main(args) == 0
+    global_ranks = rankdata(evalset.score, method="average") - 1
+    files = sorted(p.name for p in ranks_dir.iterdir())
+    assert files == [f"{i:05d}-{c}.ranks.csv" for i, (c, _, _) in enumerate(evalset.clients())]
+    for i, (client, _, _) in enumerate(evalset.clients()):
+        got = np.loadtxt(ranks_dir / f"{i:05d}-{client}.ranks.csv", delimiter=",", skiprows=2, ndmin=2)
+        assert np.array_equal(got[:, 1], global_ranks[evalset.client == client])
+    assert main(args) == 2  # the directory exists now: refused before any MPC run

@@ -1,0 +1,167 @@
+"""The parties' privacy ledger: charged before data moves, refused past the budget, durable, PLD-accounted."""
+import json
+import multiprocessing as mp
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+from dp_accounting.pld import privacy_loss_distribution as pld
+
+from mpc_auc.cli import main
+from mpc_auc.csv_io import write_evalset
+from mpc_auc.protocols.errors import InputError
+from mpc_auc.protocols.runtime.ledger import Budget, Ledger, LedgerPlace, Release, compose
+from mpc_auc.protocols.dp.central_law import CentralNoise
+from mpc_auc.protocols.mpc.central import mpc_central_auc
+from mpc_auc.protocols.mpc.ranking_job import dataset_id
+from mpc_auc.protocols.runtime.session import Placement
+from mpc_auc.synthetic import synthetic_evalset
+
+
+def test_second_release_past_the_budget_is_refused_before_any_input_moves(tmp_path, capsys):
+    evalset = synthetic_evalset(m=500, clients=3, seed=5)
+    write_evalset(tmp_path / "in.csv", evalset)
+    args = ["run", "--input", str(tmp_path / "in.csv"), "--protocol", "mpc-central", "--epsilon", "1",
+            "--budget", "1.5", "--ledger", str(tmp_path / "ledger")]
+    assert main(args + ["--out", str(tmp_path / "one.json")]) == 0
+    privacy = json.loads((tmp_path / "one.json").read_text())["privacy"]["ledger"]
+    assert privacy["charged"]["epsilon"] == pytest.approx(1.0) and privacy["budget"] == [1.5, 1e-9]
+    assert privacy["remaining_epsilon"] == pytest.approx(0.5, abs=1e-6)
+    capsys.readouterr()
+    assert main(args + ["--out", str(tmp_path / "two.json")]) == 2
+    err = capsys.readouterr().err
+    assert "privacy budget exceeded" in err and "spent epsilon 1" in err and "requests epsilon 1" in err
+    assert not (tmp_path / "two.json").exists()
+    for role in ("P0", "P1"):  # both ledgers hold exactly the one release
+        (state,) = [json.loads(p.read_text()) for p in (tmp_path / "ledger" / role).glob("*.json")]
+        assert len(state["releases"]) == 1 and state["budget"] == [1.5, 1e-9]
+
+
+def test_the_api_refuses_too_and_a_later_job_cannot_raise_the_budget(tmp_path):
+    clients = synthetic_evalset(m=300, clients=2, seed=6).clients()
+    placement = Placement(ledger=str(tmp_path))
+    mpc_central_auc([clients], CentralNoise(0.5), placement=placement, budget=Budget(1.0))
+    with pytest.raises(InputError, match="budget exceeded"):  # 0.5 + 0.8 > 1.0 although this job offers 5
+        mpc_central_auc([clients], CentralNoise(0.8), placement=placement, budget=Budget(5.0))
+    release = mpc_central_auc([clients], CentralNoise(0.4), placement=placement)[0]  # fits: 0.9 <= 1
+    assert release.ledger["budget"] == [1.0, 1e-9] and release.ledger["spent"]["epsilon_basic_composition"] == 0.9
+
+
+def test_charged_totals_equal_dp_accountings_composition(tmp_path):
+    ledger = Ledger(str(tmp_path), "P0")
+    noises = [CentralNoise(e) for e in (0.3, 0.7, 1.1)]
+    releases = [n.release(1000) for n in noises]
+    for r in releases:
+        assert ledger.charge(("set",), Budget(10.0), r)["fits"]
+    expected = None
+    for n in noises:
+        for d in (n.statistic_noise(1000), n.count_noise()):
+            one = pld.from_discrete_laplace_mechanism(d.rate, sensitivity=d.sensitivity,
+                                                      value_discretization_interval=1e-4)
+            expected = one if expected is None else expected.compose(one)
+    circuit = sum(r.circuit_delta for r in releases)
+    for target in (1e-9, 1e-6):
+        spent = compose(Ledger._releases(ledger.state("set")), target)
+        assert spent.epsilon == pytest.approx(expected.get_epsilon_for_delta(target - circuit), rel=1e-12)
+        assert spent.epsilon <= spent.epsilon_basic == pytest.approx(2.1)
+        assert spent.delta == pytest.approx(circuit)
+    assert compose(Ledger._releases(ledger.state("set")), 1e-6).epsilon < 2.1  # PLD is tighter than basic
+
+
+def _write_forever(directory):
+    ledger = Ledger(directory, "P0")
+    release = Release("mpc-central", ((0.001, 500),) * 50, 1e-13)
+    while True:
+        ledger.charge(("crash",), Budget(1e9), release)
+
+
+def test_a_party_killed_mid_write_leaves_the_ledger_intact(tmp_path):
+    context = mp.get_context("spawn")
+    counts = []
+    for round_, pause in enumerate((0.0, 0.003, 0.011, 0.017)):
+        writer = context.Process(target=_write_forever, args=(str(tmp_path),))
+        writer.start()
+        deadline = time.monotonic() + 60
+        while len(Ledger(str(tmp_path), "P0").state("crash")["releases"]) < 10 * (round_ + 1):
+            assert time.monotonic() < deadline, "the writer made no progress"
+            time.sleep(0.005)
+        time.sleep(pause)
+        os.kill(writer.pid, signal.SIGKILL)  # most likely in the middle of a write
+        writer.join()
+        state = Ledger(str(tmp_path), "P0").state("crash")  # valid JSON, every release complete
+        assert all(len(r["terms"]) == 50 for r in state["releases"])
+        counts.append(len(state["releases"]))
+    assert counts == sorted(counts) and counts[0] >= 10
+
+
+def test_dataset_ids_depend_on_the_rows_as_a_multiset_only():
+    a = synthetic_evalset(m=50, clients=2, seed=1).clients()
+    b = synthetic_evalset(m=50, clients=2, seed=2).clients()
+    assert dataset_id(a) == dataset_id([(c, s.copy(), y.copy()) for c, s, y in a]) != dataset_id(b)
+    scores = np.concatenate([s for _, s, _ in a])
+    labels = np.concatenate([y for _, _, y in a])
+    order = np.random.default_rng(0).permutation(len(scores))
+    regrouped = [("renamed", scores[order[:7]], labels[order[:7]]), ("other", scores[order[7:]], labels[order[7:]])]
+    assert dataset_id(regrouped) == dataset_id(a)  # shuffled rows, renamed and regrouped clients: one set
+    flipped = [("x", scores, np.where(np.arange(len(labels)) == 0, 1 - labels, labels))]
+    assert dataset_id(flipped) != dataset_id(a)  # a changed label is another set
+
+
+def _charge_many(directory, results):
+    ledger = Ledger(directory, "P0")
+    release = Release("mpc-central", ((0.25, 1),), 0.0)
+    for _ in range(8):
+        results.put(ledger.charge(("shared",), Budget(1.0), release)["fits"])
+
+
+def test_concurrent_charges_spend_at_most_the_budget(tmp_path):
+    """Three processes race to charge 8 releases of epsilon 0.25 each against a budget of 1: exactly four fit."""
+    context = mp.get_context("spawn")
+    results = context.Queue()
+    writers = [context.Process(target=_charge_many, args=(str(tmp_path), results)) for _ in range(3)]
+    for w in writers:
+        w.start()
+    fits = [results.get(timeout=120) for _ in range(24)]
+    for w in writers:
+        w.join()
+    assert sum(fits) == 4
+    state = Ledger(str(tmp_path), "P0").state("shared")
+    assert len(state["releases"]) == 4
+
+
+def test_a_partys_own_budget_and_a_second_id_narrow_never_reset(tmp_path):
+    release = Release("mpc-central", ((0.5, 1),), 0.0)
+    own = LedgerPlace(str(tmp_path), Budget(0.6)).open("P0")
+    assert own.charge(("set",), Budget(10.0), release)["fits"]  # the organiser asks for 10: the party allows 0.6
+    refused = own.charge(("set",), Budget(10.0), release)
+    assert not refused["fits"] and "this party's own budget" in refused["message"]
+    ledger = Ledger(str(tmp_path), "P1")
+    assert ledger.charge(("rows", "declared:a"), Budget(1.0), release)["fits"]
+    assert ledger.charge(("rows", "declared:b"), Budget(1.0), release)["fits"]  # a new id: the rows' set counts
+    assert not ledger.charge(("rows", "declared:c"), Budget(1.0), release)["fits"]
+
+
+def test_a_voided_charge_spends_nothing(tmp_path):
+    ledger = Ledger(str(tmp_path), "P0")
+    release = Release("mpc-central", ((1.0, 1),), 0.0)
+    verdict = ledger.charge(("set",), Budget(1.0), release)
+    ledger.void(verdict["entry"], "stopped before the release")
+    assert ledger.charge(("set",), Budget(1.0), release)["fits"]
+    assert [bool(r.get("void")) for r in ledger.state("set")["releases"]] == [True, False]
+
+
+def test_the_rosters_key_set_ignores_order_and_is_what_direct_jobs_charge():
+    from mpc_auc.protocols.inputs.submission import Evaluation, Roster
+    from mpc_auc.protocols.mpc.ranking_job import Job
+    from mpc_auc.protocols.runtime.identity import Identity, client_role
+
+    members = tuple(Identity(client_role(name)).public for name in ("a", "b", "c"))
+    forward, backward = Roster(members), Roster(members[::-1])
+    assert forward.digest != backward.digest  # the ordered digest (what P0 and P1 compare) differs ...
+    assert forward.key_set_digest == backward.key_set_digest  # ... the ledger's identity does not
+    jobs = [Job(Evaluation("e", roster, direct=True, deadline_s=60), "radix", False, datasets=declared)
+            for roster, declared in ((forward, ()), (backward, ("declared:x",)))]
+    assert jobs[0].ledger_ids[0] == jobs[1].ledger_ids[0] == f"roster-keys-sha256:{forward.key_set_digest}"
+    assert jobs[1].ledger_ids[1:] == ("declared:x",)  # a declared id is charged besides, never instead

@@ -1,0 +1,118 @@
+"""Client shares: uniform masks, exact reconstruction, sealed bundles only the addressee opens."""
+import numpy as np
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from mpc_auc.protocols.inputs import sharing
+from mpc_auc.protocols.inputs.bundles import (INPUT_TAG, RANK_TAG, JobId, SealedBundle, open_bundle, open_ranks,
+                                     seal_client, seal_ranks)
+from mpc_auc.protocols.errors import BundleIntegrityError
+from mpc_auc.protocols.runtime.sealing import KeyPair
+
+JOB = JobId("evaluation-1", bytes(range(32)))
+
+
+def test_shares_reconstruct_mod_2_64():
+    values = np.array([0, 1, -1, 2**62, -(2**62), 2**63 - 1, -(2**63)], dtype=np.int64)
+    s0, s1 = sharing.split(values)
+    assert np.array_equal(sharing.combine(s0, s1), values)
+
+
+def test_each_share_alone_looks_uniform():
+    # the top bit of a share of an all-zero vector must be a fair coin
+    s0, s1 = sharing.split(np.zeros(20000, dtype=np.int64))
+    for share in (s0, s1):
+        top = (share.view(np.uint64) >> np.uint64(63)).mean()
+        assert abs(top - 0.5) < 0.02  # 6 sigma
+    assert not np.array_equal(sharing.split(np.zeros(4, dtype=np.int64))[0],
+                              sharing.split(np.zeros(4, dtype=np.int64))[0])
+
+
+@pytest.fixture
+def sealed():
+    keys = [KeyPair(), KeyPair()]
+    values = np.array([5, -3, 2**61 - 1], dtype=np.int64)
+    labels = np.array([1, 0, 1], dtype=np.int64)
+    return keys, values, labels, seal_client("hospital-7", JOB, values, values + 7, labels, [k.public for k in keys],
+                                                  KeyPair().public)
+
+
+def test_parties_recover_the_clients_data_together(sealed):
+    keys, values, labels, bundles = sealed
+    opened = [open_bundle(keys[p], p, bundles[p]) for p in (0, 1)]
+    assert opened[0].client == opened[1].client == "hospital-7"
+    assert np.array_equal(sharing.combine(opened[0].key_shares, opened[1].key_shares), values)
+    assert np.array_equal(sharing.combine(opened[0].label_shares, opened[1].label_shares), labels)
+    assert np.array_equal(opened[0].key_xor_shares ^ opened[1].key_xor_shares, values + 7)
+
+
+def test_a_party_cannot_open_the_other_partys_bundle(sealed):
+    keys, _, _, bundles = sealed
+    with pytest.raises(BundleIntegrityError, match="addressed to P1"):
+        open_bundle(keys[0], 0, bundles[1])
+    # even when it ignores the header's address, the AEAD refuses
+    with pytest.raises(BundleIntegrityError, match="authentication"):
+        keys[0].open(bundles[1].sealed, bundles[1].header)
+
+
+@pytest.mark.parametrize("where", ["ciphertext", "tag", "ephemeral key", "header"])
+def test_tampered_bundle_is_rejected(sealed, where):
+    keys, _, _, bundles = sealed
+    header, body = bytearray(bundles[0].header), bytearray(bundles[0].sealed)
+    if where == "header":
+        header[-1] ^= 1  # another client id
+    else:
+        body[{"ciphertext": 50, "tag": -1, "ephemeral key": 0}[where]] ^= 1
+    with pytest.raises(BundleIntegrityError):
+        open_bundle(keys[0], 0, SealedBundle(bytes(header), bytes(body)))
+
+
+def test_truncated_bundle_is_rejected(sealed):
+    keys, _, _, bundles = sealed
+    with pytest.raises(BundleIntegrityError):
+        open_bundle(keys[0], 0, SealedBundle(bundles[0].header, bundles[0].sealed[:20]))
+
+
+def test_rank_bundles_open_only_for_their_client():
+    alice, bob = KeyPair(), KeyPair()
+    signers = [Ed25519PrivateKey.generate() for _ in range(2)]
+    verify = [k.public_key() for k in signers]
+    twice_ranks = np.array([0, 7, 12, 3], dtype=np.int64)  # ranks 0, 3.5, 6, 1.5
+    s0, s1 = sharing.split(twice_ranks)
+    bundles = [seal_ranks(0, JOB, "alice", alice.public, s0, signers[0].sign),
+               seal_ranks(1, JOB, "alice", alice.public, s1, signers[1].sign)]
+    assert np.array_equal(open_ranks(alice, "alice", JOB, bundles, verify), [0, 3.5, 6, 1.5])
+    assert bundles[0].fields(RANK_TAG).rows == 4  # exactly alice's row count, nothing more
+    with pytest.raises(BundleIntegrityError, match="another job"):
+        open_ranks(alice, "alice", JobId("evaluation-1", bytes(32)), bundles, verify)  # ranks of another job
+    with pytest.raises(BundleIntegrityError, match="authentication"):
+        open_ranks(bob, "alice", JOB, bundles, verify)  # bob cannot read alice's ranks
+    with pytest.raises(BundleIntegrityError, match="addressed to client 'alice'"):
+        open_ranks(alice, "bob", JOB, bundles, verify)
+    with pytest.raises(BundleIntegrityError, match="one rank bundle from each"):
+        open_ranks(alice, "alice", JOB, bundles[:1], verify)
+    with pytest.raises(BundleIntegrityError):
+        open_ranks(alice, "alice", JOB, [SealedBundle(*_input_like(bundles[0])), bundles[1]], verify)
+
+
+def test_a_forged_rank_bundle_is_refused():
+    """A relay can seal ranks to the client's public reply key, but cannot sign as a party."""
+    alice = KeyPair()
+    signers = [Ed25519PrivateKey.generate() for _ in range(2)]
+    verify = [k.public_key() for k in signers]
+    s0, s1 = sharing.split(np.array([2, 4], dtype=np.int64))
+    honest = seal_ranks(1, JOB, "alice", alice.public, s1, signers[1].sign)
+    relay = Ed25519PrivateKey.generate()
+    forged = seal_ranks(0, JOB, "alice", alice.public, np.zeros(2, dtype=np.int64) - s1, relay.sign)  # ranks 0, 0
+    with pytest.raises(BundleIntegrityError, match="not signed by P0"):
+        open_ranks(alice, "alice", JOB, [forged, honest], verify)
+    unsigned = SealedBundle(forged.header, forged.sealed)
+    with pytest.raises(BundleIntegrityError, match="not signed by P0"):
+        open_ranks(alice, "alice", JOB, [unsigned, honest], verify)
+    genuine = seal_ranks(0, JOB, "alice", alice.public, s0, signers[0].sign)
+    assert np.array_equal(open_ranks(alice, "alice", JOB, [genuine, honest], verify), [1, 2])  # control
+
+
+def _input_like(bundle):
+    """The rank bundle relabelled as an input bundle: its tag no longer matches."""
+    return bundle.header.replace(RANK_TAG, INPUT_TAG), bundle.sealed, bundle.signature

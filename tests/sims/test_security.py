@@ -1,0 +1,142 @@
+"""A slice of each kind of security check, so that a regression fails the test run.
+
+Audit: the Clopper-Pearson bound never exceeds a true epsilon and catches a
+doubled one; fedauc-rr and FedAUC_Lap pass while their weakened controls are
+caught.  Attack: the likelihood-ratio attacker reaches the RR bound exactly
+and vanilla 100%; MPC gives base-rate top-K precision; the exact AUC gives
+away a last unknown label.  Collusion/control: our dealer's keys resist P0,
+the stock and derived-key dealers do not.  View: the command's run checks
+the radix sort's transcripts and catches the open-sigma variant (also
+tests/circuits/test_radix.py).  The command writes strict JSON, Markdown, CSV and
+PNG+PDF.
+"""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from mpc_auc.cli import main
+from mpc_auc.sims import security, security_checks as sc
+from mpc_auc.sims.dp_audit import clopper_pearson, epsilon_lower_bound
+from mpc_auc.sims.security_views import homogeneity
+
+
+def test_clopper_pearson_covers_the_proportion():
+    lo, hi = clopper_pearson(30, 100, 0.05)
+    assert 0.21 < lo < 0.3 < hi < 0.4
+    assert clopper_pearson(0, 50, 0.05)[0] == 0 and clopper_pearson(50, 50, 0.05)[1] == 1
+
+
+@pytest.mark.parametrize("true_epsilon", [0.5, 2.0])
+def test_the_bound_stays_below_a_true_laplace_epsilon_and_approaches_it(true_epsilon):
+    rng = np.random.default_rng(3)
+    on_d, on_d2 = rng.laplace(1, 1 / true_epsilon, 100_000), rng.laplace(0, 1 / true_epsilon, 100_000)
+    result = epsilon_lower_bound(on_d, on_d2)
+    assert 0.75 * true_epsilon < result.epsilon_lb <= true_epsilon
+
+
+def test_audits_pass_honest_mechanisms_and_catch_their_weakened_controls():
+    rng = np.random.default_rng(4)
+    assert sc.audit_rr(1.0, 100_000, rng)[0].epsilon_lb <= 1.0
+    assert sc.audit_rr(1.0, 100_000, rng, flip_epsilon=2.0)[0].epsilon_lb > 1.5
+    assert sc.audit_laplace("local", 1.0, 100_000, rng)[0].epsilon_lb <= 1.0
+    assert sc.audit_laplace("local", 1.0, 100_000, rng, noise_epsilon=2.0)[0].epsilon_lb > 1.5
+    assert sc.audit_central("record", 1.0, 100_000, rng)[0].epsilon_lb <= 1.0
+    assert sc.audit_central("record", 1.0, 100_000, rng, calibrated_for="label")[0].epsilon_lb > 1.2
+
+
+def test_label_inference_reaches_the_rr_bound_and_vanilla_reveals_every_label():
+    rng = np.random.default_rng(5)
+    assert sc.label_inference("fedauc-vanilla", 1.0, 100, 10, rng) == 1.0
+    accuracy = sc.label_inference("fedauc-rr", 1.0, 200, 200, rng)
+    assert abs(accuracy - sc.inference_bound(1.0)) < 0.01  # RR is exactly as strong as its bound allows
+    assert sc.label_inference("fedauc-lap-local", 1.0, 200, 200, rng) < sc.inference_bound(1.0)
+    assert sc.label_inference("mpc-central", 1.0, 200, 200, rng) < sc.inference_bound(1.0)
+
+
+def test_the_exact_auc_gives_away_the_last_unknown_label():
+    assert sc.enumeration_attack(100, 40, np.random.default_rng(8)) >= 0.95
+
+
+def test_top_k_is_informative_on_clear_scores_and_base_rate_for_mpc():
+    rng = np.random.default_rng(6)
+    scores, labels = np.arange(10_000.0), (np.arange(10_000) >= 7_500).astype(int)
+    assert sc.top_k_precision(scores, labels, [10, 100]) == [1.0, 1.0]
+    random_pick = sc.top_k_precision(rng.random(10_000), labels, [2_000])[0]
+    assert abs(random_pick - 0.25) < 3 * math.sqrt(0.25 * 0.75 / 2_000)
+
+
+def test_our_dealer_keys_resist_p0_and_the_weakened_dealers_do_not():
+    checks = {c["name"]: c for c in security.dealer_keys({"seed_bits": 8}, np.random.default_rng(7))}
+    assert [c["passed"] for c in checks.values() if c["kind"] == "collusion"] == [True]
+    assert [c["passed"] for c in checks.values() if c["kind"] == "control"] == [False, False]
+
+
+def test_the_command_writes_the_report_and_its_verdict(tmp_path):
+    config = tmp_path / "small.yaml"
+    config.write_text("audit_draws: 60000\nmpc_audit_draws: 2000\ninference_m: 50\ninference_draws: 40\n"
+                      "inference_epsilons: [1, 4]\ntop_k_m: 5000\ntop_k: [10, 100]\nseed_bits: 8\nview_runs: 60\n"
+                      "collusion_m: 100\nustat_view_pairs: 1024\nbitonic_view_m: 256\njob_view_runs: 10\n"
+                      "job_view_m: 256\nnoise_view_draws: 1024\nobserver_m: 128\n")
+    out = tmp_path / "report"
+    assert main(["security", "--suite", "quick", "--config", str(config), "--out", str(out), "--seed", "9"]) == 0
+    text = (out / "report.json").read_text()
+    report = json.loads(text, parse_constant=lambda name: pytest.fail(f"non-strict JSON: {name}"))
+    assert report["seed"] == 9 and report["config"]["audit_draws"] == 60000
+    kinds = {c["kind"] for c in report["checks"]}
+    assert kinds == {"audit", "attack", "collusion", "control", "view"}
+    assert report["summary"]["verdict"] == "ok" and report["summary"]["controls_missed"] == []
+    collusion = {c["name"]: c for c in report["checks"] if c["name"].startswith("collusion:")}
+    assert len(collusion) == 4 and all(c["passed"] for c in collusion.values())
+    coalition = [c for name, c in collusion.items() if "dealer + P0" in name]
+    assert coalition[0]["details"]["recovered_exactly"] and coalition[1]["measured"] == 1.0  # the documented limit
+    observer = [c for c in report["checks"] if c["name"].startswith("network observer")]
+    assert len(observer) == 4 and all(c["passed"] for c in observer)
+    views = {c["name"] for c in report["checks"] if c["kind"] == "view"}
+    for protocol in ("mpc-central, every message", "mpc-exact --ranks, every message", "rank share",
+                     "discrete Laplace gadgets", "bitonic", "radix", "ustat-2pc"):
+        assert any(protocol in name for name in views), protocol
+    fields = {"name", "kind", "protocol", "claimed_epsilon", "claimed_delta", "measured", "bound", "passed",
+              "details"}
+    assert all(set(c) == fields for c in report["checks"])
+    for name in ("report.md", "checks.csv", "label_inference.csv", "top_k.csv", "label_inference.png",
+                 "label_inference.pdf", "top_k.png", "top_k.pdf"):
+        assert (out / name).stat().st_size > 0, name
+    assert "Verdict: ok" in (out / "report.md").read_text()
+
+
+def test_the_homogeneity_test_passes_one_law_and_catches_one_element_or_a_schedule_that_differ():
+    rng = np.random.default_rng(11)
+
+    def runs(n, fixed=None, extra=False):
+        out = []
+        for _ in range(n):
+            run = [("message", rng.integers(0, 2 ** 62, (1, 64)))]
+            if fixed is not None:
+                run.append(("message", np.array([[fixed, 5]])))
+            out.append(run + ([("message", np.zeros((1, 1), dtype=np.int64))] if extra else []))
+        return out
+
+    assert homogeneity(runs(40, 1), runs(40, 1)) > 0.01
+    assert homogeneity(runs(40, 1), runs(40, 2)) < 1e-6  # one element that differs among 130
+    assert homogeneity(runs(40, 1), runs(40, 1, extra=True)) == 0.0  # one more message for input B
+
+
+def test_a_bad_config_is_refused_naming_the_parameter(tmp_path, capsys):
+    config = tmp_path / "bad.yaml"
+    config.write_text("audit_drawz: 5\n")
+    assert main(["security", "--config", str(config), "--out", str(tmp_path / "r")]) == 2
+    assert "audit_drawz" in capsys.readouterr().err and not (tmp_path / "r").exists()
+    config.write_text("bitonic_view_m: 1000\n")
+    assert main(["security", "--config", str(config), "--out", str(tmp_path / "r")]) == 2
+    assert "bitonic_view_m must be a power of two" in capsys.readouterr().err and not (tmp_path / "r").exists()
+
+
+def test_ustat_2pc_per_user_noise_keeps_its_epsilon_and_the_aggregator_stays_under_the_bound():
+    rng = np.random.default_rng(10)
+    for kernel in ("auc", "gini"):
+        result, claimed, _ = sc.audit_ustat(kernel, 1.0, 2, 100_000, rng)
+        assert result.epsilon_lb <= claimed * 1.05
+        accuracy, bound = sc.ustat_inference(kernel, 1.0, 1, 50_000, rng)
+        assert 0.6 < accuracy <= bound + 0.01
