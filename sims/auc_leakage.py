@@ -5,7 +5,7 @@ denominator is at most M^2/2 < 2^26 for M below 2^13.5 and well under 2^52
 for any M this project runs.  Anyone who knows M (public) can test every
 split P + N = M: a split is consistent when some integer 2U in [0, 2PN]
 gives the same 52-bit floor.  For random data one split is left in most
-sets (the attack of issue 24); opened rounded to k decimals instead
+sets (the red team's attack); opened rounded to k decimals instead
 (``--auc-decimals``), the AUC is consistent with most splits whenever
 10^-k is far wider than 1/(PN).
 

@@ -3,7 +3,7 @@
 Two processes on loopback pass ``--messages`` messages of ``--mb`` MiB back and forth (P1 sends one, P0
 reads it and sends its own, P1 reads that), first over ``protocols.runtime.link`` (TLS 1.3 handshake
 with pinned certificates, then AES-256-GCM records of 1 MiB), then over a plain ``ssl`` socket with the
-same certificates (16 KiB TLS records, the link's transport before issue 14).  Prints wall seconds, GB/s
+same certificates (16 KiB TLS records, the link's transport before the speed-up release).  Prints wall seconds, GB/s
 per direction and each process's CPU seconds per GB moved (sent plus received).
 
     python -m mpc_auc.sims.bench_link [--messages 40] [--mb 12]

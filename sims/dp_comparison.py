@@ -11,15 +11,14 @@ import secrets
 import time
 
 from .. import progress
+from ..csv_io import read_evalset
 from ..experiment_config import Param, all_positive, positive, probability, write_config
 from ..protocols.dp.grid import FIELDS, grid
 from ..protocols.dp.suite import MECHANISMS
-from ..results import provenance, write_csv, write_json
-from ..synthetic import CRITEO_M
-from .plots import error_lines
-from ..csv_io import read_evalset
 from ..protocols.inputs.encoding import ScoreEncoder
-from ..synthetic import synthetic_evalset
+from ..results import provenance, write_csv, write_json
+from ..synthetic import CRITEO_M, synthetic_evalset
+from .plots import error_lines
 
 PARAMS = (
     Param("out", str, "results/compare", "directory for the results (created)"),
@@ -67,7 +66,8 @@ def run(cfg: dict, arguments: dict = None) -> dict:
     clients, name = _evaluation_clients(cfg)
     rows, truth = grid(clients, cfg["protocols"], cfg["epsilons"], cfg["delta"], cfg["draws"], cfg["seed"],
                        cfg["score_range"], lambda cells: progress.bar(cells, desc="compare", unit="cell"),
-                       lambda row: progress.detail(f"{row['protocol']:22s} eps={row['epsilon']:<5g} rmse={row['rmse']:.2e}"))
+                       lambda row: progress.detail(f"{row['protocol']:22s} eps={row['epsilon']:<5g} "
+                                                   f"rmse={row['rmse']:.2e}"))
     m = sum(len(s) for _, s, _ in clients)
     result = {"exact_auc": truth, "m": m, "clients": len(clients), "draws": cfg["draws"], "rows": rows,
               "seconds": time.perf_counter() - start, "provenance": provenance(arguments or cfg, cfg["seed"])}

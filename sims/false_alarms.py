@@ -2,7 +2,7 @@
 
 ``mpc-auc security`` runs tens of statistical checks (views, carry tests, DP audits, inference and top-K
 attacks, collusion bands).  Each alone at the customary 1e-3 or "3 standard errors" would fail some run
-now and then for nothing: issue 24 saw one such failure, which no one could tell from a leak.  The suite
+now and then for nothing: the hardening release saw one such failure, which no one could tell from a leak.  The suite
 states instead a **family-wise false-alarm rate** FAMILY_ALPHA = 1e-3 per run and meets it by Bonferroni:
 each of at most MAX_CHECKS statistical checks gets CHECK_ALPHA = 1e-5, and a check made of many tests
 (every vector against every secret) splits its CHECK_ALPHA over them (sims.security_views.flagged).  The

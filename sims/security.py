@@ -21,24 +21,47 @@ import time
 
 import numpy as np
 
-from ..version import __version__
 from ..experiment_config import read_config, write_config
+from ..protocols.dp.central_law import CentralNoise
 from ..protocols.errors import InputError
+from ..protocols.inputs.encoding import PAD_KEY, ScoreEncoder
+from ..protocols.inputs.sharing import split, split_xor
+from ..protocols.mpc.exact import exact_result
+from ..protocols.mpc.ranking_job import run_ranking_jobs, simulated
+from ..protocols.runtime.session import Placement, run_parties
 from ..results import provenance, strict, write_csv, write_json, write_text
 from ..synthetic import synthetic_evalset
+from ..version import __version__
 from . import security_checks as sc
 from .dp_audit import clopper_pearson
 from .false_alarms import CHECK_ALPHA, FAMILY_ALPHA, MAX_CHECKS, Z_ONE_SIDED, Z_TWO_SIDED
 from .plots import epsilon_ticks, figure, style
 from .security_collusion import collusion_party, kendall, recovered
 from .security_network import captured_jobs, differences, exposure, observer_view, weakened_link
-from .security_views import VIEW_BITS, VIEW_INPUTS, aligned, as_runs, bitonic_layers, bitonic_secrets, bitonic_tests, bitonic_view_party, central_noise_party, flagged, homogeneity, job_secrets, leaks, leaky_bitonic_view_party, leaky_noise_party, leaky_recording_party, leaky_ustat_view_party, p_values, recording_party, ustat_secrets, ustat_view_party, view_party
-from ..protocols.inputs.encoding import PAD_KEY, ScoreEncoder
-from ..protocols.inputs.sharing import split, split_xor
-from ..protocols.dp.central_law import CentralNoise
-from ..protocols.mpc.exact import exact_result
-from ..protocols.mpc.ranking_job import run_ranking_jobs, simulated
-from ..protocols.runtime.session import Placement, run_parties
+from .security_views import (
+    VIEW_BITS,
+    VIEW_INPUTS,
+    aligned,
+    as_runs,
+    bitonic_layers,
+    bitonic_secrets,
+    bitonic_tests,
+    bitonic_view_party,
+    central_noise_party,
+    flagged,
+    homogeneity,
+    job_secrets,
+    leaks,
+    leaky_bitonic_view_party,
+    leaky_noise_party,
+    leaky_recording_party,
+    leaky_ustat_view_party,
+    p_values,
+    recording_party,
+    ustat_secrets,
+    ustat_view_party,
+    view_party,
+)
 
 SUITES = {
     "quick": {"epsilon": 1.0, "audit_draws": 200_000, "inference_epsilons": [0.5, 1, 2, 4, 8], "inference_m": 200,

@@ -17,17 +17,17 @@ import secrets
 import numpy as np
 import torch
 
+from ..circuits.crypten_compat import crypten
+from ..protocols.clear_auc import rank_sum_auc
+from ..protocols.dp import dpauc, fedauc, score_ldp
+from ..protocols.dp.central_law import CentralNoise
+from ..protocols.dp.suite import THRESHOLDS
+from ..protocols.mpc.central import mpc_central_auc
 from ..protocols.runtime.csprng import TUPLES, KeyedGenerator
 from ..protocols.runtime.dealer import Dealer
-from ..protocols.dp import dpauc, fedauc, score_ldp
-from ..protocols.clear_auc import rank_sum_auc
-from ..protocols.dp.suite import THRESHOLDS
-from ..protocols.dp.central_law import CentralNoise
-from .dp_audit import epsilon_lower_bound, gaussian_llr, laplace_llr
-from ..circuits.crypten_compat import crypten
-from ..protocols.mpc.central import mpc_central_auc
 from ..protocols.runtime.session import Placement
 from ..protocols.ustat.two_party import pair_noise, user_privacy
+from .dp_audit import epsilon_lower_bound, gaussian_llr, laplace_llr
 
 AUDIT_MARGIN = 0.05  # eps_lb may exceed the claim by this much (relative) before a claim counts as broken
 

@@ -23,10 +23,10 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from ..circuits.correlations import unmask
-from ..circuits.shuffle import Shuffler
-from ..circuits.streams import MASK_IN, KeyStream
 from ..circuits.gates import Gates
 from ..circuits.radix import RadixRanking
+from ..circuits.shuffle import Shuffler
+from ..circuits.streams import MASK_IN, KeyStream
 
 
 class IndexRecordingShuffler(Shuffler):

@@ -16,18 +16,28 @@ from collections import Counter
 
 import numpy as np
 
-from ..protocols.runtime.deployment import Deployment
-from ..protocols.runtime.identity import COMPUTE, COORDINATOR, ROLES, SERVING, Identity
-from ..protocols.runtime.link import (_SEAL_HEADER, HEADER_RECORD, SEALED, TAG_BYTES, Link, Listener, Opener, Sealer,
-                                     free_port, split_address)
-from .capture import NotTls, RecordingProxy, carries_window, records
-from .security_views import recording_party
 from ..protocols.mpc.exact import exact_result
 from ..protocols.mpc.ranking_job import run_ranking_jobs
-from ..protocols.runtime.ledger import LedgerPlace
 from ..protocols.runtime.control import target_name
+from ..protocols.runtime.deployment import Deployment
+from ..protocols.runtime.identity import COMPUTE, COORDINATOR, ROLES, SERVING, Identity
+from ..protocols.runtime.ledger import LedgerPlace
+from ..protocols.runtime.link import (
+    _SEAL_HEADER,
+    HEADER_RECORD,
+    SEALED,
+    TAG_BYTES,
+    Link,
+    Listener,
+    Opener,
+    Sealer,
+    free_port,
+    split_address,
+)
 from ..protocols.runtime.roles import prepare_process, serve
 from ..protocols.runtime.session import Placement
+from .capture import NotTls, RecordingProxy, carries_window, records
+from .security_views import recording_party
 
 TIMING_RECORD = HEADER_RECORD  # a sealed record of one bare frame header: the heartbeats, sent when a link is
 # quiet, so their number follows timing, not data (every message's header record has this length too)

@@ -1,11 +1,11 @@
 """How often the bitonic view check fails on a sort that leaks nothing: its false-alarm rate over many seeds.
 
-Issue 24 saw one quick-suite run fail "view of P0: bitonic sort messages" (layer 25's swap bits carried)
+The hardening release saw one quick-suite run fail "view of P0: bitonic sort messages" (layer 25's swap bits carried)
 and the re-run pass.  This experiment runs the check's recording (sims.security_views.bitonic_view_party:
 the real bitonic sort between P0 and P1 with the dealer, fresh CSPRNG randomness per run) on ``--seeds``
 key sets and counts, per run and party, the tests and the runs flagged
 
-* by the rule before issue 24: equal positions above chance + 5 normal standard deviations, and at least
+* by the earlier rule: equal positions above chance + 5 normal standard deviations, and at least
   4 positions (or 0.1%) more;
 * by the suite's rule now: Bernstein's bound on the tail at most CHECK_ALPHA / tests (sims.false_alarms).
 
@@ -22,15 +22,22 @@ from collections import Counter
 
 import numpy as np
 
-from .false_alarms import CHECK_ALPHA
-from .security_views import bitonic_layers, bitonic_secrets, bitonic_tests, bitonic_view_party, carry_moments, carry_pvalues
 from ..protocols.inputs.encoding import PAD_KEY
 from ..protocols.inputs.sharing import split
 from ..protocols.runtime.session import run_parties
+from .false_alarms import CHECK_ALPHA
+from .security_views import (
+    bitonic_layers,
+    bitonic_secrets,
+    bitonic_tests,
+    bitonic_view_party,
+    carry_moments,
+    carry_pvalues,
+)
 
 
 def _both_rules(vectors, secret, values, freq) -> np.ndarray:
-    """Rows (Bernstein bound, 1 if the pre-issue-24 normal rule flags it) per vector."""
+    """Rows (Bernstein bound, 1 if the earlier normal rule flags it) per vector."""
 
     matches, mean, _ = carry_moments(vectors, secret, values, freq)
     n = len(secret)

@@ -12,7 +12,7 @@ state both give the same estimates.
 Noise is drawn from a numpy Generator; ``generator()`` seeds one from the OS
 CSPRNG unless a seed is given for a reproducible experiment.  These are
 floating-point simulations of the papers' mechanisms; the in-MPC discrete
-noise of issue 5 is exact.
+noise of mpc-central and ustat-2pc is exact.
 """
 import secrets
 from dataclasses import dataclass

@@ -61,7 +61,7 @@ def test_every_row_verdict_matches_the_clear(opened):
     n = len(LABELS)
     assert np.array_equal(unpack_bits(opened["radix"][None], n)[0].astype(bool), _expected())
     assert np.array_equal(unpack_bits(opened["bitonic"][None], n)[0].astype(bool), _expected())
-    assert not _expected()[[4, 5, 7]].any() and _expected()[[0, 1, 2]].all()  # the cases of issue 24 are covered
+    assert not _expected()[[4, 5, 7]].any() and _expected()[[0, 1, 2]].all()  # the red team's cases are covered
 
 
 def test_one_bit_per_client(opened):

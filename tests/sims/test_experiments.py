@@ -27,6 +27,7 @@ def _files(out):
     return sorted(p.name for p in out.iterdir())
 
 
+@pytest.mark.slow  # it measures: every mechanism at a tenth of Criteo, 100 draws (the formats: the next test)
 def test_the_example_config_writes_strict_json_csv_png_and_pdf(tmp_path):
     """The acceptance command, its output moved to a temporary directory by a flag."""
     out = tmp_path / "cmp"
@@ -53,6 +54,11 @@ def test_the_written_config_repeats_the_experiment(tmp_path):
     config.write_text("m: 2000\nclients: 4\nprotocols: [fedauc-rr, fedauc-lap-local, mpc-central]\n"
                       "epsilons: [1, 4]\ndraws: 5\n")  # no seed: one is drawn and recorded
     assert cli_main(["-q", "compare", "--config", str(config), "--out", str(first)]) == 0
+    assert _files(first) == ["compare.csv", "compare.json", "config.yaml", "rmse.pdf", "rmse.png"]
+    rows = list(csv.DictReader(open(first / "compare.csv")))
+    assert len(rows) == len(read_strict_json(first / "compare.json")["rows"]) == 6
+    assert (first / "rmse.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (first / "rmse.pdf").read_bytes()[:5] == b"%PDF-"
     written = yaml.safe_load(open(first / "config.yaml"))
     assert written["seed"] is not None and written["draws"] == 5 and written["out"] == str(first)
     assert cli_main(["-q", "compare", "--config", str(first / "config.yaml"), "--out", str(second)]) == 0

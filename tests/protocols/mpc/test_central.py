@@ -129,7 +129,7 @@ def test_cli_runs_mpc_central_and_refuses_a_bad_epsilon(tmp_path):
 
 def test_a_swamped_release_is_clamped_flagged_and_warned(tmp_path, capsys):
     """--epsilon 1e-4 on 400 rows: the noise std is far past the AUC's range.  The release (before clamping:
-    values like -3791.5 in issue 24) lies in [0, 1], the JSON says ``swamped`` and stderr warns."""
+    values like -3791.5 the red team saw) lies in [0, 1], the JSON says ``swamped`` and stderr warns."""
     import json
 
     from mpc_auc.cli import main

@@ -3,7 +3,7 @@
 A client that skips its own checks (here: simulated clients whose rows bypass ``check_client``) and sends
 a label of 400 or 10^6, or a score key outside the declared range, is named and the job stops (InputError,
 exit 2 from the CLI), with no ε spent.  Against a weakened party without the check the same inputs give the
-attacks of issue 24: an AUC of about 2, and one row that moves a record-DP release by hundreds of noise
+the red team's attacks: an AUC of about 2, and one row that moves a record-DP release by hundreds of noise
 standard deviations.
 """
 import json
@@ -74,11 +74,11 @@ def test_out_of_domain_rows_are_named_and_nothing_is_opened(bypass, method):
 
 def test_the_weakened_party_without_the_check_opens_an_auc_above_one(bypass):
     (run,) = _exact([_unchecked(HONEST + [_cheat(label=150, score=0.999)])], party=weakened_party)
-    assert exact_result(run, "TTP", "radix").auc > 1.2  # the attack of issue 24, item 1: no AUC exceeds 1
+    assert exact_result(run, "TTP", "radix").auc > 1.2  # the red team's first attack: no AUC exceeds 1
 
 
 def test_a_record_dp_release_with_an_out_of_domain_row_is_refused_and_charges_nothing(bypass, tmp_path):
-    """Issue 24's record-DP case: one row with label 10^6 at score 0 would move the release by ~176 noise
+    """The red team's record-DP case: one row with label 10^6 at score 0 would move the release by ~176 noise
     stds; the check refuses it, and the voided charge leaves the whole budget."""
     noise = CentralNoise(1.0, neighbours="record")
     data = HONEST + [("cheat", np.array([0.0]), np.array([10**6]))]

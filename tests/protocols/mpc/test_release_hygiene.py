@@ -1,4 +1,4 @@
-"""Release hygiene and the red-team's bad inputs (issue 11, items 4 and 5).
+"""Release hygiene and the red-team's bad inputs (the red team's items 4 and 5).
 
 mpc-central's JSON, stdout and stderr hold only the released values and
 public parameters, never the exact P, N or AUC; every DP protocol needs an
