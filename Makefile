@@ -17,12 +17,15 @@ $(STAMP): pyproject.toml Makefile
 demo: $(STAMP)
 	$(VENV)/bin/mpc-auc demo
 
-# Every claim, in minutes: the experiments that only measure are marked `slow` and left to test-all.
+# Every claim, in minutes: two workers, each taking whole test files (their module fixtures stay together);
+# the experiments that only measure are marked `slow` and left to test-all.
+PYTEST := $(PY) -m pytest -q -n 2 --dist loadfile
+
 test: $(STAMP)
-	$(PY) -m pytest -q
+	$(PYTEST)
 
 test-all: $(STAMP)
-	$(PY) -m pytest -q -m ""
+	$(PYTEST) -m ""
 
 bench: $(STAMP)
 	$(PY) -m mpc_auc.sims.bench_ranking
