@@ -24,6 +24,7 @@ import numpy as np
 from ..experiment_config import read_config, write_config
 from ..protocols.dp.central_law import CentralNoise
 from ..protocols.errors import InputError
+from ..protocols.validation import checked
 from ..protocols.inputs.encoding import PAD_KEY, ScoreEncoder
 from ..protocols.inputs.sharing import split, split_xor
 from ..protocols.mpc.exact import exact_result
@@ -98,8 +99,7 @@ def settings(suite: str, config_path: str = None) -> dict:
             raise InputError(f"config {config_path}: unknown parameter(s) {', '.join(unknown)}; known: "
                              f"{', '.join(sorted(chosen))}, seed")
         chosen.update(config)
-    if not (isinstance(chosen["epsilon"], (int, float)) and chosen["epsilon"] > 0):
-        raise InputError(f"epsilon must be a positive number, not {chosen['epsilon']!r}")
+    chosen["epsilon"] = checked("epsilon", chosen["epsilon"])
     m = chosen["bitonic_view_m"]  # the layer messages align with its n/2 lanes only without padding
     if not (isinstance(m, int) and m >= 2 and m & (m - 1) == 0):
         raise InputError(f"bitonic_view_m must be a power of two, not {m!r}")

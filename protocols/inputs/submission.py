@@ -38,7 +38,6 @@ order (protocols.mpc.exact): they compute only on the same submissions.
 import functools
 import hashlib
 import json
-import math
 import threading
 from dataclasses import dataclass
 
@@ -167,8 +166,8 @@ class Evaluation:
         if not (isinstance(self.max_rows, int) and 1 <= self.max_rows <= MAX_ROWS_LIMIT):
             raise InputError(f"the most rows per client must be an integer in [1, {MAX_ROWS_LIMIT}], not "
                              f"{self.max_rows!r}")
-        if self.deadline_s is not None and not (math.isfinite(self.deadline_s) and self.deadline_s > 0):
-            raise InputError(f"the deadline must be a positive number of seconds, not {self.deadline_s!r}")
+        if self.deadline_s is not None:
+            checked("deadline", self.deadline_s)
         if self.direct and self.deadline_s is None:
             raise InputError("an evaluation with direct submissions needs a deadline")
 
