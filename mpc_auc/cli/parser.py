@@ -118,18 +118,8 @@ def experiments() -> dict:
     return {point.name: point.load() for point in entry_points(group="mpc_auc.commands")}
 
 
-def parser(building=()) -> argparse.ArgumentParser:
-    """The command line.  building: the experiment commands whose options are built (each imports its
-    sims module, with scipy, matplotlib or dp-accounting: a run of another command skips them)."""
-    top = argparse.ArgumentParser(prog="mpc-auc", description=DESCRIPTION, formatter_class=_HelpFormatter)
-    top.add_argument("--version", action="version", version=f"mpc-auc {__version__}",
-                     help="print the version and exit")
-    talk = top.add_mutually_exclusive_group()
-    talk.add_argument("--quiet", "-q", action="store_true", help="print errors and the result line only")
-    talk.add_argument("--verbose", "-v", action="store_true",
-                      help="also print every role's progress message and every experiment cell")
-    sub = top.add_subparsers(dest="command", required=True)
-
+def _demo_command(sub) -> None:
+    """The options of ``demo``."""
     demo = sub.add_parser("demo", help="private AUC of the built-in synthetic set, beside the clear AUC")
     demo.add_argument("--m", type=_typed("m", "rows"), default=3000, help="rows of the synthetic set")
     demo.add_argument("--clients", type=_typed("clients", "count"), default=10,
@@ -142,6 +132,9 @@ def parser(building=()) -> argparse.ArgumentParser:
                       help="oblivious ranking: radix sort (fast) or the bitonic reference network")
     demo.set_defaults(func=commands.cmd_demo)
 
+
+def _run_command(sub) -> None:
+    """The options of ``run``."""
     run = sub.add_parser("run", help="AUC of a CSV file client,score,label")
     run.add_argument("--input", required=True,
                      help="client,score,label rows: CSV or TSV (optionally .gz) or Parquet (.parquet, .pq)")
@@ -156,6 +149,9 @@ def parser(building=()) -> argparse.ArgumentParser:
     _local_roles_options(run)
     run.set_defaults(func=commands.cmd_run)
 
+
+def _ustat_command(sub) -> None:
+    """The options of ``ustat-2pc``."""
     ustat = sub.add_parser("ustat", help="a U-statistic by ustat-2pc: sampled pairs, 2PC kernels, in-circuit noise")
     ustat.add_argument("--kernel", choices=KERNELS, required=True,
                        help="auc (classes public), auc-private (labels private too), gini or kendall")
@@ -172,6 +168,9 @@ def parser(building=()) -> argparse.ArgumentParser:
                        help="seconds before a silent party counts as lost")
     ustat.set_defaults(func=commands.cmd_ustat)
 
+
+def _deploy_command(sub) -> None:
+    """The options of ``deploy init``."""
     dep = sub.add_parser("deploy", help="set up a deployment: roles on their own hosts")
     dep_sub = dep.add_subparsers(dest="deploy_command", required=True)
     init = dep_sub.add_parser("init", help="write DIR/deployment.yaml and one private key file per role")
@@ -181,6 +180,9 @@ def parser(building=()) -> argparse.ArgumentParser:
     init.add_argument("--dealer", required=True, metavar="HOST:PORT", help="the one address the dealer listens on")
     init.set_defaults(func=commands.cmd_deploy_init)
 
+
+def _party_command(sub) -> None:
+    """The options of ``party``."""
     party = sub.add_parser("party", help="run one role (P0, P1 or the dealer) of a deployment until stopped")
     party.add_argument("--role", required=True, choices=SERVING, help="which role this process plays")
     party.add_argument("--deployment", required=True, help="the deployment.yaml (addresses and pinned keys)")
@@ -194,6 +196,9 @@ def parser(building=()) -> argparse.ArgumentParser:
                        help="seconds of silence from a peer or the coordinator before a session is dropped")
     party.set_defaults(func=commands.cmd_party)
 
+
+def _evaluation_command(sub) -> None:
+    """The options of ``evaluation open``."""
     evaluation = sub.add_parser("evaluation", help="evaluations whose clients submit from their own machines")
     ev_sub = evaluation.add_subparsers(dest="evaluation_command", required=True)
     opened = ev_sub.add_parser("open", help="declare an evaluation on a deployment's parties, wait for its "
@@ -217,6 +222,9 @@ def parser(building=()) -> argparse.ArgumentParser:
     _protocol_options(opened, PROTOCOLS[:2])
     opened.set_defaults(func=commands.cmd_evaluation_open)
 
+
+def _client_command(sub) -> None:
+    """The options of ``client keygen and submit``."""
     client = sub.add_parser("client", help="a data owner's commands: make a key, submit rows")
     client_sub = client.add_subparsers(dest="client_command", required=True)
     keygen = client_sub.add_parser("keygen", help="make a client key file and its one-entry roster file")
@@ -242,12 +250,18 @@ def parser(building=()) -> argparse.ArgumentParser:
                          help="seconds to keep trying while the evaluation is not open yet")
     submit_.set_defaults(func=commands.cmd_client_submit)
 
+
+def _experiment_commands(sub, building) -> None:
+    """The experiment commands the sims layer declares; the options of those in ``building`` only."""
     for name, experiment in experiments().items():
         command = sub.add_parser(name, help=experiment.help)
         if name in building:
             experiment.add_arguments(command)
             command.set_defaults(func=experiment.run)
 
+
+def _generate_command(sub) -> None:
+    """The options of ``generate``."""
     gen = sub.add_parser("generate", help="write a Criteo-shaped synthetic CSV")
     gen.add_argument("--out", required=True, help="the CSV file to write (client,score,label)")
     gen.add_argument("--m", type=_typed("m", "rows"), default=3000, help="rows")
@@ -264,6 +278,29 @@ def parser(building=()) -> argparse.ArgumentParser:
                           "--score-dtype float32)")
     gen.add_argument("--seed", type=_typed("seed"), default=0, help="seed of the synthetic data (not secret)")
     gen.set_defaults(func=commands.cmd_generate)
+
+
+def parser(building=()) -> argparse.ArgumentParser:
+    """The command line.  building: the experiment commands whose options are built (each imports its
+    sims module, with scipy, matplotlib or dp-accounting: a run of another command skips them)."""
+    top = argparse.ArgumentParser(prog="mpc-auc", description=DESCRIPTION, formatter_class=_HelpFormatter)
+    top.add_argument("--version", action="version", version=f"mpc-auc {__version__}",
+                     help="print the version and exit")
+    talk = top.add_mutually_exclusive_group()
+    talk.add_argument("--quiet", "-q", action="store_true", help="print errors and the result line only")
+    talk.add_argument("--verbose", "-v", action="store_true",
+                      help="also print every role's progress message and every experiment cell")
+    sub = top.add_subparsers(dest="command", required=True)
+
+    _demo_command(sub)
+    _run_command(sub)
+    _ustat_command(sub)
+    _deploy_command(sub)
+    _party_command(sub)
+    _evaluation_command(sub)
+    _client_command(sub)
+    _experiment_commands(sub, building)
+    _generate_command(sub)
     for command in _subparsers(top):
         command.formatter_class = _HelpFormatter
     return top
