@@ -2,8 +2,8 @@
 
 Layers (installed as subpackages so no import name clashes on PyPI):
 ``mpc_auc.circuits`` (MPC gadgets on CrypTen shares), ``mpc_auc.protocols``
-(roles, processes, protocols), ``mpc_auc`` itself (data, CLI) and
-``mpc_auc.sims`` (experiments and benchmarks).
+(roles, processes, protocols), ``mpc_auc`` itself (the API, the planner, the CLI, data) and
+``mpc_auc.sims`` (experiments and benchmarks); docs/architecture.md has the map.
 
 The Python API (docs/api.md): :func:`roc_auc_score` returns an :class:`AucResult`, :func:`compare`
 a DataFrame of the plain-DP mechanisms, :func:`u_statistic` a ustat-2pc release; bad input raises

@@ -1,11 +1,13 @@
-"""Who holds what and who sends what, grouped by concern (docs/architecture.md has the map):
+"""Who holds what and who sends what, grouped by concern (docs/architecture.md has the map), in layers that
+pyproject.toml's import-linter contract enforces (each imports only those below it):
 
-* ``runtime``: identities, pinned TLS links, CrypTen's communicator, the wire format, serving roles
-  and the coordinator's session (local spawn or a deployment);
-* ``inputs``: score encoding, secret sharing, sealing, rosters, signed submissions and the intake;
-* ``mpc``: the MPC AUC protocols (mpc-exact, mpc-central) and the parties' privacy ledger;
-* ``dp``: the plain-DP AUC mechanisms of the papers behind one interface, noise calibration;
-* ``ustat``: U-statistics by per-pair 2PC, their theory and baselines.
-
-``errors`` and ``clear_auc`` (the reference AUC) serve every group.
+* ``services``: what a deployed role serves (the public registry);
+* ``mpc`` (mpc-exact, mpc-central: one ranking job, the parties' loop) | ``ustat`` (per-pair 2PC,
+  its theory and baselines);
+* ``inputs`` (score encoding, secret sharing, bundles, rosters, signed submissions, the intake) |
+  ``dp`` (the plain-DP mechanisms behind one interface, mpc-central's law, the epsilon grid);
+* ``runtime``: identities, pinned TLS links, sealing, the wire format, the control channel, serving roles,
+  the coordinator's session, and what a role process runs (CrypTen's communicator, CSPRNG, dealer,
+  ledger, meters);
+* ``errors``, ``validation`` (every numeric parameter's constraint) and ``clear_auc`` (the reference AUC).
 """

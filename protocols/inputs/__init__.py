@@ -1,2 +1,2 @@
-"""Client input: score encoding, secret sharing, sealing, bundles, rosters and signed submissions,
-the parties' intake of a job, and the submitting client."""
+"""Client input: score encoding, secret sharing, bundles, rosters and signed submissions, the parties'
+intake of a job, and the submitting client."""

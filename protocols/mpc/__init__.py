@@ -1,1 +1,2 @@
-"""The MPC AUC protocols (mpc-exact, mpc-central) and the parties' privacy ledger."""
+"""The MPC AUC protocols: mpc-exact and mpc-central over one ranking job (ranking_job) and the parties'
+loop (ranking_party)."""

@@ -1,2 +1,3 @@
-"""The secure runtime: identities and pinned TLS, links, CrypTen's communicator over them, the wire
-format, serving roles and the coordinator's session."""
+"""The secure runtime: identities and pinned TLS, links, sealing, the wire format and the control channel;
+serving roles and the coordinator's session; what a role process runs (CrypTen's communicator, the CSPRNG,
+the dealer, the heap, meters, the party's privacy ledger)."""
