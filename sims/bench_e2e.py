@@ -49,7 +49,7 @@ CRITEO_FULL_M = 4_584_062  # the large Criteo evaluation set (fedauc Table 4)
 SIZES = (CRITEO_M, CRITEO_FULL_M)
 SPU_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "spu_reference.py")
 MARKERS = ("<!-- bench-e2e:start -->", "<!-- bench-e2e:end -->")
-COMMAND = [sys.executable, "-c", "import sys; from mpc_auc.command import main; sys.exit(main())"]
+COMMAND = [sys.executable, "-m", "mpc_auc"]
 GB = 1e9
 
 
