@@ -76,9 +76,18 @@ def _protocol_options(command, protocols) -> None:
                               "reveals')")
     command.add_argument("--method", choices=METHODS, default="radix",
                          help="oblivious ranking: radix sort (fast) or the bitonic reference network")
-    command.add_argument("--timeout", type=_typed("timeout"), default=20.0,
-                         help="seconds of silence from a role before it counts as lost and the run stops with an "
+    _timeout_option(command, 20.0, "seconds of silence from a role before it counts as lost and the run stops with an "
                               "error")
+
+
+def _group(sub, name: str, text: str):
+    """A command with sub-commands of its own (``deploy init``, ``evaluation open``, ``client keygen``)."""
+    return sub.add_parser(name, help=text).add_subparsers(dest=f"{name}_command", required=True)
+
+
+def _timeout_option(command, default: float, text: str) -> None:
+    """``--timeout``: how long a silent peer is waited for (protocols.validation's rule for seconds)."""
+    command.add_argument("--timeout", type=_typed("timeout"), default=default, help=text)
 
 
 def _local_roles_options(command) -> None:
@@ -126,8 +135,8 @@ def _demo_command(sub) -> None:
                       help="clients the rows are spread over")
     demo.add_argument("--seed", type=_typed("seed"), default=1, help="seed of the synthetic data (not secret)")
     _local_roles_options(demo)
-    demo.add_argument("--timeout", type=_typed("timeout"), default=20.0,
-                      help="seconds of silence from a role before it counts as lost and the run stops with an error")
+    _timeout_option(demo, 20.0, "seconds of silence from a role before it counts as lost and the run stops with an "
+                                "error")
     demo.add_argument("--method", choices=METHODS, default="radix",
                       help="oblivious ranking: radix sort (fast) or the bitonic reference network")
     demo.set_defaults(func=commands.cmd_demo)
@@ -164,20 +173,17 @@ def _ustat_command(sub) -> None:
     ustat.add_argument("--k", type=_typed("k"), default=1, help="permutations (pairs per user)")
     ustat.add_argument("--seed", type=_typed("seed"), default=None,
                        help="pair sampling seed (default: OS CSPRNG)")
-    ustat.add_argument("--timeout", type=_typed("timeout"), default=60.0,
-                       help="seconds before a silent party counts as lost")
+    _timeout_option(ustat, 60.0, "seconds before a silent party counts as lost")
     ustat.set_defaults(func=commands.cmd_ustat)
 
 
 def _deploy_command(sub) -> None:
     """The options of ``deploy init``."""
-    dep = sub.add_parser("deploy", help="set up a deployment: roles on their own hosts")
-    dep_sub = dep.add_subparsers(dest="deploy_command", required=True)
-    init = dep_sub.add_parser("init", help="write DIR/deployment.yaml and one private key file per role")
+    deploy = _group(sub, "deploy", "set up a deployment: roles on their own hosts")
+    init = deploy.add_parser("init", help="write DIR/deployment.yaml and one private key file per role")
     init.add_argument("--dir", required=True, help="new or empty directory for the deployment")
-    init.add_argument("--p0", required=True, metavar="HOST:PORT", help="the one address P0 listens on")
-    init.add_argument("--p1", required=True, metavar="HOST:PORT", help="the one address P1 listens on")
-    init.add_argument("--dealer", required=True, metavar="HOST:PORT", help="the one address the dealer listens on")
+    for option, role in (("--p0", "P0"), ("--p1", "P1"), ("--dealer", "the dealer")):
+        init.add_argument(option, required=True, metavar="HOST:PORT", help=f"the one address {role} listens on")
     init.set_defaults(func=commands.cmd_deploy_init)
 
 
@@ -192,17 +198,15 @@ def _party_command(sub) -> None:
     party.add_argument("--budget", metavar="EPS[,DELTA]",
                        help="this party's own privacy budget per evaluation set: it refuses any DP release past it, "
                             "whatever budget the organiser's job names (default delta 1e-9; default: none)")
-    party.add_argument("--timeout", type=_typed("timeout"), default=20.0,
-                       help="seconds of silence from a peer or the coordinator before a session is dropped")
+    _timeout_option(party, 20.0, "seconds of silence from a peer or the coordinator before a session is dropped")
     party.set_defaults(func=commands.cmd_party)
 
 
 def _evaluation_command(sub) -> None:
     """The options of ``evaluation open``."""
-    evaluation = sub.add_parser("evaluation", help="evaluations whose clients submit from their own machines")
-    ev_sub = evaluation.add_subparsers(dest="evaluation_command", required=True)
-    opened = ev_sub.add_parser("open", help="declare an evaluation on a deployment's parties, wait for its "
-                                            "clients' submissions, compute, write the result")
+    evaluation = _group(sub, "evaluation", "evaluations whose clients submit from their own machines")
+    opened = evaluation.add_parser("open", help="declare an evaluation on a deployment's parties, wait for its "
+                                                "clients' submissions, compute, write the result")
     opened.add_argument("--deployment", required=True, help="the deployment.yaml of the running roles")
     opened.add_argument("--key", help="the coordinator's key file (default: coordinator.key beside the deployment)")
     opened.add_argument("--id", required=True, help="the evaluation's id (clients name it in client submit)")
@@ -225,8 +229,7 @@ def _evaluation_command(sub) -> None:
 
 def _client_command(sub) -> None:
     """The options of ``client keygen and submit``."""
-    client = sub.add_parser("client", help="a data owner's commands: make a key, submit rows")
-    client_sub = client.add_subparsers(dest="client_command", required=True)
+    client_sub = _group(sub, "client", "a data owner's commands: make a key, submit rows")
     keygen = client_sub.add_parser("keygen", help="make a client key file and its one-entry roster file")
     keygen.add_argument("--name", required=True, help="the client's name on rosters")
     keygen.add_argument("--key", help="private key file to write (default: NAME.key)")
@@ -244,8 +247,7 @@ def _client_command(sub) -> None:
     submit_.add_argument("--max-epsilon", type=_typed("max_epsilon", "epsilon"), default=None, metavar="EPS",
                          help="submit only to a DP release of at most this epsilon (the parties' ticket states it); "
                               "an exact release counts as unbounded and is refused too (default: any release)")
-    submit_.add_argument("--timeout", type=_typed("timeout"), default=20.0,
-                         help="seconds of silence from a party before it counts as lost")
+    _timeout_option(submit_, 20.0, "seconds of silence from a party before it counts as lost")
     submit_.add_argument("--connect-timeout", type=_typed("connect_timeout", "timeout"), default=60.0,
                          help="seconds to keep trying while the evaluation is not open yet")
     submit_.set_defaults(func=commands.cmd_client_submit)

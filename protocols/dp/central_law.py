@@ -110,7 +110,8 @@ def release_std(auc: float, noisy_p: int, m: int, noise: CentralNoise) -> float:
 
 
 def release_interval(release, noise: CentralNoise) -> tuple:
-    """(std, (lo, hi)) of the first released AUC of ``release`` (protocols.mpc.central.CentralRelease): :func:`release_std` and auc +- 1.96 std within [0, 1]."""
+    """(std, (lo, hi)) of the first released AUC of ``release`` (protocols.mpc.central.CentralRelease):
+    :func:`release_std` and auc +- 1.96 std within [0, 1]."""
     auc = release.aucs[0]
     std = release_std(auc, release.opened[0][1], release.m, noise)
     return std, (max(0.0, auc - 1.96 * std), min(1.0, auc + 1.96 * std))

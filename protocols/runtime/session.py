@@ -422,9 +422,9 @@ def _interrupts_ignored():
 def _main_script_hidden(target):
     """Start role processes without re-running the caller's script in them.
 
-    A started child (forked by the fork server) imports the parent's ``__main__`` file (as ``__mp_main__``), so a plain script
-    calling the API at top level, with no ``if __name__ == "__main__"`` guard, would run again in
-    every role and fail.  The role targets live in importable modules, so while a role process starts,
+    A started child (forked by the fork server) imports the parent's ``__main__`` file (as ``__mp_main__``),
+    so a plain script calling the API at top level, with no ``if __name__ == "__main__"`` guard, would run
+    again in every role and fail.  The role targets live in importable modules, so while a role process starts,
     ``__main__`` is a bare module; unless the target itself is defined in the script.
     """
     main = sys.modules.get("__main__")

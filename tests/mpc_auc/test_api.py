@@ -58,7 +58,8 @@ def test_the_docs_examples_run_as_plain_scripts(tmp_path, index):
     ({}, [1, 1, 1], [0.1, 0.2, 0.3], "no negative labels"),
     ({}, [0, 1, 1], [0.1, 0.2, 1.5], "range"),
     ({"protocol": "mpc-central"}, [0, 1, 1], [0.1, 0.2, 0.3], "needs epsilon"),
-    ({"protocol": "mpc-central", "epsilon": -1.0}, [0, 1, 1], [0.1, 0.2, 0.3], "epsilon must be a privacy budget epsilon: a number, finite, > 0; not -1.0"),
+    ({"protocol": "mpc-central", "epsilon": -1.0}, [0, 1, 1], [0.1, 0.2, 0.3],
+     "epsilon must be a privacy budget epsilon: a number, finite, > 0; not -1.0"),
     ({"epsilon": 1.0}, [0, 1, 1], [0.1, 0.2, 0.3], "takes no epsilon"),
     ({"protocol": "mpc-central", "epsilon": 1.0, "return_ranks": True}, [0, 1, 1], [0.1, 0.2, 0.3],
      "ranks and auc_decimals need protocol mpc-exact"),
@@ -98,14 +99,18 @@ def test_the_cli_prints_its_version(capsys):
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: mpc_auc.compare([0, 1], [0.1, 0.9], epsilons=[0]), "epsilon must be a privacy budget epsilon: a number, finite, > 0; not 0.0"),
+    (lambda: mpc_auc.compare([0, 1], [0.1, 0.9], epsilons=[0]),
+     "epsilon must be a privacy budget epsilon: a number, finite, > 0; not 0.0"),
     (lambda: mpc_auc.compare([0, 1], [0.1, 0.9], protocols=["fedauc-rr", "rot13"]), "unknown protocol(s) rot13"),
-    (lambda: mpc_auc.compare([0, 1], [0.1, 0.9], draws=1), "draws must be a number of noise draws: an integer, finite, >= 2"),
+    (lambda: mpc_auc.compare([0, 1], [0.1, 0.9], draws=1),
+     "draws must be a number of noise draws: an integer, finite, >= 2"),
     (lambda: mpc_auc.compare([0, 1], [0.1, 0.9], delta=0), "delta must lie strictly between 0 and 1"),
     (lambda: mpc_auc.compare([0, 0], [0.1, 0.9]), "no positive labels"),
     (lambda: mpc_auc.u_statistic([0.1, 0.9], kernel="auc", epsilon=1.0), "kernel auc needs labels"),
-    (lambda: mpc_auc.u_statistic([0.1, 0.9], kernel="gini", epsilon=None), "u_statistic is differentially private: it needs epsilon"),
-    (lambda: mpc_auc.u_statistic([0.1, 0.9], kernel="gini", epsilon=1.0, k=0), "k must be a number of pairs per user: an integer, finite, >= 1"),
+    (lambda: mpc_auc.u_statistic([0.1, 0.9], kernel="gini", epsilon=None),
+     "u_statistic is differentially private: it needs epsilon"),
+    (lambda: mpc_auc.u_statistic([0.1, 0.9], kernel="gini", epsilon=1.0, k=0),
+     "k must be a number of pairs per user: an integer, finite, >= 1"),
     (lambda: mpc_auc.u_statistic([0.1, 1.9], kernel="gini", epsilon=1.0), "[0, 1]"),
 ])
 def test_compare_and_u_statistic_refuse_bad_input_by_name(call, message):

@@ -44,7 +44,8 @@ CASES = [
      "delta must be a privacy parameter delta: a number, finite, >= 0 and < 1; not 1.0"),
     ({"deployment": "D.yaml", "ledger": "L"}, ["--deployment", "D.yaml", "--ledger", "L"],
      "ledger is for local runs: deployed parties keep their own (mpc-auc party --ledger)"),
-    ({"score_range": (1.0, 0.0)}, ["--score-range", "1", "0"], "declared score range [1.0, 0.0] must be finite with lo < hi"),
+    ({"score_range": (1.0, 0.0)}, ["--score-range", "1", "0"],
+     "declared score range [1.0, 0.0] must be finite with lo < hi"),
     ({"timeout": 0.0}, ["--timeout", "0"], "timeout must be a number of seconds: a number, finite, > 0 and <= 1e+06; "
                                            "not 0.0"),
 ]

@@ -103,7 +103,8 @@ def test_bad_out_paths_are_refused_before_any_work(data, capsys):
         if message is None:  # argparse: exit 2 with usage
             with pytest.raises(SystemExit) as stop:
                 main(["run", "--input", str(source)] + extra)
-            assert stop.value.code == 2 and "timeout must be a number of seconds: a number, finite" in capsys.readouterr().err
+            err = capsys.readouterr().err
+            assert stop.value.code == 2 and "timeout must be a number of seconds: a number, finite" in err
             continue
         code, err = _run(["run", "--input", str(source)] + extra, capsys)
         assert code == 2 and message in err, (extra, err)
