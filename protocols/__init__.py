@@ -9,5 +9,6 @@ pyproject.toml's import-linter contract enforces (each imports only those below 
 * ``runtime``: identities, pinned TLS links, sealing, the wire format, the control channel, serving roles,
   the coordinator's session, and what a role process runs (CrypTen's communicator, CSPRNG, dealer,
   ledger, meters);
-* ``errors``, ``validation`` (every numeric parameter's constraint) and ``clear_auc`` (the reference AUC).
+* ``errors``, ``validation`` (every numeric parameter's constraint), ``clear_auc`` (the reference AUC) and
+  ``clear_metrics`` (the clear references of DeLong's variance and test and of average precision).
 """

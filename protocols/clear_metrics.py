@@ -1,0 +1,115 @@
+"""Ranking metrics in the clear beyond the AUC: DeLong's variance and test, and average precision.
+
+The references the private versions of these metrics are measured against (docs/references.md: DeLong1988,
+Sun2014).  Placement values, with ties counted one half (DeLong1988; computed from mid-ranks as in
+Sun2014): for a positive with score x,
+V10(x) = (#negatives below x + #negatives tied with x / 2) / N; for a negative with score y,
+V01(y) = (#positives above y + #positives tied with y / 2) / P.  The AUC is the mean of either.
+"""
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .clear_auc import twice_mid_ranks
+from .errors import InputError
+
+
+@dataclass(frozen=True)
+class DelongAuc:
+    """One AUC with DeLong's variance: ``std`` = sqrt(S10/P + S01/N) and the Wald 95% interval ``ci``."""
+    value: float
+    variance: float
+    std: float
+    ci: tuple
+
+
+@dataclass(frozen=True)
+class DelongTest:
+    """Two AUCs on the same rows, their DeLong covariance matrix, z = (A - B) / sd(A - B) and its two-sided p."""
+    value: tuple
+    covariance: tuple
+    difference: float
+    z: float
+    p_value: float
+
+
+Z_975 = 1.959963984540054  # the standard normal's 0.975 quantile
+
+
+def placement_values(scores, labels) -> tuple:
+    """(V10 of each positive, V01 of each negative), in row order within each class (DeLong1988).
+
+    From mid-ranks (Sun2014): with 2R the doubled 0-based mid-rank among all rows and 2T among the
+    row's own class, V10 = (R - T) / N for a positive and V01 = 1 - (R - T) / P for a negative.
+    """
+    scores, labels = _checked(scores, labels)
+    positive = labels == 1
+    twice_all = twice_mid_ranks(scores)
+    p, n = int(positive.sum()), int((~positive).sum())
+    v10 = (twice_all[positive] - twice_mid_ranks(scores[positive])) / (2 * n)
+    v01 = 1 - (twice_all[~positive] - twice_mid_ranks(scores[~positive])) / (2 * p)
+    return v10, v01
+
+
+def delong_auc(scores, labels) -> DelongAuc:
+    """The AUC, DeLong's variance S10/P + S01/N (S10, S01 the sample variances of the placement values)
+    and the Wald interval AUC +- z_0.975 std, as pROC's DeLong default."""
+    v10, v01 = placement_values(scores, labels)
+    auc = float(v10.mean())
+    variance = _variance(v10, v01)
+    std = math.sqrt(variance)
+    return DelongAuc(auc, variance, std, (auc - Z_975 * std, auc + Z_975 * std))
+
+
+def delong_test(scores_a, scores_b, labels) -> DelongTest:
+    """DeLong's test of two correlated AUCs on the same rows: z = (A - B) / sqrt(Var A + Var B - 2 Cov)."""
+    va10, va01 = placement_values(scores_a, labels)
+    vb10, vb01 = placement_values(scores_b, labels)
+    a, b = float(va10.mean()), float(vb10.mean())
+    cov_ab = _covariance(va10, vb10) / len(va10) + _covariance(va01, vb01) / len(va01)
+    var_a, var_b = _variance(va10, va01), _variance(vb10, vb01)
+    spread = var_a + var_b - 2 * cov_ab
+    z = (a - b) / math.sqrt(spread) if spread > 0 else (0.0 if a == b else math.copysign(math.inf, a - b))
+    return DelongTest((a, b), ((var_a, cov_ab), (cov_ab, var_b)), a - b, z, math.erfc(abs(z) / math.sqrt(2)))
+
+
+def average_precision(scores, labels) -> float:
+    """scikit-learn's average precision: sum over distinct thresholds, descending, of (R_k - R_{k-1}) P_k,
+    with every row of a tie group counted at its group's threshold."""
+    scores, labels = _checked(scores, labels)
+    order = np.argsort(-scores, kind="stable")
+    ranked, hits = scores[order], labels[order]
+    ends = np.flatnonzero(np.diff(ranked) != 0)  # the last position of each tie group, but the final one
+    ends = np.append(ends, len(ranked) - 1)
+    true_positives = np.cumsum(hits)[ends]
+    precision = true_positives / (ends + 1)
+    recall = true_positives / true_positives[-1]
+    return float(np.sum(np.diff(recall, prepend=0.0) * precision))
+
+
+def _variance(v10, v01) -> float:
+    return _covariance(v10, v10) / len(v10) + _covariance(v01, v01) / len(v01)
+
+
+def _covariance(x, y) -> float:
+    """The sample covariance with denominator len - 1 (0 for a single value)."""
+    if len(x) < 2:
+        return 0.0
+    return float(((x - x.mean()) * (y - y.mean())).sum() / (len(x) - 1))
+
+
+def _checked(scores, labels) -> tuple:
+    scores = np.asarray(scores, dtype=np.float64)
+    labels = np.asarray(labels)
+    if scores.ndim != 1 or scores.shape != labels.shape:
+        raise InputError(f"scores and labels must be one-dimensional of one length, not {scores.shape} and "
+                         f"{labels.shape}")
+    if not np.isfinite(scores).all():
+        raise InputError("scores must be finite numbers")
+    if not np.isin(labels, (0, 1)).all():
+        raise InputError("labels must be 0 or 1")
+    labels = labels.astype(np.int64)
+    if labels.min(initial=1) == 1 or labels.max(initial=0) == 0:
+        raise InputError("both classes must occur: the metric is undefined otherwise")
+    return scores, labels
