@@ -4,9 +4,10 @@ import math
 
 import numpy as np
 import pytest
+from sklearn.metrics import average_precision_score, roc_auc_score
+
 from mpc_auc.protocols.clear_metrics import average_precision, delong_auc, delong_test, placement_values
 from mpc_auc.protocols.errors import InputError
-from sklearn.metrics import average_precision_score, roc_auc_score
 
 
 def _data(seed, m=300, decimals=2):
