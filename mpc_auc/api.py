@@ -18,7 +18,7 @@ from .protocols.dp.grid import FIELDS, grid
 from .protocols.dp.suite import MECHANISMS
 from .protocols.errors import InputError
 from .protocols.ustat.two_party import Sample, ustat_2pc
-from .protocols.validation import checked
+from .protocols.validation import PARAMETERS, checked
 
 @dataclass(frozen=True, repr=False)
 class AucResult:
@@ -208,8 +208,7 @@ def compare(y_true, y_score, clients=None, *, protocols=None, epsilons=(0.5, 1.0
     if unknown:
         raise InputError(f"unknown protocol(s) {', '.join(map(str, unknown))}; choose from {', '.join(MECHANISMS)}")
     epsilons = [checked("epsilon", e) for e in epsilons]
-    if checked("delta", delta) == 0:
-        raise InputError("delta must lie strictly between 0 and 1, not 0.0")
+    checked("delta", delta, PARAMETERS["mechanism_delta"])
     encoder = plan(protocol="clear", score_range=score_range).encoder
     _, _, data = _evaluation(y_true, y_score, clients, encoder)
     rows, _ = grid(data, protocols, epsilons, delta, checked("draws", draws), seed, (encoder.lo, encoder.hi))

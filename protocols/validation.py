@@ -42,7 +42,9 @@ MAX_AUC_DECIMALS = 12  # an AUC rounded to more decimals than this is as good as
 
 PARAMETERS = {
     "epsilon": Interval(float, 0, lo_open=True, what="a privacy budget epsilon"),
-    "delta": Interval(float, 0, 1, hi_open=True, what="a privacy parameter delta"),
+    "delta": Interval(float, 0, 1, hi_open=True, what="a privacy parameter delta"),  # a budget's: 0 is pure DP
+    "mechanism_delta": Interval(float, 0, 1, lo_open=True, hi_open=True,
+                                what="the delta of an (epsilon, delta) mechanism"),  # a Gaussian's: never 0
     "alpha": Interval(float, 0, 1, lo_open=True, hi_open=True, what="a share strictly between 0 and 1"),
     "timeout": Interval(float, 0, MAX_SECONDS, lo_open=True, what="a number of seconds"),
     "deadline": Interval(float, 0, MAX_SECONDS, lo_open=True, what="a number of seconds"),

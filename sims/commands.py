@@ -5,15 +5,14 @@ The command line (mpc_auc.cli, a lower layer) never imports sims: it finds these
 builds the options of the one that runs.  This module stays light: an experiment's own module (scipy,
 matplotlib, dp-accounting) is imported only when its command is built or run.
 """
-import argparse
 import importlib
 import os
 from dataclasses import dataclass
 
 from .. import progress
+from ..cli.parser import typed
 from ..experiment_config import add_options, resolve
 from ..protocols.errors import InputError
-from ..protocols.validation import checked
 
 
 @dataclass(frozen=True)
@@ -59,7 +58,7 @@ class SecurityEvaluation:
                                              "collusion_m, inference_epsilons, inference_m, inference_draws, "
                                              "top_k_m, top_k, seed_bits, seed)")
         parser.add_argument("--out", required=True, help="directory for the report (created)")
-        parser.add_argument("--seed", type=_seed, default=None,
+        parser.add_argument("--seed", type=typed("seed"), default=None,
                             help="seed of the experiments' simulation randomness (default: drawn and recorded)")
 
     def run(self, args) -> int:
@@ -73,13 +72,6 @@ class SecurityEvaluation:
               f"{s['controls_caught']}/{s['controls']} controls caught, {report['seconds']:.0f} s -> "
               f"{os.path.join(args.out, 'report.md')}")
         return 0 if s["verdict"] == "ok" else 1
-
-
-def _seed(text: str) -> int:
-    try:
-        return checked("seed", int(text))
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 COMPARE = Experiment("the plain-DP mechanisms side by side over an epsilon grid (RMSE, bias, accounting, what "

@@ -1,7 +1,7 @@
 """The ``mpc-auc`` command line: every command's options, declared once per group and shared.
 
 ``run`` and ``evaluation open`` take the same protocol options (:func:`_protocol_options`), with one help
-text each; every numeric option is read by :func:`_typed`, which applies the constraint of
+text each; every numeric option is read by :func:`typed`, which applies the constraint of
 protocols.validation, so a bad value is refused in the same words as by the Python API.  The experiment
 commands (compare, table7, ustat-experiment, security) are not known here: the sims layer declares them
 as ``mpc_auc.commands`` entry points in pyproject.toml, and their options are built only when one runs.
@@ -11,22 +11,22 @@ import sys
 from importlib.metadata import entry_points
 
 from .. import progress
-from ..version import __version__
 from ..planner import DTYPES, PROTOCOLS
+from ..protocols.dp.central_law import NEIGHBOURS
 from ..protocols.errors import DeploymentError, InputError, PartyFailure
 from ..protocols.inputs.submission import DEFAULT_MAX_ROWS
 from ..protocols.mpc.ranking_job import METHODS
 from ..protocols.runtime.identity import SERVING
-from ..protocols.dp.central_law import NEIGHBOURS
 from ..protocols.ustat.two_party import KERNELS
 from ..protocols.validation import PARAMETERS, checked
+from ..version import __version__
 from . import commands
 
 DESCRIPTION = "Private AUC of scores and labels spread over many parties (CrypTen MPC and DP baselines)."
 LEDGER_DEFAULT = "$XDG_STATE_HOME/mpc-auc/ledger or ~/.local/state/mpc-auc/ledger"
 
 
-def _typed(name: str, rule: str = None):
+def typed(name: str, rule: str = None):
     """An argparse type for a number whose constraint is protocols.validation's ``rule`` (default: ``name``)."""
     interval = PARAMETERS[rule or name]
 
@@ -58,9 +58,9 @@ def _protocol_options(command, protocols) -> None:
                          help="the public range every score lies in (its width sets the key encoding)")
     command.add_argument("--score-dtype", choices=DTYPES, default="float64",
                          help="the scores' declared precision (public)")
-    command.add_argument("--epsilon", type=_typed("epsilon"), default=None,
+    command.add_argument("--epsilon", type=typed("epsilon"), default=None,
                          help="mpc-central: the privacy budget of the release (required)")
-    command.add_argument("--alpha", type=_typed("alpha"), default=0.5,
+    command.add_argument("--alpha", type=typed("alpha"), default=0.5,
                          help="mpc-central: share of epsilon for the rank statistic")
     command.add_argument("--neighbours", choices=NEIGHBOURS, default="label",
                          help="mpc-central: label DP (one label changes) or record DP (one row changes)")
@@ -70,7 +70,7 @@ def _protocol_options(command, protocols) -> None:
     command.add_argument("--dataset-id", help="mpc-central: an id of the evaluation set in the parties' ledgers, "
                                               "charged besides the set's own (its rows, or its roster's keys): "
                                               "it narrows the budget, never resets it")
-    command.add_argument("--auc-decimals", type=_typed("auc_decimals"), default=None, metavar="K",
+    command.add_argument("--auc-decimals", type=typed("auc_decimals"), default=None, metavar="K",
                          help="mpc-exact: open the AUC rounded to K decimals inside the MPC instead of to 52 bits, "
                               "which pins P*N and so the class counts (docs/protocols/mpc-exact.md, 'What the AUC "
                               "reveals')")
@@ -87,14 +87,14 @@ def _group(sub, name: str, text: str):
 
 def _timeout_option(command, default: float, text: str) -> None:
     """``--timeout``: how long a silent peer is waited for (protocols.validation's rule for seconds)."""
-    command.add_argument("--timeout", type=_typed("timeout"), default=default, help=text)
+    command.add_argument("--timeout", type=typed("timeout"), default=default, help=text)
 
 
 def _local_roles_options(command) -> None:
     """Where the roles run: spawned here, or a deployment's."""
     command.add_argument("--parties-host", default="127.0.0.1",
                          help="local run: the address the spawned roles listen on (default loopback)")
-    command.add_argument("--port", type=_typed("port"), default=None,
+    command.add_argument("--port", type=typed("port"), default=None,
                          help="local run: P0 listens on PORT, P1 on PORT+1, the dealer on PORT+2 (default: free "
                               "ports)")
     command.add_argument("--deployment", help="send the job to the running roles of this deployment.yaml "
@@ -130,10 +130,10 @@ def experiments() -> dict:
 def _demo_command(sub) -> None:
     """The options of ``demo``."""
     demo = sub.add_parser("demo", help="private AUC of the built-in synthetic set, beside the clear AUC")
-    demo.add_argument("--m", type=_typed("m", "rows"), default=3000, help="rows of the synthetic set")
-    demo.add_argument("--clients", type=_typed("clients", "count"), default=10,
+    demo.add_argument("--m", type=typed("m", "rows"), default=3000, help="rows of the synthetic set")
+    demo.add_argument("--clients", type=typed("clients", "count"), default=10,
                       help="clients the rows are spread over")
-    demo.add_argument("--seed", type=_typed("seed"), default=1, help="seed of the synthetic data (not secret)")
+    demo.add_argument("--seed", type=typed("seed"), default=1, help="seed of the synthetic data (not secret)")
     _local_roles_options(demo)
     _timeout_option(demo, 20.0, "seconds of silence from a role before it counts as lost and the run stops with an "
                                 "error")
@@ -168,10 +168,10 @@ def _ustat_command(sub) -> None:
                                                       "kendall: user,a,b (one row per user)")
     ustat.add_argument("--out", required=True, help="result JSON (written only on success)")
     _table_options(ustat)
-    ustat.add_argument("--epsilon", type=_typed("epsilon"), default=None,
+    ustat.add_argument("--epsilon", type=typed("epsilon"), default=None,
                        help="the privacy budget per user (required)")
-    ustat.add_argument("--k", type=_typed("k"), default=1, help="permutations (pairs per user)")
-    ustat.add_argument("--seed", type=_typed("seed"), default=None,
+    ustat.add_argument("--k", type=typed("k"), default=1, help="permutations (pairs per user)")
+    ustat.add_argument("--seed", type=typed("seed"), default=None,
                        help="pair sampling seed (default: OS CSPRNG)")
     _timeout_option(ustat, 60.0, "seconds before a silent party counts as lost")
     ustat.set_defaults(func=commands.cmd_ustat)
@@ -214,12 +214,12 @@ def _evaluation_command(sub) -> None:
                         help="roster file(s) naming the clients and their certificates (client keygen writes one "
                              "per client); their rows enter in this order")
     opened.add_argument("--out", required=True, help="result JSON (written only on success)")
-    opened.add_argument("--deadline", type=_typed("deadline"), default=600.0,
+    opened.add_argument("--deadline", type=typed("deadline"), default=600.0,
                         help="seconds the parties wait for every rostered client")
     opened.add_argument("--allow-missing", action="store_true",
                         help="at the deadline, compute on the clients present (default: refuse, naming who is "
                              "missing)")
-    opened.add_argument("--max-rows", type=_typed("max_rows", "rows"), default=DEFAULT_MAX_ROWS,
+    opened.add_argument("--max-rows", type=typed("max_rows", "rows"), default=DEFAULT_MAX_ROWS,
                         help="the most rows one client may submit: each party refuses a larger message before "
                              "keeping it, which bounds its memory per client")
     opened.add_argument("--ranks", action="store_true", help="mpc-exact: send each client its rows' global ranks")
@@ -244,11 +244,11 @@ def _client_command(sub) -> None:
                                                         "TSV, .gz or Parquet)")
     _table_options(submit_)
     submit_.add_argument("--ranks-out", help="wait for this client's rows' global ranks and write them here")
-    submit_.add_argument("--max-epsilon", type=_typed("max_epsilon", "epsilon"), default=None, metavar="EPS",
+    submit_.add_argument("--max-epsilon", type=typed("max_epsilon", "epsilon"), default=None, metavar="EPS",
                          help="submit only to a DP release of at most this epsilon (the parties' ticket states it); "
                               "an exact release counts as unbounded and is refused too (default: any release)")
     _timeout_option(submit_, 20.0, "seconds of silence from a party before it counts as lost")
-    submit_.add_argument("--connect-timeout", type=_typed("connect_timeout", "timeout"), default=60.0,
+    submit_.add_argument("--connect-timeout", type=typed("connect_timeout", "timeout"), default=60.0,
                          help="seconds to keep trying while the evaluation is not open yet")
     submit_.set_defaults(func=commands.cmd_client_submit)
 
@@ -266,19 +266,19 @@ def _generate_command(sub) -> None:
     """The options of ``generate``."""
     gen = sub.add_parser("generate", help="write a Criteo-shaped synthetic CSV")
     gen.add_argument("--out", required=True, help="the CSV file to write (client,score,label)")
-    gen.add_argument("--m", type=_typed("m", "rows"), default=3000, help="rows")
-    gen.add_argument("--positives", type=_typed("positives", "rows"), default=None,
+    gen.add_argument("--m", type=typed("m", "rows"), default=3000, help="rows")
+    gen.add_argument("--positives", type=typed("positives", "rows"), default=None,
                      help="positive rows (default: about a quarter, Criteo's rate)")
-    gen.add_argument("--auc", type=_typed("auc"), default=0.77, help="the binormal scores' population AUC")
-    gen.add_argument("--clients", type=_typed("clients", "count"), default=10, help="clients the rows are spread over")
+    gen.add_argument("--auc", type=typed("auc"), default=0.77, help="the binormal scores' population AUC")
+    gen.add_argument("--clients", type=typed("clients", "count"), default=10, help="clients the rows are spread over")
     gen.add_argument("--partition", choices=("iid", "non-iid"), default="iid",
                      help="iid: a uniformly random client per row; non-iid: contiguous blocks of the score order")
-    gen.add_argument("--decimals", type=_typed("decimals"), default=None,
+    gen.add_argument("--decimals", type=typed("decimals"), default=None,
                      help="round scores to this many decimals (creates ties)")
     gen.add_argument("--score-dtype", choices=DTYPES, default="float64",
                      help="float32: scores rounded to float32, as a float32 model outputs them (then run with "
                           "--score-dtype float32)")
-    gen.add_argument("--seed", type=_typed("seed"), default=0, help="seed of the synthetic data (not secret)")
+    gen.add_argument("--seed", type=typed("seed"), default=0, help="seed of the synthetic data (not secret)")
     gen.set_defaults(func=commands.cmd_generate)
 
 

@@ -18,8 +18,7 @@ import math
 
 from dp_accounting.pld import accountant, common
 
-from ..errors import InputError
-from ..validation import checked
+from ..validation import PARAMETERS, checked
 
 
 def _phi(x: float) -> float:
@@ -34,8 +33,7 @@ def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> fl
 
 def _check(epsilon: float, delta: float) -> None:
     checked("epsilon", epsilon)
-    if not 0 < delta < 1:
-        raise InputError(f"the Gaussian mechanism needs 0 < delta < 1, not {delta!r}")
+    checked("delta", delta, PARAMETERS["mechanism_delta"])
 
 
 def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:

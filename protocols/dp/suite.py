@@ -16,7 +16,7 @@ import numpy as np
 from . import dpauc, fedauc, score_ldp
 from . import central_law
 from ..errors import InputError
-from ..validation import checked
+from ..validation import PARAMETERS, checked
 
 
 @dataclass(frozen=True)
@@ -140,8 +140,8 @@ def evaluate(name: str, clients, budget: Budget, draws: int = 100, seed=None,
     mechanism = MECHANISMS[name]
     if name != "fedauc-vanilla":
         checked("epsilon", budget.epsilon)
-    if mechanism.needs_delta and not 0 < budget.delta < 1:
-        raise InputError(f"{name} needs 0 < delta < 1, not {budget.delta!r}")
+    if mechanism.needs_delta:
+        checked("delta", budget.delta, PARAMETERS["mechanism_delta"])
     ranked = ranked or fedauc.RankedClients.from_clear_scores(clients)
     counts = None
     if not mechanism.uses_ranks:

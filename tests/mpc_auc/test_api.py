@@ -104,7 +104,7 @@ def test_the_cli_prints_its_version(capsys):
     (lambda: mpc_auc.compare([0, 1], [0.1, 0.9], protocols=["fedauc-rr", "rot13"]), "unknown protocol(s) rot13"),
     (lambda: mpc_auc.compare([0, 1], [0.1, 0.9], draws=1),
      "draws must be a number of noise draws: an integer, finite, >= 2"),
-    (lambda: mpc_auc.compare([0, 1], [0.1, 0.9], delta=0), "delta must lie strictly between 0 and 1"),
+    (lambda: mpc_auc.compare([0, 1], [0.1, 0.9], delta=0), "delta must be the delta of an (epsilon, delta) mechanism"),
     (lambda: mpc_auc.compare([0, 0], [0.1, 0.9]), "no positive labels"),
     (lambda: mpc_auc.u_statistic([0.1, 0.9], kernel="auc", epsilon=1.0), "kernel auc needs labels"),
     (lambda: mpc_auc.u_statistic([0.1, 0.9], kernel="gini", epsilon=None),

@@ -1,4 +1,6 @@
 """Control messages decode only into the registered message types: hostile payloads fail with WireError."""
+import dataclasses
+import importlib
 import json
 import struct
 
@@ -84,3 +86,26 @@ def test_a_job_travels_whole():
     roster = Roster((Identity("client:a").public,))
     job = Job(Evaluation("e1", roster, ScoreEncoder()), "radix", False, rows=(3,), budget=Budget(2.0))
     assert wire.decode(wire.encode(job)) == job
+
+
+def _any_dataclass(path):
+    """The decoder as it was before the registry (a deliberately weakened variant): any dataclass of any
+    mpc_auc module a peer names, rebuilt through its constructor."""
+    module, _, name = str(path).partition(":")
+    cls = getattr(importlib.import_module(module), name, None) if module.startswith("mpc_auc.") else None
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)):
+        raise wire.WireError(f"{path} is not an mpc-auc message type")
+    return cls
+
+
+def test_a_peer_builds_a_deployment_of_its_choosing_without_the_registry(monkeypatch):
+    """The attack the registry stops: a peer sends a Deployment naming its own address and key for P1, which a
+    receiver that decodes any mpc_auc dataclass builds, and which the registry refuses (a deployment never
+    travels in a control message: it reaches local roles over their start-up pipe)."""
+    forged = _raw({"$c": "mpc_auc.protocols.runtime.deployment:Deployment",
+                   "f": {"publics": {"$d": []}, "addresses": {"$d": [["P1", "203.0.113.9:443"]]}}})
+    with pytest.raises(wire.WireError, match="not a registered message type"):
+        wire.decode(forged)
+    monkeypatch.setattr(wire, "_dataclass", _any_dataclass)
+    built = wire.decode(forged)
+    assert isinstance(built, Deployment) and built.addresses == {"P1": "203.0.113.9:443"}
