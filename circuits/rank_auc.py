@@ -25,11 +25,15 @@ with the next slot's values a shift.  Mid-ranks reach every member by a
 difference vector d_t = f_t (2R_t - 2R_{t-1}), f_t = [t < G], moved back to
 the group starts (Shuffler.unapply_shares) and a prefix sum.  Cost: the
 group starts, one digit partition, two rounds of products (M + 1 and M;
-circuits.gates, on triples the dealer makes ahead) and one or two shuffles
-of M elements (two columns besides the destinations; three with mid-ranks), in a
-constant number of rounds.  Everything here works on this party's int64
+circuits.gates, on triples the dealer makes ahead) and one shuffle of M
+elements (two columns besides the destinations; three with mid-ranks, which
+add a round of M products and the shuffle back), in a constant number of
+rounds.  :class:`TieGroups` keeps the compacted slots for the metrics built on
+them (circuits.rank_metrics).  Everything here works on this party's int64
 shares (mod 2^64) as numpy arrays; a public constant c enters as (c, 0).
 """
+from dataclasses import dataclass
+
 import numpy as np
 
 from .comparators import all_set, flip
@@ -67,16 +71,65 @@ def group_starts_from_xor_keys(gates, sorted_xor: np.ndarray, bits: int) -> np.n
     return _with_first(gates.rank, rest)
 
 
-def auc_fraction(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray, mid_ranks: bool = False):
-    """Shares (2U, 2PN) -- the AUC is their ratio -- and, if asked, of 2 x the 0-based mid-rank per sorted
-    position (else None); int64 shares, (1,), (1,) and (M,).
+@dataclass(frozen=True)
+class TieGroups:
+    """The compacted tie groups (module docstring), this party's int64 shares: slot t < G holds group t's first
+    sorted position ``a`` and the positives below it ``pex``; every slot from G on holds (M, P).  ``later``:
+    shares of [t >= G] per slot, when kept (:func:`tie_groups` with ``flags``); ``rho``: the compaction's
+    destinations, to move values back to the group starts."""
+    rank: int
+    a: np.ndarray
+    pex: np.ndarray
+    positives: np.ndarray  # (1,): P
+    pn: np.ndarray  # (1,): P N
+    rho: np.ndarray
+    later: np.ndarray = None
+
+    @property
+    def m(self) -> int:
+        return len(self.a)
+
+    @property
+    def negatives(self) -> np.ndarray:
+        return public_share(self.m, self.rank) - self.positives
+
+    @property
+    def a_next(self) -> np.ndarray:
+        return _next(self.a, public_share(self.m, self.rank))
+
+    @property
+    def pex_next(self) -> np.ndarray:
+        return _next(self.pex, self.positives[0])
+
+    @property
+    def nex(self) -> np.ndarray:
+        """Negatives below each group: its start minus the positives below it."""
+        return self.a - self.pex
+
+    @property
+    def nex_next(self) -> np.ndarray:
+        return self.a_next - self.pex_next
+
+    @property
+    def group_positives(self) -> np.ndarray:
+        """p_t, 0 from G on."""
+        return self.pex_next - self.pex
+
+    @property
+    def group_negatives(self) -> np.ndarray:
+        """n_t, 0 from G on."""
+        return self.nex_next - self.nex
+
+
+def tie_groups(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray, flags: bool = False) -> TieGroups:
+    """The compacted tie groups of a sorted sample: one round of products and one stable partition.
 
     starts: shares of the group-start bits e in sorted order (group_starts_from_*).  Every element that
     starts no group first trades its position (locally: positions are public) and positives below (one
     product) for the totals (M, P); after the compaction every slot from G on then holds (M, P), which is
-    also what "the next group" of the last group is, so the next slot's values are a shift and the slots
-    past G add nothing: two rounds of products in all (mid-ranks add M products to the second: their
-    differences need f_t).
+    also what "the next group" of the last group is, so the next slot's values are a shift.  ``flags``: also
+    move the partition key, the shares of [t >= G] (what :func:`to_members` and the metrics that divide per
+    group need).
     """
     rank, y = gates.rank, np.asarray(sorted_labels, dtype=np.int64)
     m = len(y)
@@ -84,8 +137,8 @@ def auc_fraction(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray,
     positives = y.sum(keepdims=True)  # shares wrap mod 2^64: one-element arrays, not numpy scalars (which warn)
     negatives = public_share(m, rank) - positives
     later = public_share(1, rank) - starts  # partition key: group starts (0) first
-    moving = 3 if mid_ranks else 2  # columns the compaction moves besides rho
-    gates.reserve("mul", 2 * m + 1 + (m if mid_ranks else 0))  # the products below
+    moving = 3 if flags else 2  # columns the compaction moves besides rho
+    gates.reserve("mul", m + 1)
     perm, masks, onehot = shuffler.schedule()
     if rank == 0 and shuffler.PREFETCH:  # the dealer makes the partition's correlations after the triples
         shuffler.post([shuffler.select_request(m, onehot),
@@ -95,18 +148,33 @@ def auc_fraction(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray,
     pex_off, pn = gates.multiply((starts, pos_below - positives), (positives, negatives))
     # an additively shared bit's XOR shares are the low bits of its shares
     rho = digit_destinations(shuffler, later & 1)
-    moved = shuffler.apply_shares(rho, np.stack(([later] if mid_ranks else []) + [a_off + total_m,
-                                                                                  pex_off + positives]))
-    a, pex = moved[-2], moved[-1]  # slot t < G: group t's start and positives below it; from G on: M and P
-    a_next, pex_next = _next(a, total_m), _next(pex, positives[0])
-    nex, nex_next = a - pex, a_next - pex_next  # negatives below = position - positives below
-    pairs = [(pex_next - pex, nex + nex_next)]  # 2U = sum_t (Pex_{t+1} - Pex_t)(Nex_t + Nex_{t+1})
-    if mid_ranks:
-        twice_rank = a + a_next - public_share(1, rank)  # a_t + a_{t+1} - 1 on slots t < G
-        f = public_share(1, rank) - moved[0]
-        pairs.append((f, twice_rank - np.concatenate([[0], twice_rank[:-1]])))
-    terms, *step = gates.multiply(*pairs)
-    twice_u, twice_pn = terms.sum(keepdims=True), 2 * pn
+    moved = shuffler.apply_shares(rho, np.stack(([later] if flags else []) + [a_off + total_m, pex_off + positives]))
+    return TieGroups(rank, moved[-2], moved[-1], positives, pn, rho, moved[0] if flags else None)
+
+
+def to_members(shuffler, gates, groups: TieGroups, columns) -> np.ndarray:
+    """Shares (len(columns), M), in sorted order, of each element's own group's value of every column (one value
+    per compacted slot): the differences d_t = f_t (v_t - v_{t-1}), f_t = [t < G] (one round of products),
+    moved back to the group starts (Shuffler.unapply_shares) and summed up to each position."""
+    inside = public_share(1, groups.rank) - groups.later
+    columns = np.atleast_2d(np.asarray(columns, dtype=np.int64))
+    steps = np.diff(columns, axis=1, prepend=0)
+    gates.reserve("mul", steps.size)
+    moved = gates.multiply(*[(inside, step) for step in steps])
+    return np.cumsum(shuffler.unapply_shares(groups.rho, np.stack(moved)), axis=1)
+
+
+def auc_fraction(shuffler, gates, groups: TieGroups, mid_ranks: bool = False):
+    """Shares (2U, 2PN) -- the AUC is their ratio -- and, if asked, of 2 x the 0-based mid-rank per sorted
+    position (else None); int64 shares, (1,), (1,) and (M,).
+
+    2U = sum_t (Pex_{t+1} - Pex_t)(Nex_t + Nex_{t+1}): one round of M products (the slots past G add
+    nothing); mid-ranks (``groups`` with flags) reach the members by :func:`to_members`.
+    """
+    gates.reserve("mul", groups.m)
+    (terms,) = gates.multiply((groups.group_positives, groups.nex + groups.nex_next))
+    twice_u, twice_pn = terms.sum(keepdims=True), 2 * groups.pn
     if not mid_ranks:
         return twice_u, twice_pn, None
-    return twice_u, twice_pn, np.cumsum(shuffler.unapply_shares(rho, step[0][None])[0])
+    twice_rank = groups.a + groups.a_next - public_share(1, groups.rank)  # a_t + a_{t+1} - 1 on slots t < G
+    return twice_u, twice_pn, to_members(shuffler, gates, groups, [twice_rank])[0]

@@ -51,6 +51,7 @@ from ..runtime.deployment import read_document
 from .encoding import KEY_OFFSET, ScoreEncoder
 from ..errors import BundleIntegrityError, DeploymentError, InputError
 from ..runtime.identity import CLIENT_PREFIX, PublicIdentity, check_client_id, client_role
+from ..metric_catalogue import DEFAULT_POINTS, metric_names
 from ..validation import checked
 from ..runtime import wire
 
@@ -158,11 +159,17 @@ class Evaluation:
     allow_missing: bool = False  # direct: at the deadline, compute on the clients present at both parties
     max_rows: int = DEFAULT_MAX_ROWS  # direct: the most rows one client may submit (caps its message's size)
     decimals: int = None  # mpc-exact: open the AUC rounded to this many decimals (None: to 52 bits)
+    metrics: tuple = ("auc",)  # mpc-exact: what it opens (protocols.metric_catalogue), from one sort
+    points: int = DEFAULT_POINTS  # mpc-exact with curves: the cuts of the ranking they are opened at
 
     def __post_init__(self):
         check_client_id(self.id, "evaluation id")
         if self.decimals is not None:
             checked("auc_decimals", self.decimals)
+        if metric_names(self.metrics) != tuple(self.metrics):
+            raise InputError(f"an evaluation's metrics must be listed as the catalogue orders them, with auc: "
+                             f"{', '.join(metric_names(self.metrics))}, not {', '.join(self.metrics)}")
+        checked("points", self.points)
         if not (isinstance(self.max_rows, int) and 1 <= self.max_rows <= MAX_ROWS_LIMIT):
             raise InputError(f"the most rows per client must be an integer in [1, {MAX_ROWS_LIMIT}], not "
                              f"{self.max_rows!r}")
@@ -175,7 +182,7 @@ class Evaluation:
     def digest(self) -> str:
         """What P0 and P1 compare: both must have been given the same evaluation."""
         fields = [self.id, self.roster.digest, self.encoder.lo, self.encoder.hi, self.encoder.dtype, self.direct,
-                  self.deadline_s, self.allow_missing, self.max_rows, self.decimals]
+                  self.deadline_s, self.allow_missing, self.max_rows, self.decimals, list(self.metrics), self.points]
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
 
     @property
@@ -197,11 +204,15 @@ class ReleaseTerms:
     allow_missing: bool = False  # the job may run without some rostered clients
     decimals: int = None  # mpc-exact: the AUC is opened rounded to this many decimals (None: 52 bits)
     ranks: bool = False  # each client gets its rows' global mid-ranks
+    metrics: tuple = ("auc",)  # mpc-exact: the metrics opened (protocols.metric_catalogue)
+    points: int = None  # mpc-exact with curves: the number of cuts they are opened at
 
     def describe(self) -> str:
         if self.protocol == "mpc-exact":
             what = (f"the exact AUC rounded to {self.decimals} decimals" if self.decimals else
                     "the exact AUC to 52 bits") + " (no differential privacy)"
+            more = [m for m in self.metrics if m != "auc"]
+            what += f"; also {', '.join(more)} ({self.points} cuts for curves)" if more else ""
         else:
             delta = f"delta {self.delta:.2g}" if self.delta is not None else "the circuit's delta, about 1e-13"
             what = f"one DP release at epsilon {self.epsilon:g} ({self.neighbours} neighbours, {delta})"

@@ -29,11 +29,15 @@ Flow (docs/protocols/mpc-exact.md states every role's view):
 The parties' side is protocols.mpc.ranking_party; the job's set-up, shared with mpc-central,
 protocols.mpc.ranking_job.
 """
+import math
 from dataclasses import dataclass, field
 
 from ..errors import InputError, PartyFailure
 from ..inputs.bundles import open_ranks
+from ...circuits.scales import OPEN_BITS, VARIANCE_BITS
+from ..clear_metrics import Z_975
 from ..inputs.encoding import ScoreEncoder
+from ..metric_catalogue import CI_MAX_ROWS, DEFAULT_POINTS, metric_names, revealed
 from ..runtime.session import LOCAL, Placement
 from .ranking_job import FRACTION_BITS, JobRun, dataset_id, run_ranking_jobs, simulated
 
@@ -55,11 +59,13 @@ class MpcAucResult:
     check_s: float = 0.0  # P0's time in the in-MPC check of the clients' rows (part of wall_s)
     revealed: tuple = ("AUC as floor(AUC * 2^52) / 2^52", "whether both classes occur",
                        "one validity bit per client (its rows are in the protocol's domain)")
+    metrics: dict = field(default_factory=dict)  # the metrics beyond the AUC (:func:`opened_metrics`)
 
 
 def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: str = "TTP",
                   method: str = "radix", ranks: bool = False, placement: Placement = LOCAL,
-                  timeout_s: float = 20.0, on_progress=None, decimals: int = None):
+                  timeout_s: float = 20.0, on_progress=None, decimals: int = None, metrics: tuple = ("auc",),
+                  points: int = DEFAULT_POINTS):
     """Run mpc-exact on each dataset in one session of the parties.
 
     datasets: list of datasets, each a list of (client_id, scores, labels); every client is simulated
@@ -71,10 +77,16 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
     placement: the roles spawned here over loopback TLS (default), or a deployment's serving roles.
     decimals: open the AUC rounded to this many decimals instead of to 52 bits (docs/protocols/mpc-exact.md:
       what each opens).
+    metrics, points: the metrics opened besides the AUC, from the same sort (protocols.metric_catalogue), and
+      the number of cuts the curves are opened at; result.metrics holds them (:func:`opened_metrics`).
     Returns one MpcAucResult per dataset.  Raises InputError for bad input
     (before any party learns anything) and PartyFailure if a role fails.
     """
-    requests = [simulated(clients, encoder, (dataset_id(clients),) if ranks else (), decimals) for clients in datasets]
+    metrics = metric_names(metrics)
+    if "ci" in metrics and any(sum(len(s) for _, s, _ in clients) > CI_MAX_ROWS for clients in datasets):
+        raise InputError(f"the ci metric (DeLong's variance) is computed for at most {CI_MAX_ROWS} rows")
+    requests = [simulated(clients, encoder, (dataset_id(clients),) if ranks else (), decimals, metrics, points)
+                for clients in datasets]
     return [exact_result(run, provider, method)
             for run in run_ranking_jobs(requests, provider, method, ranks, None, placement, timeout_s, on_progress)]
 
@@ -84,7 +96,7 @@ def exact_result(run: JobRun, provider, method) -> MpcAucResult:
     """The AUC both parties opened (and, for simulated clients, their ranks), checked to agree."""
     run.refused()
     outs = run.outs
-    if outs[0]["defined"] != outs[1]["defined"] or outs[0]["scaled"] != outs[1]["scaled"]:
+    if any(outs[0][k] != outs[1][k] for k in ("defined", "scaled", "metrics")):
         raise PartyFailure("P1", "the parties opened different outputs: "
                                  f"{outs[0]['scaled']} vs {outs[1]['scaled']}")
     if not outs[0]["defined"]:
@@ -94,8 +106,10 @@ def exact_result(run: JobRun, provider, method) -> MpcAucResult:
     if outs[0].get("rank_bundles"):
         ranks = {c: open_ranks(key, c, run.ticket.job, [out["rank_bundles"][c] for out in outs], run.party_keys)
                  for c, key in run.reply_keys.items()}
+    auc = round(outs[0]["scaled"] / 10 ** decimals, decimals) if decimals else outs[0]["scaled"] / 2 ** FRACTION_BITS
+    terms = run.ticket.terms
     return MpcAucResult(
-        auc=round(outs[0]["scaled"] / 10 ** decimals, decimals) if decimals else outs[0]["scaled"] / 2 ** FRACTION_BITS,
+        auc=auc,
         m=run.m,
         clients=len(outs[0]["clients"]),
         provider=provider,
@@ -109,5 +123,32 @@ def exact_result(run: JobRun, provider, method) -> MpcAucResult:
         missing=outs[0]["missing"],
         check_s=float(outs[0]["check_s"]),
         revealed=(f"AUC rounded to {decimals} decimals" if decimals else MpcAucResult.revealed[0],
-                  *MpcAucResult.revealed[1:]),
+                  *MpcAucResult.revealed[1:], *revealed(terms.metrics[1:], terms.points)),
+        metrics=opened_metrics(outs[0]["metrics"], auc, run.m),
     )
+
+
+def opened_metrics(opened: dict, auc: float, m: int) -> dict:
+    """The parties' opened integers (protocols.mpc.ranking_party) as the metrics' values: "ci" {"variance",
+    "std", "ci"} (or {"refused": why}), "ap", "ks" (floats), "roc" {"flagged", "fpr", "tpr"} and "pr"
+    {"flagged", "recall", "precision"} (lists; ``flagged``: rows in the top of the ranking at each cut)."""
+    out = {}
+    if "ci" in opened:
+        ci = opened["ci"]
+        if "scaled" in ci:
+            variance = ci["scaled"] / 2 ** VARIANCE_BITS
+            std = math.sqrt(variance)
+            out["ci"] = {"variance": variance, "std": std, "ci": (auc - Z_975 * std, auc + Z_975 * std)}
+        else:
+            out["ci"] = dict(ci)
+    for name in ("ap", "ks"):
+        if name in opened:
+            out[name] = opened[name] / 2 ** OPEN_BITS
+    curve = opened.get("curve")
+    if curve:
+        scaled = {k: [v / 2 ** OPEN_BITS for v in values] for k, values in curve.items() if k != "flagged"}
+        if "fpr" in scaled:
+            out["roc"] = {"flagged": list(curve["flagged"]), "fpr": scaled["fpr"], "tpr": scaled["tpr"]}
+        if "precision" in scaled:
+            out["pr"] = {"flagged": list(curve["flagged"]), "recall": scaled["tpr"], "precision": scaled["precision"]}
+    return out

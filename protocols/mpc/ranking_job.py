@@ -17,6 +17,7 @@ import numpy as np
 
 from ..dp.central_law import CentralNoise
 from ..errors import InputError, PartyFailure
+from ..metric_catalogue import DEFAULT_POINTS
 from ..inputs.clients import check_client
 from ..inputs.encoding import ScoreEncoder
 from ..inputs.submission import Evaluation, Roster, make_submission
@@ -91,10 +92,11 @@ class Request:
     datasets: tuple = ()  # ledger ids named by the coordinator (Job.ledger_ids)
 
 
-def simulated(clients, encoder: ScoreEncoder, datasets: tuple = (), decimals: int = None) -> Request:
+def simulated(clients, encoder: ScoreEncoder, datasets: tuple = (), decimals: int = None, metrics: tuple = ("auc",),
+              points: int = DEFAULT_POINTS) -> Request:
     """Every client of ``clients`` ((id, scores, labels)) simulated in this process, each with a fresh key
     on a roster of its own; all rows are checked here, before any role starts.  decimals: open the AUC
-    rounded to this many decimals (submission.Evaluation.decimals)."""
+    rounded to this many decimals; metrics, points: what else to open (submission.Evaluation)."""
     if not clients:
         raise InputError("a dataset has no clients")
     for name, scores, labels in clients:
@@ -102,7 +104,7 @@ def simulated(clients, encoder: ScoreEncoder, datasets: tuple = (), decimals: in
         check_client(name, scores, labels, encoder)
     identities = [Identity(client_role(name)) for name, _, _ in clients]
     evaluation = Evaluation(f"local-{secrets.token_hex(8)}", Roster(tuple(i.public for i in identities)), encoder,
-                            decimals=decimals)
+                            decimals=decimals, metrics=metrics, points=points)
     return Request(evaluation, [(i, s, y) for i, (_, s, y) in zip(identities, clients)], tuple(datasets))
 
 

@@ -19,7 +19,9 @@ from ...circuits.division import decimal_round, digit_bits_for, fraction_bits as
 from ...circuits.gates import Gates
 from ...circuits.noise import discrete_laplace
 from ...circuits.radix import RadixRanking
-from ...circuits.rank_auc import auc_fraction
+from ...circuits.rank_auc import auc_fraction, tie_groups
+from ...circuits.rank_metrics import (average_precision, curve_points, cut_positions, delong_variance, ks_statistic,
+                                      placement_sums, variance_defined)
 from ...circuits.shares import from_share, public_share, reveal_int
 from ...circuits.shuffle import Shuffler
 from ...circuits.validity import client_verdicts, valid_rows
@@ -27,6 +29,7 @@ from ..inputs.bundles import seal_ranks
 from ..inputs.encoding import PAD_KEY
 from ..inputs.intake import Intake, gather_bytes, refusal
 from ..inputs.submission import ReleaseTerms
+from ..metric_catalogue import CI_MAX_ROWS
 from ..runtime.ledger import ACCOUNTING, Release
 from ..runtime.metrics import TrafficMeter
 from ..runtime.memory import release_free_memory
@@ -92,7 +95,9 @@ def _terms(ctx, job) -> ReleaseTerms:
     budget = tightest if math.isfinite(tightest[0]) else None
     common = dict(budget=budget, allow_missing=evaluation.allow_missing, ranks=job.ranks)
     if central is None:
-        return ReleaseTerms("mpc-exact", decimals=evaluation.decimals, **common)
+        curves = bool({"roc", "pr"} & set(evaluation.metrics))
+        return ReleaseTerms("mpc-exact", decimals=evaluation.decimals, metrics=evaluation.metrics,
+                            points=evaluation.points if curves else None, **common)
     delta = central.delta(sum(job.rows)) * central.repetitions if job.rows is not None else None
     return ReleaseTerms("mpc-central", central.epsilon * central.repetitions, delta, central.neighbours, **common)
 
@@ -118,7 +123,9 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
     release_free_memory()  # the sort's 32-bit steps and its input keys
     if ctx.rank == 0:
         ctx.progress("tie groups and rank sum")
-    twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, starts, sorted_labels, mid_ranks=job.ranks)
+    metrics = job.evaluation.metrics if job.central is None else ("auc",)
+    groups = tie_groups(shuffler, gates, starts, sorted_labels, flags=job.ranks or bool(FLAGGED & set(metrics)))
+    twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, groups, mid_ranks=job.ranks)
     if job.central is not None:
         release = _central_release(ctx, job.central, from_share(twice_u), from_share(labels), gates)
         return {"central": release, "check_s": check_s, **meter.read()}
@@ -133,12 +140,53 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
         quotient = decimal_round(gates, twice_u, twice_pn, decimals) if decimals else \
             divide(gates, twice_u, twice_pn, fraction_bits, digit_bits_for(bound))
         scaled = int(reveal_int(from_share(quotient)).item())
+    opened = _metrics(ctx, job, shuffler, gates, groups, twice_u) if defined and len(metrics) > 1 else {}
     rank_bundles = None
     if job.ranks:
         if ctx.rank == 0:
             ctx.progress("ranks back to input order")
         rank_bundles = _rank_bundles(ctx, intake.ticket.job, owners, ranking.to_input_order(twice_rank))
-    return {"defined": defined, "scaled": scaled, "rank_bundles": rank_bundles, "check_s": check_s, **meter.read()}
+    return {"defined": defined, "scaled": scaled, "metrics": opened, "rank_bundles": rank_bundles, "check_s": check_s,
+            **meter.read()}
+
+
+FLAGGED = {"ap", "roc", "pr"}  # the metrics that need the compaction's flags (rank_metrics)
+
+
+def _metrics(ctx, job, shuffler, gates, groups, twice_u) -> dict:
+    """Open the job's metrics beyond the AUC (circuits.rank_metrics), each as integers over a public power of
+    two; nothing else.  DeLong's variance only for M <= CI_MAX_ROWS (else None with the reason) and when each
+    class has two rows (one bit opened)."""
+    metrics, opened = job.evaluation.metrics, {}
+
+    def reveal(share) -> list:
+        return [int(v) for v in reveal_int(from_share(share)).numpy()]
+
+    if "ci" in metrics:
+        if ctx.rank == 0:
+            ctx.progress("DeLong variance")
+        if groups.m > CI_MAX_ROWS:
+            opened["ci"] = {"refused": f"DeLong's variance is computed for at most {CI_MAX_ROWS} rows"}
+        elif reveal(variance_defined(gates, groups))[0]:
+            opened["ci"] = {"scaled": reveal(delong_variance(gates, groups, twice_u, *placement_sums(gates, groups)))[0]}
+        else:
+            opened["ci"] = {"refused": "DeLong's variance needs two rows of each class"}
+    if "ap" in metrics:
+        if ctx.rank == 0:
+            ctx.progress("average precision")
+        opened["ap"] = reveal(average_precision(gates, groups))[0]
+    if {"roc", "pr"} & set(metrics):
+        if ctx.rank == 0:
+            ctx.progress(f"curves at {job.evaluation.points} cuts")
+        flagged = cut_positions(groups.m, job.evaluation.points)
+        points = curve_points(shuffler, gates, groups, flagged)
+        wanted = (["tpr"] + (["fpr"] if "roc" in metrics else []) + (["precision"] if "pr" in metrics else []))
+        opened["curve"] = {"flagged": flagged.tolist(), **{name: reveal(points[name]) for name in wanted}}
+    if "ks" in metrics:
+        if ctx.rank == 0:
+            ctx.progress("KS statistic")
+        opened["ks"] = reveal(ks_statistic(gates, groups))[0]
+    return opened
 
 
 def _invalid_clients(ctx, job, gates, owners, labels, key_xor, keys) -> list:

@@ -39,7 +39,7 @@ def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
 
     from mpc_auc.circuits.gates import Gates
     from mpc_auc.circuits.radix import RadixRanking
-    from mpc_auc.circuits.rank_auc import auc_fraction, group_starts_from_keys, group_starts_from_xor_keys
+    from mpc_auc.circuits.rank_auc import auc_fraction, group_starts_from_keys, group_starts_from_xor_keys, tie_groups
     from mpc_auc.circuits.shares import public, public_share
     from mpc_auc.circuits.shuffle import Shuffler
 
@@ -74,8 +74,8 @@ def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
     for keys, labels in tie_cases:
         from_xor = group_starts_from_xor_keys(gates, public_share(keys, ctx.rank), 62)
         from_additive = group_starts_from_keys(public(torch.from_numpy(keys)))
-        twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, from_xor, public_share(labels, ctx.rank),
-                                                     mid_ranks=True)
+        groups = tie_groups(shuffler, gates, from_xor, public_share(labels, ctx.rank), flags=True)
+        twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, groups, mid_ranks=True)
         out["ties"].append([shuffler.open(np.atleast_1d(t)) for t in (twice_u, twice_pn, twice_rank, from_xor,
                                                                       from_additive)])
     # what P0 asks the dealer along mpc-exact's whole path, for two inputs of one size (distinct vs all tied),
@@ -102,7 +102,7 @@ def _exact_path_requests(ctx, shuffler, gates, keys, leak: bool) -> list:
     from mpc_auc.circuits.dealer_line import DealerLine
     from mpc_auc.circuits.division import digit_bits_for, fraction_bits
     from mpc_auc.circuits.radix import RadixRanking
-    from mpc_auc.circuits.rank_auc import auc_fraction
+    from mpc_auc.circuits.rank_auc import auc_fraction, tie_groups
     from mpc_auc.circuits.shares import public_share
 
     posted, post = [], DealerLine.post
@@ -114,7 +114,7 @@ def _exact_path_requests(ctx, shuffler, gates, keys, leak: bool) -> list:
                                                                          [labels])
         if leak:
             gates.reserve("mul", len(np.unique(keys)))
-        twice_u, twice_pn, _ = auc_fraction(shuffler, gates, starts, sorted_labels)
+        twice_u, twice_pn, _ = auc_fraction(shuffler, gates, tie_groups(shuffler, gates, starts, sorted_labels))
         nonnegative(gates, twice_pn - public_share(1, ctx.rank))
         fraction_bits(gates, twice_u, twice_pn, 52, digit_bits_for(len(keys) ** 2))
         if leak:

@@ -1,0 +1,141 @@
+"""Ranking metrics beyond the AUC from the same compacted tie groups (circuits.rank_auc.TieGroups).
+
+DESIGN.md section 7.  Slot t < G of the compaction holds group t's start a_t and the positives below it
+Pex_t; Nex_t = a_t - Pex_t; the group's positives p_t = Pex_{t+1} - Pex_t and negatives n_t likewise; every
+slot from G on holds (M, P) and adds nothing.  Each function returns this party's int64 shares of integers
+whose ratio, or whose value over a public power of two, is the metric; only the caller opens anything.
+
+* DeLong's variance (DeLong1988; placement values with ties counted one half, Sun2014).  A positive of group
+  t has 2N V10 = Nex_t + Nex_{t+1} =: A_t, a negative 2P V01 = 2P - Pex_t - Pex_{t+1} =: B_t, so the classes'
+  sums of squares are Q10 = sum_t p_t A_t^2 = 4N^2 sum V10^2 and Q01 = sum_t n_t B_t^2 = 4P^2 sum V01^2 (two
+  rounds of 2M products).  Var = s10 / (P - 1) + s01 / (N - 1) with s10 = Q10 / (4N^2 P) - AUC^2 the
+  placement values' population variance (and s01 likewise) is then found by exact long divisions
+  (circuits.division) in fixed point: each mean to 2^-40, AUC^2 to 2^-40 from AUC = h 2^-20 + l 2^-40 as
+  h^2 + floor(2hl / 2^20) (its error below 2^-39), and Var to 2^-54.  Everything stays below 2^62 while
+  M <= 2^20 (4 N^2 P < 2^60; the parties check it: protocols.metric_catalogue.CI_MAX_ROWS).
+* Average precision with scikit-learn's semantics: AP = (1/P) sum_t p_t (P - Pex_t) / (M - a_t), the precision
+  at each threshold (descending) weighted by its recall step; the precision of every slot to 2^-34 by one
+  long division of M lanes (the per-group quotient is the expensive part: its denominators are secret when
+  there are ties), then one product round and one division: error below 2^-34.
+* Curve points at public cut positions: with c elements flagged (the top c of the sort), the cut falls in the
+  group g holding sorted position j = M - c, whose rows are counted in proportion (sklearn's curve is linear
+  inside a tie group): s TP = s (P - Pex_g) - p_g (j - a_g) with s the group's size.  The group's values reach
+  the cut positions by rank_auc.to_members; TPR = s TP / (s P), FPR = (c s - s TP) / (s N) and precision =
+  s TP / (c s), by long division.
+* KS = max_t |P Nex_t - N Pex_t| / (P N) (the largest |TPR - FPR| over thresholds): one product round and an
+  oblivious maximum, a tournament of ceil(log2 2M) comparison rounds.
+"""
+import numpy as np
+
+from .comparators import nonnegative
+from .division import digit_bits_for, fraction_bits
+from .rank_auc import TieGroups, to_members
+from .scales import MEAN_BITS, OPEN_BITS, PRECISION_BITS, VARIANCE_BITS
+from .shares import public_share
+
+CURVE_DIGIT_BITS = 4  # quotient bits per round for the curves' few hundred lanes: 15 comparisons per lane each
+
+
+def placement_sums(gates, groups: TieGroups) -> tuple:
+    """Shares (1,) of Q10 = 4N^2 sum_pos V10^2 and Q01 = 4P^2 sum_neg V01^2 (module docstring)."""
+    scaled_v10 = groups.nex + groups.nex_next
+    scaled_v01 = 2 * groups.positives - groups.pex - groups.pex_next
+    gates.reserve("mul", 4 * groups.m)
+    pa, nb = gates.multiply((groups.group_positives, scaled_v10), (groups.group_negatives, scaled_v01))
+    qa, qb = gates.multiply((pa, scaled_v10), (nb, scaled_v01))
+    return qa.sum(keepdims=True), qb.sum(keepdims=True)
+
+
+def variance_defined(gates, groups: TieGroups) -> np.ndarray:
+    """Shares (1,) of [P >= 2 and N >= 2]: DeLong's sample variances need two rows of each class."""
+    two = public_share(2, groups.rank)
+    bits = nonnegative(gates, np.concatenate([groups.positives - two, groups.negatives - two]))
+    return gates.multiply((bits[:1], bits[1:]))[0]
+
+
+def delong_variance(gates, groups: TieGroups, twice_u: np.ndarray, q10: np.ndarray, q01: np.ndarray) -> np.ndarray:
+    """Shares (1,) of floor(Var * 2^54) up to 2 units, Var = s10 / (P - 1) + s01 / (N - 1) (DeLong1988), for
+    P, N >= 2 and M <= 2^20."""
+    m, rank, p, n = groups.m, groups.rank, groups.positives, groups.negatives
+    pp, nn = gates.multiply((p, p), (n, n))
+    squares_p, squares_n = gates.multiply((4 * nn, p), (4 * pp, n))  # 4 N^2 P and 4 P^2 N
+    auc_bound = digit_bits_for(m * m // 2)  # 2PN <= M^2 / 2
+    fine = fraction_bits(gates, twice_u, 2 * groups.pn, MEAN_BITS, auc_bound)  # AUC to 2^-40
+    half = MEAN_BITS // 2
+    coarse = fraction_bits(gates, twice_u, 2 * groups.pn, half, auc_bound)  # h: AUC to 2^-20
+    low = fine - coarse * np.int64(1 << half)
+    hh, hl = gates.multiply((coarse, coarse), (coarse, low))
+    cross_bound = public_share(np.array([1 << (MEAN_BITS + 1)], dtype=np.int64), rank)
+    cross = fraction_bits(gates, 2 * hl, cross_bound, half + 1, digit_bits_for(1 << (MEAN_BITS + 1)))
+    auc_squared = hh + cross  # floor-ish of AUC^2 * 2^40: h^2 + floor(2 h l / 2^20), l^2 / 2^40 < 1 dropped
+    means = fraction_bits(gates, np.concatenate([q10, q01]), np.concatenate([squares_p, squares_n]), MEAN_BITS,
+                          digit_bits_for(16 * m ** 3 // 27 + 1))  # max over P + N = M of 4 N^2 P
+    spread = means - auc_squared  # s10, s01 in units of 2^-40; a rounding unit or two below 0 when they are 0
+    (spread,) = gates.multiply((nonnegative(gates, spread), spread))
+    one = public_share(1, rank)
+    scale = np.int64(1 << (MEAN_BITS - 2))  # s <= 1/4, so s 2^40 <= (count - 1) 2^38
+    denominators = np.concatenate([p - one, n - one]) * scale
+    terms = fraction_bits(gates, spread, denominators, VARIANCE_BITS - 2, digit_bits_for(m << (MEAN_BITS - 2)))
+    return terms.sum(keepdims=True)
+
+
+def average_precision(gates, groups: TieGroups, digit_bits: int = 1) -> np.ndarray:
+    """Shares (1,) of floor(AP * 2^52), AP as scikit-learn's average_precision_score (module docstring); needs
+    ``groups`` with flags and P >= 1."""
+    m = groups.m
+    at_or_above = public_share(m, groups.rank) - groups.a + groups.later  # M - a_t on slots t < G, 1 beyond
+    precision = fraction_bits(gates, groups.positives - groups.pex, at_or_above, PRECISION_BITS, digit_bits)
+    gates.reserve("mul", m)
+    (weighted,) = gates.multiply((groups.group_positives, precision))
+    return fraction_bits(gates, weighted.sum(keepdims=True), groups.positives * np.int64(1 << PRECISION_BITS),
+                         OPEN_BITS, digit_bits_for(m << PRECISION_BITS))
+
+
+def cut_positions(m: int, points: int) -> np.ndarray:
+    """The public cuts of a curve with ``points`` points: c_k = ceil(k M / points) rows flagged, k = 1..points
+    (the top c_k scores), without repeats."""
+    return np.unique(-(-np.arange(1, points + 1, dtype=np.int64) * m // points))
+
+
+def curve_points(shuffler, gates, groups: TieGroups, flagged: np.ndarray) -> dict:
+    """Shares (K,) of floor(value * 2^52) of "tpr", "fpr" and "precision" at each public cut (``flagged``: c_k
+    rows flagged, 1 <= c_k <= M), the tie group the cut falls in counted in proportion; needs ``groups`` with
+    flags and P, N >= 1."""
+    m, rank = groups.m, groups.rank
+    columns = [groups.a, groups.pex, groups.a_next - groups.a, groups.group_positives]
+    start, below, size, group_pos = to_members(shuffler, gates, groups, columns)[:, m - flagged]
+    k = len(flagged)
+    positives, negatives = np.repeat(groups.positives, k), np.repeat(groups.negatives, k)
+    position = public_share(m - flagged, rank)
+    gates.reserve("mul", 4 * k)
+    scaled_above, inside, size_p, size_n = gates.multiply(
+        (size, positives - below), (group_pos, position - start), (size, positives), (size, negatives))
+    scaled_tp = scaled_above - inside  # s TP
+    quotients = fraction_bits(gates, np.concatenate([scaled_tp, flagged * size - scaled_tp, scaled_tp]),
+                              np.concatenate([size_p, size_n, flagged * size]), OPEN_BITS, CURVE_DIGIT_BITS)
+    return dict(zip(("tpr", "fpr", "precision"), np.split(quotients, 3)))
+
+
+def maximum(gates, values: np.ndarray) -> np.ndarray:
+    """Shares (1,) of the largest of ``values`` (additive shares, pairwise differences below 2^63 in magnitude):
+    a tournament, each level one comparison and one product per pair."""
+    values = np.asarray(values, dtype=np.int64)
+    while len(values) > 1:
+        if len(values) % 2:
+            values = np.append(values, values[-1])
+        first, second = values[0::2], values[1::2]
+        gap = first - second
+        (taken,) = gates.multiply((nonnegative(gates, gap), gap))
+        values = second + taken
+    return values
+
+
+def ks_statistic(gates, groups: TieGroups) -> np.ndarray:
+    """Shares (1,) of floor(KS * 2^52), KS = max_t |P Nex_t - N Pex_t| / (P N) (module docstring); P, N >= 1."""
+    m = groups.m
+    gates.reserve("mul", 2 * m)
+    scaled_n, scaled_p = gates.multiply((np.repeat(groups.positives, m), groups.nex),
+                                        (np.repeat(groups.negatives, m), groups.pex))
+    gap = scaled_n - scaled_p  # P N (FPR - TPR) at the threshold just above group t, up to sign
+    return fraction_bits(gates, maximum(gates, np.concatenate([gap, -gap])), groups.pn, OPEN_BITS,
+                         digit_bits_for(m * m // 4))

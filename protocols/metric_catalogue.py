@@ -1,0 +1,37 @@
+"""The metrics a private evaluation may open, and what each reveals (docs/protocols/mpc-exact.md, "Metrics").
+
+Every metric comes from the same oblivious sort of a score column (circuits.rank_auc, circuits.rank_metrics);
+an evaluation names the ones it opens, both parties and every client see the list in the job's terms, and
+nothing else is opened.
+"""
+from .errors import InputError
+
+METRICS = {
+    "auc": "the AUC to 52 bits (or rounded to the evaluation's decimals)",
+    "ci": "DeLong's variance of the AUC to 2^-54 (the std and the 95% Wald interval follow) and whether each class "
+          "has two rows or more",
+    "ap": "the average precision to 52 bits",
+    "roc": "TPR and FPR at each public cut of the ranking, to 52 bits (with the cuts they reveal the class counts)",
+    "pr": "precision and recall at each public cut of the ranking, to 52 bits (precision at the last cut is "
+          "the share of positives)",
+    "ks": "the Kolmogorov-Smirnov statistic max |TPR - FPR| to 52 bits",
+}
+CI_MAX_ROWS = 1 << 20  # DeLong's variance in the 64-bit ring: 4 N^2 P < 2^60 (circuits.rank_metrics)
+DEFAULT_POINTS = 100  # curve points: the top 1%, 2%, ..., 100% of the ranking
+
+
+def metric_names(value) -> tuple:
+    """The metrics asked for (a comma-separated string or a sequence of names) in catalogue order, "auc" always
+    among them; InputError naming any that does not exist."""
+    names = [v.strip() for v in value.split(",")] if isinstance(value, str) else list(value)
+    unknown = [n for n in names if n not in METRICS]
+    if unknown or not names:
+        raise InputError(f"unknown metric(s) {', '.join(map(repr, unknown)) or '(none given)'}; choose from "
+                         f"{', '.join(METRICS)}")
+    return tuple(n for n in METRICS if n in names or n == "auc")
+
+
+def revealed(metrics, points: int) -> list:
+    """What an evaluation opening ``metrics`` reveals, one line per metric."""
+    curves = f" ({points} cuts)" if points else ""
+    return [METRICS[name] + (curves if name in ("roc", "pr") else "") for name in metrics]
