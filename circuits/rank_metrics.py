@@ -91,12 +91,6 @@ def average_precision(gates, groups: TieGroups, digit_bits: int = 1) -> np.ndarr
                          OPEN_BITS, digit_bits_for(m << PRECISION_BITS))
 
 
-def cut_positions(m: int, points: int) -> np.ndarray:
-    """The public cuts of a curve with ``points`` points: c_k = ceil(k M / points) rows flagged, k = 1..points
-    (the top c_k scores), without repeats."""
-    return np.unique(-(-np.arange(1, points + 1, dtype=np.int64) * m // points))
-
-
 def curve_points(shuffler, gates, groups: TieGroups, flagged: np.ndarray) -> dict:
     """Shares (K,) of floor(value * 2^52) of "tpr", "fpr" and "precision" at each public cut (``flagged``: c_k
     rows flagged, 1 <= c_k <= M), the tie group the cut falls in counted in proportion; needs ``groups`` with

@@ -5,18 +5,22 @@ Layers (installed as subpackages so no import name clashes on PyPI):
 (roles, processes, protocols), ``mpc_auc`` itself (the API, the planner, the CLI, data) and
 ``mpc_auc.sims`` (experiments and benchmarks); docs/architecture.md has the map.
 
-The Python API (docs/api.md): :func:`roc_auc_score` returns an :class:`AucResult`, :func:`compare`
-a DataFrame of the plain-DP mechanisms, :func:`u_statistic` a ustat-2pc release; bad input raises
-:class:`InputError`, a ``ValueError``.
+The Python API (docs/api.md), in scikit-learn's conventions: :func:`roc_auc_score` returns an
+:class:`AucResult` (with DeLong's interval), :func:`average_precision_score`, :func:`roc_curve` and
+:func:`precision_recall_curve` a :class:`MetricResult`, :func:`evaluate` a :class:`Report` of every metric
+from one sort, :func:`compare` a DataFrame of the plain-DP mechanisms, :func:`u_statistic` a ustat-2pc
+release; bad input raises :class:`InputError`, a ``ValueError``.
 """
 from .version import __version__
 
-__all__ = ["AucResult", "InputError", "compare", "roc_auc_score", "u_statistic", "__version__"]
+API = ("AucResult", "MetricResult", "Report", "average_precision_score", "compare", "evaluate",
+       "precision_recall_curve", "roc_auc_score", "roc_curve", "u_statistic")
+__all__ = [*API, "InputError", "__version__"]
 
 
 def __getattr__(name):
     """The API, imported on first use: ``import mpc_auc`` (and the command's start) stays light."""
-    if name in ("AucResult", "compare", "roc_auc_score", "u_statistic"):
+    if name in API:
         from . import api  # lazily: `import mpc_auc` and the command's start stay light
 
         return getattr(api, name)

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .dataset import EvalSet
+from .labels import binary_labels, one_vs_rest
 from .planner import execute, plan
 from .protocols.dp.central_law import SWAMPED
 from .protocols.dp.grid import FIELDS, grid
@@ -19,6 +20,7 @@ from .protocols.dp.suite import MECHANISMS
 from .protocols.errors import InputError
 from .protocols.ustat.two_party import Sample, ustat_2pc
 from .protocols.validation import PARAMETERS, checked
+from .report import MetricResult, Report
 
 @dataclass(frozen=True, repr=False)
 class AucResult:
@@ -35,9 +37,14 @@ class AucResult:
     epsilon, delta : float or None
         The release's privacy (mpc-central: delta is the noise circuit's); None for exact releases.
     std : float or None
+        mpc-exact and clear (``ci=True``): DeLong's standard error sqrt(S10/P + S01/N), computed inside the MPC;
         mpc-central: the standard deviation of the release around the AUC (its noise and rounding).
     ci : tuple of float or None
-        mpc-central: the 95% interval auc +- 1.96 std, clipped to [0, 1].
+        mpc-exact and clear: DeLong's 95% Wald interval auc +- z_0.975 std (as pROC's DeLong default, not
+        clipped); mpc-central: the 95% interval auc +- 1.96 std, clipped to [0, 1].  None when not asked for,
+        or when a class has fewer than two rows.
+    per_class : dict or None
+        ``multi_class="ovr"``: each class's one-vs-rest AUC (each opened).
     provider : str or None
         The correlation provider (``"TTP"``: the separate dealer); None for ``"clear"``.
     ranks : numpy.ndarray or None
@@ -68,17 +75,20 @@ class AucResult:
     wall_s: float = 0.0
     budget_remaining: float = None
     swamped: bool = False
+    per_class: dict = None
 
     def __repr__(self) -> str:
-        privacy = f", epsilon={self.epsilon:g}, ci=({self.ci[0]:.4f}, {self.ci[1]:.4f})" if self.epsilon else ""
+        privacy = f", epsilon={self.epsilon:g}" if self.epsilon else ""
+        privacy += f", ci=({self.ci[0]:.4f}, {self.ci[1]:.4f})" if self.ci else ""
         return (f"AucResult(auc={self.auc:.6f}, protocol={self.protocol!r}, m={self.m}, clients={self.clients}"
                 f"{privacy}, wall_s={self.wall_s:.1f})")
 
 
-def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact", epsilon: float = None,
-                  neighbours: str = "label", score_range=(0.0, 1.0), score_dtype: str = "float64",
-                  return_ranks: bool = False, auc_decimals: int = None, deployment: str = None, ledger: str = None,
-                  budget=None, timeout: float = 60.0) -> AucResult:
+def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact", ci: bool = True,
+                  multi_class: str = "raise", average: str = "macro", labels=None, sample_weight=None,
+                  max_fpr=None, epsilon: float = None, neighbours: str = "label", score_range=(0.0, 1.0),
+                  score_dtype: str = "float64", return_ranks: bool = False, auc_decimals: int = None,
+                  deployment: str = None, ledger: str = None, budget=None, timeout: float = 60.0) -> AucResult:
     """The ROC AUC of ``y_score`` against ``y_true``, computed without any party seeing the others' rows.
 
     The scores are ranked obliviously by two compute parties with a separate dealer (mpc-exact,
@@ -88,14 +98,27 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
     Parameters
     ----------
     y_true : array-like of shape (M,)
-        Labels: 0/1 or False/True.
-    y_score : array-like of shape (M,)
-        Scores, finite and inside ``score_range``.
+        Labels of any two values (the greater is the positive class, as scikit-learn), or of three or more
+        classes with ``multi_class="ovr"``.
+    y_score : array-like of shape (M,) or (M, classes)
+        Scores, finite and inside ``score_range``; one column per class for ``multi_class="ovr"``.
     clients : array-like of shape (M,), optional
         The client holding each row (ids: letters, digits, ``._-``); default: one client.
     protocol : {"mpc-exact", "mpc-central", "clear"}
         mpc-exact opens the exact AUC; mpc-central one noisy release (label DP, or record DP with
         ``neighbours="record"``) at ``epsilon``; clear computes in this process (no privacy).
+    ci : bool
+        mpc-exact and clear: also compute DeLong's variance inside the MPC and return ``std`` and ``ci`` (for at
+        most 2^20 rows); the parties then open the variance too.
+    multi_class : {"raise", "ovr"}
+        ``"ovr"``: one-vs-rest AUC of each class (one sort per class), averaged by ``average``.
+    average : {"macro", "weighted"}
+        ``multi_class="ovr"``: the plain mean of the classes' AUCs, or weighted by each class's share of the
+        rows (which the caller holds in ``y_true``).
+    labels : array-like, optional
+        ``multi_class="ovr"``: the class of each score column; default: the sorted classes of ``y_true``.
+    sample_weight, max_fpr
+        Not supported by the private protocols yet: anything but None (max_fpr: or 1) raises InputError.
     epsilon : float, optional
         Required by mpc-central, refused by the others.
     neighbours : {"label", "record"}
@@ -132,14 +155,30 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
         options are checked by the same planner as the command line's (mpc_auc.planner), with the same words.
     """
     start = time.perf_counter()
+    _unsupported(sample_weight=sample_weight, max_fpr=max_fpr)
+    if multi_class not in ("raise", "ovr"):
+        raise InputError(f"multi_class must be 'raise' or 'ovr', not {multi_class!r} (one-vs-one is not supported)")
+    if average not in ("macro", "weighted"):
+        raise InputError(f"average must be 'macro' or 'weighted', not {average!r}")
+    ovr = multi_class == "ovr" or np.ndim(y_score) == 2
+    if ovr and (return_ranks or protocol == "mpc-central"):
+        raise InputError("multi_class='ovr' opens one exact AUC per class: it takes neither return_ranks nor "
+                         "protocol mpc-central")
+    metrics = ("auc", "ci") if ci and protocol != "mpc-central" and not ovr else ("auc",)
     request = plan(protocol=protocol, epsilon=epsilon, neighbours=neighbours, budget=budget, score_range=score_range,
                    score_dtype=score_dtype, ranks=return_ranks, auc_decimals=auc_decimals, deployment=deployment,
-                   ledger=ledger, timeout=timeout)
-    evalset, groups, data = _evaluation(y_true, y_score, clients, request.encoder)
+                   ledger=ledger, timeout=timeout, metrics=metrics)
+    if ovr:
+        if multi_class != "ovr":
+            raise InputError("y_score has one column per class: pass multi_class='ovr' (as scikit-learn asks)")
+        return _one_vs_rest(request, y_true, y_score, clients, average, labels, start)
+    evalset, groups, data = _evaluation(binary_labels(y_true, greater=True), y_score, clients, request.encoder)
     outcome = execute(request, data)
     common = dict(auc=outcome.auc, protocol=protocol, m=evalset.m, clients=len(groups))
+    delong = (outcome.metrics or {}).get("ci", {})
+    interval = dict(std=delong.get("std"), ci=delong.get("ci"))
     if protocol == "clear":
-        return AucResult(wall_s=time.perf_counter() - start, **common)
+        return AucResult(wall_s=time.perf_counter() - start, **interval, **common)
     if protocol == "mpc-central":
         release = outcome.release
         if outcome.swamped:
@@ -155,13 +194,96 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
         for name, rows in groups:
             ranks[rows] = result.ranks[name] + 1
     return AucResult(provider=result.provider, ranks=ranks, traffic=result.traffic,
-                     wall_s=time.perf_counter() - start, **common)
+                     wall_s=time.perf_counter() - start, **interval, **common)
+
+
+def _one_vs_rest(request, y_true, y_score, clients, average: str, labels, start: float) -> AucResult:
+    """The one-vs-rest AUC: each class's exact AUC (one job each), averaged as scikit-learn's ovr."""
+    per_class, shares, traffic = {}, {}, {}
+    for name, hits, column in one_vs_rest(y_true, y_score, labels):
+        evalset, groups, data = _evaluation(hits, column, clients, request.encoder)
+        outcome = execute(request, data)
+        per_class[name], shares[name] = outcome.auc, hits.mean()
+        traffic[str(name)] = getattr(outcome.release, "traffic", None)
+    weights = np.array([shares[c] for c in per_class]) if average == "weighted" else None
+    return AucResult(float(np.average(list(per_class.values()), weights=weights)), request.protocol, evalset.m,
+                     len(groups), provider=None if request.protocol == "clear" else "TTP", traffic=traffic,
+                     wall_s=time.perf_counter() - start, per_class=per_class)
+
+
+def average_precision_score(y_true, y_score, *, clients=None, pos_label=None, protocol: str = "mpc-exact",
+                            sample_weight=None, score_range=(0.0, 1.0), score_dtype: str = "float64",
+                            deployment: str = None, timeout: float = 60.0) -> MetricResult:
+    """Average precision as scikit-learn's ``average_precision_score`` (every row of a tie group counted at its
+    group's threshold), computed inside the MPC from the same oblivious sort as the AUC; only AP is opened.
+
+    Parameters are as in :func:`roc_auc_score`; ``pos_label`` names the positive class (default 1, for labels
+    {0, 1} or {-1, 1}).  Returns a :class:`MetricResult` whose ``value`` is the AP (to 2^-34)."""
+    return _single("ap", y_true, y_score, clients, pos_label, protocol, sample_weight, score_range, score_dtype,
+                   deployment, timeout)
+
+
+def roc_curve(y_true, y_score, *, clients=None, pos_label=None, points: int = 100, protocol: str = "mpc-exact",
+              sample_weight=None, score_range=(0.0, 1.0), score_dtype: str = "float64", deployment: str = None,
+              timeout: float = 60.0) -> MetricResult:
+    """The ROC curve at ``points`` public cuts of the ranking: with the top ceil(k M / points) scores flagged,
+    k = 1..points, the FPR and TPR (a tie group a cut falls in counted in proportion: scikit-learn's curve,
+    interpolated linearly in the rows flagged).  The scores and thresholds stay secret; the cuts are public,
+    and with them the points reveal the class counts.  ``value`` is (fpr, tpr); ``flagged`` the cuts."""
+    return _single("roc", y_true, y_score, clients, pos_label, protocol, sample_weight, score_range, score_dtype,
+                   deployment, timeout, points)
+
+
+def precision_recall_curve(y_true, y_score, *, clients=None, pos_label=None, points: int = 100,
+                           protocol: str = "mpc-exact", sample_weight=None, score_range=(0.0, 1.0),
+                           score_dtype: str = "float64", deployment: str = None,
+                           timeout: float = 60.0) -> MetricResult:
+    """The precision-recall curve at the cuts of :func:`roc_curve`; ``value`` is (precision, recall)."""
+    return _single("pr", y_true, y_score, clients, pos_label, protocol, sample_weight, score_range, score_dtype,
+                   deployment, timeout, points)
+
+
+def evaluate(y_true, y_score, *, clients=None, metrics=("auc", "ci", "ap", "roc", "pr", "ks"), points: int = 100,
+             pos_label=None, protocol: str = "mpc-exact", sample_weight=None, score_range=(0.0, 1.0),
+             score_dtype: str = "float64", deployment: str = None, timeout: float = 60.0) -> Report:
+    """Every requested metric from one oblivious sort of the scores: ``metrics`` from auc, ci (DeLong), ap,
+    roc, pr (at ``points`` cuts) and ks (as ``mpc-auc run --metrics``).  Returns a :class:`Report`; its
+    ``revealed`` lists each opened value."""
+    start = time.perf_counter()
+    _unsupported(sample_weight=sample_weight)
+    request = plan(protocol=protocol, score_range=score_range, score_dtype=score_dtype, deployment=deployment,
+                   timeout=timeout, metrics=metrics, points=points)
+    evalset, groups, data = _evaluation(binary_labels(y_true, pos_label), y_score, clients, request.encoder)
+    outcome = execute(request, data)
+    revealed = getattr(outcome.release, "revealed", ())
+    return Report({"auc": outcome.auc, **outcome.metrics}, protocol, evalset.m, len(groups), tuple(revealed),
+                  getattr(outcome.release, "traffic", None), time.perf_counter() - start)
+
+
+def _single(metric, y_true, y_score, clients, pos_label, protocol, sample_weight, score_range, score_dtype,
+            deployment, timeout, points=100) -> MetricResult:
+    """One metric of :func:`evaluate` as a MetricResult (the AUC is opened with it)."""
+    report = evaluate(y_true, y_score, clients=clients, metrics=(metric,), points=points, pos_label=pos_label,
+                      protocol=protocol, sample_weight=sample_weight, score_range=score_range,
+                      score_dtype=score_dtype, deployment=deployment, timeout=timeout)
+    found, flagged = report[metric], None
+    if metric in ("roc", "pr"):
+        flagged = np.asarray(found["flagged"])
+        found = tuple(np.asarray(found[k]) for k in (("fpr", "tpr") if metric == "roc" else ("precision", "recall")))
+    return MetricResult(found, metric, protocol, report.m, report.clients, flagged, report.revealed, report.traffic,
+                        report.wall_s)
+
+
+def _unsupported(**options) -> None:
+    """InputError naming an option of scikit-learn's the private protocols do not take yet."""
+    for name, value in options.items():
+        if value is not None and not (name == "max_fpr" and value == 1):
+            raise InputError(f"{name} is not supported by mpc-auc's protocols yet (pass None)")
 
 
 def _evaluation(y_true, y_score, clients, encoder) -> tuple:
-    """The checked evaluation set, its (client, rows) groups and the clients' (id, scores, labels)."""
+    """The checked evaluation set, its (client, rows) groups and the clients' (id, scores, labels); y_true: 0/1."""
     labels = np.asarray(y_true)
-    labels = labels.astype(np.int64) if labels.dtype == bool else labels
     scores = np.asarray(y_score)
     if scores.ndim != 1 or labels.ndim != 1:
         raise InputError("y_true and y_score must be one-dimensional")

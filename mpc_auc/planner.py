@@ -1,7 +1,7 @@
 """One request planner for both front ends: the CLI (``mpc-auc run``, ``evaluation open``) and the Python API.
 
 :func:`plan` turns a request's options (protocol, epsilon, budget, neighbours, score range and type,
-method, ranks, decimals, ledger, deployment) into a checked :class:`Plan`, with every numeric option
+method, ranks, decimals, metrics, ledger, deployment) into a checked :class:`Plan`, with every numeric option
 judged by protocols.validation and every rule between options stated once here; :func:`execute` runs a
 plan on the clients' rows and returns an :class:`Outcome`.  So ``mpc_auc.roc_auc_score(..., epsilon=0)``
 and ``mpc-auc run --epsilon 0`` refuse with the same words, and return the same AUC on the same rows.
@@ -12,9 +12,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .protocols.clear_auc import rank_sum_auc
+from .protocols.clear_metrics import report
 from .protocols.dp.central_law import NEIGHBOURS, CentralNoise, release_interval, swamped
 from .protocols.errors import InputError
 from .protocols.inputs.encoding import ScoreEncoder
+from .protocols.metric_catalogue import DEFAULT_POINTS, cut_positions, metric_names
 from .protocols.mpc.central import mpc_central_auc
 from .protocols.mpc.exact import mpc_exact_auc
 from .protocols.mpc.ranking_job import METHODS
@@ -39,6 +41,8 @@ class Plan:
     decimals: int = None  # mpc-exact: open the AUC rounded to this many decimals
     timeout: float = 20.0
     dataset_id: str = None  # mpc-central: a declared ledger id (narrows the budget, never resets it)
+    metrics: tuple = ("auc",)  # mpc-exact and clear: the metrics opened, from one sort (protocols.metric_catalogue)
+    points: int = DEFAULT_POINTS  # the curves' cuts
 
 
 @dataclass(frozen=True)
@@ -51,12 +55,14 @@ class Outcome:
     ci: tuple = None  # mpc-central: auc +- 1.96 std within [0, 1]
     swamped: bool = False  # mpc-central: the noise swamps the release (protocols.dp.swamping)
     release: object = None  # the protocol's own result (MpcAucResult, CentralRelease), None for clear
+    metrics: dict = None  # the metrics beyond the AUC (protocols.mpc.exact.opened_metrics' form)
 
 
 def plan(*, protocol: str = "mpc-exact", epsilon=None, alpha=0.5, neighbours: str = "label", budget=None,
          score_range=(0.0, 1.0), score_dtype: str = "float64", method: str = "radix", ranks: bool = False,
          auc_decimals=None, deployment: str = None, key: str = None, ledger: str = None,
-         host: str = "127.0.0.1", port=None, timeout=20.0, dataset_id: str = None) -> Plan:
+         host: str = "127.0.0.1", port=None, timeout=20.0, dataset_id: str = None, metrics=("auc",),
+         points=DEFAULT_POINTS) -> Plan:
     """A checked :class:`Plan`, or InputError naming the first problem (the API and the CLI both ask here)."""
     if protocol not in PROTOCOLS:
         raise InputError(f"protocol must be one of {', '.join(PROTOCOLS)}; not {protocol!r}")
@@ -72,6 +78,10 @@ def plan(*, protocol: str = "mpc-exact", epsilon=None, alpha=0.5, neighbours: st
         raise InputError(f"protocol {protocol} releases the exact AUC: it takes no epsilon and no budget")
     if (ranks or auc_decimals is not None) and protocol != "mpc-exact":
         raise InputError(f"ranks and auc_decimals need protocol mpc-exact, not {protocol}")
+    metrics = metric_names(metrics)
+    if len(metrics) > 1 and protocol == "mpc-central":
+        raise InputError(f"metrics other than auc ({', '.join(metrics[1:])}) need protocol mpc-exact or clear; "
+                         "mpc-central releases one noisy AUC")
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}; not {method!r}")
     if score_dtype not in DTYPES:
@@ -83,7 +93,7 @@ def plan(*, protocol: str = "mpc-exact", epsilon=None, alpha=0.5, neighbours: st
         Placement(host=host, port=None if port is None else checked("port", port), ledger=ledger)
     return Plan(protocol, encoder, placement, noise, limit, method, bool(ranks),
                 None if auc_decimals is None else checked("auc_decimals", auc_decimals), checked("timeout", timeout),
-                dataset_id)
+                dataset_id, metrics, checked("points", points))
 
 
 def parse_budget(value) -> Budget:
@@ -102,7 +112,8 @@ def execute(request: Plan, clients: list, on_progress=None) -> Outcome:
     if request.protocol == "clear":
         scores = np.concatenate([s for _, s, _ in clients])
         labels = np.concatenate([y for _, _, y in clients])
-        return Outcome(rank_sum_auc(scores, labels), m, len(clients))
+        metrics = report(scores, labels, request.metrics, cut_positions(m, request.points).tolist())
+        return Outcome(rank_sum_auc(scores, labels), m, len(clients), metrics=metrics)
     if request.protocol == "mpc-central":
         declared = [request.dataset_id] if request.dataset_id else None
         release = mpc_central_auc([clients], request.noise, request.encoder, request.method, request.placement,
@@ -110,8 +121,8 @@ def execute(request: Plan, clients: list, on_progress=None) -> Outcome:
         return central_outcome(release, request.noise)
     result = mpc_exact_auc([clients], request.encoder, method=request.method, ranks=request.ranks,
                            placement=request.placement, timeout_s=request.timeout, on_progress=on_progress,
-                           decimals=request.decimals)[0]
-    return Outcome(result.auc, m, len(clients), release=result)
+                           decimals=request.decimals, metrics=request.metrics, points=request.points)[0]
+    return Outcome(result.auc, m, len(clients), release=result, metrics=result.metrics)
 
 
 def central_outcome(release, noise: CentralNoise) -> Outcome:

@@ -1,4 +1,4 @@
-"""Ranking metrics in the clear beyond the AUC: DeLong's variance and test, and average precision.
+"""Ranking metrics in the clear beyond the AUC: DeLong's variance and test, average precision, curve points, KS.
 
 The references the private versions of these metrics are measured against (docs/references.md: DeLong1988,
 Sun2014).  Placement values, with ties counted one half (DeLong1988; computed from mid-ranks as in
@@ -77,15 +77,59 @@ def delong_test(scores_a, scores_b, labels) -> DelongTest:
 def average_precision(scores, labels) -> float:
     """scikit-learn's average precision: sum over distinct thresholds, descending, of (R_k - R_{k-1}) P_k,
     with every row of a tie group counted at its group's threshold."""
-    scores, labels = _checked(scores, labels)
-    order = np.argsort(-scores, kind="stable")
-    ranked, hits = scores[order], labels[order]
-    ends = np.flatnonzero(np.diff(ranked) != 0)  # the last position of each tie group, but the final one
-    ends = np.append(ends, len(ranked) - 1)
-    true_positives = np.cumsum(hits)[ends]
-    precision = true_positives / (ends + 1)
+    true_positives, counts = _thresholds(scores, labels)
+    precision = true_positives / counts
     recall = true_positives / true_positives[-1]
     return float(np.sum(np.diff(recall, prepend=0.0) * precision))
+
+
+def curve_at_cuts(scores, labels, flagged) -> dict:
+    """TPR, FPR and precision with the top ``flagged[k]`` rows flagged, the tie group a cut falls in counted in
+    proportion (the linear interpolation of scikit-learn's curve in the number of rows flagged)."""
+    true_positives, counts = _thresholds(scores, labels)
+    p = true_positives[-1]
+    tp = np.interp(np.asarray(flagged, dtype=np.float64), np.r_[0, counts], np.r_[0, true_positives])
+    flagged = np.asarray(flagged, dtype=np.float64)
+    return {"tpr": tp / p, "fpr": (flagged - tp) / (counts[-1] - p), "precision": tp / flagged}
+
+
+def ks_statistic(scores, labels) -> float:
+    """The Kolmogorov-Smirnov statistic: the largest |TPR - FPR| over the thresholds."""
+    true_positives, counts = _thresholds(scores, labels)
+    p, n = true_positives[-1], counts[-1] - true_positives[-1]
+    return float(np.max(np.abs(true_positives / p - (counts - true_positives) / n)))
+
+
+def report(scores, labels, metrics, flagged) -> dict:
+    """The metrics beyond the AUC in the clear, in the form mpc-exact opens them (protocols.mpc.exact.
+    opened_metrics); ``flagged``: the curves' cuts (protocols.metric_catalogue)."""
+    out = {}
+    if "ci" in metrics:
+        if min(np.sum(np.asarray(labels) == 1), np.sum(np.asarray(labels) == 0)) < 2:
+            out["ci"] = {"refused": "DeLong's variance needs two rows of each class"}
+        else:
+            found = delong_auc(scores, labels)
+            out["ci"] = {"variance": found.variance, "std": found.std, "ci": found.ci}
+    if "ap" in metrics:
+        out["ap"] = average_precision(scores, labels)
+    points = curve_at_cuts(scores, labels, flagged) if {"roc", "pr"} & set(metrics) else {}
+    if "roc" in metrics:
+        out["roc"] = {"flagged": list(flagged), "fpr": points["fpr"].tolist(), "tpr": points["tpr"].tolist()}
+    if "pr" in metrics:
+        out["pr"] = {"flagged": list(flagged), "recall": points["tpr"].tolist(),
+                     "precision": points["precision"].tolist()}
+    if "ks" in metrics:
+        out["ks"] = ks_statistic(scores, labels)
+    return out
+
+
+def _thresholds(scores, labels) -> tuple:
+    """(true positives, rows flagged) at each distinct threshold, descending (scikit-learn's curve vertices)."""
+    scores, labels = _checked(scores, labels)
+    order = np.argsort(-scores, kind="stable")
+    ranked = scores[order]
+    ends = np.append(np.flatnonzero(np.diff(ranked) != 0), len(ranked) - 1)
+    return np.cumsum(labels[order])[ends].astype(np.float64), (ends + 1).astype(np.float64)
 
 
 def _variance(v10, v01) -> float:

@@ -4,6 +4,8 @@ Every metric comes from the same oblivious sort of a score column (circuits.rank
 an evaluation names the ones it opens, both parties and every client see the list in the job's terms, and
 nothing else is opened.
 """
+import numpy as np
+
 from .errors import InputError
 
 METRICS = {
@@ -35,3 +37,9 @@ def revealed(metrics, points: int) -> list:
     """What an evaluation opening ``metrics`` reveals, one line per metric."""
     curves = f" ({points} cuts)" if points else ""
     return [METRICS[name] + (curves if name in ("roc", "pr") else "") for name in metrics]
+
+
+def cut_positions(m: int, points: int) -> np.ndarray:
+    """The public cuts of a curve with ``points`` points: c_k = ceil(k M / points) rows flagged, k = 1..points
+    (the top c_k scores), without repeats."""
+    return np.unique(-(-np.arange(1, points + 1, dtype=np.int64) * m // points))

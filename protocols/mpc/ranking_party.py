@@ -20,8 +20,8 @@ from ...circuits.gates import Gates
 from ...circuits.noise import discrete_laplace
 from ...circuits.radix import RadixRanking
 from ...circuits.rank_auc import auc_fraction, tie_groups
-from ...circuits.rank_metrics import (average_precision, curve_points, cut_positions, delong_variance, ks_statistic,
-                                      placement_sums, variance_defined)
+from ...circuits.rank_metrics import (average_precision, curve_points, delong_variance, ks_statistic, placement_sums,
+                                      variance_defined)
 from ...circuits.shares import from_share, public_share, reveal_int
 from ...circuits.shuffle import Shuffler
 from ...circuits.validity import client_verdicts, valid_rows
@@ -29,7 +29,7 @@ from ..inputs.bundles import seal_ranks
 from ..inputs.encoding import PAD_KEY
 from ..inputs.intake import Intake, gather_bytes, refusal
 from ..inputs.submission import ReleaseTerms
-from ..metric_catalogue import CI_MAX_ROWS
+from ..metric_catalogue import CI_MAX_ROWS, cut_positions
 from ..runtime.ledger import ACCOUNTING, Release
 from ..runtime.metrics import TrafficMeter
 from ..runtime.memory import release_free_memory

@@ -1,0 +1,92 @@
+"""What the metric functions of the API return: frozen results whose ``.value`` is the metric.
+
+:class:`MetricResult` holds one metric (a number, or a curve's two arrays); :class:`Report` every metric of one
+evaluation (``mpc_auc.evaluate``), with what each opened value reveals and a strict-JSON form.
+"""
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True, repr=False)
+class MetricResult:
+    """One metric and how it was obtained.
+
+    Attributes
+    ----------
+    value : float or tuple of numpy.ndarray
+        The metric: average precision a float; ``roc_curve`` (fpr, tpr); ``precision_recall_curve``
+        (precision, recall), at the cuts in ``flagged``.
+    metric : str
+        Its name in the catalogue (``ap``, ``roc``, ``pr``, ``ks``).
+    protocol : str
+        ``"mpc-exact"`` or ``"clear"``.
+    m, clients : int
+        The public shape.
+    flagged : numpy.ndarray or None
+        Curves: the rows flagged at each point (the top ``flagged[k]`` scores), a public grid.
+    revealed : tuple of str
+        Every value the parties opened.
+    traffic : dict or None
+        Bytes, rounds and peak memory per role.
+    wall_s : float
+        Seconds from the call to the result.
+    """
+    value: object
+    metric: str
+    protocol: str
+    m: int
+    clients: int
+    flagged: np.ndarray = None
+    revealed: tuple = ()
+    traffic: dict = None
+    wall_s: float = 0.0
+
+    def __repr__(self) -> str:
+        shown = f"{self.value:.6f}" if isinstance(self.value, float) else f"<curve of {len(self.flagged)} points>"
+        return (f"MetricResult({self.metric}={shown}, protocol={self.protocol!r}, m={self.m}, "
+                f"clients={self.clients}, wall_s={self.wall_s:.1f})")
+
+
+@dataclass(frozen=True, repr=False)
+class Report:
+    """Every metric of one evaluation, from one sort of the scores.
+
+    Attributes
+    ----------
+    value : dict
+        Metric name -> value: ``auc`` a float; ``ci`` {"variance", "std", "ci"} (or {"refused": why});
+        ``ap`` and ``ks`` floats; ``roc`` {"flagged", "fpr", "tpr"}; ``pr`` {"flagged", "recall", "precision"}.
+    protocol, m, clients, revealed, traffic, wall_s
+        As in :class:`MetricResult`.
+    """
+    value: dict
+    protocol: str
+    m: int
+    clients: int
+    revealed: tuple = ()
+    traffic: dict = field(default=None)
+    wall_s: float = 0.0
+
+    def __getitem__(self, name: str):
+        return self.value[name]
+
+    def to_dict(self) -> dict:
+        """The report as strict JSON data (no NaN or infinity: a value that is not finite becomes None)."""
+        return {"metrics": _finite(self.value), "protocol": self.protocol, "m": self.m, "clients": self.clients,
+                "revealed": list(self.revealed), "traffic": self.traffic, "wall_s": self.wall_s}
+
+    def __repr__(self) -> str:
+        return (f"Report(auc={self.value['auc']:.6f}, metrics={list(self.value)}, protocol={self.protocol!r}, "
+                f"m={self.m}, clients={self.clients})")
+
+
+def _finite(value):
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_finite(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    return value.item() if isinstance(value, np.generic) else value
