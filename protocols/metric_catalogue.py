@@ -23,9 +23,11 @@ DEFAULT_POINTS = 100  # curve points: the top 1%, 2%, ..., 100% of the ranking
 
 
 def metric_names(value) -> tuple:
-    """The metrics asked for (a comma-separated string or a sequence of names) in catalogue order, "auc" always
-    among them; InputError naming any that does not exist."""
+    """The metrics asked for (a comma-separated string or a sequence of names; "all": every one) in catalogue
+    order, "auc" always among them; InputError naming any that does not exist."""
     names = [v.strip() for v in value.split(",")] if isinstance(value, str) else list(value)
+    if names == ["all"]:
+        return tuple(METRICS)
     unknown = [n for n in names if n not in METRICS]
     if unknown or not names:
         raise InputError(f"unknown metric(s) {', '.join(map(repr, unknown)) or '(none given)'}; choose from "

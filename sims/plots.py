@@ -8,6 +8,8 @@ import textwrap
 
 import numpy as np
 
+from ..figures import pyplot as _pyplot, save
+
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#999999")
 MARKERS = ("o", "s", "D", "^", "v", "<", ">", "P", "X", "h", "*", "p", "8", "d")
 
@@ -17,22 +19,6 @@ def style(index: int) -> dict:
     so the first len(MARKERS) protocols differ in marker and in colour or line."""
     return {"color": PALETTE[index % len(PALETTE)], "marker": MARKERS[index % len(MARKERS)],
             "linestyle": "-" if index // len(PALETTE) % 2 == 0 else "--"}
-
-
-def _pyplot():
-    import matplotlib  # lazily: pyplot only once the Agg backend is chosen, and only for a figure
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # lazily, as above
-
-    return plt
-
-
-def save(fig, stem: str) -> None:
-    """``stem``.png (150 dpi) and ``stem``.pdf (vector), legend included."""
-    for ext in ("png", "pdf"):
-        fig.savefig(f"{stem}.{ext}", dpi=150, bbox_inches="tight")
-    _pyplot().close(fig)
 
 
 def figure(stem: str, draw, size=(10, 4.5)) -> None:

@@ -15,6 +15,7 @@ import time
 
 from .. import progress
 from ..csv_io import read_evalset, read_user_values, write_evalset
+from ..figures import curves
 from ..planner import Plan, central_outcome, execute, parse_budget, plan
 from ..protocols.clear_auc import rank_sum_auc
 from ..protocols.errors import DeploymentError, InputError
@@ -34,7 +35,7 @@ from ..protocols.services import SERVED
 from ..protocols.ustat.two_party import Sample, ustat_2pc
 from ..results import provenance, write_atomically, write_json
 from ..synthetic import synthetic_evalset
-from .records import central_record, exact_record, file_stem, write_rank_files, write_ranks
+from .records import central_record, exact_record, file_stem, metric_lines, write_rank_files, write_ranks
 
 _LARGEST = 1.7976931348623157e308  # float64's largest finite value
 
@@ -72,7 +73,8 @@ def _plan(args, **fixed) -> Plan:
     """The request of ``run`` or ``evaluation open`` (``demo``: its fixed options), checked by the planner."""
     options = dict(protocol=args.protocol, epsilon=args.epsilon, alpha=args.alpha, neighbours=args.neighbours,
                    budget=args.budget, score_range=tuple(args.score_range), score_dtype=args.score_dtype,
-                   auc_decimals=args.auc_decimals, dataset_id=args.dataset_id) if hasattr(args, "protocol") else {}
+                   auc_decimals=args.auc_decimals, dataset_id=args.dataset_id, metrics=args.metrics,
+                   points=args.points) if hasattr(args, "protocol") else {}
     options.update(method=args.method, deployment=args.deployment, key=args.key, timeout=args.timeout)
     if hasattr(args, "parties_host"):
         options.update(host=args.parties_host, port=args.port, ledger=getattr(args, "ledger", None))
@@ -141,7 +143,9 @@ def cmd_run(args) -> int:
     if args.protocol == "clear":
         evalset, clients, record = _read_run_input(args, request.encoder)
         start = time.perf_counter()
-        record.update(auc=execute(request, clients).auc, provider=None, revealed=["all scores and labels (no privacy)"])
+        outcome = execute(request, clients)
+        record.update(auc=outcome.auc, provider=None, revealed=["all scores and labels (no privacy)"],
+                      metrics=outcome.metrics)
         return _write_run(args, evalset, record, (entered, entered_unix), start)
     with roles_started(request.placement, request.timeout) as placement:  # they start while the input is read
         evalset, clients, record = _read_run_input(args, request.encoder)
@@ -190,8 +194,16 @@ def _write_run(args, evalset, record, entered: tuple, start: float) -> int:
                            "entered_unix": entered[1]}
     record["coordinator_peak_rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     record["provenance"] = provenance(_arguments(args))
+    metrics = record.get("metrics") or {}
+    if {"roc", "pr"} & set(metrics):
+        stem = os.path.splitext(args.out)[0] + ".curves"
+        curves(metrics, stem, f"{args.protocol}, M={evalset.m}: {len(metrics.get('roc', metrics.get('pr'))['flagged'])}"
+                              " cuts of the ranking")
+        record["figures"] = [os.path.abspath(f"{stem}.{ext}") for ext in ("png", "pdf")]
     write_json(args.out, record)
     print(f"AUC = {record['auc']:.15f}  ({args.protocol}, M={evalset.m}) -> {args.out}")
+    for line in metric_lines(metrics):
+        print(line)
     return 0
 
 
@@ -259,7 +271,8 @@ def cmd_evaluation_open(args) -> int:
     request = _plan(args, ranks=args.ranks)
     encoder = request.encoder
     evaluation = Evaluation(args.id, Roster.load(args.roster), encoder, direct=True, deadline_s=args.deadline,
-                            allow_missing=args.allow_missing, max_rows=args.max_rows, decimals=request.decimals)
+                            allow_missing=args.allow_missing, max_rows=args.max_rows, decimals=request.decimals,
+                            metrics=request.metrics, points=request.points)
     progress.say(f"evaluation {args.id!r} open for {len(evaluation.roster.names)} client(s) until "
                  f"{args.deadline:g} s from now; the parties compute when all have submitted")
     declared = (f"declared:{args.dataset_id}",) if args.dataset_id else ()

@@ -15,6 +15,7 @@ from ..planner import DTYPES, PROTOCOLS
 from ..protocols.dp.central_law import NEIGHBOURS
 from ..protocols.errors import DeploymentError, InputError, PartyFailure
 from ..protocols.inputs.submission import DEFAULT_MAX_ROWS
+from ..protocols.metric_catalogue import DEFAULT_POINTS, METRICS, metric_names
 from ..protocols.mpc.ranking_job import METHODS
 from ..protocols.runtime.identity import SERVING
 from ..protocols.ustat.two_party import KERNELS
@@ -74,10 +75,23 @@ def _protocol_options(command, protocols) -> None:
                          help="mpc-exact: open the AUC rounded to K decimals inside the MPC instead of to 52 bits, "
                               "which pins P*N and so the class counts (docs/protocols/mpc-exact.md, 'What the AUC "
                               "reveals')")
+    command.add_argument("--metrics", type=_metrics, default="auc", metavar="LIST",
+                         help=f"mpc-exact and clear: the metrics to open, comma-separated, from one sort: "
+                              f"{', '.join(METRICS)} or all (auc always; what each reveals: docs/protocols/mpc-exact.md)")
+    command.add_argument("--points", type=typed("points"), default=DEFAULT_POINTS,
+                         help="with roc or pr: the curves' points, at the top 1/POINTS, 2/POINTS, ... of the ranking")
     command.add_argument("--method", choices=METHODS, default="radix",
                          help="oblivious ranking: radix sort (fast) or the bitonic reference network")
     _timeout_option(command, 20.0, "seconds of silence from a role before it counts as lost and the run stops with an "
                               "error")
+
+
+def _metrics(value: str) -> tuple:
+    """--metrics: the catalogue's names, or argparse's usage error naming the unknown one."""
+    try:
+        return metric_names(value)
+    except InputError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _group(sub, name: str, text: str):

@@ -26,7 +26,20 @@ def exact_record(result) -> dict:
     """What an mpc-exact result file holds (protocols.mpc.exact.MpcAucResult)."""
     return dict(auc=result.auc, provider=result.provider, method=result.method, revealed=list(result.revealed),
                 traffic=result.traffic, client_upload_bytes=result.upload_bytes, mpc_wall_s=result.wall_s,
-                sharing_s=result.sharing_s, input_check_s=result.check_s)
+                sharing_s=result.sharing_s, input_check_s=result.check_s, metrics=result.metrics)
+
+
+def metric_lines(metrics: dict) -> list:
+    """One line per opened metric beyond the AUC, for the terminal (the record holds every value)."""
+    lines = []
+    ci = metrics.get("ci")
+    if ci:
+        lines.append(f"DeLong std = {ci['std']:.6g}, 95% CI = [{ci['ci'][0]:.6f}, {ci['ci'][1]:.6f}]" if "std" in ci
+                     else f"ci: not computed: {ci['refused']}")
+    lines += [f"{label} = {metrics[name]:.15f}" for name, label in (("ap", "AP"), ("ks", "KS")) if name in metrics]
+    lines += [f"{name.upper()} curve: {len(metrics[name]['flagged'])} points" for name in ("roc", "pr")
+              if name in metrics]
+    return lines
 
 
 def rank_file_name(index: int, client: str) -> str:
