@@ -148,16 +148,19 @@ def all_set(gates, shares: np.ndarray, bits: int) -> np.ndarray:
     return bit_planes[0]
 
 
-def sign_bits(gates, shares: np.ndarray) -> np.ndarray:
-    """XOR shares (..., W), packed, of [x >= 0] for additive shares (..., n) of x (the top bit of the word
-    x = s0 + s1 mod 2^64 is 0); 7 rounds."""
+def sign_bits(gates, shares: np.ndarray, bits: int = 63) -> np.ndarray:
+    """XOR shares (..., W), packed, of [x >= 0] for additive shares (..., n) of x with |x| < 2^bits: bit ``bits``
+    of x mod 2^(bits + 1), whose shares are the shares' low bits + 1 bits (the top bit of the word when bits is
+    63), is 0; a private comparison of ``bits``-bit values, 7 rounds at 63 bits."""
     shares = np.asarray(shares, dtype=np.int64)
-    low = shares & np.int64(2**63 - 1)
-    own = low if gates.rank == 0 else np.int64(2**63 - 1) - low
-    carry = greater_private(gates, own, 63)  # [low0 + low1 >= 2^63]: the carry into the sign bit
-    return flip(carry ^ pack_bits((shares >> 63) & 1), gates.rank)
+    mask = np.int64((1 << bits) - 1)
+    low = shares & mask
+    own = low if gates.rank == 0 else mask - low
+    carry = greater_private(gates, own, bits)  # [low0 + low1 >= 2^bits]: the carry into the sign bit
+    return flip(carry ^ pack_bits((shares >> bits) & 1), gates.rank)
 
 
-def nonnegative(gates, shares: np.ndarray) -> np.ndarray:
-    """Additive shares (n,) of [x >= 0] (1 or 0) from additive shares (n,) of x, |x| < 2^63; 8 rounds."""
-    return gates.to_additive(sign_bits(gates, shares)[None], len(shares))[0]
+def nonnegative(gates, shares: np.ndarray, bits: int = 63) -> np.ndarray:
+    """Additive shares (n,) of [x >= 0] (1 or 0) from additive shares (n,) of x, |x| < 2^bits (bits <= 63: a
+    smaller bound makes the comparison narrower and cheaper); 8 rounds at 63 bits."""
+    return gates.to_additive(sign_bits(gates, shares, bits)[None], len(shares))[0]

@@ -28,18 +28,21 @@ def digit_bits_for(bound: int) -> int:
     return max(1, min(MAX_DIGIT_BITS, 62 - int(bound).bit_length()))
 
 
-def _long_division(gates, a: np.ndarray, b: np.ndarray, radices) -> tuple:
+def _long_division(gates, a: np.ndarray, b: np.ndarray, radices, bound: int = None) -> tuple:
     """Shares of (q, r) with a * prod(radices) = q b + r, 0 <= r < b, for shares of 0 <= a <= b: one quotient
-    digit per radix, the most significant first (restoring division, module docstring)."""
+    digit per radix, the most significant first (restoring division, module docstring).  bound: a public
+    bound on b, if known: every value compared is then below radix * bound in magnitude, and the comparisons
+    are only as wide as that (circuits.comparators.nonnegative)."""
+    width = 63 if bound is None else min(63, (int(bound) * max(radices, default=1)).bit_length())
     gates.reserve("mul", len(a) * (1 + len(radices)))
-    whole = nonnegative(gates, a - b)
+    whole = nonnegative(gates, a - b, width)
     (taken,) = gates.multiply((whole, b))
     remainder = a - taken
     quotient = whole
     for radix in radices:
         remainder = remainder * np.int64(radix)
         multiples = b[:, None] * np.arange(1, radix, dtype=np.int64)  # k b, k = 1 .. radix - 1: local
-        digit = nonnegative(gates, (remainder[:, None] - multiples).ravel()).reshape(len(a), -1).sum(axis=1)
+        digit = nonnegative(gates, (remainder[:, None] - multiples).ravel(), width).reshape(len(a), -1).sum(axis=1)
         (taken,) = gates.multiply((digit, b))
         remainder = remainder - taken
         quotient = quotient * np.int64(radix) + digit
@@ -51,11 +54,12 @@ def _operands(numerator, denominator):
 
 
 def fraction_bits(gates, numerator: np.ndarray, denominator: np.ndarray, bits: int,
-                  digit_bits: int = DIGIT_BITS) -> np.ndarray:
-    """This party's additive shares (int64) of floor(a / b * 2^bits) for shares of 0 <= a <= b (element-wise)."""
+                  digit_bits: int = DIGIT_BITS, bound: int = None) -> np.ndarray:
+    """This party's additive shares (int64) of floor(a / b * 2^bits) for shares of 0 <= a <= b (element-wise);
+    ``bound``: a public bound on b, which narrows the comparisons (:func:`_long_division`)."""
     a, b = _operands(numerator, denominator)
     steps = [min(digit_bits, bits - done) for done in range(0, bits, digit_bits)]
-    return _long_division(gates, a, b, [1 << step for step in steps])[0]
+    return _long_division(gates, a, b, [1 << step for step in steps], bound)[0]
 
 
 def decimal_round(gates, numerator: np.ndarray, denominator: np.ndarray, decimals: int) -> np.ndarray:

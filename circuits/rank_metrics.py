@@ -14,9 +14,10 @@ whose ratio, or whose value over a public power of two, is the metric; only the 
   h^2 + floor(2hl / 2^20) (its error below 2^-39), and Var to 2^-54.  Everything stays below 2^62 while
   M <= 2^20 (4 N^2 P < 2^60; the parties check it: protocols.metric_catalogue.CI_MAX_ROWS).
 * Average precision with scikit-learn's semantics: AP = (1/P) sum_t p_t (P - Pex_t) / (M - a_t), the precision
-  at each threshold (descending) weighted by its recall step; the precision of every slot to 2^-34 by one
+  at each threshold (descending) weighted by its recall step; the precision of every slot to 2^-32 by one
   long division of M lanes (the per-group quotient is the expensive part: its denominators are secret when
-  there are ties), then one product round and one division: error below 2^-34.
+  there are ties), then one product round and one division: error below 2^-32.  Its comparisons are only
+  about log2(2M) bits wide (the divisors are at most M), not 63.
 * Curve points at public cut positions: with c elements flagged (the top c of the sort), the cut falls in the
   group g holding sorted position j = M - c, whose rows are counted in proportion (sklearn's curve is linear
   inside a tie group): s TP = s (P - Pex_g) - p_g (j - a_g) with s the group's size.  The group's values reach
@@ -84,7 +85,8 @@ def average_precision(gates, groups: TieGroups, digit_bits: int = 1) -> np.ndarr
     ``groups`` with flags and P >= 1."""
     m = groups.m
     at_or_above = public_share(m, groups.rank) - groups.a + groups.later  # M - a_t on slots t < G, 1 beyond
-    precision = fraction_bits(gates, groups.positives - groups.pex, at_or_above, PRECISION_BITS, digit_bits)
+    precision = fraction_bits(gates, groups.positives - groups.pex, at_or_above, PRECISION_BITS, digit_bits,
+                              bound=m)  # comparisons of about log2(M) + 2 bits, not 63
     gates.reserve("mul", m)
     (weighted,) = gates.multiply((groups.group_positives, precision))
     return fraction_bits(gates, weighted.sum(keepdims=True), groups.positives * np.int64(1 << PRECISION_BITS),
@@ -106,20 +108,21 @@ def curve_points(shuffler, gates, groups: TieGroups, flagged: np.ndarray) -> dic
         (size, positives - below), (group_pos, position - start), (size, positives), (size, negatives))
     scaled_tp = scaled_above - inside  # s TP
     quotients = fraction_bits(gates, np.concatenate([scaled_tp, flagged * size - scaled_tp, scaled_tp]),
-                              np.concatenate([size_p, size_n, flagged * size]), OPEN_BITS, CURVE_DIGIT_BITS)
+                              np.concatenate([size_p, size_n, flagged * size]), OPEN_BITS, CURVE_DIGIT_BITS,
+                              bound=m * m)
     return dict(zip(("tpr", "fpr", "precision"), np.split(quotients, 3)))
 
 
-def maximum(gates, values: np.ndarray) -> np.ndarray:
-    """Shares (1,) of the largest of ``values`` (additive shares, pairwise differences below 2^63 in magnitude):
-    a tournament, each level one comparison and one product per pair."""
+def maximum(gates, values: np.ndarray, bits: int = 63) -> np.ndarray:
+    """Shares (1,) of the largest of ``values`` (additive shares, pairwise differences below 2^bits in
+    magnitude): a tournament, each level one comparison and one product per pair."""
     values = np.asarray(values, dtype=np.int64)
     while len(values) > 1:
         if len(values) % 2:
             values = np.append(values, values[-1])
         first, second = values[0::2], values[1::2]
         gap = first - second
-        (taken,) = gates.multiply((nonnegative(gates, gap), gap))
+        (taken,) = gates.multiply((nonnegative(gates, gap, bits), gap))
         values = second + taken
     return values
 
@@ -131,5 +134,5 @@ def ks_statistic(gates, groups: TieGroups) -> np.ndarray:
     scaled_n, scaled_p = gates.multiply((np.repeat(groups.positives, m), groups.nex),
                                         (np.repeat(groups.negatives, m), groups.pex))
     gap = scaled_n - scaled_p  # P N (FPR - TPR) at the threshold just above group t, up to sign
-    return fraction_bits(gates, maximum(gates, np.concatenate([gap, -gap])), groups.pn, OPEN_BITS,
-                         digit_bits_for(m * m // 4))
+    largest = maximum(gates, np.concatenate([gap, -gap]), (m * m // 2 + 1).bit_length())  # |gap| <= P N <= M^2/4
+    return fraction_bits(gates, largest, groups.pn, OPEN_BITS, digit_bits_for(m * m // 4))

@@ -218,7 +218,7 @@ def average_precision_score(y_true, y_score, *, clients=None, pos_label=None, pr
     group's threshold), computed inside the MPC from the same oblivious sort as the AUC; only AP is opened.
 
     Parameters are as in :func:`roc_auc_score`; ``pos_label`` names the positive class (default 1, for labels
-    {0, 1} or {-1, 1}).  Returns a :class:`MetricResult` whose ``value`` is the AP (to 2^-34)."""
+    {0, 1} or {-1, 1}).  Returns a :class:`MetricResult` whose ``value`` is the AP (to 2^-32)."""
     return _single("ap", y_true, y_score, clients, pos_label, protocol, sample_weight, score_range, score_dtype,
                    deployment, timeout)
 

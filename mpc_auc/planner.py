@@ -66,6 +66,10 @@ def plan(*, protocol: str = "mpc-exact", epsilon=None, alpha=0.5, neighbours: st
     """A checked :class:`Plan`, or InputError naming the first problem (the API and the CLI both ask here)."""
     if protocol not in PROTOCOLS:
         raise InputError(f"protocol must be one of {', '.join(PROTOCOLS)}; not {protocol!r}")
+    metrics = metric_names(metrics)
+    if len(metrics) > 1 and protocol == "mpc-central":
+        raise InputError(f"metrics other than auc ({', '.join(metrics[1:])}) need protocol mpc-exact or clear; "
+                         "mpc-central releases one noisy AUC")
     noise = limit = None
     if protocol == "mpc-central":
         if epsilon is None:
@@ -78,10 +82,6 @@ def plan(*, protocol: str = "mpc-exact", epsilon=None, alpha=0.5, neighbours: st
         raise InputError(f"protocol {protocol} releases the exact AUC: it takes no epsilon and no budget")
     if (ranks or auc_decimals is not None) and protocol != "mpc-exact":
         raise InputError(f"ranks and auc_decimals need protocol mpc-exact, not {protocol}")
-    metrics = metric_names(metrics)
-    if len(metrics) > 1 and protocol == "mpc-central":
-        raise InputError(f"metrics other than auc ({', '.join(metrics[1:])}) need protocol mpc-exact or clear; "
-                         "mpc-central releases one noisy AUC")
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}; not {method!r}")
     if score_dtype not in DTYPES:

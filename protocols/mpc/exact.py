@@ -37,7 +37,7 @@ from ..inputs.bundles import open_ranks
 from ...circuits.scales import OPEN_BITS, VARIANCE_BITS
 from ..clear_metrics import Z_975
 from ..inputs.encoding import ScoreEncoder
-from ..metric_catalogue import CI_MAX_ROWS, DEFAULT_POINTS, metric_names, revealed
+from ..metric_catalogue import CI_MAX_ROWS, DEFAULT_POINTS, METRICS, metric_names, revealed
 from ..runtime.session import LOCAL, Placement
 from .ranking_job import FRACTION_BITS, JobRun, dataset_id, run_ranking_jobs, simulated
 
@@ -151,4 +151,4 @@ def opened_metrics(opened: dict, auc: float, m: int) -> dict:
             out["roc"] = {"flagged": list(curve["flagged"]), "fpr": scaled["fpr"], "tpr": scaled["tpr"]}
         if "precision" in scaled:
             out["pr"] = {"flagged": list(curve["flagged"]), "recall": scaled["tpr"], "precision": scaled["precision"]}
-    return out
+    return {name: out[name] for name in METRICS if name in out}  # the catalogue's order

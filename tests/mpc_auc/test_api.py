@@ -52,7 +52,7 @@ def test_the_docs_examples_run_as_plain_scripts(tmp_path, index):
 
 
 @pytest.mark.parametrize("kwargs, y_true, y_score, message", [
-    ({}, [0, 1, 2], [0.1, 0.2, 0.3], "^row 2: label 2 is not 0 or 1$"),
+    ({}, [0, 1, 2], [0.1, 0.2, 0.3], "^y_true has 3 classes \\(0, 1, 2\\): a binary metric takes two"),
     ({}, [0, 1, 1], [0.1, float("nan"), 0.3], "row 1: score nan is not a finite number"),
     ({}, [0, 1, 1], [0.1, 0.2], "mismatched lengths"),
     ({}, [1, 1, 1], [0.1, 0.2, 0.3], "no negative labels"),

@@ -83,8 +83,20 @@ def test_every_rule_of_the_planner_has_a_case():
                "budget must be EPS"}
     assert all(any(c in words for _, _, words in CASES) for c in covered)
     # + protocol, neighbours, method and score_dtype (argparse's choices on the command line) and a range that is
-    # not a pair (argparse's nargs=2): the command line cannot even express those requests
-    assert rules == len(covered) + 5
+    # not a pair (argparse's nargs=2): the command line cannot even express those requests; + the metrics rule,
+    # which roc_auc_score cannot express (test_metrics_other_than_auc_need_an_exact_protocol_in_the_same_words)
+    assert rules == len(covered) + 5 + 1
+
+
+def test_metrics_other_than_auc_need_an_exact_protocol_in_the_same_words(rows, tmp_path, capsys):
+    evalset, path = rows
+    words = "metrics other than auc (ci) need protocol mpc-exact or clear; mpc-central releases one noisy AUC"
+    with pytest.raises(mpc_auc.InputError) as refused:
+        mpc_auc.evaluate(evalset.label, evalset.score, metrics="ci", protocol="mpc-central")
+    assert words in str(refused.value)
+    assert main(["run", "--input", path, "--out", str(tmp_path / "r.json"), "--protocol", "mpc-central",
+                 "--epsilon", "1", "--metrics", "ci"]) == 2
+    assert words in capsys.readouterr().err and not (tmp_path / "r.json").exists()
 
 
 def test_the_api_and_the_cli_give_the_same_auc(rows, tmp_path):

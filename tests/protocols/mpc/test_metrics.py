@@ -1,0 +1,119 @@
+"""The metrics beyond the AUC inside mpc-exact (circuits.rank_metrics) against scikit-learn and against
+DeLong's variance written out here pair by pair (DeLong1988): one session of P0, P1 and the dealer for every set.
+"""
+import math
+
+import numpy as np
+import pytest
+from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve
+
+from mpc_auc.protocols.metric_catalogue import CI_MAX_ROWS
+from mpc_auc.protocols.errors import InputError
+from mpc_auc.protocols.mpc.exact import mpc_exact_auc
+from mpc_auc.synthetic import synthetic_evalset
+
+# (m, clients, decimals, auc): heavy ties, all tied, K = M, small classes, no ties
+CASES = [(300, 5, 1, 0.77), (500, 20, 2, 0.8), (257, 257, None, 0.7), (400, 3, 0, 0.77), (120, 7, 1, 0.95),
+         (1000, 10, 3, 0.6), (64, 2, None, 0.5)]
+POINTS = 25
+TOL = 1e-9
+
+
+def _sets():
+    sets = [synthetic_evalset(m=m, clients=k, decimals=d, auc=auc, seed=40 + i) for i, (m, k, d, auc) in
+            enumerate(CASES)]
+    tied = [("a", np.full(6, 0.5), np.array([0, 1, 0, 1, 1, 0])), ("b", np.full(5, 0.5), np.array([0, 0, 1, 0, 1]))]
+    single = [("a", np.array([0.1, 0.4, 0.4, 0.9]), np.array([0, 0, 1, 0]))]  # one positive: no DeLong variance
+    return [s.clients() for s in sets] + [tied, single]
+
+
+@pytest.fixture(scope="module")
+def evaluated():
+    datasets = _sets()
+    results = mpc_exact_auc(datasets, metrics="all", points=POINTS, timeout_s=60)
+    return [(np.concatenate([s for _, s, _ in c]), np.concatenate([y for _, _, y in c]), r)
+            for c, r in zip(datasets, results)]
+
+
+def _delong_variance(scores, labels) -> float:
+    """DeLong et al. (1988) from the kernel psi over every (positive, negative) pair: V10 and V01 its row and
+    column means, Var = S10 / P + S01 / N with sample variances."""
+    psi = (scores[labels == 1][:, None] > scores[labels == 0][None, :]) + 0.5 * (
+        scores[labels == 1][:, None] == scores[labels == 0][None, :])
+    v10, v01 = psi.mean(axis=1), psi.mean(axis=0)
+    return v10.var(ddof=1) / len(v10) + v01.var(ddof=1) / len(v01)
+
+
+def _at_cuts(scores, labels, flagged):
+    """scikit-learn's curve, interpolated linearly in the rows flagged, at each cut: (tp, fp)."""
+    fpr, tpr, _ = roc_curve(labels, scores, drop_intermediate=False)
+    p, n = labels.sum(), len(labels) - labels.sum()
+    tp, fp = tpr * p, fpr * n
+    tp_cut = np.interp(flagged, tp + fp, tp)
+    return tp_cut, np.asarray(flagged) - tp_cut
+
+
+@pytest.mark.parametrize("i", range(len(CASES) + 1))
+def test_auc_delong_ap_and_ks_equal_their_references(evaluated, i):
+    scores, labels, result = evaluated[i]
+    metrics = result.metrics
+    assert abs(result.auc - roc_auc_score(labels, scores)) < TOL
+    variance = _delong_variance(scores, labels)
+    assert abs(metrics["ci"]["variance"] - variance) < TOL and math.isclose(metrics["ci"]["variance"], variance,
+                                                                           rel_tol=1e-6, abs_tol=1e-15)
+    std = math.sqrt(variance)
+    assert np.allclose(metrics["ci"]["ci"], (result.auc - 1.959963984540054 * std, result.auc + 1.959963984540054 * std),
+                       atol=TOL, rtol=0)
+    assert abs(metrics["ap"] - average_precision_score(labels, scores)) < TOL
+    fpr, tpr, _ = roc_curve(labels, scores)
+    assert abs(metrics["ks"] - np.max(np.abs(tpr - fpr))) < TOL
+
+
+@pytest.mark.parametrize("i", range(len(CASES) + 1))
+def test_curves_equal_scikit_learns_interpolated_at_the_cuts(evaluated, i):
+    scores, labels, result = evaluated[i]
+    roc, pr = result.metrics["roc"], result.metrics["pr"]
+    flagged = np.asarray(roc["flagged"])
+    m = len(labels)
+    assert flagged.tolist() == sorted(set(-(-np.arange(1, POINTS + 1) * m // POINTS)))  # public: the cuts only
+    tp, fp = _at_cuts(scores, labels, flagged)
+    p, n = labels.sum(), m - labels.sum()
+    assert np.max(np.abs(np.asarray(roc["tpr"]) - tp / p)) < TOL
+    assert np.max(np.abs(np.asarray(roc["fpr"]) - fp / n)) < TOL
+    assert np.max(np.abs(np.asarray(pr["precision"]) - tp / flagged)) < TOL
+    assert pr["recall"] == roc["tpr"] and pr["flagged"] == roc["flagged"]
+
+
+def test_a_single_positive_opens_no_variance_but_the_other_metrics(evaluated):
+    scores, labels, result = evaluated[-1]
+    assert result.metrics["ci"] == {"refused": "DeLong's variance needs two rows of each class"}
+    assert abs(result.metrics["ap"] - average_precision_score(labels, scores)) < TOL
+
+
+def test_the_cases_hold_ties_and_extremes(evaluated):
+    assert any(len(np.unique(s)) == 1 for s, _, _ in evaluated)  # every score tied
+    assert any(len(np.unique(s)) < len(s) / 4 for s, _, _ in evaluated)  # heavy ties
+    assert any(len(np.unique(s)) == len(s) for s, _, _ in evaluated)  # none
+
+
+def test_what_is_revealed_lists_every_metric(evaluated):
+    revealed = evaluated[0][2].revealed
+    for words in ("DeLong's variance", "average precision", "TPR and FPR", "precision and recall",
+                  "Kolmogorov-Smirnov"):
+        assert any(words in line for line in revealed), words
+    assert sum(f"({POINTS} cuts)" in line for line in revealed) == 2
+
+
+@pytest.mark.parametrize("metrics, message", [
+    ("auc,roc,nope", "unknown metric"), ("", "unknown metric"), (("auc", "KS"), "unknown metric"),
+])
+def test_unknown_metrics_are_refused_before_any_process(metrics, message):
+    with pytest.raises(InputError, match=message):
+        mpc_exact_auc([[("a", np.array([0.1, 0.2]), np.array([0, 1]))]], metrics=metrics)
+
+
+def test_the_variance_is_refused_past_its_ring_bound_before_any_process():
+    rows = CI_MAX_ROWS + 1
+    clients = [("a", np.zeros(rows), np.arange(rows) % 2)]
+    with pytest.raises(InputError, match=f"at most {CI_MAX_ROWS} rows"):
+        mpc_exact_auc([clients], metrics="auc,ci")
