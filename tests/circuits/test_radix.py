@@ -95,7 +95,7 @@ INDEX_ARGS = {"permutation_correlation": (1, 2), "onehot_correlation": (1,), "an
 
 def _exact_path_requests(ctx, shuffler, gates, keys, leak: bool) -> list:
     """P0: every request it posts to the dealer while mpc-exact's radix path (sort, tie statistic, definedness,
-    division) runs on ``keys`` with alternating labels; stream indexes as their order of first use in the run
+    division, and every metric of circuits.rank_metrics) runs on ``keys`` with alternating labels; stream indexes as their order of first use in the run
     (they move on from run to run).  ``leak``: a weakened path that also reserves one product triple per tie
     group, a count that depends on the data."""
     from mpc_auc.circuits.comparators import nonnegative
@@ -103,6 +103,8 @@ def _exact_path_requests(ctx, shuffler, gates, keys, leak: bool) -> list:
     from mpc_auc.circuits.division import digit_bits_for, fraction_bits
     from mpc_auc.circuits.radix import RadixRanking
     from mpc_auc.circuits.rank_auc import auc_fraction, tie_groups
+    from mpc_auc.circuits.rank_metrics import (average_precision, curve_points, delong_variance, ks_statistic,
+                                               placement_sums, variance_defined)
     from mpc_auc.circuits.shares import public_share
 
     posted, post = [], DealerLine.post
@@ -114,9 +116,16 @@ def _exact_path_requests(ctx, shuffler, gates, keys, leak: bool) -> list:
                                                                          [labels])
         if leak:
             gates.reserve("mul", len(np.unique(keys)))
-        twice_u, twice_pn, _ = auc_fraction(shuffler, gates, tie_groups(shuffler, gates, starts, sorted_labels))
+        groups = tie_groups(shuffler, gates, starts, sorted_labels, flags=True)
+        twice_u, twice_pn, _ = auc_fraction(shuffler, gates, groups)
         nonnegative(gates, twice_pn - public_share(1, ctx.rank))
         fraction_bits(gates, twice_u, twice_pn, 52, digit_bits_for(len(keys) ** 2))
+        # every metric beyond the AUC (circuits.rank_metrics) on the same groups
+        variance_defined(gates, groups)
+        delong_variance(gates, groups, twice_u, *placement_sums(gates, groups))
+        average_precision(gates, groups)
+        curve_points(shuffler, gates, groups, np.array([5, 20, 64]))
+        ks_statistic(gates, groups)
         if leak:
             gates.multiply(*[(np.zeros(1, dtype=np.int64),) * 2] * len(np.unique(keys)))  # uses what it reserved
     finally:
