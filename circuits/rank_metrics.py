@@ -11,7 +11,11 @@ whose ratio, or whose value over a public power of two, is the metric; only the 
   rounds of 2M products).  Var = s10 / (P - 1) + s01 / (N - 1) with s10 = Q10 / (4N^2 P) - AUC^2 the
   placement values' population variance (and s01 likewise) is then found by exact long divisions
   (circuits.division) in fixed point: each mean to 2^-40, AUC^2 to 2^-40 from AUC = h 2^-20 + l 2^-40 as
-  h^2 + floor(2hl / 2^20) (its error below 2^-39), and Var to 2^-54.  Everything stays below 2^62 while
+  h^2 + floor(2hl / 2^20) (its error below 2^-39), and Var to 2^-54.  Two models on the same rows
+  (DeLong's test): each sort's A and B reach its elements (rank_auc.to_members) and go back to input order
+  by the inverse of the sort's permutation, so that row i's values of both models meet:
+  R10 = sum_i y_i A_a(i) A_b(i), R01 = sum_i (1 - y_i) B_a(i) B_b(i), and the covariance follows as the
+  variance does, with AUC_a AUC_b for AUC^2 and a sign (a covariance may be negative).  Everything stays below 2^62 while
   M <= 2^20 (4 N^2 P < 2^60; the parties check it: protocols.metric_catalogue.CI_MAX_ROWS).
 * Average precision with scikit-learn's semantics: AP = (1/P) sum_t p_t (P - Pex_t) / (M - a_t), the precision
   at each threshold (descending) weighted by its recall step; the precision of every slot to 2^-32 by one
@@ -54,30 +58,65 @@ def variance_defined(gates, groups: TieGroups) -> np.ndarray:
     return gates.multiply((bits[:1], bits[1:]))[0]
 
 
-def delong_variance(gates, groups: TieGroups, twice_u: np.ndarray, q10: np.ndarray, q01: np.ndarray) -> np.ndarray:
-    """Shares (1,) of floor(Var * 2^54) up to 2 units, Var = s10 / (P - 1) + s01 / (N - 1) (DeLong1988), for
-    P, N >= 2 and M <= 2^20."""
+def auc_halves(gates, groups: TieGroups, twice_u: np.ndarray) -> tuple:
+    """Shares (1,) of (h, l) with AUC = h 2^-20 + l 2^-40 up to 2^-40 (two long divisions of 2U by 2PN)."""
+    bound = digit_bits_for(groups.m * groups.m // 2)  # 2PN <= M^2 / 2
+    fine = fraction_bits(gates, twice_u, 2 * groups.pn, MEAN_BITS, bound)
+    coarse = fraction_bits(gates, twice_u, 2 * groups.pn, MEAN_BITS // 2, bound)
+    return coarse, fine - coarse * np.int64(1 << (MEAN_BITS // 2))
+
+
+def paired_placement_sums(gates, labels: np.ndarray, rows_a: np.ndarray, rows_b: np.ndarray) -> tuple:
+    """Shares (1,) of R10 = sum_pos A_a A_b = 4N^2 sum_pos V10_a V10_b and R01 = sum_neg B_a B_b of two score
+    columns of the same rows; rows_*: (2, M) shares of each row's (A, B) in input order (:func:`placements`);
+    labels: the rows' label shares in the same order.  Two rounds of 2M products."""
+    one = public_share(1, gates.rank)
+    gates.reserve("mul", 4 * len(labels))
+    aa, bb = gates.multiply((rows_a[0], rows_b[0]), (rows_a[1], rows_b[1]))
+    pos, neg = gates.multiply((labels, aa), (one - labels, bb))
+    return pos.sum(keepdims=True), neg.sum(keepdims=True)
+
+
+def placements(shuffler, gates, groups: TieGroups) -> np.ndarray:
+    """Shares (2, M) in sorted order of each element's A = 2N V10 and B = 2P V01, its group's values (the
+    placement value of the element's own class is the one that counts; ``groups`` with flags)."""
+    scaled_v10 = groups.nex + groups.nex_next
+    scaled_v01 = 2 * groups.positives - groups.pex - groups.pex_next
+    return to_members(shuffler, gates, groups, [scaled_v10, scaled_v01])
+
+
+def delong_covariance(gates, groups: TieGroups, halves_a: tuple, halves_b: tuple, q10: np.ndarray,
+                      q01: np.ndarray) -> np.ndarray:
+    """Shares (1,) of floor(Cov * 2^54) up to 2 units (signed), Cov = c10 / (P - 1) + c01 / (N - 1) with
+    c10 = Q10 / (4N^2 P) - AUC_a AUC_b (DeLong1988); the variance when a and b are one column (q10, q01 from
+    :func:`placement_sums`), the covariance of two columns (from :func:`paired_placement_sums`).  For P, N >= 2
+    and M <= 2^20."""
     m, rank, p, n = groups.m, groups.rank, groups.positives, groups.negatives
-    pp, nn = gates.multiply((p, p), (n, n))
-    squares_p, squares_n = gates.multiply((4 * nn, p), (4 * pp, n))  # 4 N^2 P and 4 P^2 N
-    auc_bound = digit_bits_for(m * m // 2)  # 2PN <= M^2 / 2
-    fine = fraction_bits(gates, twice_u, 2 * groups.pn, MEAN_BITS, auc_bound)  # AUC to 2^-40
+    (ha, la), (hb, lb) = halves_a, halves_b
+    pp, nn, hh, cross = gates.multiply((p, p), (n, n), (ha, hb), (ha, lb))
+    squares_p, squares_n, other = gates.multiply((4 * nn, p), (4 * pp, n), (la, hb))
     half = MEAN_BITS // 2
-    coarse = fraction_bits(gates, twice_u, 2 * groups.pn, half, auc_bound)  # h: AUC to 2^-20
-    low = fine - coarse * np.int64(1 << half)
-    hh, hl = gates.multiply((coarse, coarse), (coarse, low))
-    cross_bound = public_share(np.array([1 << (MEAN_BITS + 1)], dtype=np.int64), rank)
-    cross = fraction_bits(gates, 2 * hl, cross_bound, half + 1, digit_bits_for(1 << (MEAN_BITS + 1)))
-    auc_squared = hh + cross  # floor-ish of AUC^2 * 2^40: h^2 + floor(2 h l / 2^20), l^2 / 2^40 < 1 dropped
+    cross_bound = public_share(np.array([1 << (MEAN_BITS + 2)], dtype=np.int64), rank)
+    cross = fraction_bits(gates, cross + other, cross_bound, half + 2, digit_bits_for(1 << (MEAN_BITS + 2)))
+    auc_product = hh + cross  # AUC_a AUC_b * 2^40: h_a h_b + floor((h_a l_b + l_a h_b) / 2^20), l l' / 2^40 dropped
     means = fraction_bits(gates, np.concatenate([q10, q01]), np.concatenate([squares_p, squares_n]), MEAN_BITS,
                           digit_bits_for(16 * m ** 3 // 27 + 1))  # max over P + N = M of 4 N^2 P
-    spread = means - auc_squared  # s10, s01 in units of 2^-40; a rounding unit or two below 0 when they are 0
-    (spread,) = gates.multiply((nonnegative(gates, spread), spread))
+    spread = means - auc_product  # c10, c01 in units of 2^-40, |c| <= 1/4
+    sign = nonnegative(gates, spread)
+    signs = 2 * sign - public_share(1, rank)
+    (size,) = gates.multiply((signs, spread))
     one = public_share(1, rank)
-    scale = np.int64(1 << (MEAN_BITS - 2))  # s <= 1/4, so s 2^40 <= (count - 1) 2^38
+    scale = np.int64(1 << (MEAN_BITS - 2))  # |c| 2^40 <= (count - 1) 2^38
     denominators = np.concatenate([p - one, n - one]) * scale
-    terms = fraction_bits(gates, spread, denominators, VARIANCE_BITS - 2, digit_bits_for(m << (MEAN_BITS - 2)))
-    return terms.sum(keepdims=True)
+    terms = fraction_bits(gates, size, denominators, VARIANCE_BITS - 2, digit_bits_for(m << (MEAN_BITS - 2)))
+    (signed,) = gates.multiply((signs, terms))
+    return signed.sum(keepdims=True)
+
+
+def delong_variance(gates, groups: TieGroups, twice_u: np.ndarray, q10: np.ndarray, q01: np.ndarray) -> np.ndarray:
+    """Shares (1,) of floor(Var * 2^54) up to 2 units: :func:`delong_covariance` of a column with itself."""
+    halves = auc_halves(gates, groups, twice_u)
+    return delong_covariance(gates, groups, halves, halves, q10, q01)
 
 
 def average_precision(gates, groups: TieGroups, digit_bits: int = 1) -> np.ndarray:

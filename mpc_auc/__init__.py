@@ -13,8 +13,8 @@ release; bad input raises :class:`InputError`, a ``ValueError``.
 """
 from .version import __version__
 
-API = ("AucResult", "MetricResult", "Report", "average_precision_score", "compare", "evaluate",
-       "precision_recall_curve", "roc_auc_score", "roc_curve", "u_statistic")
+API = ("AucResult", "DelongTestResult", "MetricResult", "Report", "average_precision_score", "compare",
+       "delong_test", "evaluate", "precision_recall_curve", "roc_auc_score", "roc_curve", "u_statistic")
 __all__ = [*API, "InputError", "__version__"]
 
 

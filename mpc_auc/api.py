@@ -16,11 +16,13 @@ from .labels import binary_labels, one_vs_rest
 from .planner import execute, plan
 from .protocols.dp.central_law import SWAMPED
 from .protocols.dp.grid import FIELDS, grid
+from .protocols.clear_metrics import paired_test
 from .protocols.dp.suite import MECHANISMS
 from .protocols.errors import InputError
+from .protocols.metric_catalogue import CI_MAX_ROWS
 from .protocols.ustat.two_party import Sample, ustat_2pc
 from .protocols.validation import PARAMETERS, checked
-from .report import MetricResult, Report
+from .report import DelongTestResult, MetricResult, Report
 
 @dataclass(frozen=True, repr=False)
 class AucResult:
@@ -258,6 +260,41 @@ def evaluate(y_true, y_score, *, clients=None, metrics=("auc", "ci", "ap", "roc"
     revealed = getattr(outcome.release, "revealed", ())
     return Report({"auc": outcome.auc, **outcome.metrics}, protocol, evalset.m, len(groups), tuple(revealed),
                   getattr(outcome.release, "traffic", None), time.perf_counter() - start)
+
+
+def delong_test(y_true, score_a, score_b, *, clients=None, pos_label=None, protocol: str = "mpc-exact",
+                score_range=(0.0, 1.0), score_dtype: str = "float64", deployment: str = None,
+                timeout: float = 60.0) -> DelongTestResult:
+    """DeLong's test of two models scored on the same rows: both AUCs, DeLong's covariance matrix, z and the
+    two-sided p-value [DeLong1988], without any party seeing a score or a label.
+
+    Each client submits both score columns of its rows together; each column is sorted obliviously, each
+    row's placement values of both sorts go back to input order inside the MPC, and only the two AUCs, the
+    two variances and their covariance are opened (z and p follow here).  Parameters as in
+    :func:`average_precision_score`; ``score_a`` and ``score_b`` must match ``y_true`` row for row.  Returns
+    a :class:`DelongTestResult` (``value``: AUC_a - AUC_b, ``z``, ``p_value``)."""
+    start = time.perf_counter()
+    a, b = np.asarray(score_a), np.asarray(score_b)
+    if a.ndim != 1 or b.shape != a.shape or len(a) != len(np.asarray(y_true)):
+        raise InputError(f"score_a and score_b must be one score per row of y_true: shapes {a.shape} and {b.shape} "
+                         f"for {np.shape(y_true)[0] if np.ndim(y_true) else 0} labels")
+    request = plan(protocol=protocol, score_range=score_range, score_dtype=score_dtype, deployment=deployment,
+                   timeout=timeout, metrics=("auc", "ci"))
+    labels = binary_labels(y_true, pos_label, greater=pos_label is None)
+    evalset, groups, data = _evaluation(labels, a, clients, request.encoder)
+    _evaluation(labels, b, clients, request.encoder)  # the second column's checks
+    data = [(name, np.c_[column, b[rows]], y) for (name, column, y), (_, rows) in zip(data, groups)]
+    if evalset.m > CI_MAX_ROWS:
+        raise InputError(f"DeLong's test is computed for at most {CI_MAX_ROWS} rows")
+    outcome = execute(request, data)
+    if (0, 1) not in (outcome.covariance or {}):
+        raise InputError("DeLong's test needs two rows of each class")
+    test = paired_test(outcome.auc, outcome.others[0]["auc"], outcome.metrics["ci"]["variance"],
+                       outcome.others[0]["metrics"]["ci"]["variance"], outcome.covariance[(0, 1)])
+    revealed = tuple(getattr(outcome.release, "revealed", ()))
+    return DelongTestResult(test.difference, test.value, test.covariance, test.z, test.p_value, protocol, evalset.m,
+                            len(groups), revealed, getattr(outcome.release, "traffic", None),
+                            time.perf_counter() - start)
 
 
 def _single(metric, y_true, y_score, clients, pos_label, protocol, sample_weight, score_range, score_dtype,

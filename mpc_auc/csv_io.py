@@ -205,13 +205,31 @@ def read_evalset(path, encoder: ScoreEncoder = ScoreEncoder(), declared_clients=
     """Load and validate every row; raise InputError naming the file line of the first problem.
 
     both_classes: require positives and negatives (False for one client's own file)."""
-    table = read_table(path, COLUMNS, sep, {"client": pa.dictionary(pa.int32(), pa.string()), "score": pa.float64()})
+    return read_score_columns(path, ("score",), encoder, declared_clients, both_classes, sep, positive_label)[0]
+
+
+def read_score_columns(path, score_columns, encoder: ScoreEncoder = ScoreEncoder(), declared_clients=None,
+                       both_classes: bool = True, sep: str = None, positive_label: str = None) -> tuple:
+    """(the evaluation set of the first score column, the scores of every column (M, columns)) of a file with
+    the columns client, each of ``score_columns`` (several models' scores of the same rows) and label; every
+    column is checked as :func:`read_evalset` checks its one, and problems are named by file line."""
+    columns = ("client", *score_columns, "label")
+    if len(set(columns)) != len(columns):
+        raise InputError(f"score columns must be distinct and not client or label: {', '.join(score_columns)}")
+    table = read_table(path, columns, sep, {"client": pa.dictionary(pa.int32(), pa.string()),
+                                            **{name: pa.float64() for name in score_columns}})
     client = _strings(table.pop("client"))  # each text column freed once converted
-    scores = _numbers(table.pop("score"), path, "score")
+    scores = [_numbers(table.pop(name), path, name) for name in score_columns]
     labels = read_labels(table.pop("label"), path, positive_label)
     pa.default_memory_pool().release_unused()  # the text the pool keeps: 0.3 GB at 4.6M rows, before the shares
-    return EvalSet.build(client, scores, labels, encoder, declared_clients,
-                         locate=lambda i: f"{path} line {i + 2}", both_classes=both_classes)
+    named = len(score_columns) > 1  # say which column a problem is in when there are several
+
+    def locate(name):
+        return lambda i: f"{path} line {i + 2}" + (f" ({name})" if named else "")
+
+    sets = [EvalSet.build(client, column, labels, encoder, declared_clients, locate=locate(name),
+                          both_classes=both_classes) for name, column in zip(score_columns, scores)]
+    return sets[0], np.stack(scores, axis=1)
 
 
 USER_COLUMNS = {"gini": ("user", "value"), "kendall": ("user", "a", "b")}

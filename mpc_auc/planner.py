@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .protocols.clear_auc import rank_sum_auc
-from .protocols.clear_metrics import report
+from .protocols.clear_metrics import delong_test, report
 from .protocols.dp.central_law import NEIGHBOURS, CentralNoise, release_interval, swamped
 from .protocols.errors import InputError
 from .protocols.inputs.encoding import ScoreEncoder
@@ -56,6 +56,8 @@ class Outcome:
     swamped: bool = False  # mpc-central: the noise swamps the release (protocols.dp.swamping)
     release: object = None  # the protocol's own result (MpcAucResult, CentralRelease), None for clear
     metrics: dict = None  # the metrics beyond the AUC (protocols.mpc.exact.opened_metrics' form)
+    others: list = None  # several score columns: the later ones' {"auc", "metrics"}
+    covariance: dict = None  # several score columns with ci: (i, j) -> DeLong's Cov(AUC_i, AUC_j)
 
 
 def plan(*, protocol: str = "mpc-exact", epsilon=None, alpha=0.5, neighbours: str = "label", budget=None,
@@ -108,12 +110,13 @@ def parse_budget(value) -> Budget:
 
 def execute(request: Plan, clients: list, on_progress=None) -> Outcome:
     """Run ``request`` on ``clients`` ((id, scores, labels) each, checked); the same dispatch for every front end."""
-    m = sum(len(scores) for _, scores, _ in clients)
+    m = sum(len(labels) for _, _, labels in clients)
+    columns = np.shape(clients[0][1])[1] if np.ndim(clients[0][1]) == 2 else 1
+    if columns > 1 and (request.protocol == "mpc-central" or request.ranks):
+        raise InputError("several score columns (models compared on the same rows) need protocol mpc-exact or "
+                         "clear, without ranks")
     if request.protocol == "clear":
-        scores = np.concatenate([s for _, s, _ in clients])
-        labels = np.concatenate([y for _, _, y in clients])
-        metrics = report(scores, labels, request.metrics, cut_positions(m, request.points).tolist())
-        return Outcome(rank_sum_auc(scores, labels), m, len(clients), metrics=metrics)
+        return _clear(request, clients, m)
     if request.protocol == "mpc-central":
         declared = [request.dataset_id] if request.dataset_id else None
         release = mpc_central_auc([clients], request.noise, request.encoder, request.method, request.placement,
@@ -122,7 +125,23 @@ def execute(request: Plan, clients: list, on_progress=None) -> Outcome:
     result = mpc_exact_auc([clients], request.encoder, method=request.method, ranks=request.ranks,
                            placement=request.placement, timeout_s=request.timeout, on_progress=on_progress,
                            decimals=request.decimals, metrics=request.metrics, points=request.points)[0]
-    return Outcome(result.auc, m, len(clients), release=result, metrics=result.metrics)
+    return Outcome(result.auc, m, len(clients), release=result, metrics=result.metrics, others=result.others,
+                   covariance=result.covariance)
+
+
+def _clear(request: Plan, clients: list, m: int) -> Outcome:
+    """The same outputs computed here, in the clear (no privacy): every score column's AUC and metrics, and
+    DeLong's covariances when several columns are asked for with ci."""
+    labels = np.concatenate([y for _, _, y in clients])
+    columns = np.concatenate([np.asarray(s, dtype=np.float64) for _, s, _ in clients]).reshape(m, -1).T
+    flagged = cut_positions(m, request.points).tolist()
+    found = [(rank_sum_auc(c, labels), report(c, labels, request.metrics, flagged)) for c in columns]
+    covariance = {}
+    if len(columns) > 1 and all("variance" in r.get("ci", {}) for _, r in found):
+        covariance = {(i, j): delong_test(columns[i], columns[j], labels).covariance[0][1]
+                      for i in range(len(columns)) for j in range(i + 1, len(columns))}
+    return Outcome(found[0][0], m, len(clients), metrics=found[0][1],
+                   others=[{"auc": a, "metrics": r} for a, r in found[1:]], covariance=covariance)
 
 
 def central_outcome(release, noise: CentralNoise) -> Outcome:

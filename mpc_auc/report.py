@@ -82,6 +82,40 @@ class Report:
                 f"m={self.m}, clients={self.clients})")
 
 
+@dataclass(frozen=True, repr=False)
+class DelongTestResult:
+    """DeLong's test of two models' AUCs on the same rows [DeLong1988].
+
+    Attributes
+    ----------
+    value : float
+        AUC_a - AUC_b.
+    aucs : tuple of float
+        (AUC_a, AUC_b).
+    covariance : tuple of tuple of float
+        ((Var_a, Cov), (Cov, Var_b)), DeLong's.
+    z, p_value : float
+        z = (AUC_a - AUC_b) / sqrt(Var_a + Var_b - 2 Cov) and its two-sided normal p-value.
+    protocol, m, clients, revealed, traffic, wall_s
+        As in :class:`MetricResult`.
+    """
+    value: float
+    aucs: tuple
+    covariance: tuple
+    z: float
+    p_value: float
+    protocol: str
+    m: int
+    clients: int
+    revealed: tuple = ()
+    traffic: dict = None
+    wall_s: float = 0.0
+
+    def __repr__(self) -> str:
+        return (f"DelongTestResult(aucs=({self.aucs[0]:.6f}, {self.aucs[1]:.6f}), z={self.z:.4f}, "
+                f"p_value={self.p_value:.4g}, protocol={self.protocol!r}, m={self.m})")
+
+
 def _finite(value):
     if isinstance(value, dict):
         return {k: _finite(v) for k, v in value.items()}

@@ -68,7 +68,12 @@ def delong_test(scores_a, scores_b, labels) -> DelongTest:
     vb10, vb01 = placement_values(scores_b, labels)
     a, b = float(va10.mean()), float(vb10.mean())
     cov_ab = _covariance(va10, vb10) / len(va10) + _covariance(va01, vb01) / len(va01)
-    var_a, var_b = _variance(va10, va01), _variance(vb10, vb01)
+    return paired_test(a, b, _variance(va10, va01), _variance(vb10, vb01), cov_ab)
+
+
+def paired_test(a: float, b: float, var_a: float, var_b: float, cov_ab: float) -> DelongTest:
+    """DeLong's test from the two AUCs, their variances and covariance: z = (a - b) / sqrt(var_a + var_b -
+    2 cov_ab) and the two-sided normal p-value (z infinite when the difference has no variance but a != b)."""
     spread = var_a + var_b - 2 * cov_ab
     z = (a - b) / math.sqrt(spread) if spread > 0 else (0.0 if a == b else math.copysign(math.inf, a - b))
     return DelongTest((a, b), ((var_a, cov_ab), (cov_ab, var_b)), a - b, z, math.erfc(abs(z) / math.sqrt(2)))

@@ -58,6 +58,7 @@ PARAMETERS = {
     "auc_decimals": Interval(int, 1, MAX_AUC_DECIMALS, what="a number of decimals"),
     "auc": Interval(float, 0, 1, lo_open=True, hi_open=True, what="a share strictly between 0 and 1"),
     "points": Interval(int, 1, 10**4, what="a number of curve points"),
+    "columns": Interval(int, 1, 16, what="a number of score columns"),
     "max_fpr": Interval(float, 0, 1, lo_open=True, what="a false positive rate"),
 }
 

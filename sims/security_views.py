@@ -486,7 +486,7 @@ def _recorded_loop(ctx, fraction_bits: int, weaken=None) -> list:
     compute, seal = ranking_party._compute, ranking_party._rank_bundles
 
     def recorded_compute(ctx, job, intake, opened, *args):
-        shares = [np.concatenate([getattr(o, name) for o in opened])
+        shares = [np.concatenate([getattr(o, name) for o in opened], axis=-1).reshape(-1)  # one score column
                   for name in ("key_shares", "key_xor_shares", "label_shares")]
         log.extend(shares)
         out = compute(ctx, job, intake, opened, *args)

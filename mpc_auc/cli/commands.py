@@ -14,7 +14,7 @@ import tempfile
 import time
 
 from .. import progress
-from ..csv_io import read_evalset, read_user_values, write_evalset
+from ..csv_io import read_evalset, read_score_columns, read_user_values, write_evalset
 from ..figures import curves
 from ..planner import Plan, central_outcome, execute, parse_budget, plan
 from ..protocols.clear_auc import rank_sum_auc
@@ -35,7 +35,8 @@ from ..protocols.services import SERVED
 from ..protocols.ustat.two_party import Sample, ustat_2pc
 from ..results import provenance, write_atomically, write_json
 from ..synthetic import synthetic_evalset
-from .records import central_record, exact_record, file_stem, metric_lines, write_rank_files, write_ranks
+from .records import (central_record, column_records, exact_record, file_stem, metric_lines, write_rank_files,
+                      write_ranks)
 
 _LARGEST = 1.7976931348623157e308  # float64's largest finite value
 
@@ -145,7 +146,7 @@ def cmd_run(args) -> int:
         start = time.perf_counter()
         outcome = execute(request, clients)
         record.update(auc=outcome.auc, provider=None, revealed=["all scores and labels (no privacy)"],
-                      metrics=outcome.metrics)
+                      metrics=outcome.metrics, **column_records(args.score_col, outcome))
         return _write_run(args, evalset, record, (entered, entered_unix), start)
     with roles_started(request.placement, request.timeout) as placement:  # they start while the input is read
         evalset, clients, record = _read_run_input(args, request.encoder)
@@ -157,15 +158,17 @@ def cmd_run(args) -> int:
         if args.ranks_dir:
             write_rank_files(args.ranks_dir, outcome.release.ranks)
             record["ranks_dir"] = os.path.abspath(args.ranks_dir)
-        record.update(exact_record(outcome.release))
+        record.update(exact_record(outcome.release), **column_records(args.score_col, outcome))
     return _write_run(args, evalset, record, (entered, entered_unix), start)
 
 
 def _read_run_input(args, encoder):
     """(evalset, its clients, the record's input part) of ``mpc-auc run``; every check runs here."""
     declared = args.clients.split(",") if args.clients else None
-    evalset = read_evalset(args.input, encoder, declared, sep=args.sep, positive_label=args.positive_label)
-    clients = evalset.clients()
+    evalset, scores = read_score_columns(args.input, args.score_col, encoder, declared, sep=args.sep,
+                                         positive_label=args.positive_label)
+    clients = evalset.clients() if len(args.score_col) == 1 else \
+        [(name, scores[rows], evalset.label[rows]) for name, rows in evalset.client_rows()]
     narrow = encoder.narrower(evalset.score) if args.protocol != "clear" and args.method == "radix" else None
     if narrow is not None:
         progress.say(f"mpc-auc: note: every score is a float32 value: --score-dtype float32 gives the same AUC "
@@ -204,6 +207,13 @@ def _write_run(args, evalset, record, entered: tuple, start: float) -> int:
     print(f"AUC = {record['auc']:.15f}  ({args.protocol}, M={evalset.m}) -> {args.out}")
     for line in metric_lines(metrics):
         print(line)
+    for name, column in list(record.get("columns", {}).items())[1:]:
+        print(f"{name}: AUC = {column['auc']:.15f}")
+        for line in metric_lines(column["metrics"]):
+            print(f"{name}: {line}")
+    for test in record.get("delong_test", []):
+        print(f"DeLong test {test['a']} vs {test['b']}: difference {test['difference']:+.6f}, z = {test['z']:.4f}, "
+              f"p = {test['p_value']:.4g}")
     return 0
 
 

@@ -86,6 +86,15 @@ def _protocol_options(command, protocols) -> None:
                               "error")
 
 
+def _names(value: str) -> tuple:
+    """--score-col: one or more comma-separated column names."""
+    names = tuple(v.strip() for v in value.split(","))
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"column names must not be empty: {value!r}")
+    checked("columns", len(names))
+    return names
+
+
 def _metrics(value: str) -> tuple:
     """--metrics: the catalogue's names, or argparse's usage error naming the unknown one."""
     try:
@@ -163,6 +172,9 @@ def _run_command(sub) -> None:
                      help="client,score,label rows: CSV or TSV (optionally .gz) or Parquet (.parquet, .pq)")
     _table_options(run)
     run.add_argument("--out", required=True, help="result JSON (written only on success)")
+    run.add_argument("--score-col", type=_names, default="score", metavar="NAMES",
+                     help="the score column(s); several (e.g. a,b: models scored on the same rows) are each ranked, "
+                          "and with --metrics ci DeLong's test compares the first with each other")
     run.add_argument("--clients", help="comma-separated ids of all clients; each must have rows")
     run.add_argument("--ranks-dir", help="also deliver each client its rows' global ranks: one file per "
                                          "client in this new directory (standing in for the clients)")

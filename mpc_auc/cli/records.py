@@ -5,6 +5,7 @@ import tempfile
 
 from .. import progress
 from ..planner import Outcome
+from ..protocols.clear_metrics import paired_test
 from ..protocols.dp.central_law import SWAMPED, CentralNoise
 
 
@@ -27,6 +28,24 @@ def exact_record(result) -> dict:
     return dict(auc=result.auc, provider=result.provider, method=result.method, revealed=list(result.revealed),
                 traffic=result.traffic, client_upload_bytes=result.upload_bytes, mpc_wall_s=result.wall_s,
                 sharing_s=result.sharing_s, input_check_s=result.check_s, metrics=result.metrics)
+
+
+def column_records(names, outcome) -> dict:
+    """With several score columns: each column's AUC and metrics by name, and DeLong's test of the first
+    against each other when the variances were opened (mpc_auc.planner.Outcome); nothing with one column."""
+    if len(names) == 1:
+        return {}
+    found = [{"auc": outcome.auc, "metrics": outcome.metrics}] + list(outcome.others)
+    record = {"columns": dict(zip(names, found))}
+    tests = []
+    for (i, j), cov in sorted((outcome.covariance or {}).items()):
+        var_i, var_j = (found[k]["metrics"]["ci"]["variance"] for k in (i, j))
+        test = paired_test(found[i]["auc"], found[j]["auc"], var_i, var_j, cov)
+        tests.append({"a": names[i], "b": names[j], "difference": test.difference, "covariance": cov,
+                      "z": test.z, "p_value": test.p_value})
+    if tests:
+        record["delong_test"] = tests
+    return record
 
 
 def metric_lines(metrics: dict) -> list:

@@ -81,9 +81,9 @@ class JobId:
 @dataclass(frozen=True)
 class OpenedBundle:
     client: str
-    key_shares: np.ndarray
-    key_xor_shares: np.ndarray  # of the non-negative radix keys
-    label_shares: np.ndarray
+    key_shares: np.ndarray  # (columns, rows): one row of keys per score column
+    key_xor_shares: np.ndarray  # (columns, rows), of the non-negative radix keys
+    label_shares: np.ndarray  # (rows,)
     reply_to: bytes  # the client's public key for its rank bundles
 
 
@@ -103,20 +103,23 @@ def _open(key: sealing.KeyPair, tag: bytes, bundle: SealedBundle, words_per_row:
 
 def seal_client(client: str, job: JobId, keys: np.ndarray, radix_keys: np.ndarray, labels: np.ndarray, party_keys,
                 reply_to: bytes) -> list:
-    """Share one client's keys (additively), radix keys (XOR) and labels; seal share p for party p."""
+    """Share one client's keys (additively), radix keys (XOR) and labels; seal share p for party p.  keys and
+    radix_keys: (rows,), or (columns, rows) for several score columns of the same rows."""
+    keys, radix_keys = np.atleast_2d(keys), np.atleast_2d(radix_keys)
     shares = [sharing.split(keys), sharing.split_xor(radix_keys), sharing.split(labels)]
-    return [_seal(INPUT_TAG, p, len(keys), reply_to, job, client, b"".join(s[p].tobytes() for s in shares),
+    return [_seal(INPUT_TAG, p, keys.shape[1], reply_to, job, client, b"".join(s[p].tobytes() for s in shares),
                   recipient) for p, recipient in enumerate(party_keys)]
 
 
-def open_bundle(key: sealing.KeyPair, party: int, bundle: SealedBundle) -> OpenedBundle:
-    """The content of an input bundle sealed for this party (its header checked by the caller)."""
+def open_bundle(key: sealing.KeyPair, party: int, bundle: SealedBundle, columns: int = 1) -> OpenedBundle:
+    """The content of an input bundle sealed for this party (its header checked by the caller), with
+    ``columns`` score columns (the evaluation's)."""
     header = bundle.fields(INPUT_TAG)
     if header.party != party:
         raise BundleIntegrityError(f"bundle of client {header.client!r} is addressed to P{header.party}, "
                                    f"not P{party}")
-    _, body = _open(key, INPUT_TAG, bundle, 3)
-    return OpenedBundle(header.client, body[0], body[1], body[2], header.reply_to)
+    _, body = _open(key, INPUT_TAG, bundle, 2 * columns + 1)
+    return OpenedBundle(header.client, body[:columns], body[columns:2 * columns], body[2 * columns], header.reply_to)
 
 
 def seal_ranks(party: int, job: JobId, client: str, reply_to: bytes, twice_rank_shares: np.ndarray,

@@ -5,13 +5,21 @@ from .encoding import ScoreEncoder
 from ..errors import InputError
 
 
-def check_client(client: str, scores, labels, encoder: ScoreEncoder, locate=None) -> None:
+def check_client(client: str, scores, labels, encoder: ScoreEncoder, locate=None, columns: int = 1) -> None:
     """Raise InputError naming the problem with one client's rows.
 
-    ``locate(i)`` names row i in messages (default: the client and row index).
+    ``locate(i)`` names row i in messages (default: the client and row index); ``columns``: score columns per
+    row (scores then of shape (rows, columns)).
     """
     locate = locate or (lambda i: f"client {client!r} row {i}")
     scores, labels = np.asarray(scores), np.asarray(labels)
+    if columns > 1:
+        if scores.ndim != 2 or scores.shape[1] != columns:
+            raise InputError(f"client {client!r}: scores must have {columns} columns (one per model), not the "
+                             f"shape {scores.shape}")
+        for column in scores.T:
+            check_client(client, column, labels, encoder, locate)
+        return
     if scores.ndim != 1 or labels.ndim != 1:
         raise InputError(f"client {client!r}: scores and labels must be one-dimensional")
     if len(scores) != len(labels):

@@ -64,7 +64,8 @@ class Intake:
         draws = gather_bytes(bytes.fromhex(self.evaluation.digest) + secrets.token_bytes(32))
         self.problem = "" if draws[0][:32] == draws[1][:32] else "P0 and P1 were given different evaluations"
         nonce = job_nonce(self.evaluation.id, [d[32:] for d in draws])
-        self.ticket = Ticket(self.evaluation.id, nonce, self.evaluation.encoder, job.ranks, terms)
+        self.ticket = Ticket(self.evaluation.id, nonce, self.evaluation.encoder, job.ranks, terms,
+                             self.evaluation.columns)
         self.inbox = Inbox(self.evaluation, nonce, ctx.rank, ctx.seal_key)
 
     def collect(self) -> list:

@@ -159,8 +159,9 @@ class Evaluation:
     allow_missing: bool = False  # direct: at the deadline, compute on the clients present at both parties
     max_rows: int = DEFAULT_MAX_ROWS  # direct: the most rows one client may submit (caps its message's size)
     decimals: int = None  # mpc-exact: open the AUC rounded to this many decimals (None: to 52 bits)
-    metrics: tuple = ("auc",)  # mpc-exact: what it opens (protocols.metric_catalogue), from one sort
+    metrics: tuple = ("auc",)  # mpc-exact: what it opens (protocols.metric_catalogue), from one sort per column
     points: int = DEFAULT_POINTS  # mpc-exact with curves: the cuts of the ranking they are opened at
+    columns: int = 1  # mpc-exact: score columns per row (several models on the same rows: DeLong's test)
 
     def __post_init__(self):
         check_client_id(self.id, "evaluation id")
@@ -170,6 +171,7 @@ class Evaluation:
             raise InputError(f"an evaluation's metrics must be listed as the catalogue orders them, with auc: "
                              f"{', '.join(metric_names(self.metrics))}, not {', '.join(self.metrics)}")
         checked("points", self.points)
+        checked("columns", self.columns)
         if not (isinstance(self.max_rows, int) and 1 <= self.max_rows <= MAX_ROWS_LIMIT):
             raise InputError(f"the most rows per client must be an integer in [1, {MAX_ROWS_LIMIT}], not "
                              f"{self.max_rows!r}")
@@ -182,14 +184,16 @@ class Evaluation:
     def digest(self) -> str:
         """What P0 and P1 compare: both must have been given the same evaluation."""
         fields = [self.id, self.roster.digest, self.encoder.lo, self.encoder.hi, self.encoder.dtype, self.direct,
-                  self.deadline_s, self.allow_missing, self.max_rows, self.decimals, list(self.metrics), self.points]
+                  self.deadline_s, self.allow_missing, self.max_rows, self.decimals, list(self.metrics), self.points,
+                  self.columns]
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
 
     @property
     def max_submission_bytes(self) -> int:
-        """The largest message a client's submission to one party may take: three words per row (the key's
-        additive and XOR shares, the label's share) and the sealing's and statement's overhead."""
-        return 3 * 8 * self.max_rows + SUBMISSION_OVERHEAD
+        """The largest message a client's submission to one party may take: 2 c + 1 words per row (each of the
+        c score columns' additive and XOR key shares, the label's share) and the sealing's and statement's
+        overhead."""
+        return (2 * self.columns + 1) * 8 * self.max_rows + SUBMISSION_OVERHEAD
 
 
 @wire.message
@@ -231,6 +235,7 @@ class Ticket:
     encoder: ScoreEncoder
     ranks: bool  # the parties send each client its rows' mid-ranks
     terms: ReleaseTerms = None  # what the job releases (shown to the client, checked by --max-epsilon)
+    columns: int = 1  # score columns per row the client submits
 
     @property
     def job(self) -> JobId:
@@ -268,13 +273,13 @@ def make_submission(identity, ticket: Ticket, scores, labels, seal_keys, reply_t
     if not identity.role.startswith(CLIENT_PREFIX):
         raise InputError(f"the key of {identity.role} is not a client's key")
     name = identity.role[len(CLIENT_PREFIX):]
-    check_client(name, scores, labels, ticket.encoder)
-    keys = ticket.encoder.encode(np.asarray(scores, dtype=np.float64))
+    check_client(name, scores, labels, ticket.encoder, columns=ticket.columns)
+    keys = ticket.encoder.encode(np.asarray(scores, dtype=np.float64).reshape(len(labels), -1).T)
     bundles = seal_client(name, ticket.job, keys, keys + KEY_OFFSET, np.asarray(labels, dtype=np.int64), seal_keys,
                           reply_to)
     statement = json.dumps({
         "format": STATEMENT_FORMAT, "evaluation": ticket.evaluation, "nonce": ticket.nonce.hex(), "client": name,
-        "rows": len(keys), "reply_to": reply_to.hex(),
+        "rows": len(labels), "reply_to": reply_to.hex(),
         "bundles": [{"recipient": key.hex(), "sha256": _digest(b)} for key, b in zip(seal_keys, bundles)]},
         sort_keys=True, separators=(",", ":")).encode()
     signature = identity.tls_key.sign(statement)
@@ -337,7 +342,7 @@ def admit(submission: Submission, party: int, seal_key, evaluation: Evaluation, 
             name, rows, reply_to, party, evaluation.id, nonce):
         raise SubmissionRefused(f"client {name!r}'s bundle is not the one its signed statement names")
     try:
-        opened = open_bundle(seal_key, party, submission.bundle)
+        opened = open_bundle(seal_key, party, submission.bundle, evaluation.columns)
     except BundleIntegrityError as err:
         raise SubmissionRefused(f"client {name!r}: {err}") from None
     return Admitted(name, header.rows, hashlib.sha256(submission.statement).hexdigest(), opened)

@@ -60,6 +60,8 @@ class MpcAucResult:
     revealed: tuple = ("AUC as floor(AUC * 2^52) / 2^52", "whether both classes occur",
                        "one validity bit per client (its rows are in the protocol's domain)")
     metrics: dict = field(default_factory=dict)  # the metrics beyond the AUC (:func:`opened_metrics`)
+    others: list = field(default_factory=list)  # score columns after the first: {"auc", "metrics"} each
+    covariance: dict = field(default_factory=dict)  # (i, j) -> DeLong's Cov(AUC_i, AUC_j) of score columns i < j
 
 
 def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: str = "TTP",
@@ -96,7 +98,7 @@ def exact_result(run: JobRun, provider, method) -> MpcAucResult:
     """The AUC both parties opened (and, for simulated clients, their ranks), checked to agree."""
     run.refused()
     outs = run.outs
-    if any(outs[0][k] != outs[1][k] for k in ("defined", "scaled", "metrics")):
+    if any(outs[0].get(k) != outs[1].get(k) for k in ("defined", "scaled", "metrics", "others", "covariance")):
         raise PartyFailure("P1", "the parties opened different outputs: "
                                  f"{outs[0]['scaled']} vs {outs[1]['scaled']}")
     if not outs[0]["defined"]:
@@ -106,7 +108,10 @@ def exact_result(run: JobRun, provider, method) -> MpcAucResult:
     if outs[0].get("rank_bundles"):
         ranks = {c: open_ranks(key, c, run.ticket.job, [out["rank_bundles"][c] for out in outs], run.party_keys)
                  for c, key in run.reply_keys.items()}
-    auc = round(outs[0]["scaled"] / 10 ** decimals, decimals) if decimals else outs[0]["scaled"] / 2 ** FRACTION_BITS
+    def auc_of(scaled):
+        return round(scaled / 10 ** decimals, decimals) if decimals else scaled / 2 ** FRACTION_BITS
+
+    auc = auc_of(outs[0]["scaled"])
     terms = run.ticket.terms
     return MpcAucResult(
         auc=auc,
@@ -123,8 +128,16 @@ def exact_result(run: JobRun, provider, method) -> MpcAucResult:
         missing=outs[0]["missing"],
         check_s=float(outs[0]["check_s"]),
         revealed=(f"AUC rounded to {decimals} decimals" if decimals else MpcAucResult.revealed[0],
-                  *MpcAucResult.revealed[1:], *revealed(terms.metrics[1:], terms.points)),
+                  *MpcAucResult.revealed[1:], *revealed(terms.metrics[1:], terms.points),
+                  *([f"the same for each of the other {len(outs[0]['others'])} score column(s)"] if outs[0].get("others")
+                    else []),
+                  *(["DeLong's covariance of each pair of score columns' AUCs to 2^-54"] if outs[0].get("covariance")
+                    else [])),
         metrics=opened_metrics(outs[0]["metrics"], auc, run.m),
+        others=[{"auc": auc_of(o["scaled"]), "metrics": opened_metrics(o["metrics"], auc_of(o["scaled"]), run.m)}
+                for o in outs[0].get("others", [])],
+        covariance={tuple(map(int, pair.split(","))): v / 2 ** VARIANCE_BITS
+                    for pair, v in outs[0].get("covariance", {}).items()},
     )
 
 
@@ -136,7 +149,7 @@ def opened_metrics(opened: dict, auc: float, m: int) -> dict:
     if "ci" in opened:
         ci = opened["ci"]
         if "scaled" in ci:
-            variance = ci["scaled"] / 2 ** VARIANCE_BITS
+            variance = max(0.0, ci["scaled"] / 2 ** VARIANCE_BITS)  # a unit or two below 0 only when it is 0
             std = math.sqrt(variance)
             out["ci"] = {"variance": variance, "std": std, "ci": (auc - Z_975 * std, auc + Z_975 * std)}
         else:

@@ -99,12 +99,16 @@ def simulated(clients, encoder: ScoreEncoder, datasets: tuple = (), decimals: in
     rounded to this many decimals; metrics, points: what else to open (submission.Evaluation)."""
     if not clients:
         raise InputError("a dataset has no clients")
+    columns = {np.shape(scores)[1] if np.ndim(scores) == 2 else 1 for _, scores, _ in clients}
+    if len(columns) != 1:
+        raise InputError(f"every client must submit the same number of score columns, not {sorted(columns)}")
+    (columns,) = columns
     for name, scores, labels in clients:
         check_client_id(name)
-        check_client(name, scores, labels, encoder)
+        check_client(name, scores, labels, encoder, columns=columns)
     identities = [Identity(client_role(name)) for name, _, _ in clients]
     evaluation = Evaluation(f"local-{secrets.token_hex(8)}", Roster(tuple(i.public for i in identities)), encoder,
-                            decimals=decimals, metrics=metrics, points=points)
+                            decimals=decimals, metrics=metrics, points=points, columns=columns)
     return Request(evaluation, [(i, s, y) for i, (_, s, y) in zip(identities, clients)], tuple(datasets))
 
 
@@ -170,7 +174,7 @@ def run_ranking_jobs(requests, provider, method, ranks, central, placement, time
 
 def _run_job(session, request: Request, method, ranks, central, budget) -> JobRun:
     start = time.perf_counter()
-    rows = tuple(len(s) for _, s, _ in request.clients) if request.clients is not None else None
+    rows = tuple(len(y) for _, _, y in request.clients) if request.clients is not None else None
     job = Job(request.evaluation, method, ranks, rows, central, request.datasets, budget)
     for role in PARTIES:
         session.send(role, "job", job)

@@ -20,7 +20,8 @@ from ...circuits.gates import Gates
 from ...circuits.noise import discrete_laplace
 from ...circuits.radix import RadixRanking
 from ...circuits.rank_auc import auc_fraction, tie_groups
-from ...circuits.rank_metrics import (average_precision, curve_points, delong_variance, ks_statistic, placement_sums,
+from ...circuits.rank_metrics import (auc_halves, average_precision, curve_points, delong_covariance, delong_variance,
+                                      ks_statistic, paired_placement_sums, placement_sums, placements,
                                       variance_defined)
 from ...circuits.shares import from_share, public_share, reveal_int
 from ...circuits.shuffle import Shuffler
@@ -103,12 +104,13 @@ def _terms(ctx, job) -> ReleaseTerms:
 
 
 def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> dict:
-    """The oblivious ranking and the opened outputs of one job, on the agreed inputs."""
+    """The oblivious ranking and the opened outputs of one job, on the agreed inputs: one sort per score column,
+    the AUC and the job's metrics of each, and with several columns and ``ci`` DeLong's covariances."""
     meter = TrafficMeter()
-    keys = np.concatenate([o.key_shares for o in opened])
-    key_xor = np.concatenate([o.key_xor_shares for o in opened])
+    keys = np.concatenate([o.key_shares for o in opened], axis=1)  # (columns, M)
+    key_xor = np.concatenate([o.key_xor_shares for o in opened], axis=1)
     labels = np.concatenate([o.label_shares for o in opened])
-    owners = [(o.client, o.reply_to, len(o.key_shares)) for o in opened]
+    owners = [(o.client, o.reply_to, len(o.label_shares)) for o in opened]
     opened.clear()  # the caller's list: the opened bundles' rows are copied above
     release_free_memory()  # the sealed and opened bundles
     checking = time.perf_counter()
@@ -116,38 +118,66 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
     check_s = f"{time.perf_counter() - checking:015.6f}"  # fixed width: record lengths never follow timing
     if invalid:
         return {"invalid": invalid, **meter.read()}
-    keys = from_share(keys)
-    ranking = _ranking(ctx, job, keys.size(0), shuffler, gates)
-    starts, (sorted_labels,) = ranking.sort(keys, key_xor, [labels])
-    del keys, key_xor
-    release_free_memory()  # the sort's 32-bit steps and its input keys
-    if ctx.rank == 0:
-        ctx.progress("tie groups and rank sum")
     metrics = job.evaluation.metrics if job.central is None else ("auc",)
-    groups = tie_groups(shuffler, gates, starts, sorted_labels, flags=job.ranks or bool(FLAGGED & set(metrics)))
-    twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, groups, mid_ranks=job.ranks)
-    if job.central is not None:
-        release = _central_release(ctx, job.central, from_share(twice_u), from_share(labels), gates)
-        return {"central": release, "check_s": check_s, **meter.read()}
-    defined = bool(reveal_int(from_share(nonnegative(gates, twice_pn - public_share(1, ctx.rank)))).item())
-    scaled = None
-    if defined:
-        decimals = job.evaluation.decimals
+    paired = job.evaluation.columns > 1 and "ci" in metrics
+    flags = job.ranks or paired or bool(FLAGGED & set(metrics))
+    done, rank_bundles, defined = [], None, False
+    for k in range(job.evaluation.columns):
+        ranking = _ranking(ctx, job, len(labels), shuffler, gates)
+        starts, (sorted_labels,) = ranking.sort(from_share(keys[k]), key_xor[k], [labels])
+        release_free_memory()  # the sort's 32-bit steps
         if ctx.rank == 0:
-            ctx.progress(f"exact division to {f'{decimals} decimals' if decimals else f'{fraction_bits} bits'}")
-        m = len(labels)
-        bound = 2 * (m // 2) * (m - m // 2)  # 2PN <= 2 floor(M/2) ceil(M/2), public
-        quotient = decimal_round(gates, twice_u, twice_pn, decimals) if decimals else \
-            divide(gates, twice_u, twice_pn, fraction_bits, digit_bits_for(bound))
-        scaled = int(reveal_int(from_share(quotient)).item())
-    opened = _metrics(ctx, job, shuffler, gates, groups, twice_u) if defined and len(metrics) > 1 else {}
-    rank_bundles = None
-    if job.ranks:
-        if ctx.rank == 0:
-            ctx.progress("ranks back to input order")
-        rank_bundles = _rank_bundles(ctx, intake.ticket.job, owners, ranking.to_input_order(twice_rank))
-    return {"defined": defined, "scaled": scaled, "metrics": opened, "rank_bundles": rank_bundles, "check_s": check_s,
-            **meter.read()}
+            ctx.progress("tie groups and rank sum" + (f" of score column {k + 1}" if k else ""))
+        groups = tie_groups(shuffler, gates, starts, sorted_labels, flags=flags)
+        twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, groups, mid_ranks=job.ranks and k == 0)
+        if job.central is not None:
+            release = _central_release(ctx, job.central, from_share(twice_u), from_share(labels), gates)
+            return {"central": release, "check_s": check_s, **meter.read()}
+        if k == 0:
+            defined = bool(reveal_int(from_share(nonnegative(gates, twice_pn - public_share(1, ctx.rank)))).item())
+            if not defined:
+                break
+        column = {"scaled": _opened_auc(ctx, job, gates, len(labels), twice_u, twice_pn, fraction_bits),
+                  "metrics": _metrics(ctx, job, shuffler, gates, groups, twice_u) if len(metrics) > 1 else {}}
+        if paired:  # each row's placement values of this column, in input order, for the covariances
+            column.update(groups=groups, halves=auc_halves(gates, groups, twice_u),
+                          rows=np.stack([ranking.to_input_order(r) for r in placements(shuffler, gates, groups)]))
+        if k == 0 and job.ranks:
+            if ctx.rank == 0:
+                ctx.progress("ranks back to input order")
+            rank_bundles = _rank_bundles(ctx, intake.ticket.job, owners, ranking.to_input_order(twice_rank))
+        done.append(column)
+    del keys, key_xor
+    first = done[0] if done else {"scaled": None, "metrics": {}}
+    out = {"defined": defined, "scaled": first["scaled"], "metrics": first["metrics"],
+           "others": [{"scaled": c["scaled"], "metrics": c["metrics"]} for c in done[1:]]}
+    if paired and defined and "scaled" in first["metrics"].get("ci", {}):
+        out["covariance"] = _covariances(ctx, gates, labels, done)
+    return {**out, "rank_bundles": rank_bundles, "check_s": check_s, **meter.read()}
+
+
+def _opened_auc(ctx, job, gates, m: int, twice_u, twice_pn, fraction_bits: int) -> int:
+    """floor(AUC * 2^fraction_bits), or round(AUC, decimals) * 10^decimals, opened."""
+    decimals = job.evaluation.decimals
+    if ctx.rank == 0:
+        ctx.progress(f"exact division to {f'{decimals} decimals' if decimals else f'{fraction_bits} bits'}")
+    bound = 2 * (m // 2) * (m - m // 2)  # 2PN <= 2 floor(M/2) ceil(M/2), public
+    quotient = decimal_round(gates, twice_u, twice_pn, decimals) if decimals else \
+        divide(gates, twice_u, twice_pn, fraction_bits, digit_bits_for(bound))
+    return int(reveal_int(from_share(quotient)).item())
+
+
+def _covariances(ctx, gates, labels, columns) -> dict:
+    """"i,j" -> floor(Cov(AUC_i, AUC_j) * 2^54) for every pair of score columns (DeLong1988), opened."""
+    if ctx.rank == 0:
+        ctx.progress("DeLong covariances of the score columns")
+    out = {}
+    for a in range(len(columns)):
+        for b in range(a + 1, len(columns)):
+            sums = paired_placement_sums(gates, labels, columns[a]["rows"], columns[b]["rows"])
+            share = delong_covariance(gates, columns[a]["groups"], columns[a]["halves"], columns[b]["halves"], *sums)
+            out[f"{a},{b}"] = int(reveal_int(from_share(share)).item())
+    return out
 
 
 FLAGGED = {"ap", "roc", "pr"}  # the metrics that need the compaction's flags (rank_metrics)
@@ -190,14 +220,17 @@ def _metrics(ctx, job, shuffler, gates, groups, twice_u) -> dict:
 
 
 def _invalid_clients(ctx, job, gates, owners, labels, key_xor, keys) -> list:
-    """The clients with a row outside the domain (a label other than 0 or 1, or a key outside the declared
-    encoding's range, in the representation the sort reads), checked inside the MPC (circuits.validity);
-    only one bit per client is opened."""
+    """The clients with a row outside the domain (a label other than 0 or 1, or a key of any score column outside
+    the declared encoding's range, in the representation the sort reads), checked inside the MPC
+    (circuits.validity); only one bit per client is opened.  keys, key_xor: (columns, M)."""
     if ctx.rank == 0:
         ctx.progress("checking every client's rows inside the MPC")
     key_bits = job.evaluation.encoder.key_bits
-    ok = valid_rows(gates, labels, key_bits=key_bits,
-                    **({"key_xor": key_xor} if job.method == "radix" else {"keys": keys}))
+    ok = None
+    for k in range(len(keys)):  # every score column: a row is valid when all its keys are
+        column = valid_rows(gates, labels, key_bits=key_bits,
+                            **({"key_xor": key_xor[k]} if job.method == "radix" else {"keys": keys[k]}))
+        ok = column if ok is None else gates.and_((ok, column))[0]
     verdicts = reveal_int(from_share(client_verdicts(gates, ok, [rows for _, _, rows in owners]))).numpy()
     return [client for (client, _, _), good in zip(owners, verdicts) if good != 1]
 

@@ -41,9 +41,9 @@ def test_parties_recover_the_clients_data_together(sealed):
     keys, values, labels, bundles = sealed
     opened = [open_bundle(keys[p], p, bundles[p]) for p in (0, 1)]
     assert opened[0].client == opened[1].client == "hospital-7"
-    assert np.array_equal(sharing.combine(opened[0].key_shares, opened[1].key_shares), values)
+    assert np.array_equal(sharing.combine(opened[0].key_shares, opened[1].key_shares), values[None])
     assert np.array_equal(sharing.combine(opened[0].label_shares, opened[1].label_shares), labels)
-    assert np.array_equal(opened[0].key_xor_shares ^ opened[1].key_xor_shares, values + 7)
+    assert np.array_equal(opened[0].key_xor_shares ^ opened[1].key_xor_shares, values[None] + 7)
 
 
 def test_a_party_cannot_open_the_other_partys_bundle(sealed):
