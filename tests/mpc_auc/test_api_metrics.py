@@ -122,3 +122,39 @@ def test_run_with_metrics_writes_them_with_the_curves_as_png_and_pdf(tmp_path):
     with pytest.raises(SystemExit) as refused:  # argparse refuses the option's value
         main(["--quiet", "run", "--input", str(path), "--out", str(tmp_path / "x.json"), "--metrics", "auc,nope"])
     assert refused.value.code == 2 and not (tmp_path / "x.json").exists()
+
+
+def test_delong_test_privately_equals_the_clear_test_and_the_cli_agrees(tmp_path):
+    rng = np.random.default_rng(8)
+    m = 600
+    y = (rng.random(m) < 0.3).astype(int)
+    a = np.clip(np.round(rng.normal(0.4 + 0.2 * y, 0.2), 2), 0, 1)
+    b = np.clip(np.round(a + rng.normal(0, 0.15, m), 2), 0, 1)
+    c = rng.choice(["h1", "h2", "h3"], m)
+    private = mpc_auc.delong_test(y, a, b, clients=c)
+    clear = mpc_auc.delong_test(y, a, b, protocol="clear")
+    assert abs(private.z - clear.z) < TOL and abs(private.p_value - clear.p_value) < TOL
+    assert _close(private.covariance, clear.covariance) and abs(private.value - (private.aucs[0] - private.aucs[1])) < 1e-15
+    assert abs(private.aucs[1] - skm.roc_auc_score(y, b)) < TOL and "z=" in repr(private)
+    path = tmp_path / "two.csv"
+    path.write_text("client,a,b,label\n" + "".join(f"{c[i]},{a[i]},{b[i]},{y[i]}\n" for i in range(m)))
+    out = tmp_path / "two.json"
+    assert main(["--quiet", "run", "--input", str(path), "--score-col", "a,b", "--metrics", "auc,ci",
+                 "--out", str(out)]) == 0
+    record = json.loads(out.read_text())
+    (test,) = record["delong_test"]
+    assert (test["a"], test["b"]) == ("a", "b") and abs(test["z"] - clear.z) < TOL
+    assert abs(record["columns"]["b"]["auc"] - skm.roc_auc_score(y, b)) < TOL
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda y, s: mpc_auc.delong_test(y, s, s[:-1]), "score_a and score_b must be one score per row"),
+    (lambda y, s: mpc_auc.delong_test(y, s, np.c_[s, s]), "score_a and score_b must be one score per row"),
+    (lambda y, s: mpc_auc.delong_test(y, s, s + 2), "outside the declared range"),
+    (lambda y, s: mpc_auc.delong_test(y, s, s, protocol="mpc-central"), "need protocol mpc-exact or clear"),
+])
+def test_bad_paired_input_is_refused_by_name_before_any_process(monkeypatch, call, message):
+    monkeypatch.setattr(api, "execute", lambda *a, **k: pytest.fail("a protocol ran on bad input"))
+    y, s, _ = _binary()
+    with pytest.raises(mpc_auc.InputError, match=message):
+        call(y, s)

@@ -8,7 +8,7 @@ import pytest
 import mpc_auc
 from mpc_auc.cli import main
 from mpc_auc.csv_io import write_evalset
-from mpc_auc.planner import plan
+from mpc_auc.planner import execute, plan
 from mpc_auc.synthetic import synthetic_evalset
 
 # (API keyword arguments, the same request on the command line, the words both must print)
@@ -84,8 +84,9 @@ def test_every_rule_of_the_planner_has_a_case():
     assert all(any(c in words for _, _, words in CASES) for c in covered)
     # + protocol, neighbours, method and score_dtype (argparse's choices on the command line) and a range that is
     # not a pair (argparse's nargs=2): the command line cannot even express those requests; + the metrics rule,
-    # which roc_auc_score cannot express (test_metrics_other_than_auc_need_an_exact_protocol_in_the_same_words)
-    assert rules == len(covered) + 5 + 1
+    # which roc_auc_score cannot express (test_metrics_other_than_auc_need_an_exact_protocol_in_the_same_words),
+    # and the rule on several score columns (the same test)
+    assert rules == len(covered) + 5 + 2
 
 
 def test_metrics_other_than_auc_need_an_exact_protocol_in_the_same_words(rows, tmp_path, capsys):
@@ -96,6 +97,16 @@ def test_metrics_other_than_auc_need_an_exact_protocol_in_the_same_words(rows, t
     assert words in str(refused.value)
     assert main(["run", "--input", path, "--out", str(tmp_path / "r.json"), "--protocol", "mpc-central",
                  "--epsilon", "1", "--metrics", "ci"]) == 2
+    assert words in capsys.readouterr().err and not (tmp_path / "r.json").exists()
+    words = "several score columns (models compared on the same rows) need protocol mpc-exact or clear, without ranks"
+    with pytest.raises(mpc_auc.InputError) as refused:  # the planner's own rule (the API's delong_test asks ci)
+        execute(plan(protocol="mpc-central", epsilon=1.0), [("a", np.c_[evalset.score, evalset.score], evalset.label)])
+    assert words in str(refused.value)
+    paired = tmp_path / "paired.csv"
+    paired.write_text("client,a,b,label\n" + "".join(f"{c},{s},{s},{y}\n" for c, s, y in
+                                                    zip(evalset.client, evalset.score, evalset.label)))
+    assert main(["run", "--input", str(paired), "--out", str(tmp_path / "r.json"), "--score-col", "a,b",
+                 "--protocol", "mpc-central", "--epsilon", "1"]) == 2
     assert words in capsys.readouterr().err and not (tmp_path / "r.json").exists()
 
 

@@ -117,3 +117,65 @@ def test_the_variance_is_refused_past_its_ring_bound_before_any_process():
     clients = [("a", np.zeros(rows), np.arange(rows) % 2)]
     with pytest.raises(InputError, match=f"at most {CI_MAX_ROWS} rows"):
         mpc_exact_auc([clients], metrics="auc,ci")
+
+
+def _delong_covariance(a, b, labels) -> float:
+    """DeLong et al. (1988): Cov(AUC_a, AUC_b) = S10_ab / P + S01_ab / N from the kernels' row and column means."""
+    def means(scores):
+        x, y = scores[labels == 1][:, None], scores[labels == 0][None, :]
+        psi = (x > y) + 0.5 * (x == y)
+        return psi.mean(axis=1), psi.mean(axis=0)
+
+    (a10, a01), (b10, b01) = means(a), means(b)
+    return np.cov(a10, b10)[0, 1] / len(a10) + np.cov(a01, b01)[0, 1] / len(a01)
+
+
+@pytest.fixture(scope="module")
+def paired():
+    """Three models scored on the same tie-heavy rows (the third anti-correlated with the first), in one job."""
+    rng = np.random.default_rng(11)
+    m = 500
+    labels = (rng.random(m) < 0.3).astype(np.int64)
+    a = np.clip(np.round(rng.normal(0.4 + 0.2 * labels, 0.2), 2), 0, 1)
+    b = np.clip(np.round(a + rng.normal(0, 0.1, m), 2), 0, 1)
+    c = np.clip(np.round(1 - a + rng.normal(0, 0.3, m), 1), 0, 1)
+    scores = np.c_[a, b, c]
+    owner = rng.integers(0, 4, m)
+    clients = [(f"h{k}", scores[owner == k], labels[owner == k]) for k in range(4)]
+    order = np.concatenate([np.flatnonzero(owner == k) for k in range(4)])
+    result = mpc_exact_auc([clients], metrics="auc,ci,ap", timeout_s=60)[0]
+    return scores[order], labels[order], result
+
+
+def test_each_score_column_gets_its_auc_and_metrics(paired):
+    scores, labels, result = paired
+    aucs = [result.auc] + [o["auc"] for o in result.others]
+    metrics = [result.metrics] + [o["metrics"] for o in result.others]
+    for k in range(3):
+        assert abs(aucs[k] - roc_auc_score(labels, scores[:, k])) < TOL
+        assert abs(metrics[k]["ci"]["variance"] - _delong_variance(scores[:, k], labels)) < TOL
+        assert abs(metrics[k]["ap"] - average_precision_score(labels, scores[:, k])) < TOL
+
+
+def test_the_covariances_and_the_paired_z_equal_delongs_definition(paired):
+    scores, labels, result = paired
+    assert sorted(result.covariance) == [(0, 1), (0, 2), (1, 2)]
+    variances = [_delong_variance(scores[:, k], labels) for k in range(3)]
+    aucs = [roc_auc_score(labels, scores[:, k]) for k in range(3)]
+    found_aucs = [result.auc] + [o["auc"] for o in result.others]
+    found_vars = [result.metrics["ci"]["variance"]] + [o["metrics"]["ci"]["variance"] for o in result.others]
+    for (i, j), found in result.covariance.items():
+        expected = _delong_covariance(scores[:, i], scores[:, j], labels)
+        assert abs(found - expected) < TOL
+        z = (aucs[i] - aucs[j]) / math.sqrt(variances[i] + variances[j] - 2 * expected)
+        found_z = (found_aucs[i] - found_aucs[j]) / math.sqrt(found_vars[i] + found_vars[j] - 2 * found)
+        assert abs(found_z - z) < TOL
+    assert result.covariance[(0, 2)] < 0 < result.covariance[(0, 1)]  # a negative covariance keeps its sign
+    assert any("each pair of score columns" in line for line in result.revealed)
+
+
+def test_clients_with_different_numbers_of_score_columns_are_refused():
+    clients = [("a", np.array([[0.1, 0.2], [0.3, 0.4]]), np.array([0, 1])), ("b", np.array([0.5, 0.6]),
+                                                                             np.array([1, 0]))]
+    with pytest.raises(InputError, match="same number of score columns"):
+        mpc_exact_auc([clients])
