@@ -43,7 +43,7 @@ from .crypten_compat import crypten
 
 
 
-def _next(x: np.ndarray, fill) -> np.ndarray:
+def next_slot(x: np.ndarray, fill) -> np.ndarray:
     """x[t + 1] along the vector; ``fill`` at the end."""
     return np.append(x[1:], np.int64(fill))
 
@@ -95,11 +95,11 @@ class TieGroups:
 
     @property
     def a_next(self) -> np.ndarray:
-        return _next(self.a, public_share(self.m, self.rank))
+        return next_slot(self.a, public_share(self.m, self.rank))
 
     @property
     def pex_next(self) -> np.ndarray:
-        return _next(self.pex, self.positives[0])
+        return next_slot(self.pex, self.positives[0])
 
     @property
     def nex(self) -> np.ndarray:

@@ -34,7 +34,7 @@ import numpy as np
 
 from .comparators import nonnegative
 from .division import digit_bits_for, fraction_bits
-from .rank_auc import TieGroups, to_members
+from .rank_auc import TieGroups, next_slot, to_members
 from .scales import MEAN_BITS, OPEN_BITS, PRECISION_BITS, VARIANCE_BITS
 from .shares import public_share
 
@@ -60,10 +60,7 @@ def variance_defined(gates, groups: TieGroups) -> np.ndarray:
 
 def auc_halves(gates, groups: TieGroups, twice_u: np.ndarray) -> tuple:
     """Shares (1,) of (h, l) with AUC = h 2^-20 + l 2^-40 up to 2^-40 (two long divisions of 2U by 2PN)."""
-    bound = digit_bits_for(groups.m * groups.m // 2)  # 2PN <= M^2 / 2
-    fine = fraction_bits(gates, twice_u, 2 * groups.pn, MEAN_BITS, bound)
-    coarse = fraction_bits(gates, twice_u, 2 * groups.pn, MEAN_BITS // 2, bound)
-    return coarse, fine - coarse * np.int64(1 << (MEAN_BITS // 2))
+    return _halves(gates, twice_u, 2 * groups.pn, groups.m * groups.m // 2)  # 2PN <= M^2 / 2
 
 
 def paired_placement_sums(gates, labels: np.ndarray, rows_a: np.ndarray, rows_b: np.ndarray) -> tuple:
@@ -92,13 +89,9 @@ def delong_covariance(gates, groups: TieGroups, halves_a: tuple, halves_b: tuple
     :func:`placement_sums`), the covariance of two columns (from :func:`paired_placement_sums`).  For P, N >= 2
     and M <= 2^20."""
     m, rank, p, n = groups.m, groups.rank, groups.positives, groups.negatives
-    (ha, la), (hb, lb) = halves_a, halves_b
-    pp, nn, hh, cross = gates.multiply((p, p), (n, n), (ha, hb), (ha, lb))
-    squares_p, squares_n, other = gates.multiply((4 * nn, p), (4 * pp, n), (la, hb))
-    half = MEAN_BITS // 2
-    cross_bound = public_share(np.array([1 << (MEAN_BITS + 2)], dtype=np.int64), rank)
-    cross = fraction_bits(gates, cross + other, cross_bound, half + 2, digit_bits_for(1 << (MEAN_BITS + 2)))
-    auc_product = hh + cross  # AUC_a AUC_b * 2^40: h_a h_b + floor((h_a l_b + l_a h_b) / 2^20), l l' / 2^40 dropped
+    pp, nn = gates.multiply((p, p), (n, n))
+    squares_p, squares_n = gates.multiply((4 * nn, p), (4 * pp, n))
+    auc_product = _product(gates, halves_a, halves_b)  # AUC_a AUC_b * 2^40
     means = fraction_bits(gates, np.concatenate([q10, q01]), np.concatenate([squares_p, squares_n]), MEAN_BITS,
                           digit_bits_for(16 * m ** 3 // 27 + 1))  # max over P + N = M of 4 N^2 P
     spread = means - auc_product  # c10, c01 in units of 2^-40, |c| <= 1/4
@@ -111,6 +104,59 @@ def delong_covariance(gates, groups: TieGroups, halves_a: tuple, halves_b: tuple
     terms = fraction_bits(gates, size, denominators, VARIANCE_BITS - 2, digit_bits_for(m << (MEAN_BITS - 2)))
     (signed,) = gates.multiply((signs, terms))
     return signed.sum(keepdims=True)
+
+
+def _halves(gates, numerator: np.ndarray, denominator: np.ndarray, bound: int) -> tuple:
+    """Shares of (h, l) with a / b = h 2^-20 + l 2^-40 up to 2^-40, for 0 <= a <= b <= bound."""
+    digits = digit_bits_for(bound)
+    fine = fraction_bits(gates, numerator, denominator, MEAN_BITS, digits)
+    coarse = fraction_bits(gates, numerator, denominator, MEAN_BITS // 2, digits)
+    return coarse, fine - coarse * np.int64(1 << (MEAN_BITS // 2))
+
+
+def _product(gates, halves_a: tuple, halves_b: tuple) -> np.ndarray:
+    """Shares of about a b 2^40 (error below 2^-38 in a b) from both fractions' halves: h_a h_b + floor((h_a l_b +
+    l_a h_b) / 2^20), the term l_a l_b / 2^40 < 1 dropped; one product round and one division by 2^20."""
+    (ha, la), (hb, lb) = halves_a, halves_b
+    hh, ab, ba = gates.multiply((ha, hb), (ha, lb), (la, hb))
+    bound = public_share(np.full(len(hh), 1 << (MEAN_BITS + 2), dtype=np.int64), gates.rank)
+    cross = fraction_bits(gates, ab + ba, bound, MEAN_BITS // 2 + 2, digit_bits_for(1 << (MEAN_BITS + 2)))
+    return hh + cross
+
+
+def partial_area(gates, groups: TieGroups, fpr_scaled: int) -> np.ndarray:
+    """Shares (1,) of about floor(A * 2^40), A the area under the ROC curve from FPR 0 to f = fpr_scaled / 2^40
+    (scikit-learn's partial AUC before McClish's standardisation), for M <= 2^20.
+
+    With L = f N negatives' worth of the curve (in units of 2^-40: N fpr_scaled, local), a group whose
+    negatives all lie before L adds its whole trapezoid n_t B_t / (2PN) (B_t as in the variance); the one
+    group the line FP = L crosses (a one-hot selection from the comparisons [FP_end(t) <= L], one batch of M)
+    adds w (2 TP_before + p r) / (2PN) with w = L - FP_before and r = w / n, found by divisions of the selected
+    scalars and a product of two fractions to 2^-40 (:func:`_product`).
+    """
+    m, rank, p, n = groups.m, groups.rank, groups.positives, groups.negatives
+    unit = np.int64(1 << MEAN_BITS)
+    line = n * np.int64(fpr_scaled)  # L 2^40
+    scaled_v01 = 2 * p - groups.pex - groups.pex_next  # B_t = 2 TP_before + p_t
+    fp_end = (n - groups.nex) * unit  # negatives at or above group t, times 2^40
+    inside = nonnegative(gates, line - fp_end, MEAN_BITS + 22)  # c_t = [FP_end(t) <= L]
+    crossing = next_slot(inside, public_share(1, rank)) - inside  # one-hot: c_{t+1} - c_t
+    gates.reserve("mul", 6 * m)
+    (trapezoids,) = gates.multiply((groups.group_negatives, scaled_v01))
+    columns = [trapezoids, n - groups.nex_next, p - groups.pex_next, groups.group_positives, groups.group_negatives]
+    whole, fp_before, tp_before, p_star, n_star = (v.sum(keepdims=True) for v in gates.multiply(
+        (inside, columns[0]), *[(crossing, c) for c in columns[1:]]))
+    crosses = crossing.sum(keepdims=True)  # 0 when L falls on a group's end (or f = 1)
+    (width,) = gates.multiply((crosses, line - fp_before * unit))  # w 2^40, 0 <= w <= n*
+    none_crosses = public_share(1, rank) - crosses
+    (n_scaled,) = gates.multiply((n_star, public_share(np.array([1], dtype=np.int64), rank) * unit))
+    ratio = fraction_bits(gates, width, n_scaled + none_crosses, MEAN_BITS, 1)  # r = w / n* to 2^-40
+    (pr,) = gates.multiply((p_star, ratio))
+    bound = (m << (MEAN_BITS + 1)) + 1
+    x = _halves(gates, width, n * unit, m << MEAN_BITS)  # w / N
+    y = _halves(gates, 2 * tp_before * unit + pr, 2 * p * unit, bound)  # (2 TP_before + p r) / (2P)
+    full = fraction_bits(gates, whole, 2 * groups.pn, MEAN_BITS, digit_bits_for(m * m // 2))
+    return full + _product(gates, x, y)
 
 
 def delong_variance(gates, groups: TieGroups, twice_u: np.ndarray, q10: np.ndarray, q01: np.ndarray) -> np.ndarray:

@@ -119,8 +119,12 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
         rows (which the caller holds in ``y_true``).
     labels : array-like, optional
         ``multi_class="ovr"``: the class of each score column; default: the sorted classes of ``y_true``.
-    sample_weight, max_fpr
-        Not supported by the private protocols yet: anything but None (max_fpr: or 1) raises InputError.
+    max_fpr : float, optional
+        The standardised partial AUC up to this FPR (McClish 1989, as scikit-learn), computed inside the MPC
+        (mpc-exact and clear, at most 2^20 rows; the parties open the partial area, to 2^-40, instead of the
+        AUC); ``ci`` does not apply to it.  1 or None: the full AUC.
+    sample_weight
+        Not supported by the private protocols yet: anything but None raises InputError.
     epsilon : float, optional
         Required by mpc-central, refused by the others.
     neighbours : {"label", "record"}
@@ -157,7 +161,7 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
         options are checked by the same planner as the command line's (mpc_auc.planner), with the same words.
     """
     start = time.perf_counter()
-    _unsupported(sample_weight=sample_weight, max_fpr=max_fpr)
+    _unsupported(sample_weight=sample_weight)
     if multi_class not in ("raise", "ovr"):
         raise InputError(f"multi_class must be 'raise' or 'ovr', not {multi_class!r} (one-vs-one is not supported)")
     if average not in ("macro", "weighted"):
@@ -166,17 +170,25 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
     if ovr and (return_ranks or protocol == "mpc-central"):
         raise InputError("multi_class='ovr' opens one exact AUC per class: it takes neither return_ranks nor "
                          "protocol mpc-central")
-    metrics = ("auc", "ci") if ci and protocol != "mpc-central" and not ovr else ("auc",)
+    partial = max_fpr is not None and checked("max_fpr", max_fpr) < 1
+    if partial and ovr:
+        raise InputError("max_fpr (the partial AUC) is for a binary AUC, not multi_class='ovr' (as scikit-learn)")
+    metrics = ("auc", "ci") if ci and protocol != "mpc-central" and not ovr and not partial else ("auc",)
     request = plan(protocol=protocol, epsilon=epsilon, neighbours=neighbours, budget=budget, score_range=score_range,
                    score_dtype=score_dtype, ranks=return_ranks, auc_decimals=auc_decimals, deployment=deployment,
-                   ledger=ledger, timeout=timeout, metrics=metrics)
+                   ledger=ledger, timeout=timeout, metrics=metrics, max_fpr=max_fpr)
     if ovr:
         if multi_class != "ovr":
             raise InputError("y_score has one column per class: pass multi_class='ovr' (as scikit-learn asks)")
         return _one_vs_rest(request, y_true, y_score, clients, average, labels, start)
     evalset, groups, data = _evaluation(binary_labels(y_true, greater=True), y_score, clients, request.encoder)
     outcome = execute(request, data)
-    common = dict(auc=outcome.auc, protocol=protocol, m=evalset.m, clients=len(groups))
+    found = outcome.auc
+    if partial:
+        if "mcclish" not in outcome.metrics["pauc"]:
+            raise InputError(outcome.metrics["pauc"]["refused"])
+        found = outcome.metrics["pauc"]["mcclish"]
+    common = dict(auc=found, protocol=protocol, m=evalset.m, clients=len(groups))
     delong = (outcome.metrics or {}).get("ci", {})
     interval = dict(std=delong.get("std"), ci=delong.get("ci"))
     if protocol == "clear":
@@ -314,7 +326,7 @@ def _single(metric, y_true, y_score, clients, pos_label, protocol, sample_weight
 def _unsupported(**options) -> None:
     """InputError naming an option of scikit-learn's the private protocols do not take yet."""
     for name, value in options.items():
-        if value is not None and not (name == "max_fpr" and value == 1):
+        if value is not None:
             raise InputError(f"{name} is not supported by mpc-auc's protocols yet (pass None)")
 
 

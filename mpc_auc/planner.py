@@ -43,6 +43,7 @@ class Plan:
     dataset_id: str = None  # mpc-central: a declared ledger id (narrows the budget, never resets it)
     metrics: tuple = ("auc",)  # mpc-exact and clear: the metrics opened, from one sort (protocols.metric_catalogue)
     points: int = DEFAULT_POINTS  # the curves' cuts
+    max_fpr: float = None  # pauc: where the partial AUC stops (read to 2^-40)
 
 
 @dataclass(frozen=True)
@@ -64,11 +65,15 @@ def plan(*, protocol: str = "mpc-exact", epsilon=None, alpha=0.5, neighbours: st
          score_range=(0.0, 1.0), score_dtype: str = "float64", method: str = "radix", ranks: bool = False,
          auc_decimals=None, deployment: str = None, key: str = None, ledger: str = None,
          host: str = "127.0.0.1", port=None, timeout=20.0, dataset_id: str = None, metrics=("auc",),
-         points=DEFAULT_POINTS) -> Plan:
+         points=DEFAULT_POINTS, max_fpr=None) -> Plan:
     """A checked :class:`Plan`, or InputError naming the first problem (the API and the CLI both ask here)."""
     if protocol not in PROTOCOLS:
         raise InputError(f"protocol must be one of {', '.join(PROTOCOLS)}; not {protocol!r}")
     metrics = metric_names(metrics)
+    if max_fpr is not None and checked("max_fpr", max_fpr) < 1:
+        metrics = metric_names(metrics + ("pauc",))
+    elif "pauc" in metrics:
+        raise InputError("the pauc metric needs max_fpr, the FPR the partial AUC stops at (0 < max_fpr < 1)")
     if len(metrics) > 1 and protocol == "mpc-central":
         raise InputError(f"metrics other than auc ({', '.join(metrics[1:])}) need protocol mpc-exact or clear; "
                          "mpc-central releases one noisy AUC")
@@ -95,7 +100,7 @@ def plan(*, protocol: str = "mpc-exact", epsilon=None, alpha=0.5, neighbours: st
         Placement(host=host, port=None if port is None else checked("port", port), ledger=ledger)
     return Plan(protocol, encoder, placement, noise, limit, method, bool(ranks),
                 None if auc_decimals is None else checked("auc_decimals", auc_decimals), checked("timeout", timeout),
-                dataset_id, metrics, checked("points", points))
+                dataset_id, metrics, checked("points", points), max_fpr if "pauc" in metrics else None)
 
 
 def parse_budget(value) -> Budget:
@@ -124,7 +129,8 @@ def execute(request: Plan, clients: list, on_progress=None) -> Outcome:
         return central_outcome(release, request.noise)
     result = mpc_exact_auc([clients], request.encoder, method=request.method, ranks=request.ranks,
                            placement=request.placement, timeout_s=request.timeout, on_progress=on_progress,
-                           decimals=request.decimals, metrics=request.metrics, points=request.points)[0]
+                           decimals=request.decimals, metrics=request.metrics, points=request.points,
+                           max_fpr=request.max_fpr)[0]
     return Outcome(result.auc, m, len(clients), release=result, metrics=result.metrics, others=result.others,
                    covariance=result.covariance)
 
@@ -135,7 +141,7 @@ def _clear(request: Plan, clients: list, m: int) -> Outcome:
     labels = np.concatenate([y for _, _, y in clients])
     columns = np.concatenate([np.asarray(s, dtype=np.float64) for _, s, _ in clients]).reshape(m, -1).T
     flagged = cut_positions(m, request.points).tolist()
-    found = [(rank_sum_auc(c, labels), report(c, labels, request.metrics, flagged)) for c in columns]
+    found = [(rank_sum_auc(c, labels), report(c, labels, request.metrics, flagged, request.max_fpr)) for c in columns]
     covariance = {}
     if len(columns) > 1 and all("variance" in r.get("ci", {}) for _, r in found):
         covariance = {(i, j): delong_test(columns[i], columns[j], labels).covariance[0][1]

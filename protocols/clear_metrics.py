@@ -98,6 +98,26 @@ def curve_at_cuts(scores, labels, flagged) -> dict:
     return {"tpr": tp / p, "fpr": (flagged - tp) / (counts[-1] - p), "precision": tp / flagged}
 
 
+def partial_area(scores, labels, max_fpr: float) -> float:
+    """The area under the ROC curve from FPR 0 to ``max_fpr``, the curve cut where it crosses max_fpr (linear
+    inside a tie group), as scikit-learn's partial AUC computes it before standardising."""
+    true_positives, counts = _thresholds(scores, labels)
+    p, n = true_positives[-1], counts[-1] - true_positives[-1]
+    fpr, tpr = np.r_[0.0, (counts - true_positives) / n], np.r_[0.0, true_positives / p]
+    stop = int(np.searchsorted(fpr, max_fpr, "right"))
+    if stop < len(fpr):
+        tpr = np.append(tpr[:stop], np.interp(max_fpr, fpr[stop - 1:stop + 1], tpr[stop - 1:stop + 1]))
+        fpr = np.append(fpr[:stop], max_fpr)
+    return float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1]) / 2))
+
+
+def mcclish(area: float, max_fpr: float) -> float:
+    """McClish's (1989) standardised partial AUC, as scikit-learn's roc_auc_score(max_fpr=...): 0.5 for a
+    chance curve and 1 for a perfect one: 0.5 (1 + (A - f^2/2) / (f - f^2/2))."""
+    low = max_fpr ** 2 / 2
+    return 0.5 * (1 + (area - low) / (max_fpr - low))
+
+
 def ks_statistic(scores, labels) -> float:
     """The Kolmogorov-Smirnov statistic: the largest |TPR - FPR| over the thresholds."""
     true_positives, counts = _thresholds(scores, labels)
@@ -105,9 +125,9 @@ def ks_statistic(scores, labels) -> float:
     return float(np.max(np.abs(true_positives / p - (counts - true_positives) / n)))
 
 
-def report(scores, labels, metrics, flagged) -> dict:
+def report(scores, labels, metrics, flagged, max_fpr: float = None) -> dict:
     """The metrics beyond the AUC in the clear, in the form mpc-exact opens them (protocols.mpc.exact.
-    opened_metrics); ``flagged``: the curves' cuts (protocols.metric_catalogue)."""
+    opened_metrics); ``flagged``: the curves' cuts (protocols.metric_catalogue); max_fpr: pauc's."""
     out = {}
     if "ci" in metrics:
         if min(np.sum(np.asarray(labels) == 1), np.sum(np.asarray(labels) == 0)) < 2:
@@ -125,6 +145,9 @@ def report(scores, labels, metrics, flagged) -> dict:
                      "precision": points["precision"].tolist()}
     if "ks" in metrics:
         out["ks"] = ks_statistic(scores, labels)
+    if "pauc" in metrics:
+        area = partial_area(scores, labels, max_fpr)
+        out["pauc"] = {"max_fpr": max_fpr, "area": area, "mcclish": mcclish(area, max_fpr)}
     return out
 
 

@@ -17,17 +17,21 @@ METRICS = {
     "pr": "precision and recall at each public cut of the ranking, to 52 bits (precision at the last cut is "
           "the share of positives)",
     "ks": "the Kolmogorov-Smirnov statistic max |TPR - FPR| to 52 bits",
+    "pauc": "the area under the ROC curve up to the evaluation's max FPR, to 2^-40 (scikit-learn's partial AUC "
+            "before McClish's standardisation)",
 }
-CI_MAX_ROWS = 1 << 20  # DeLong's variance in the 64-bit ring: 4 N^2 P < 2^60 (circuits.rank_metrics)
+REPORT = ("auc", "ci", "ap", "roc", "pr", "ks")  # "all": every metric that takes no parameter
+FPR_BITS = 40  # max_fpr is read to 2^-40
+CI_MAX_ROWS = 1 << 20  # ci and pauc in the 64-bit ring: 4 N^2 P < 2^60, N 2^40 < 2^61 (circuits.rank_metrics)
 DEFAULT_POINTS = 100  # curve points: the top 1%, 2%, ..., 100% of the ranking
 
 
 def metric_names(value) -> tuple:
-    """The metrics asked for (a comma-separated string or a sequence of names; "all": every one) in catalogue
+    """The metrics asked for (a comma-separated string or a sequence of names; "all": the REPORT) in catalogue
     order, "auc" always among them; InputError naming any that does not exist."""
     names = [v.strip() for v in value.split(",")] if isinstance(value, str) else list(value)
     if names == ["all"]:
-        return tuple(METRICS)
+        return REPORT
     unknown = [n for n in names if n not in METRICS]
     if unknown or not names:
         raise InputError(f"unknown metric(s) {', '.join(map(repr, unknown)) or '(none given)'}; choose from "

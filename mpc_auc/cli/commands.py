@@ -75,7 +75,7 @@ def _plan(args, **fixed) -> Plan:
     options = dict(protocol=args.protocol, epsilon=args.epsilon, alpha=args.alpha, neighbours=args.neighbours,
                    budget=args.budget, score_range=tuple(args.score_range), score_dtype=args.score_dtype,
                    auc_decimals=args.auc_decimals, dataset_id=args.dataset_id, metrics=args.metrics,
-                   points=args.points) if hasattr(args, "protocol") else {}
+                   points=args.points, max_fpr=args.max_fpr) if hasattr(args, "protocol") else {}
     options.update(method=args.method, deployment=args.deployment, key=args.key, timeout=args.timeout)
     if hasattr(args, "parties_host"):
         options.update(host=args.parties_host, port=args.port, ledger=getattr(args, "ledger", None))
@@ -282,7 +282,7 @@ def cmd_evaluation_open(args) -> int:
     encoder = request.encoder
     evaluation = Evaluation(args.id, Roster.load(args.roster), encoder, direct=True, deadline_s=args.deadline,
                             allow_missing=args.allow_missing, max_rows=args.max_rows, decimals=request.decimals,
-                            metrics=request.metrics, points=request.points)
+                            metrics=request.metrics, points=request.points, max_fpr=request.max_fpr)
     progress.say(f"evaluation {args.id!r} open for {len(evaluation.roster.names)} client(s) until "
                  f"{args.deadline:g} s from now; the parties compute when all have submitted")
     declared = (f"declared:{args.dataset_id}",) if args.dataset_id else ()

@@ -56,6 +56,10 @@ def metric_lines(metrics: dict) -> list:
         lines.append(f"DeLong std = {ci['std']:.6g}, 95% CI = [{ci['ci'][0]:.6f}, {ci['ci'][1]:.6f}]" if "std" in ci
                      else f"ci: not computed: {ci['refused']}")
     lines += [f"{label} = {metrics[name]:.15f}" for name, label in (("ap", "AP"), ("ks", "KS")) if name in metrics]
+    partial = metrics.get("pauc")
+    if partial:
+        lines.append(f"partial AUC to FPR {partial['max_fpr']:g} = {partial['mcclish']:.15f} (McClish; area "
+                     f"{partial['area']:.12f})" if "area" in partial else f"pauc: not computed: {partial['refused']}")
     lines += [f"{name.upper()} curve: {len(metrics[name]['flagged'])} points" for name in ("roc", "pr")
               if name in metrics]
     return lines

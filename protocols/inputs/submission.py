@@ -162,6 +162,7 @@ class Evaluation:
     metrics: tuple = ("auc",)  # mpc-exact: what it opens (protocols.metric_catalogue), from one sort per column
     points: int = DEFAULT_POINTS  # mpc-exact with curves: the cuts of the ranking they are opened at
     columns: int = 1  # mpc-exact: score columns per row (several models on the same rows: DeLong's test)
+    max_fpr: float = None  # mpc-exact with pauc: the FPR the partial AUC stops at
 
     def __post_init__(self):
         check_client_id(self.id, "evaluation id")
@@ -172,6 +173,10 @@ class Evaluation:
                              f"{', '.join(metric_names(self.metrics))}, not {', '.join(self.metrics)}")
         checked("points", self.points)
         checked("columns", self.columns)
+        if ("pauc" in self.metrics) != (self.max_fpr is not None):
+            raise InputError("the pauc metric and max_fpr go together: name both or neither")
+        if self.max_fpr is not None:
+            checked("max_fpr", self.max_fpr)
         if not (isinstance(self.max_rows, int) and 1 <= self.max_rows <= MAX_ROWS_LIMIT):
             raise InputError(f"the most rows per client must be an integer in [1, {MAX_ROWS_LIMIT}], not "
                              f"{self.max_rows!r}")
@@ -185,7 +190,7 @@ class Evaluation:
         """What P0 and P1 compare: both must have been given the same evaluation."""
         fields = [self.id, self.roster.digest, self.encoder.lo, self.encoder.hi, self.encoder.dtype, self.direct,
                   self.deadline_s, self.allow_missing, self.max_rows, self.decimals, list(self.metrics), self.points,
-                  self.columns]
+                  self.columns, self.max_fpr]
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
 
     @property
@@ -210,6 +215,7 @@ class ReleaseTerms:
     ranks: bool = False  # each client gets its rows' global mid-ranks
     metrics: tuple = ("auc",)  # mpc-exact: the metrics opened (protocols.metric_catalogue)
     points: int = None  # mpc-exact with curves: the number of cuts they are opened at
+    max_fpr: float = None  # mpc-exact with pauc: where the partial AUC stops
 
     def describe(self) -> str:
         if self.protocol == "mpc-exact":
@@ -217,6 +223,7 @@ class ReleaseTerms:
                     "the exact AUC to 52 bits") + " (no differential privacy)"
             more = [m for m in self.metrics if m != "auc"]
             what += f"; also {', '.join(more)} ({self.points} cuts for curves)" if more else ""
+            what += f"; the partial AUC to FPR {self.max_fpr:g}" if self.max_fpr is not None else ""
         else:
             delta = f"delta {self.delta:.2g}" if self.delta is not None else "the circuit's delta, about 1e-13"
             what = f"one DP release at epsilon {self.epsilon:g} ({self.neighbours} neighbours, {delta})"

@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from ..errors import InputError, PartyFailure
 from ..inputs.bundles import open_ranks
 from ...circuits.scales import OPEN_BITS, VARIANCE_BITS
-from ..clear_metrics import Z_975
+from ..clear_metrics import Z_975, mcclish
 from ..inputs.encoding import ScoreEncoder
-from ..metric_catalogue import CI_MAX_ROWS, DEFAULT_POINTS, METRICS, metric_names, revealed
+from ..metric_catalogue import CI_MAX_ROWS, DEFAULT_POINTS, FPR_BITS, METRICS, metric_names, revealed
 from ..runtime.session import LOCAL, Placement
 from .ranking_job import FRACTION_BITS, JobRun, dataset_id, run_ranking_jobs, simulated
 
@@ -67,7 +67,7 @@ class MpcAucResult:
 def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: str = "TTP",
                   method: str = "radix", ranks: bool = False, placement: Placement = LOCAL,
                   timeout_s: float = 20.0, on_progress=None, decimals: int = None, metrics: tuple = ("auc",),
-                  points: int = DEFAULT_POINTS):
+                  points: int = DEFAULT_POINTS, max_fpr: float = None):
     """Run mpc-exact on each dataset in one session of the parties.
 
     datasets: list of datasets, each a list of (client_id, scores, labels); every client is simulated
@@ -81,14 +81,16 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
       what each opens).
     metrics, points: the metrics opened besides the AUC, from the same sort (protocols.metric_catalogue), and
       the number of cuts the curves are opened at; result.metrics holds them (:func:`opened_metrics`).
+    max_fpr: with the pauc metric, the FPR the partial AUC stops at.
     Returns one MpcAucResult per dataset.  Raises InputError for bad input
     (before any party learns anything) and PartyFailure if a role fails.
     """
     metrics = metric_names(metrics)
-    if "ci" in metrics and any(sum(len(s) for _, s, _ in clients) > CI_MAX_ROWS for clients in datasets):
-        raise InputError(f"the ci metric (DeLong's variance) is computed for at most {CI_MAX_ROWS} rows")
-    requests = [simulated(clients, encoder, (dataset_id(clients),) if ranks else (), decimals, metrics, points)
-                for clients in datasets]
+    bounded = [name for name in ("ci", "pauc") if name in metrics]
+    if bounded and any(sum(len(y) for _, _, y in clients) > CI_MAX_ROWS for clients in datasets):
+        raise InputError(f"the {' and '.join(bounded)} metric(s) are computed for at most {CI_MAX_ROWS} rows")
+    requests = [simulated(clients, encoder, (dataset_id(clients),) if ranks else (), decimals, metrics, points,
+                          max_fpr) for clients in datasets]
     return [exact_result(run, provider, method)
             for run in run_ranking_jobs(requests, provider, method, ranks, None, placement, timeout_s, on_progress)]
 
@@ -133,18 +135,20 @@ def exact_result(run: JobRun, provider, method) -> MpcAucResult:
                     else []),
                   *(["DeLong's covariance of each pair of score columns' AUCs to 2^-54"] if outs[0].get("covariance")
                     else [])),
-        metrics=opened_metrics(outs[0]["metrics"], auc, run.m),
-        others=[{"auc": auc_of(o["scaled"]), "metrics": opened_metrics(o["metrics"], auc_of(o["scaled"]), run.m)}
+        metrics=opened_metrics(outs[0]["metrics"], auc, run.m, terms.max_fpr),
+        others=[{"auc": auc_of(o["scaled"]),
+                 "metrics": opened_metrics(o["metrics"], auc_of(o["scaled"]), run.m, terms.max_fpr)}
                 for o in outs[0].get("others", [])],
         covariance={tuple(map(int, pair.split(","))): v / 2 ** VARIANCE_BITS
                     for pair, v in outs[0].get("covariance", {}).items()},
     )
 
 
-def opened_metrics(opened: dict, auc: float, m: int) -> dict:
+def opened_metrics(opened: dict, auc: float, m: int, max_fpr: float = None) -> dict:
     """The parties' opened integers (protocols.mpc.ranking_party) as the metrics' values: "ci" {"variance",
     "std", "ci"} (or {"refused": why}), "ap", "ks" (floats), "roc" {"flagged", "fpr", "tpr"} and "pr"
-    {"flagged", "recall", "precision"} (lists; ``flagged``: rows in the top of the ranking at each cut)."""
+    {"flagged", "recall", "precision"} (lists; ``flagged``: rows in the top of the ranking at each cut), "pauc"
+    {"max_fpr", "area", "mcclish"} (the partial area and McClish's standardisation, as scikit-learn's)."""
     out = {}
     if "ci" in opened:
         ci = opened["ci"]
@@ -157,6 +161,12 @@ def opened_metrics(opened: dict, auc: float, m: int) -> dict:
     for name in ("ap", "ks"):
         if name in opened:
             out[name] = opened[name] / 2 ** OPEN_BITS
+    if "pauc" in opened:
+        if "scaled" in opened["pauc"]:
+            area = opened["pauc"]["scaled"] / 2 ** FPR_BITS
+            out["pauc"] = {"max_fpr": max_fpr, "area": area, "mcclish": mcclish(area, max_fpr)}
+        else:
+            out["pauc"] = dict(opened["pauc"])
     curve = opened.get("curve")
     if curve:
         scaled = {k: [v / 2 ** OPEN_BITS for v in values] for k, values in curve.items() if k != "flagged"}

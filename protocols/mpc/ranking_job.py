@@ -93,7 +93,7 @@ class Request:
 
 
 def simulated(clients, encoder: ScoreEncoder, datasets: tuple = (), decimals: int = None, metrics: tuple = ("auc",),
-              points: int = DEFAULT_POINTS) -> Request:
+              points: int = DEFAULT_POINTS, max_fpr: float = None) -> Request:
     """Every client of ``clients`` ((id, scores, labels)) simulated in this process, each with a fresh key
     on a roster of its own; all rows are checked here, before any role starts.  decimals: open the AUC
     rounded to this many decimals; metrics, points: what else to open (submission.Evaluation)."""
@@ -108,7 +108,7 @@ def simulated(clients, encoder: ScoreEncoder, datasets: tuple = (), decimals: in
         check_client(name, scores, labels, encoder, columns=columns)
     identities = [Identity(client_role(name)) for name, _, _ in clients]
     evaluation = Evaluation(f"local-{secrets.token_hex(8)}", Roster(tuple(i.public for i in identities)), encoder,
-                            decimals=decimals, metrics=metrics, points=points, columns=columns)
+                            decimals=decimals, metrics=metrics, points=points, columns=columns, max_fpr=max_fpr)
     return Request(evaluation, [(i, s, y) for i, (_, s, y) in zip(identities, clients)], tuple(datasets))
 
 

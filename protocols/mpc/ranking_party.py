@@ -21,8 +21,8 @@ from ...circuits.noise import discrete_laplace
 from ...circuits.radix import RadixRanking
 from ...circuits.rank_auc import auc_fraction, tie_groups
 from ...circuits.rank_metrics import (auc_halves, average_precision, curve_points, delong_covariance, delong_variance,
-                                      ks_statistic, paired_placement_sums, placement_sums, placements,
-                                      variance_defined)
+                                      ks_statistic, paired_placement_sums, partial_area, placement_sums,
+                                      placements, variance_defined)
 from ...circuits.shares import from_share, public_share, reveal_int
 from ...circuits.shuffle import Shuffler
 from ...circuits.validity import client_verdicts, valid_rows
@@ -30,7 +30,7 @@ from ..inputs.bundles import seal_ranks
 from ..inputs.encoding import PAD_KEY
 from ..inputs.intake import Intake, gather_bytes, refusal
 from ..inputs.submission import ReleaseTerms
-from ..metric_catalogue import CI_MAX_ROWS, cut_positions
+from ..metric_catalogue import CI_MAX_ROWS, FPR_BITS, cut_positions
 from ..runtime.ledger import ACCOUNTING, Release
 from ..runtime.metrics import TrafficMeter
 from ..runtime.memory import release_free_memory
@@ -98,7 +98,7 @@ def _terms(ctx, job) -> ReleaseTerms:
     if central is None:
         curves = bool({"roc", "pr"} & set(evaluation.metrics))
         return ReleaseTerms("mpc-exact", decimals=evaluation.decimals, metrics=evaluation.metrics,
-                            points=evaluation.points if curves else None, **common)
+                            points=evaluation.points if curves else None, max_fpr=evaluation.max_fpr, **common)
     delta = central.delta(sum(job.rows)) * central.repetitions if job.rows is not None else None
     return ReleaseTerms("mpc-central", central.epsilon * central.repetitions, delta, central.neighbours, **common)
 
@@ -216,6 +216,14 @@ def _metrics(ctx, job, shuffler, gates, groups, twice_u) -> dict:
         if ctx.rank == 0:
             ctx.progress("KS statistic")
         opened["ks"] = reveal(ks_statistic(gates, groups))[0]
+    if "pauc" in metrics:
+        if ctx.rank == 0:
+            ctx.progress(f"partial AUC to FPR {job.evaluation.max_fpr:g}")
+        if groups.m > CI_MAX_ROWS:
+            opened["pauc"] = {"refused": f"the partial AUC is computed for at most {CI_MAX_ROWS} rows"}
+        else:
+            scaled_fpr = round(job.evaluation.max_fpr * 2 ** FPR_BITS)
+            opened["pauc"] = {"scaled": reveal(partial_area(gates, groups, scaled_fpr))[0]}
     return opened
 
 

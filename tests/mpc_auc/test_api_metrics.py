@@ -68,6 +68,15 @@ def test_one_vs_rest_equals_scikit_learn(average):
         assert abs(found.auc - expected) < TOL and sorted(found.per_class) == ["cat", "dog", "eel", "fox"]
 
 
+@pytest.mark.parametrize("max_fpr", [0.1, 0.5, 1.0])
+def test_partial_auc_equals_scikit_learns_mcclish_standardised(max_fpr):
+    y, s, c = _binary(9, 400)
+    expected = skm.roc_auc_score(y, s, max_fpr=max_fpr)
+    for protocol in ("mpc-exact", "clear"):
+        found = mpc_auc.roc_auc_score(y, s, clients=c, max_fpr=max_fpr, protocol=protocol)
+        assert abs(found.auc - expected) < TOL and (found.ci is None) == (max_fpr < 1)
+
+
 def test_average_precision_and_curves_with_pos_label():
     y, s, c = _binary(6)
     words = np.where(y == 1, "yes", "no")
@@ -82,7 +91,11 @@ def test_average_precision_and_curves_with_pos_label():
 
 @pytest.mark.parametrize("call, message", [
     (lambda y, s: mpc_auc.evaluate(y, s, metrics="auc,roc,bogus"), "unknown metric.*'bogus'"),
-    (lambda y, s: mpc_auc.roc_auc_score(y, s, max_fpr=0.5), "max_fpr is not supported"),
+    (lambda y, s: mpc_auc.roc_auc_score(y, s, max_fpr=0.0), "max_fpr must be a false positive rate"),
+    (lambda y, s: mpc_auc.roc_auc_score(y, s, max_fpr=1.5), "max_fpr must be a false positive rate"),
+    (lambda y, s: mpc_auc.roc_auc_score(np.arange(len(y)) % 3, np.c_[s, s, s], multi_class="ovr", max_fpr=0.5),
+     "max_fpr .* not multi_class"),
+    (lambda y, s: mpc_auc.evaluate(y, s, metrics="auc,pauc"), "the pauc metric needs max_fpr"),
     (lambda y, s: mpc_auc.roc_auc_score(y, s, sample_weight=np.ones(len(y))), "sample_weight is not supported"),
     (lambda y, s: mpc_auc.average_precision_score(y, s, sample_weight=np.ones(len(y))), "sample_weight"),
     (lambda y, s: mpc_auc.roc_auc_score(y, np.c_[s, 1 - s]), "pass multi_class='ovr'"),

@@ -85,8 +85,8 @@ def test_every_rule_of_the_planner_has_a_case():
     # + protocol, neighbours, method and score_dtype (argparse's choices on the command line) and a range that is
     # not a pair (argparse's nargs=2): the command line cannot even express those requests; + the metrics rule,
     # which roc_auc_score cannot express (test_metrics_other_than_auc_need_an_exact_protocol_in_the_same_words),
-    # and the rule on several score columns (the same test)
-    assert rules == len(covered) + 5 + 2
+    # the rule on several score columns and pauc's need of max_fpr (the same test)
+    assert rules == len(covered) + 5 + 3
 
 
 def test_metrics_other_than_auc_need_an_exact_protocol_in_the_same_words(rows, tmp_path, capsys):
@@ -97,6 +97,12 @@ def test_metrics_other_than_auc_need_an_exact_protocol_in_the_same_words(rows, t
     assert words in str(refused.value)
     assert main(["run", "--input", path, "--out", str(tmp_path / "r.json"), "--protocol", "mpc-central",
                  "--epsilon", "1", "--metrics", "ci"]) == 2
+    assert words in capsys.readouterr().err and not (tmp_path / "r.json").exists()
+    words = "the pauc metric needs max_fpr, the FPR the partial AUC stops at (0 < max_fpr < 1)"
+    with pytest.raises(mpc_auc.InputError) as refused:
+        mpc_auc.evaluate(evalset.label, evalset.score, metrics="pauc")
+    assert words in str(refused.value)
+    assert main(["run", "--input", path, "--out", str(tmp_path / "r.json"), "--metrics", "pauc"]) == 2
     assert words in capsys.readouterr().err and not (tmp_path / "r.json").exists()
     words = "several score columns (models compared on the same rows) need protocol mpc-exact or clear, without ranks"
     with pytest.raises(mpc_auc.InputError) as refused:  # the planner's own rule (the API's delong_test asks ci)

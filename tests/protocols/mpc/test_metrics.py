@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve
 
-from mpc_auc.protocols.metric_catalogue import CI_MAX_ROWS
+from mpc_auc.protocols.metric_catalogue import CI_MAX_ROWS, REPORT
 from mpc_auc.protocols.errors import InputError
 from mpc_auc.protocols.mpc.exact import mpc_exact_auc
 from mpc_auc.synthetic import synthetic_evalset
@@ -16,6 +16,7 @@ from mpc_auc.synthetic import synthetic_evalset
 CASES = [(300, 5, 1, 0.77), (500, 20, 2, 0.8), (257, 257, None, 0.7), (400, 3, 0, 0.77), (120, 7, 1, 0.95),
          (1000, 10, 3, 0.6), (64, 2, None, 0.5)]
 POINTS = 25
+MAX_FPR = 0.3
 TOL = 1e-9
 
 
@@ -30,7 +31,7 @@ def _sets():
 @pytest.fixture(scope="module")
 def evaluated():
     datasets = _sets()
-    results = mpc_exact_auc(datasets, metrics="all", points=POINTS, timeout_s=60)
+    results = mpc_exact_auc(datasets, metrics=REPORT + ("pauc",), points=POINTS, max_fpr=MAX_FPR, timeout_s=60)
     return [(np.concatenate([s for _, s, _ in c]), np.concatenate([y for _, _, y in c]), r)
             for c, r in zip(datasets, results)]
 
@@ -67,6 +68,7 @@ def test_auc_delong_ap_and_ks_equal_their_references(evaluated, i):
     assert abs(metrics["ap"] - average_precision_score(labels, scores)) < TOL
     fpr, tpr, _ = roc_curve(labels, scores)
     assert abs(metrics["ks"] - np.max(np.abs(tpr - fpr))) < TOL
+    assert abs(metrics["pauc"]["mcclish"] - roc_auc_score(labels, scores, max_fpr=MAX_FPR)) < TOL
 
 
 @pytest.mark.parametrize("i", range(len(CASES) + 1))
@@ -115,8 +117,9 @@ def test_unknown_metrics_are_refused_before_any_process(metrics, message):
 def test_the_variance_is_refused_past_its_ring_bound_before_any_process():
     rows = CI_MAX_ROWS + 1
     clients = [("a", np.zeros(rows), np.arange(rows) % 2)]
-    with pytest.raises(InputError, match=f"at most {CI_MAX_ROWS} rows"):
-        mpc_exact_auc([clients], metrics="auc,ci")
+    for metrics, fpr in (("auc,ci", None), ("auc,pauc", 0.5)):
+        with pytest.raises(InputError, match=f"at most {CI_MAX_ROWS} rows"):
+            mpc_exact_auc([clients], metrics=metrics, max_fpr=fpr)
 
 
 def _delong_covariance(a, b, labels) -> float:
