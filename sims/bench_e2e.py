@@ -27,7 +27,8 @@ SecretFlow SPU computes the exact AUC of the same file, and the ratio of its
 run time to ours is printed.  ``--doc FILE`` replaces the section between
 the bench-e2e markers of FILE with the table, command, machine and load.
 
-Usage: python -m mpc_auc.sims.bench_e2e [--sizes M ...] [--dtypes D ...] [--spu-python PY] [--spu-size M] [--doc FILE]
+Usage: python -m mpc_auc.sims.bench_e2e [--sizes M ...] [--dtypes D ...] [--spu-python PY] [--spu-size M]
+       [--metrics-size M] [--doc FILE]
 """
 import argparse
 import json
@@ -39,6 +40,7 @@ import sys
 import tempfile
 import time
 
+import numpy as np
 import pandas as pd
 
 from ..csv_io import write_evalset
@@ -65,6 +67,40 @@ def dataset(directory: str, m: int, dtype: str = "float64") -> str:
     return path
 
 
+def paired_dataset(directory: str, m: int) -> str:
+    """The benchmark's rows with a second model's scores beside the first (client,score,second,label): the
+    first model's scores plus Gaussian noise (sd 0.1), clipped to [0, 1]; for DeLong's test."""
+    path = os.path.join(directory, f"criteo-shaped-{m}-two-models.csv")
+    if not os.path.exists(path):
+        table = pd.read_csv(dataset(directory, m), dtype={"client": str})
+        rng = np.random.default_rng(m)
+        table.insert(2, "second", np.clip(table["score"] + rng.normal(0, 0.1, len(table)), 0, 1))
+        table.to_csv(path, index=False, float_format="%.17g")
+    return path
+
+
+METRIC_JOBS = (("full report: --metrics auc,ci,ap,roc,ks", [], ["--metrics", "auc,ci,ap,roc,ks"]),
+               ("two-model DeLong test: --score-col score,second --metrics auc,ci", ["two"],
+                ["--score-col", "score,second", "--metrics", "auc,ci"]))
+
+
+def metric_rows(directory: str, tmp: str, m: int, timeout_s: float, repeat: int, alone: dict) -> list:
+    """The metrics' rows at M (float64): each job's median protocol time against the AUC alone's."""
+    lines = ["| M | job | runs | protocol s (median) | x AUC alone | P0 bytes GB | P0 rounds |",
+             "|---|---|---|---|---|---|---|",
+             f"| {m:,} | AUC alone | {len(alone['runs'])} | {alone['protocol']:.2f} | 1.00 "
+             f"| {alone['bytes'] / GB:.2f} | {alone['rounds']} |"]
+    for name, files, options in METRIC_JOBS:
+        path = paired_dataset(directory, m) if files else dataset(directory, m)
+        runs = sorted((run_ours(path, tmp, timeout_s, "float64", options) for _ in range(repeat)),
+                      key=lambda r: r["protocol"])
+        row = runs[len(runs) // 2]
+        lines.append(f"| {m:,} | {name} | {repeat} | **{row['protocol']:.2f}** "
+                     f"| **{row['protocol'] / alone['protocol']:.2f}** | {row['bytes'] / GB:.2f} | {row['rounds']} |")
+        print(f"  done: M={m:,} {name}: protocol {row['protocol']:.2f} s", file=sys.stderr, flush=True)
+    return lines
+
+
 def reference_auc(path: str) -> float:
     from sklearn.metrics import roc_auc_score  # lazily: scikit-learn is a test extra, needed only here
 
@@ -72,7 +108,7 @@ def reference_auc(path: str) -> float:
     return float(roc_auc_score(table["label"], table["score"]))
 
 
-def run_ours(path: str, directory: str, timeout_s: float, dtype: str = "float64") -> dict:
+def run_ours(path: str, directory: str, timeout_s: float, dtype: str = "float64", options=()) -> dict:
     out = os.path.join(directory, f"result-{time.monotonic_ns()}.json")
     load = os.getloadavg()[0]
     began, began_unix = time.perf_counter(), time.time()
@@ -80,7 +116,7 @@ def run_ours(path: str, directory: str, timeout_s: float, dtype: str = "float64"
     # server has also exited, after the command (a terminal's prompt returns when the command exits)
     with tempfile.TemporaryFile("w+") as errors:
         code = subprocess.run(COMMAND + ["--quiet", "run", "--input", path, "--out", out, "--timeout",
-                                         str(timeout_s), "--score-dtype", dtype],
+                                         str(timeout_s), "--score-dtype", dtype, *options],
                               stdout=subprocess.DEVNULL, stderr=errors).returncode
         total = time.perf_counter() - began
         errors.seek(0)
@@ -103,7 +139,8 @@ def run_ours(path: str, directory: str, timeout_s: float, dtype: str = "float64"
                                                or record["traffic"][role].get("peak_rss_session_total", 0)
                                                for role in ("P0", "P1", "dealer"))
     return {"m": record["input_summary"]["M"], "dtype": dtype, "total": total, "phases": phases, "protocol": protocol,
-            "check": record["input_check_s"], "rss": rss, "auc": record["auc"], "load": load}
+            "check": record["input_check_s"], "rss": rss, "auc": record["auc"], "load": load,
+            "bytes": record["traffic"]["P0"]["bytes"], "rounds": record["traffic"]["P0"]["rounds"]}
 
 
 def run_spu(python: str, path: str) -> dict:
@@ -182,6 +219,8 @@ def main(argv=None) -> int:
                         help="score precisions to run (--score-dtype of mpc-auc run); SPU runs on float64")
     parser.add_argument("--spu-python", help="a Python with spu==0.9.5 installed: run SPU's exact AUC beside ours")
     parser.add_argument("--spu-size", type=int, default=CRITEO_M, help="M of the SPU row (one of --sizes)")
+    parser.add_argument("--metrics-size", type=int, default=CRITEO_M,
+                        help="M of the metrics rows (one of --sizes, float64): the full report and DeLong's test")
     parser.add_argument("--repeat", type=int, default=3, help="runs per M up to 1,000,000 rows; the median run "
                                                               "(by end-to-end time) is reported, with the range")
     parser.add_argument("--data", help="directory for the generated CSV files (default: a temporary one)")
@@ -207,7 +246,12 @@ def main(argv=None) -> int:
                 spu = run_spu(args.spu_python, path)
                 spu["error"] = abs(spu["auc"] - reference_auc(path))
                 print(f"  done: SPU M={m:,} {spu['run_s']:.2f} s", file=sys.stderr, flush=True)
+        alone = next((r for r in rows if r["m"] == args.metrics_size and r["dtype"] == "float64"), None)
+        metrics = metric_rows(directory, tmp, args.metrics_size, args.timeout, args.repeat, alone) if alone else []
     lines = table(rows, spu)
+    if metrics:
+        lines += ["", "Metrics from the same sort (docs/protocols/mpc-exact.md), float64, P0's protocol time:", "",
+                  *metrics]
     for dtype in args.dtypes:
         summary = growth([r for r in rows if r["dtype"] == dtype])
         if summary:
