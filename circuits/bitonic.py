@@ -9,6 +9,7 @@ fixed by n alone, so nothing about the data is revealed.
 import math
 from typing import Callable, Optional
 
+import numpy as np
 import torch
 
 from .crypten_compat import crypten
@@ -95,7 +96,10 @@ class BitonicRanking:
         return group_starts_from_keys(sorted_keys), [share_of(x) for x in moved[:-1]]
 
     def to_input_order(self, sorted_column):
-        """Sort (input position, column) by position: the column's shares in input order."""
-        m = len(sorted_column)
-        _, (column,) = bitonic_sort(self._origin, [from_share(sorted_column)], m)
-        return share_of(column)
+        """Sort (input position, column) by position: the column's shares in input order; a (k, M) array of
+        columns moves together."""
+        rows = np.atleast_2d(sorted_column)
+        m = rows.shape[1]
+        _, columns = bitonic_sort(self._origin, [from_share(row) for row in rows], m)
+        moved = np.stack([share_of(column) for column in columns])
+        return moved if np.ndim(sorted_column) == 2 else moved[0]

@@ -64,8 +64,10 @@ class RadixRanking:
         return group_starts_from_xor_keys(self.gates, moved[-1], self.bits), list(moved[:-1])
 
     def to_input_order(self, sorted_column: np.ndarray) -> np.ndarray:
-        """Shares of a column given in the sorted order of the last ``sort``, back in input order."""
-        return self.shuffler.unapply_shares(self.sigma, sorted_column[None])[0]
+        """Shares of a column (M,), or of columns (k, M) moved together, given in the sorted order of the last
+        ``sort``, back in input order."""
+        moved = self.shuffler.unapply_shares(self.sigma, np.atleast_2d(sorted_column))
+        return moved if np.ndim(sorted_column) == 2 else moved[0]
 
     def permutation(self, key_xor: np.ndarray, then_moved: int) -> np.ndarray:
         """This party's share (int32, mod 2^32) of sigma: sigma[i] is the position of element i after a

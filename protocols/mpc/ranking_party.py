@@ -141,7 +141,7 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
                   "metrics": _metrics(ctx, job, shuffler, gates, groups, twice_u) if len(metrics) > 1 else {}}
         if paired:  # each row's placement values of this column, in input order, for the covariances
             column.update(groups=groups, halves=auc_halves(gates, groups, twice_u),
-                          rows=np.stack([ranking.to_input_order(r) for r in placements(shuffler, gates, groups)]))
+                          rows=ranking.to_input_order(placements(shuffler, gates, groups)))
         if k == 0 and job.ranks:
             if ctx.rank == 0:
                 ctx.progress("ranks back to input order")
