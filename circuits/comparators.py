@@ -148,6 +148,35 @@ def all_set(gates, shares: np.ndarray, bits: int) -> np.ndarray:
     return bit_planes[0]
 
 
+def bit_decompose(gates, shares: np.ndarray, bits: int) -> np.ndarray:
+    """Additive shares (bits, n), the lowest bit first, of every bit of x for additive shares (n,) of
+    0 <= x < 2^bits: the low ``bits`` bits of the two shares (one held by each party) added by a bit-sliced
+    Kogge-Stone adder, x's bits being s_i = p_i XOR c_i with p_i = a_i XOR b_i and the carries c_i the prefix
+    generates of (g_i = a_i AND b_i, p_i); 1 + ceil(log2 bits) rounds of ANDs, then one bit conversion."""
+    shares = np.asarray(shares, dtype=np.int64)
+    mine = planes(shares & np.int64((1 << bits) - 1), bits)[::-1]  # (bits, W), the lowest bit first
+    zero = np.zeros_like(mine)
+    x, y = (mine, zero) if gates.rank == 0 else (zero, mine)  # XOR shares of P0's low bits and of P1's
+    size, levels = mine.shape[1], []
+    while (d := 1 << len(levels)) < bits:
+        levels.append(d)
+    gates.reserve("and", size * (bits + sum((bits - d) * (1 if 2 * d >= bits else 2) for d in levels)))
+    (generate,) = gates.and_((x, y))
+    propagate = x ^ y
+    carry_generate, carry_propagate = generate, propagate
+    for d in levels:
+        high, low = slice(d, bits), slice(0, bits - d)
+        if 2 * d < bits:
+            carried, joined = gates.and_((carry_propagate[high], carry_generate[low]),
+                                         (carry_propagate[high], carry_propagate[low]))
+            carry_propagate = np.concatenate([carry_propagate[:d], joined])
+        else:
+            (carried,) = gates.and_((carry_propagate[high], carry_generate[low]))
+        carry_generate = np.concatenate([carry_generate[:d], carry_generate[high] ^ carried])
+    carries = np.concatenate([np.zeros_like(mine[:1]), carry_generate[:-1]])  # into bit i: generate of 0..i-1
+    return gates.to_additive(propagate ^ carries, len(shares))
+
+
 def sign_bits(gates, shares: np.ndarray, bits: int = 63) -> np.ndarray:
     """XOR shares (..., W), packed, of [x >= 0] for additive shares (..., n) of x with |x| < 2^bits: bit ``bits``
     of x mod 2^(bits + 1), whose shares are the shares' low bits + 1 bits (the top bit of the word when bits is

@@ -5,5 +5,5 @@ CrypTen) scales it back with the same constants.
 """
 MEAN_BITS = 40  # DeLong: the placement values' mean squares and AUC^2, in units of 2^-40
 VARIANCE_BITS = 54  # DeLong's variance is opened as floor(Var * 2^54) (two terms of 2^-54 each)
-PRECISION_BITS = 32  # average precision: each threshold's precision to 2^-32 (AP's error below 2.4e-10)
+PRECISION_BITS = 36  # average precision: each threshold's precision in units of 2^-36 (AP's error below 3.1e-10)
 OPEN_BITS = 52  # AP, the curves and KS are opened as floor(value * 2^52)

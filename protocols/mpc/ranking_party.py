@@ -138,7 +138,8 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
             if not defined:
                 break
         column = {"scaled": _opened_auc(ctx, job, gates, len(labels), twice_u, twice_pn, fraction_bits),
-                  "metrics": _metrics(ctx, job, shuffler, gates, groups, twice_u) if len(metrics) > 1 else {}}
+                  "metrics": _metrics(ctx, job, shuffler, gates, groups, twice_u, sorted_labels)
+                  if len(metrics) > 1 else {}}
         if paired:  # each row's placement values of this column, in input order, for the covariances
             column.update(groups=groups, halves=auc_halves(gates, groups, twice_u),
                           rows=ranking.to_input_order(placements(shuffler, gates, groups)))
@@ -183,7 +184,7 @@ def _covariances(ctx, gates, labels, columns) -> dict:
 FLAGGED = {"ap", "roc", "pr"}  # the metrics that need the compaction's flags (rank_metrics)
 
 
-def _metrics(ctx, job, shuffler, gates, groups, twice_u) -> dict:
+def _metrics(ctx, job, shuffler, gates, groups, twice_u, sorted_labels) -> dict:
     """Open the job's metrics beyond the AUC (circuits.rank_metrics), each as integers over a public power of
     two; nothing else.  DeLong's variance only for M <= CI_MAX_ROWS (else None with the reason) and when each
     class has two rows (one bit opened)."""
@@ -204,7 +205,7 @@ def _metrics(ctx, job, shuffler, gates, groups, twice_u) -> dict:
     if "ap" in metrics:
         if ctx.rank == 0:
             ctx.progress("average precision")
-        opened["ap"] = reveal(average_precision(gates, groups))[0]
+        opened["ap"] = reveal(average_precision(shuffler, gates, groups, sorted_labels))[0]
     if {"roc", "pr"} & set(metrics):
         if ctx.rank == 0:
             ctx.progress(f"curves at {job.evaluation.points} cuts")

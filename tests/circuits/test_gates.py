@@ -31,6 +31,9 @@ def _edge_values():
         rng.integers(-2**63, 2**63 - 1, N, dtype=np.int64)
 
 
+DECOMPOSED = (1, 2, 5, 21, 33)  # widths of bit_decompose: one level, odd and even adder depths
+
+
 def _party(ctx, x, y):
     from mpc_auc.circuits import comparators as compare
     from mpc_auc.circuits.gates import Gates
@@ -60,6 +63,9 @@ def _party(ctx, x, y):
     for bits in (5, 8, 62, 64):
         out[f"all set {bits}"] = gates.open(compare.all_set(gates, words ^ xor_split if ctx.rank == 0 else xor_split,
                                                             bits), xor=True)
+    for bits in DECOMPOSED:  # the bits of x mod 2^bits, from additive shares (x - y, y)
+        value = x & ((1 << bits) - 1)
+        out[f"bits {bits}"] = gates.open(compare.bit_decompose(gates, value - y if ctx.rank == 0 else y, bits))
     out["left"] = [gates.left("and"), gates.left("mul")]
     out["sources"] = sorted(set(sources))
     try:
@@ -107,6 +113,13 @@ def test_sign_and_all_bits_set_match_the_clear(opened):
         low = words if bits == 64 else words & ((1 << bits) - 1)
         expected = low == (-1 if bits == 64 else (1 << bits) - 1)
         assert np.array_equal(unpack_bits(out[f"all set {bits}"][None], N)[0], expected.astype(np.int64)), bits
+
+
+@pytest.mark.parametrize("bits", DECOMPOSED)
+def test_bit_decomposition_matches_the_clear(opened, bits):
+    x, _, out = opened
+    value = x & ((1 << bits) - 1)
+    assert np.array_equal(out[f"bits {bits}"], (value[None] >> np.arange(bits)[:, None]) & 1)
 
 
 @pytest.mark.parametrize("bits", [13, 14, 17])

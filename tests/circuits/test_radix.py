@@ -123,7 +123,7 @@ def _exact_path_requests(ctx, shuffler, gates, keys, leak: bool) -> list:
         # every metric beyond the AUC (circuits.rank_metrics) on the same groups
         variance_defined(gates, groups)
         delong_variance(gates, groups, twice_u, *placement_sums(gates, groups))
-        average_precision(gates, groups)
+        average_precision(shuffler, gates, groups, sorted_labels)
         curve_points(shuffler, gates, groups, np.array([5, 20, 64]))
         ks_statistic(gates, groups)
         if leak:
