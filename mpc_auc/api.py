@@ -238,35 +238,42 @@ def average_precision_score(y_true, y_score, *, clients=None, pos_label=None, pr
 
 
 def roc_curve(y_true, y_score, *, clients=None, pos_label=None, points: int = 100, protocol: str = "mpc-exact",
-              sample_weight=None, score_range=(0.0, 1.0), score_dtype: str = "float64", deployment: str = None,
-              timeout: float = 60.0) -> MetricResult:
+              epsilon: float = None, sample_weight=None, score_range=(0.0, 1.0), score_dtype: str = "float64",
+              deployment: str = None, timeout: float = 60.0) -> MetricResult:
     """The ROC curve at ``points`` public cuts of the ranking: with the top ceil(k M / points) scores flagged,
     k = 1..points, the FPR and TPR (a tie group a cut falls in counted in proportion: scikit-learn's curve,
     interpolated linearly in the rows flagged).  The scores and thresholds stay secret; the cuts are public,
-    and with them the points reveal the class counts.  ``value`` is (fpr, tpr); ``flagged`` the cuts."""
+    and with them the points reveal the class counts.  ``value`` is (fpr, tpr); ``flagged`` the cuts.
+
+    ``protocol="mpc-central"`` with ``epsilon``: the DP curve instead (label DP: the positives between the cuts
+    released by the binary tree mechanism with noise drawn inside the MPC, ties split by row order;
+    docs/protocols/mpc-central.md, "The DP curve")."""
     return _single("roc", y_true, y_score, clients, pos_label, protocol, sample_weight, score_range, score_dtype,
-                   deployment, timeout, points)
+                   deployment, timeout, points, epsilon)
 
 
 def precision_recall_curve(y_true, y_score, *, clients=None, pos_label=None, points: int = 100,
-                           protocol: str = "mpc-exact", sample_weight=None, score_range=(0.0, 1.0),
-                           score_dtype: str = "float64", deployment: str = None,
+                           protocol: str = "mpc-exact", epsilon: float = None, sample_weight=None,
+                           score_range=(0.0, 1.0), score_dtype: str = "float64", deployment: str = None,
                            timeout: float = 60.0) -> MetricResult:
-    """The precision-recall curve at the cuts of :func:`roc_curve`; ``value`` is (precision, recall)."""
+    """The precision-recall curve at the cuts of :func:`roc_curve` (exact, or the DP curve with
+    ``protocol="mpc-central"``); ``value`` is (precision, recall)."""
     return _single("pr", y_true, y_score, clients, pos_label, protocol, sample_weight, score_range, score_dtype,
-                   deployment, timeout, points)
+                   deployment, timeout, points, epsilon)
 
 
 def evaluate(y_true, y_score, *, clients=None, metrics=("auc", "ci", "ap", "roc", "pr", "ks"), points: int = 100,
-             pos_label=None, protocol: str = "mpc-exact", sample_weight=None, score_range=(0.0, 1.0),
-             score_dtype: str = "float64", deployment: str = None, timeout: float = 60.0) -> Report:
+             pos_label=None, protocol: str = "mpc-exact", epsilon: float = None, max_fpr: float = None,
+             sample_weight=None, score_range=(0.0, 1.0), score_dtype: str = "float64", deployment: str = None,
+             timeout: float = 60.0) -> Report:
     """Every requested metric from one oblivious sort of the scores: ``metrics`` from auc, ci (DeLong), ap,
-    roc, pr (at ``points`` cuts) and ks (as ``mpc-auc run --metrics``).  Returns a :class:`Report`; its
+    roc, pr (at ``points`` cuts), ks and, with ``max_fpr``, pauc (as ``mpc-auc run --metrics``); with
+    ``protocol="mpc-central"`` and ``epsilon``, roc and pr are the DP curve.  Returns a :class:`Report`; its
     ``revealed`` lists each opened value."""
     start = time.perf_counter()
     _unsupported(sample_weight=sample_weight)
-    request = plan(protocol=protocol, score_range=score_range, score_dtype=score_dtype, deployment=deployment,
-                   timeout=timeout, metrics=metrics, points=points)
+    request = plan(protocol=protocol, epsilon=epsilon, score_range=score_range, score_dtype=score_dtype,
+                   deployment=deployment, timeout=timeout, metrics=metrics, points=points, max_fpr=max_fpr)
     evalset, groups, data = _evaluation(binary_labels(y_true, pos_label), y_score, clients, request.encoder)
     outcome = execute(request, data)
     revealed = getattr(outcome.release, "revealed", ())
@@ -310,10 +317,10 @@ def delong_test(y_true, score_a, score_b, *, clients=None, pos_label=None, proto
 
 
 def _single(metric, y_true, y_score, clients, pos_label, protocol, sample_weight, score_range, score_dtype,
-            deployment, timeout, points=100) -> MetricResult:
+            deployment, timeout, points=100, epsilon=None) -> MetricResult:
     """One metric of :func:`evaluate` as a MetricResult (the AUC is opened with it)."""
     report = evaluate(y_true, y_score, clients=clients, metrics=(metric,), points=points, pos_label=pos_label,
-                      protocol=protocol, sample_weight=sample_weight, score_range=score_range,
+                      protocol=protocol, epsilon=epsilon, sample_weight=sample_weight, score_range=score_range,
                       score_dtype=score_dtype, deployment=deployment, timeout=timeout)
     found, flagged = report[metric], None
     if metric in ("roc", "pr"):

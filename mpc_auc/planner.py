@@ -14,6 +14,7 @@ import numpy as np
 from .protocols.clear_auc import rank_sum_auc
 from .protocols.clear_metrics import delong_test, report
 from .protocols.dp.central_law import NEIGHBOURS, CentralNoise, release_interval, swamped
+from .protocols.dp.curve_law import CurveNoise
 from .protocols.errors import InputError
 from .protocols.inputs.encoding import ScoreEncoder
 from .protocols.metric_catalogue import DEFAULT_POINTS, cut_positions, metric_names
@@ -34,7 +35,7 @@ class Plan:
     protocol: str
     encoder: ScoreEncoder
     placement: Placement
-    noise: CentralNoise = None  # mpc-central's release
+    noise: object = None  # mpc-central's release: CentralNoise (the AUC) or CurveNoise (the DP curve)
     budget: Budget = None  # the evaluation set's budget the parties' ledgers enforce (mpc-central)
     method: str = "radix"
     ranks: bool = False  # mpc-exact: deliver each client its rows' global ranks
@@ -74,16 +75,19 @@ def plan(*, protocol: str = "mpc-exact", epsilon=None, alpha=0.5, neighbours: st
         metrics = metric_names(metrics + ("pauc",))
     elif "pauc" in metrics:
         raise InputError("the pauc metric needs max_fpr, the FPR the partial AUC stops at (0 < max_fpr < 1)")
-    if len(metrics) > 1 and protocol == "mpc-central":
-        raise InputError(f"metrics other than auc ({', '.join(metrics[1:])}) need protocol mpc-exact or clear; "
-                         "mpc-central releases one noisy AUC")
+    curve = protocol == "mpc-central" and bool({"roc", "pr"} & set(metrics))
+    exact_only = [m for m in metrics if m not in ("auc", "roc", "pr")] if protocol == "mpc-central" else []
+    if exact_only:
+        raise InputError(f"metrics {', '.join(exact_only)} need protocol mpc-exact or clear; mpc-central releases "
+                         "one noisy AUC, or with roc or pr the DP curve")
     noise = limit = None
     if protocol == "mpc-central":
         if epsilon is None:
             raise InputError("protocol mpc-central is differentially private: it needs epsilon")
         if neighbours not in NEIGHBOURS:
             raise InputError(f"neighbours must be one of {', '.join(NEIGHBOURS)}; not {neighbours!r}")
-        noise = CentralNoise(checked("epsilon", epsilon), checked("alpha", alpha), neighbours)
+        noise = CurveNoise(checked("epsilon", epsilon), checked("points", points), neighbours=neighbours) if curve \
+            else CentralNoise(checked("epsilon", epsilon), checked("alpha", alpha), neighbours)
         limit = parse_budget(budget) if budget is not None else None
     elif epsilon is not None or budget is not None:
         raise InputError(f"protocol {protocol} releases the exact AUC: it takes no epsilon and no budget")
@@ -150,8 +154,14 @@ def _clear(request: Plan, clients: list, m: int) -> Outcome:
                    others=[{"auc": a, "metrics": r} for a, r in found[1:]], covariance=covariance)
 
 
-def central_outcome(release, noise: CentralNoise) -> Outcome:
-    """An mpc-central release (protocols.mpc.central.CentralRelease) with its interval and swamping flag."""
+def central_outcome(release, noise) -> Outcome:
+    """An mpc-central release (protocols.mpc.central.CentralRelease) with its interval and swamping flag; a DP
+    curve (CurveRelease) with its ROC and PR points and the area under the noisy ROC as the AUC."""
+    if isinstance(noise, CurveNoise):
+        curve = release.curves[0]
+        metrics = {"roc": {k: curve[k] for k in ("flagged", "fpr", "tpr")},
+                   "pr": {k: curve[k] for k in ("flagged", "recall", "precision")}}
+        return Outcome(curve["auc"], release.m, release.clients, release=release, metrics=metrics)
     std, ci = release_interval(release, noise)
     auc = release.aucs[0]
     return Outcome(auc, release.m, release.clients, std, ci, swamped(auc, std), release)

@@ -151,6 +151,11 @@ def report(scores, labels, metrics, flagged, max_fpr: float = None) -> dict:
     return out
 
 
+def roc_vertices(scores, labels) -> tuple:
+    """(true positives, rows flagged) at each distinct threshold, descending: the ROC curve's vertices."""
+    return _thresholds(scores, labels)
+
+
 def _thresholds(scores, labels) -> tuple:
     """(true positives, rows flagged) at each distinct threshold, descending (scikit-learn's curve vertices)."""
     scores, labels = _checked(scores, labels)

@@ -6,12 +6,19 @@ import tempfile
 from .. import progress
 from ..planner import Outcome
 from ..protocols.clear_metrics import paired_test
-from ..protocols.dp.central_law import SWAMPED, CentralNoise
+from ..protocols.dp.central_law import SWAMPED
+from ..protocols.dp.curve_law import CurveNoise
 
 
-def central_record(outcome: Outcome, noise: CentralNoise, method: str) -> dict:
+def central_record(outcome: Outcome, noise, method: str) -> dict:
     """What an mpc-central result file holds: the released values and public parameters only."""
     release = outcome.release
+    if isinstance(noise, CurveNoise):
+        return dict(auc=outcome.auc, provider="TTP", method=method, metrics=outcome.metrics,
+                    privacy={"epsilon": noise.epsilon, "delta": release.delta, "neighbours": "label",
+                             "mechanism": "binary tree over the cuts' positive counts", "ledger": release.ledger},
+                    revealed=[f"{len(release.opened[0])} noisy tree nodes: " + " ".join(map(str, release.opened[0]))],
+                    traffic=release.traffic, mpc_wall_s=release.wall_s)
     stat, positives = release.opened[0]
     if outcome.swamped:
         progress.warn(SWAMPED.format(std=outcome.std, epsilon=noise.epsilon))

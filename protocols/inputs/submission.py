@@ -226,7 +226,8 @@ class ReleaseTerms:
             what += f"; the partial AUC to FPR {self.max_fpr:g}" if self.max_fpr is not None else ""
         else:
             delta = f"delta {self.delta:.2g}" if self.delta is not None else "the circuit's delta, about 1e-13"
-            what = f"one DP release at epsilon {self.epsilon:g} ({self.neighbours} neighbours, {delta})"
+            what = (f"one DP release at epsilon {self.epsilon:g} ({self.neighbours} neighbours, {delta})"
+                    + (f": the ROC curve's counts at {self.points} cuts" if "roc" in self.metrics else ""))
         budget = f"; budget {self.budget[0]:g} (delta {self.budget[1]:g}) for this set" if self.budget else \
             "; no budget set"
         return (f"{what}{budget}{'; ranks to each client' if self.ranks else ''}"

@@ -21,10 +21,17 @@ single client (u' = (M-1)/2 * 1, v' = r - u'): half the sensitivity of 2U.
 
 Its std depends on M, P, N, eps (and the AUC itself), never on how the
 rows are spread over clients (docs/protocols/mpc-central.md derives it).
+
+The DP curve (noise protocols.dp.curve_law.CurveNoise) runs the same job and
+opens, instead, the noisy nodes of the binary tree over the positives counted
+between public cuts of the ranking: label DP at epsilon, the ROC and PR curves
+post-processed from them (docs/protocols/mpc-central.md, "The DP curve").
 """
 from dataclasses import dataclass
 
 from ..dp.central_law import CentralNoise, auc_from_release
+from ..dp.curve_law import CurveNoise, curve_from_nodes
+from ..metric_catalogue import cut_positions
 from ..errors import PartyFailure
 from ..inputs.encoding import ScoreEncoder
 from ..runtime.session import LOCAL
@@ -46,9 +53,36 @@ class CentralRelease:
     missing: list = None  # rostered clients left out (an evaluation allowing it)
 
 
-def mpc_central_auc(datasets, noise: CentralNoise, encoder=None, method: str = "radix", placement=None,
+@dataclass
+class CurveRelease:
+    curves: list  # one curve per repetition (protocols.dp.curve_law.curve_from_nodes)
+    opened: list  # the noisy tree nodes per repetition: all the aggregator and the parties see
+    m: int
+    clients: int
+    epsilon: float
+    delta: float
+    points: int
+    wall_s: float
+    traffic: dict
+    ledger: dict = None
+    missing: list = None
+
+    @property
+    def aucs(self) -> list:
+        """The area under each noisy ROC curve (post-processing)."""
+        return [c["auc"] for c in self.curves]
+
+    @property
+    def revealed(self) -> tuple:
+        return (f"{len(self.opened[0])} noisy node sums of the binary tree over the positives between "
+                f"{self.points} public cuts of the ranking (label DP at epsilon {self.epsilon:g}, delta "
+                f"{self.delta:.2g})",)
+
+
+def mpc_central_auc(datasets, noise, encoder=None, method: str = "radix", placement=None,
                     timeout_s: float = 20.0, on_progress=None, budget=None, dataset_ids=None) -> list:
-    """Run mpc-central on each dataset (a list of (client_id, scores, labels)); one CentralRelease each.
+    """Run mpc-central on each dataset (a list of (client_id, scores, labels)); one CentralRelease each, or one
+    CurveRelease each when ``noise`` is a CurveNoise (the DP curve).
 
     Each release is first charged to both parties' privacy ledgers (protocols.runtime.ledger) under the
     dataset's rows (:func:`dataset_id`) and, if ``dataset_ids`` gives one per dataset, under that id too
@@ -62,8 +96,22 @@ def mpc_central_auc(datasets, noise: CentralNoise, encoder=None, method: str = "
     declared = dataset_ids or [None] * len(datasets)
     requests = [simulated(clients, encoder, (dataset_id(clients),) + ((f"declared:{i}",) if i else ()))
                 for clients, i in zip(datasets, declared)]
-    return [central_release(run, noise) for run in run_ranking_jobs(
+    released = curve_release if isinstance(noise, CurveNoise) else central_release
+    return [released(run, noise) for run in run_ranking_jobs(
         requests, "TTP", method, False, noise, placement or LOCAL, timeout_s, on_progress, budget)]
+
+
+def curve_release(run, noise: CurveNoise) -> CurveRelease:
+    """The noisy tree nodes both parties opened in one job, checked to agree, and the curves they give."""
+    run.refused()
+    nodes = run.outs[0]["central"]
+    if not (nodes == run.outs[1]["central"]).all():
+        raise PartyFailure("P1", "the parties opened different releases")
+    m = run.m
+    flagged = cut_positions(m, noise.points)
+    return CurveRelease([curve_from_nodes(n, flagged, m) for n in nodes], nodes.tolist(), m,
+                        len(run.outs[0]["clients"]), noise.epsilon, noise.delta(m), noise.points, run.wall_s,
+                        run.traffic(), run.outs[0]["ledger"], run.outs[0]["missing"])
 
 
 def central_release(run, noise: CentralNoise) -> CentralRelease:

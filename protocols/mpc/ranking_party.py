@@ -29,6 +29,7 @@ from ...circuits.validity import client_verdicts, valid_rows
 from ..inputs.bundles import seal_ranks
 from ..inputs.encoding import PAD_KEY
 from ..inputs.intake import Intake, gather_bytes, refusal
+from ..dp.curve_law import CurveNoise, slice_counts, tree_nodes
 from ..inputs.submission import ReleaseTerms
 from ..metric_catalogue import CI_MAX_ROWS, FPR_BITS, cut_positions
 from ..runtime.ledger import ACCOUNTING, Release
@@ -100,7 +101,10 @@ def _terms(ctx, job) -> ReleaseTerms:
         return ReleaseTerms("mpc-exact", decimals=evaluation.decimals, metrics=evaluation.metrics,
                             points=evaluation.points if curves else None, max_fpr=evaluation.max_fpr, **common)
     delta = central.delta(sum(job.rows)) * central.repetitions if job.rows is not None else None
-    return ReleaseTerms("mpc-central", central.epsilon * central.repetitions, delta, central.neighbours, **common)
+    curve = isinstance(central, CurveNoise)
+    return ReleaseTerms("mpc-central", central.epsilon * central.repetitions, delta, central.neighbours,
+                        metrics=("auc", "roc") if curve else ("auc",), points=central.points if curve else None,
+                        **common)
 
 
 def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> dict:
@@ -126,6 +130,9 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
         ranking = _ranking(ctx, job, len(labels), shuffler, gates)
         starts, (sorted_labels,) = ranking.sort(from_share(keys[k]), key_xor[k], [labels])
         release_free_memory()  # the sort's 32-bit steps
+        if isinstance(job.central, CurveNoise):  # the DP curve needs the sorted labels only
+            return {"central": _curve_release(ctx, job.central, sorted_labels, gates), "check_s": check_s,
+                    **meter.read()}
         if ctx.rank == 0:
             ctx.progress("tie groups and rank sum" + (f" of score column {k + 1}" if k else ""))
         groups = tie_groups(shuffler, gates, starts, sorted_labels, flags=flags)
@@ -280,6 +287,18 @@ def _central_release(ctx, central, twice_u, labels, gates) -> tuple:
     noisy_stat = stat + from_share(discrete_laplace(gates, central.statistic_noise(m), central.repetitions))
     noisy_p = positives + from_share(discrete_laplace(gates, central.count_noise(), central.repetitions))
     return reveal_int(noisy_stat).numpy(), reveal_int(noisy_p).numpy()
+
+
+def _curve_release(ctx, noise, sorted_labels, gates) -> np.ndarray:
+    """Open the binary tree's nodes over the positives between the public cuts, each plus its discrete Laplace
+    drawn in the circuit (protocols.dp.curve_law), per repetition; nothing else."""
+    m = len(sorted_labels)
+    if ctx.rank == 0:
+        ctx.progress(f"DP curve: tree of the counts at {noise.points} cuts, discrete Laplace in circuit")
+    nodes = tree_nodes(slice_counts(sorted_labels, cut_positions(m, noise.points)))  # local on the shares
+    drawn = discrete_laplace(gates, noise.node_noise(m), len(nodes) * noise.repetitions)
+    noisy = nodes[None] + drawn.reshape(noise.repetitions, len(nodes))
+    return reveal_int(from_share(noisy)).numpy()
 
 
 def _ranking(ctx, job, m: int, shuffler, gates):

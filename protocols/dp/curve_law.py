@@ -1,0 +1,157 @@
+"""The DP ROC and precision-recall curve: cumulative counts at public cuts, released by the binary tree mechanism.
+
+mpc-central's curve release (protocols.mpc.dp_curve runs it inside the MPC).  The K public cuts c_1 < ... <
+c_K = M flag the top c_k rows of the oblivious ranking; slice k holds the rows flagged at cut k and not at
+cut k - 1 (ties are split by the clients' row order, the stable sort's public rule), and d_k counts its
+positives.  The true positives at cut k are the prefix sum TP_k = d_1 + ... + d_k.  One label flip moves one
+d_k by 1, hence every TP_k from k on: independent noise per cut would need sensitivity K.  The binary tree
+mechanism (Chan, Shi & Song 2011; Dwork et al. 2010) instead releases the sums of the dyadic intervals of
+the leaves d (padded with zeros to K' = 2^L), each with discrete Laplace noise at epsilon / (L + 1): a flip
+changes one node per level, L + 1 in all, so the release is epsilon-DP (plus the circuit's delta for those
+L + 1 draws), and every TP_k is a sum of at most L + 1 noisy nodes, its error's variance at most
+(L + 1) Var(Z) = O(log^3 K / epsilon^2) instead of K Var(Z) ~ K^3 / epsilon^2.  Label neighbours only: a
+score change would move a row between slices (two leaves).
+
+Post-processing of the nodes only (no privacy cost): TP~_k from the dyadic decomposition of [1, k], P~ =
+TP~_K (clamped to [1, M - 1]), TPR = TP~/P~, FPR = (c_k - TP~_k)/(M - P~), precision = TP~_k / c_k, each
+clamped to [0, 1]; the area under the noisy ROC by the trapezoid rule.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...circuits.noise_laws import DiscreteLaplace
+from ..clear_metrics import roc_vertices
+from ..errors import InputError
+from ..metric_catalogue import DEFAULT_POINTS, cut_positions
+from ..runtime import wire
+from ..runtime.ledger import Release
+from ..validation import checked
+
+
+@wire.message
+@dataclass(frozen=True)
+class CurveNoise:
+    """The DP curve's parameters: epsilon (label DP), the number of cuts; ``repetitions`` > 1 for experiments."""
+    epsilon: float
+    points: int = DEFAULT_POINTS
+    repetitions: int = 1
+    neighbours: str = "label"
+
+    def __post_init__(self):
+        checked("epsilon", self.epsilon)
+        checked("points", self.points)
+        if self.neighbours != "label":
+            raise InputError("the DP curve protects labels (neighbours 'label'); a score change moves a row "
+                             "between two slices")
+        if self.repetitions < 1:
+            raise InputError("repetitions must be at least 1")
+
+    def levels(self, m: int) -> int:
+        """L + 1: the tree's levels over the cuts' slices (K' = 2^L leaves)."""
+        return (1 << max(0, len(cut_positions(m, self.points)) - 1).bit_length()).bit_length()
+
+    def node_noise(self, m: int) -> DiscreteLaplace:
+        """Each node's discrete Laplace: sensitivity 1 at epsilon / (L + 1)."""
+        return DiscreteLaplace(self.epsilon / self.levels(m), 1)
+
+    def delta(self, m: int) -> float:
+        """The circuit's delta: a label flip moves L + 1 nodes, each draw adding its own."""
+        return self.levels(m) * self.node_noise(m).delta
+
+    def release(self, m: int) -> Release:
+        """What one job charges to the privacy ledger: one discrete Laplace term per level, and the delta."""
+        node = self.node_noise(m)
+        return Release("mpc-dp-curve", ((node.rate, 1),) * (self.levels(m) * self.repetitions),
+                       self.delta(m) * self.repetitions)
+
+    def check(self, m: int) -> None:
+        """Raise InputError if the circuit cannot draw this noise for M = m."""
+        try:
+            self.delta(m)
+        except ValueError as err:
+            raise InputError(str(err)) from None
+
+
+def tree_nodes(leaves: np.ndarray) -> np.ndarray:
+    """(..., 2K' - 1) sums of the dyadic intervals of ``leaves`` (..., K), padded with zeros to K' = 2^L:
+    level 0 (the leaves) first, then each level's pair sums, the root last.  Works on integers and on shares."""
+    leaves = np.asarray(leaves)
+    width = 1 << max(0, leaves.shape[-1] - 1).bit_length()
+    level = np.zeros(leaves.shape[:-1] + (width,), dtype=leaves.dtype)
+    level[..., :leaves.shape[-1]] = leaves
+    out = [level]
+    while level.shape[-1] > 1:
+        level = level[..., 0::2] + level[..., 1::2]
+        out.append(level)
+    return np.concatenate(out, axis=-1)
+
+
+def prefix_sums(nodes: np.ndarray, count: int) -> np.ndarray:
+    """(..., count) prefix sums d_1 + ... + d_k, k = 1..count, each from at most L + 1 nodes of
+    :func:`tree_nodes` (the dyadic decomposition of [0, k))."""
+    nodes = np.asarray(nodes)
+    width = (nodes.shape[-1] + 1) // 2
+    starts, size = [], width
+    while size:  # the offset of each level in the node vector
+        starts.append(sum(width >> i for i in range(len(starts))))
+        size >>= 1
+    out = np.zeros(nodes.shape[:-1] + (count,), dtype=nodes.dtype)
+    for k in range(1, count + 1):
+        offset, total = 0, 0
+        for level in reversed(range(len(starts))):
+            if k - offset >= 1 << level:
+                total = total + nodes[..., starts[level] + (offset >> level)]
+                offset += 1 << level
+        out[..., k - 1] = total
+    return out
+
+
+def slice_counts(sorted_labels: np.ndarray, flagged: np.ndarray) -> np.ndarray:
+    """d_k: the positives among the rows flagged at cut k and not at cut k - 1 (ascending sorted labels; works
+    on shares, a local prefix sum)."""
+    sorted_labels = np.asarray(sorted_labels)
+    m = sorted_labels.shape[-1]
+    below = np.concatenate([np.zeros(sorted_labels.shape[:-1] + (1,), dtype=sorted_labels.dtype),
+                            np.cumsum(sorted_labels, axis=-1)], axis=-1)  # below[j]: positives at positions < j
+    at_or_above = below[..., -1:] - below[..., m - np.asarray(flagged)]  # TP at each cut
+    return np.diff(at_or_above, axis=-1, prepend=0)
+
+
+def curve_from_nodes(nodes: np.ndarray, flagged: np.ndarray, m: int) -> dict:
+    """The aggregator's curve from one release's noisy nodes (module docstring's post-processing)."""
+    flagged = np.asarray(flagged, dtype=np.float64)
+    tp = prefix_sums(np.asarray(nodes, dtype=np.float64), len(flagged))
+    p = min(max(tp[-1], 1.0), m - 1.0)
+    tpr = np.clip(tp / p, 0, 1)
+    fpr = np.clip((flagged - tp) / (m - p), 0, 1)
+    precision = np.clip(tp / flagged, 0, 1)
+    order = np.argsort(fpr, kind="stable")
+    x, y = np.r_[0.0, fpr[order], 1.0], np.r_[0.0, tpr[order], 1.0]
+    area = float(np.sum(np.diff(x) * (y[1:] + y[:-1]) / 2))
+    return {"flagged": flagged.astype(np.int64).tolist(), "fpr": fpr.tolist(), "tpr": tpr.tolist(),
+            "recall": tpr.tolist(), "precision": precision.tolist(), "auc": area, "positives": p}
+
+
+def curve_error(fpr, tpr, scores, labels, grid: int = 100) -> float:
+    """The mean |TPR~ - TPR| over ``grid`` FPR values (the midpoints of equal steps), both curves read as
+    piecewise linear through their points sorted by FPR with (0, 0) and (1, 1) added: how far a released curve
+    lies from the data's ROC, whatever points it was released at."""
+    true_positives, counts = roc_vertices(scores, labels)
+    at = (np.arange(grid) + 0.5) / grid
+    order = np.argsort(fpr, kind="stable")
+    noisy = np.interp(at, np.r_[0.0, np.asarray(fpr)[order], 1.0], np.r_[0.0, np.asarray(tpr)[order], 1.0])
+    p, n = true_positives[-1], counts[-1] - true_positives[-1]
+    exact = np.interp(at, np.r_[0.0, (counts - true_positives) / n], np.r_[0.0, true_positives / p])
+    return float(np.mean(np.abs(noisy - exact)))
+
+
+def simulate_curves(scores, labels, noise: CurveNoise, draws: int, rng: np.random.Generator) -> list:
+    """``draws`` curves with the release law of the circuit (the same discrete Laplace), sampled in the clear,
+    for the plain-DP comparison (sims.dp_comparison); ties split by row order as the stable sort does."""
+    scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.int64)
+    m = len(labels)
+    flagged = cut_positions(m, noise.points)
+    nodes = tree_nodes(slice_counts(labels[np.argsort(scores, kind="stable")], flagged))
+    noisy = nodes + noise.node_noise(m).sample(rng, draws * len(nodes)).reshape(draws, len(nodes))
+    return [curve_from_nodes(n, flagged, m) for n in noisy]
