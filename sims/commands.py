@@ -75,7 +75,9 @@ class SecurityEvaluation:
 
 
 COMPARE = Experiment("the plain-DP mechanisms side by side over an epsilon grid (RMSE, bias, accounting, what "
-                     "the server received)", "dp_comparison", "compare.json, compare.csv, rmse.png, rmse.pdf")
+                     "the server received), and the DP ROC curves", "dp_comparison",
+                     "compare.json, compare.csv, rmse.png, rmse.pdf, curves.csv, curve_error.png/pdf, "
+                     "curve_example.png/pdf")
 TABLE7 = Experiment("reproduce fedauc Table 7 (std of the AUC over noise draws) beside the paper's",
                     "fedauc_table7", "table7.md, table7.csv, table7.json")
 USTAT = Experiment("MSE against epsilon of ustat-2pc and the U-statistic baselines", "ustat_experiments",

@@ -4,13 +4,25 @@
 rows, exact AUC, shape and provenance), compare.csv (per protocol and epsilon: mean, std, bias,
 RMSE and its 95% bootstrap interval over the draws, runtime, the budget accounting and what the
 server received), rmse.png and rmse.pdf (RMSE against epsilon, shaded intervals) and config.yaml
-(the effective parameters).  The same table is :func:`mpc_auc.compare` as a DataFrame.
+(the effective parameters).  The same table is :func:`mpc_auc.compare` as a DataFrame.  With ``curves``
+(default), the DP ROC curves too (protocols.dp.curve_grid): curves.csv (per mechanism and epsilon: the mean
+|TPR~ - TPR| over an FPR grid with its interval, and the RMSE of the area under the released curve),
+curve_error.png/pdf, and curve_example.png/pdf (one DP curve at the grid's middle epsilon beside the
+clear curve at the same cuts).
 """
 import os
 import secrets
 import time
 
+import numpy as np
+
 from .. import progress
+from ..figures import curves
+from ..protocols.clear_metrics import curve_at_cuts
+from ..protocols.dp.curve_grid import CURVE_FIELDS, curve_grid
+from ..protocols.dp.curve_law import CurveNoise, simulate_curves
+from ..protocols.dp.fedauc import generator
+from ..protocols.dp.grid import unit_scores
 from ..csv_io import read_evalset
 from ..experiment_config import Param, all_positive, positive, probability, write_config
 from ..protocols.dp.grid import FIELDS, grid
@@ -38,12 +50,39 @@ PARAMS = (
     Param("delta", float, 1e-6, "delta of the (epsilon, delta) mechanisms", probability),
     Param("draws", int, 100, "noise draws per protocol and epsilon", lambda v: None if v >= 2 else "must be >= 2"),
     Param("seed", int, None, "seed of the simulated noise and the synthetic set (none: drawn and recorded)"),
+    Param("curves", bool, True, "also compare the DP ROC curves (mpc-central's tree mechanism against DPAUC's "
+                                "threshold ROC) on the same epsilon grid"),
+    Param("curve_points", int, 100, "the DP curve's cuts and DPAUC's thresholds", positive),
 )
 
 
 def plot(rows, stem: str, title: str) -> None:
     error_lines(stem, [("", rows)], "rmse", "RMSE of the AUC",
                 "epsilon (label DP; score-dp: LDP per score; score-cldp: alpha per grid step)", title)
+
+
+def _curves(cfg: dict, clients, name: str, m: int) -> list:
+    """The DP curve comparison's rows, written as curves.csv with its figures (module docstring)."""
+    progress.detail("DP ROC curves: mpc-dp-curve, dpauc-threshold-roc, dpauc-histogram-roc")
+    rows = curve_grid(clients, cfg["epsilons"], cfg["draws"], cfg["seed"], cfg["score_range"], cfg["curve_points"])
+    write_csv(os.path.join(cfg["out"], "curves.csv"), [{k: r[k] for k in CURVE_FIELDS} for r in rows])
+    error_lines(os.path.join(cfg["out"], "curve_error"), [("", rows)], "curve_error",
+                "mean |TPR~ - TPR| over the FPR grid", "epsilon (label DP)",
+                f"{name}: M = {m:,}, {len(clients)} clients; {cfg['curve_points']} cuts / thresholds; "
+                f"{cfg['draws']} draws per point, shaded: 95% bootstrap interval")
+    scores = np.concatenate([s for _, s, _ in unit_scores(clients, cfg["score_range"])])
+    labels = np.concatenate([y for _, _, y in clients])
+    epsilon = sorted(cfg["epsilons"])[len(cfg["epsilons"]) // 2]
+    (private,) = simulate_curves(scores, labels, CurveNoise(epsilon, cfg["curve_points"]), 1, generator(cfg["seed"]))
+    clear = curve_at_cuts(scores, labels, private["flagged"])
+    as_report = {"roc": {"fpr": private["fpr"], "tpr": private["tpr"]},
+                 "pr": {"recall": private["recall"], "precision": private["precision"]}}
+    reference = {"roc": {"fpr": clear["fpr"], "tpr": clear["tpr"]},
+                 "pr": {"recall": clear["tpr"], "precision": clear["precision"]}}
+    curves(as_report, os.path.join(cfg["out"], "curve_example"),
+           f"mpc-central's DP curve at epsilon {epsilon:g} (label DP, {cfg['curve_points']} cuts) beside the clear "
+           f"curve; {name}", reference)
+    return rows
 
 
 def _evaluation_clients(cfg: dict):
@@ -75,6 +114,8 @@ def run(cfg: dict, arguments: dict = None) -> dict:
     write_config(os.path.join(cfg["out"], "config.yaml"), cfg)
     write_csv(os.path.join(cfg["out"], "compare.csv"), [{k: r[k] for k in FIELDS} for r in rows])
     write_json(os.path.join(cfg["out"], "compare.json"), result)
+    if cfg["curves"]:
+        result["curves"] = _curves(cfg, clients, name, m)
     plot(rows, os.path.join(cfg["out"], "rmse"),
          f"{name}: M = {m:,}, {len(clients)} clients, AUC {truth:.4f}; delta = {cfg['delta']:g} for the "
          f"(eps, delta) mechanisms; {cfg['draws']} draws per point, shaded: 95% bootstrap interval of the RMSE"

@@ -126,11 +126,16 @@ def curve_from_nodes(nodes: np.ndarray, flagged: np.ndarray, m: int) -> dict:
     tpr = np.clip(tp / p, 0, 1)
     fpr = np.clip((flagged - tp) / (m - p), 0, 1)
     precision = np.clip(tp / flagged, 0, 1)
-    order = np.argsort(fpr, kind="stable")
-    x, y = np.r_[0.0, fpr[order], 1.0], np.r_[0.0, tpr[order], 1.0]
-    area = float(np.sum(np.diff(x) * (y[1:] + y[:-1]) / 2))
+    area = curve_area(fpr, tpr)
     return {"flagged": flagged.astype(np.int64).tolist(), "fpr": fpr.tolist(), "tpr": tpr.tolist(),
             "recall": tpr.tolist(), "precision": precision.tolist(), "auc": area, "positives": p}
+
+
+def curve_area(fpr, tpr) -> float:
+    """The trapezoid area under ROC points sorted by FPR, with (0, 0) and (1, 1) added (as DPAUC integrates)."""
+    order = np.argsort(fpr, kind="stable")
+    x, y = np.r_[0.0, np.asarray(fpr)[order], 1.0], np.r_[0.0, np.asarray(tpr)[order], 1.0]
+    return float(np.sum(np.diff(x) * (y[1:] + y[:-1]) / 2))
 
 
 def curve_error(fpr, tpr, scores, labels, grid: int = 100) -> float:
