@@ -18,10 +18,13 @@ import numpy as np
 import torch
 
 from ..circuits.crypten_compat import crypten
+from ..circuits.noise_laws import DiscreteLaplace
 from ..protocols.clear_auc import rank_sum_auc
 from ..protocols.dp import dpauc, fedauc, score_ldp
 from ..protocols.dp.central_law import CentralNoise
+from ..protocols.dp.curve_law import CurveNoise, slice_counts, tree_nodes
 from ..protocols.dp.suite import THRESHOLDS
+from ..protocols.metric_catalogue import cut_positions
 from ..protocols.mpc.central import mpc_central_auc
 from ..protocols.runtime.csprng import TUPLES, KeyedGenerator
 from ..protocols.runtime.dealer import Dealer
@@ -238,6 +241,45 @@ def audit_central_mpc(epsilon: float, draws: int, rng, ledger_dir: str):
     exact = [_label_statistics(y) for y in labels]
     views = [_central_views(np.array(r.opened, dtype=np.float64), exact, noise, m) for r in releases]
     return epsilon_lower_bound(*views), CentralNoise(epsilon).delta(m)
+
+
+CURVE_POINTS = 8  # the audited DP curve: M = 8 rows, one per cut (every slice a single row)
+
+
+def _curve_views(released, exact, scale: float):
+    """The auditor's LLR of each released vector of tree nodes."""
+    return laplace_llr(released, np.asarray(exact[0]), np.asarray(exact[1]), scale)
+
+
+def audit_curve(epsilon: float, draws: int, rng, calibrated_levels: int = None):
+    """mpc-central's DP curve under the circuit's noise law: the tree nodes of D and D' (the top-ranked row's
+    label flipped: one node per level moves) plus each node's discrete Laplace, reduced to the LLR.
+
+    calibrated_levels: the number of levels the noise is spread over (a control: 1 instead of L + 1, the
+    scale a release per cut without the tree's accounting would use for one level)."""
+    m = CURVE_POINTS
+    noise = CurveNoise(epsilon, CURVE_POINTS)
+    node = noise.node_noise(m) if calibrated_levels is None else DiscreteLaplace(epsilon / calibrated_levels, 1)
+    flagged = cut_positions(m, CURVE_POINTS)
+    exact = [tree_nodes(slice_counts(labels, flagged)) for labels in _neighbours(m, rng)]
+    views = [_curve_views(e + node.sample(rng, draws * len(e)).reshape(draws, len(e)), exact, 1 / node.rate)
+             for e in exact]
+    return epsilon_lower_bound(*views), noise.delta(m)
+
+
+def audit_curve_mpc(epsilon: float, draws: int, rng, ledger_dir: str):
+    """The DP curve through the real MPC: local roles over TLS, the nodes' noise drawn in the circuit, ``draws``
+    repetitions of the release per data set (charged to a throwaway ledger in ``ledger_dir``)."""
+    m = CURVE_POINTS
+    labels = _neighbours(m, rng)
+    datasets = [[(f"client-{i}", [i / m], [int(y[i])]) for i in range(m)] for y in labels]
+    noise = CurveNoise(epsilon, CURVE_POINTS, repetitions=draws)
+    releases = mpc_central_auc(datasets, noise, placement=Placement(ledger=ledger_dir), timeout_s=300)
+    flagged = cut_positions(m, CURVE_POINTS)
+    exact = [tree_nodes(slice_counts(y, flagged)) for y in labels]
+    scale = 1 / noise.node_noise(m).rate
+    views = [_curve_views(np.array(r.opened, dtype=np.float64), exact, scale) for r in releases]
+    return epsilon_lower_bound(*views), CurveNoise(epsilon, CURVE_POINTS).delta(m)
 
 
 def ustat_views(kernel: str, epsilon: float, k: int, draws: int, rng) -> tuple:

@@ -44,6 +44,8 @@ def test_audits_pass_honest_mechanisms_and_catch_their_weakened_controls():
     assert sc.audit_laplace("local", 1.0, 100_000, rng, noise_epsilon=2.0)[0].epsilon_lb > 1.5
     assert sc.audit_central("record", 1.0, 100_000, rng)[0].epsilon_lb <= 1.0
     assert sc.audit_central("record", 1.0, 100_000, rng, calibrated_for="label")[0].epsilon_lb > 1.2
+    assert sc.audit_curve(1.0, 100_000, rng)[0].epsilon_lb <= 1.0  # the DP curve's tree of noisy counts
+    assert sc.audit_curve(1.0, 100_000, rng, calibrated_levels=1)[0].epsilon_lb > 2.0  # noise for one level only
 
 
 def test_label_inference_reaches_the_rr_bound_and_vanilla_reveals_every_label():
