@@ -15,8 +15,8 @@ whose ratio, or whose value over a public power of two, is the metric; only the 
   (DeLong's test): each sort's A and B reach its elements (rank_auc.to_members) and go back to input order
   by the inverse of the sort's permutation, so that row i's values of both models meet:
   R10 = sum_i y_i A_a(i) A_b(i), R01 = sum_i (1 - y_i) B_a(i) B_b(i), and the covariance follows as the
-  variance does, with AUC_a AUC_b for AUC^2 and a sign (a covariance may be negative).  Everything stays below 2^62 while
-  M <= 2^20 (4 N^2 P < 2^60; the parties check it: protocols.metric_catalogue.CI_MAX_ROWS).
+  variance does, with AUC_a AUC_b for AUC^2 and a sign (a covariance may be negative).  Everything stays below
+  2^62 while M <= 2^20 (4 N^2 P < 2^60; the parties check it: protocols.metric_catalogue.CI_MAX_ROWS).
 * Average precision with scikit-learn's semantics: AP = (1/P) sum_t p_t (P - Pex_t) / (M - a_t), the precision
   at each threshold (descending) weighted by its recall step.  The group sizes are secret, but moved back to
   its start's sorted position j = a_t (Shuffler.unapply_shares) each term's divisor M - j is public.  The

@@ -77,7 +77,8 @@ def _protocol_options(command, protocols) -> None:
                               "reveals')")
     command.add_argument("--metrics", type=_metrics, default="auc", metavar="LIST",
                          help=f"mpc-exact and clear: the metrics to open, comma-separated, from one sort: "
-                              f"{', '.join(METRICS)} or all (auc always; what each reveals: docs/protocols/mpc-exact.md)")
+                              f"{', '.join(METRICS)} or all (auc always; what each reveals: "
+                              "docs/protocols/mpc-exact.md)")
     command.add_argument("--max-fpr", type=typed("max_fpr"), default=None, metavar="F",
                          help="mpc-exact and clear: also the partial AUC up to FPR F (0 < F < 1; McClish's "
                               "standardisation, as scikit-learn's max_fpr), computed inside the MPC")

@@ -73,8 +73,8 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
     datasets: list of datasets, each a list of (client_id, scores, labels); every client is simulated
       here (:func:`simulated`) and its signed submissions relayed to the parties.
     provider: must be "TTP" (a separate dealer process; the shuffles need it).
-    method: "radix" (the fast oblivious sort) or "bitonic" (the reference network).  ranks: also deliver each client its rows'
-      global mid-ranks (result.ranks), sealed so only that client can read them; the parties record the
+    method: "radix" (the fast oblivious sort) or "bitonic" (the reference network).  ranks: also deliver each
+      client its rows' global mid-ranks (result.ranks), sealed so only that client can read them; the parties record the
       delivery in their ledgers (under protocols.mpc.ranking_job.dataset_id) without charging any budget.
     placement: the roles spawned here over loopback TLS (default), or a deployment's serving roles.
     decimals: open the AUC rounded to this many decimals instead of to 52 bits (docs/protocols/mpc-exact.md:
@@ -131,8 +131,8 @@ def exact_result(run: JobRun, provider, method) -> MpcAucResult:
         check_s=float(outs[0]["check_s"]),
         revealed=(f"AUC rounded to {decimals} decimals" if decimals else MpcAucResult.revealed[0],
                   *MpcAucResult.revealed[1:], *revealed(terms.metrics[1:], terms.points),
-                  *([f"the same for each of the other {len(outs[0]['others'])} score column(s)"] if outs[0].get("others")
-                    else []),
+                  *([f"the same for each of the other {len(outs[0]['others'])} score column(s)"]
+                    if outs[0].get("others") else []),
                   *(["DeLong's covariance of each pair of score columns' AUCs to 2^-54"] if outs[0].get("covariance")
                     else [])),
         metrics=opened_metrics(outs[0]["metrics"], auc, run.m, terms.max_fpr),

@@ -206,7 +206,8 @@ def _metrics(ctx, job, shuffler, gates, groups, twice_u, sorted_labels) -> dict:
         if groups.m > CI_MAX_ROWS:
             opened["ci"] = {"refused": f"DeLong's variance is computed for at most {CI_MAX_ROWS} rows"}
         elif reveal(variance_defined(gates, groups))[0]:
-            opened["ci"] = {"scaled": reveal(delong_variance(gates, groups, twice_u, *placement_sums(gates, groups)))[0]}
+            variance = delong_variance(gates, groups, twice_u, *placement_sums(gates, groups))
+            opened["ci"] = {"scaled": reveal(variance)[0]}
         else:
             opened["ci"] = {"refused": "DeLong's variance needs two rows of each class"}
     if "ap" in metrics:

@@ -95,9 +95,9 @@ INDEX_ARGS = {"permutation_correlation": (1, 2), "onehot_correlation": (1,), "an
 
 def _exact_path_requests(ctx, shuffler, gates, keys, leak: bool) -> list:
     """P0: every request it posts to the dealer while mpc-exact's radix path (sort, tie statistic, definedness,
-    division, and every metric of circuits.rank_metrics) runs on ``keys`` with alternating labels; stream indexes as their order of first use in the run
-    (they move on from run to run).  ``leak``: a weakened path that also reserves one product triple per tie
-    group, a count that depends on the data."""
+    division, and every metric of circuits.rank_metrics) runs on ``keys`` with alternating labels; stream indexes
+    as their order of first use in the run (they move on from run to run).  ``leak``: a weakened path that also
+    reserves one product triple per tie group, a count that depends on the data."""
     from mpc_auc.circuits.comparators import nonnegative
     from mpc_auc.circuits.dealer_line import DealerLine
     from mpc_auc.circuits.division import digit_bits_for, fraction_bits

@@ -63,8 +63,8 @@ def test_auc_delong_ap_and_ks_equal_their_references(evaluated, i):
     assert abs(metrics["ci"]["variance"] - variance) < TOL and math.isclose(metrics["ci"]["variance"], variance,
                                                                            rel_tol=1e-6, abs_tol=1e-15)
     std = math.sqrt(variance)
-    assert np.allclose(metrics["ci"]["ci"], (result.auc - 1.959963984540054 * std, result.auc + 1.959963984540054 * std),
-                       atol=TOL, rtol=0)
+    z = 1.959963984540054
+    assert np.allclose(metrics["ci"]["ci"], (result.auc - z * std, result.auc + z * std), atol=TOL, rtol=0)
     assert abs(metrics["ap"] - average_precision_score(labels, scores)) < TOL
     fpr, tpr, _ = roc_curve(labels, scores)
     assert abs(metrics["ks"] - np.max(np.abs(tpr - fpr))) < TOL
