@@ -113,9 +113,9 @@ def run(cfg: dict, arguments: dict = None) -> dict:
     os.makedirs(cfg["out"], exist_ok=True)
     write_config(os.path.join(cfg["out"], "config.yaml"), cfg)
     write_csv(os.path.join(cfg["out"], "compare.csv"), [{k: r[k] for k in FIELDS} for r in rows])
-    write_json(os.path.join(cfg["out"], "compare.json"), result)
     if cfg["curves"]:
         result["curves"] = _curves(cfg, clients, name, m)
+    write_json(os.path.join(cfg["out"], "compare.json"), result)
     plot(rows, os.path.join(cfg["out"], "rmse"),
          f"{name}: M = {m:,}, {len(clients)} clients, AUC {truth:.4f}; delta = {cfg['delta']:g} for the "
          f"(eps, delta) mechanisms; {cfg['draws']} draws per point, shaded: 95% bootstrap interval of the RMSE"

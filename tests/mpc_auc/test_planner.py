@@ -91,7 +91,8 @@ def test_every_rule_of_the_planner_has_a_case():
 
 def test_metrics_other_than_auc_need_an_exact_protocol_in_the_same_words(rows, tmp_path, capsys):
     evalset, path = rows
-    words = "metrics other than auc (ci) need protocol mpc-exact or clear; mpc-central releases one noisy AUC"
+    words = ("metrics ci need protocol mpc-exact or clear; mpc-central releases one noisy AUC, or with roc or pr the "
+             "DP curve")
     with pytest.raises(mpc_auc.InputError) as refused:
         mpc_auc.evaluate(evalset.label, evalset.score, metrics="ci", protocol="mpc-central")
     assert words in str(refused.value)

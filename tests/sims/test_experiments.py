@@ -54,9 +54,14 @@ def test_the_written_config_repeats_the_experiment(tmp_path):
     config.write_text("m: 2000\nclients: 4\nprotocols: [fedauc-rr, fedauc-lap-local, mpc-central]\n"
                       "epsilons: [1, 4]\ndraws: 5\n")  # no seed: one is drawn and recorded
     assert cli_main(["-q", "compare", "--config", str(config), "--out", str(first)]) == 0
-    assert _files(first) == ["compare.csv", "compare.json", "config.yaml", "rmse.pdf", "rmse.png"]
+    assert _files(first) == ["compare.csv", "compare.json", "config.yaml", "curve_error.pdf", "curve_error.png",
+                             "curve_example.pdf", "curve_example.png", "curves.csv", "rmse.pdf", "rmse.png"]
     rows = list(csv.DictReader(open(first / "compare.csv")))
     assert len(rows) == len(read_strict_json(first / "compare.json")["rows"]) == 6
+    curves = list(csv.DictReader(open(first / "curves.csv")))  # three DP curve mechanisms at each epsilon
+    assert [(r["protocol"], float(r["epsilon"])) for r in curves] == [
+        (name, eps) for name in ("mpc-dp-curve", "dpauc-threshold-roc", "dpauc-histogram-roc") for eps in (1, 4)]
+    assert len(read_strict_json(first / "compare.json")["curves"]) == 6
     assert (first / "rmse.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (first / "rmse.pdf").read_bytes()[:5] == b"%PDF-"
     written = yaml.safe_load(open(first / "config.yaml"))
@@ -65,6 +70,8 @@ def test_the_written_config_repeats_the_experiment(tmp_path):
     a, b = (read_strict_json(d / "compare.json")["rows"] for d in (first, second))
     assert [(r["protocol"], r["epsilon"], r["mean"]) for r in a] == [(r["protocol"], r["epsilon"], r["mean"])
                                                                        for r in b]
+    a, b = (read_strict_json(d / "compare.json")["curves"] for d in (first, second))
+    assert [r["curve_error"] for r in a] == [r["curve_error"] for r in b]
 
 
 @pytest.mark.parametrize("text, flags, message", [
