@@ -168,8 +168,8 @@ def delong_variance(gates, groups: TieGroups, twice_u: np.ndarray, q10: np.ndarr
 
 
 def average_precision(shuffler, gates, groups: TieGroups, sorted_labels: np.ndarray) -> np.ndarray:
-    """Shares (1,) of floor(AP * 2^52), AP as scikit-learn's average_precision_score (module docstring); needs
-    ``groups`` with flags and P >= 1.
+    """Shares (1,) of floor(AP * 2^52), AP as scikit-learn's average_precision_score (module docstring), for
+    P >= 1.
 
     Each group's positive count goes back to its start's place in the sorted order (zero elsewhere: slots from
     G on hold none), where the count of rows at or above it is public, M - j: the precision of every sorted

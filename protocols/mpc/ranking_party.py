@@ -188,7 +188,7 @@ def _covariances(ctx, gates, labels, columns) -> dict:
     return out
 
 
-FLAGGED = {"ap", "roc", "pr"}  # the metrics that need the compaction's flags (rank_metrics)
+FLAGGED = {"roc", "pr"}  # the metrics that need the compaction's flags (rank_metrics.to_members)
 
 
 def _metrics(ctx, job, shuffler, gates, groups, twice_u, sorted_labels) -> dict:
