@@ -22,7 +22,7 @@ from ..protocols.errors import DeploymentError, InputError
 from ..protocols.inputs.encoding import ScoreEncoder
 from ..protocols.inputs.submission import Evaluation, Roster
 from ..protocols.inputs.submitter import submit
-from ..protocols.mpc.central import central_release
+from ..protocols.mpc.central import released
 from ..protocols.mpc.exact import exact_result
 from ..protocols.mpc.ranking_job import Request, roles_started, run_ranking_jobs
 from ..protocols.runtime import deployment as deploy
@@ -291,7 +291,7 @@ def cmd_evaluation_open(args) -> int:
     record = {"protocol": args.protocol, "evaluation": args.id, "roster_sha256": evaluation.roster.digest,
               "encoding": {"dtype": encoder.dtype, "range": [encoder.lo, encoder.hi], "exact": encoder.exact}}
     if request.noise is not None:
-        release = central_release(run, request.noise)
+        release = released(run, request.noise)
         record.update(central_record(central_outcome(release, request.noise), request.noise, args.method))
     else:
         release = exact_result(run, "TTP", args.method)

@@ -96,9 +96,13 @@ def mpc_central_auc(datasets, noise, encoder=None, method: str = "radix", placem
     declared = dataset_ids or [None] * len(datasets)
     requests = [simulated(clients, encoder, (dataset_id(clients),) + ((f"declared:{i}",) if i else ()))
                 for clients, i in zip(datasets, declared)]
-    released = curve_release if isinstance(noise, CurveNoise) else central_release
     return [released(run, noise) for run in run_ranking_jobs(
         requests, "TTP", method, False, noise, placement or LOCAL, timeout_s, on_progress, budget)]
+
+
+def released(run, noise):
+    """What one job released: a CurveRelease for the DP curve's noise, else a CentralRelease."""
+    return curve_release(run, noise) if isinstance(noise, CurveNoise) else central_release(run, noise)
 
 
 def curve_release(run, noise: CurveNoise) -> CurveRelease:

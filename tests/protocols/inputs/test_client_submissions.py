@@ -14,7 +14,7 @@ import subprocess
 import numpy as np
 import pytest
 from scipy.stats import rankdata
-from sklearn.metrics import roc_auc_score
+from sklearn.metrics import average_precision_score, roc_auc_score
 
 from mpc_auc.protocols.inputs import submission, submitter
 from mpc_auc.protocols.runtime.deployment import Deployment
@@ -248,3 +248,30 @@ def test_a_client_sees_the_release_terms_and_refuses_a_looser_release(clients):
     assert code == 2  # north never submitted: the job stops at its deadline
     assert strict_code == 2 and "looser than --max-epsilon 1" in strict_err, strict_err
     assert "the exact AUC rounded to 3 decimals (no differential privacy)" in shown_err, shown_err
+
+
+def test_clients_submitting_directly_get_the_metrics_and_the_dp_curve_they_were_shown(clients):
+    """An evaluation opened with metrics (exact) and one with the DP curve (mpc-central): each client's ticket
+    states what is released, and the organiser's record holds it (scikit-learn's values for the exact one)."""
+    directory, rows = clients
+    scores = np.concatenate([rows[n][0] for n in CLIENTS])
+    labels = np.concatenate([rows[n][1] for n in CLIENTS])
+    opened = _open(directory, "report", "--deadline", "60", "--metrics", "all", "--points", "20", "--max-fpr", "0.5")
+    subs = [_submit(directory, "report", n) for n in CLIENTS]
+    (code, _, err), *answers = _finish(opened, *subs)
+    assert code == 0, err
+    assert "also ci, ap, roc, pr, ks, pauc (20 cuts for curves); the partial AUC to FPR 0.5" in answers[0][2]
+    metrics = __import__("json").loads((directory / "report.json").read_text())["metrics"]
+    assert abs(metrics["ap"] - average_precision_score(labels, scores)) < 1e-9
+    assert abs(metrics["pauc"]["mcclish"] - roc_auc_score(labels, scores, max_fpr=0.5)) < 1e-9
+    assert len(metrics["roc"]["fpr"]) == 20 and metrics["ci"]["std"] > 0
+    opened = _open(directory, "dp-curve", "--deadline", "60", "--protocol", "mpc-central", "--epsilon", "2",
+                   "--metrics", "roc,pr", "--points", "30")
+    subs = [_submit(directory, "dp-curve", n) for n in CLIENTS]
+    (code, _, err), *answers = _finish(opened, *subs)
+    assert code == 0, err
+    assert "one DP release at epsilon 2 (label neighbours" in answers[0][2]
+    assert "the ROC curve's counts at 30 cuts" in answers[0][2]
+    record = __import__("json").loads((directory / "dp-curve.json").read_text())
+    assert len(record["metrics"]["roc"]["tpr"]) == 30 and record["privacy"]["epsilon"] == 2.0
+    assert record["privacy"]["ledger"]["charged"]["epsilon"] == pytest.approx(2.0)
