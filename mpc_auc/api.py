@@ -4,6 +4,7 @@ Works from a notebook and from a plain script with no ``if __name__ == "__main__
 processes never re-run the caller's script (protocols.runtime.session).  Every input is checked before any
 process starts; a problem raises :class:`InputError` (a ``ValueError``) naming it.
 """
+import dataclasses
 import time
 import warnings
 from dataclasses import dataclass
@@ -86,7 +87,7 @@ class AucResult:
                 f"{privacy}, wall_s={self.wall_s:.1f})")
 
 
-def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact", ci: bool = True,
+def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact", ci="auto",
                   multi_class: str = "raise", average: str = "macro", labels=None, sample_weight=None,
                   max_fpr=None, epsilon: float = None, neighbours: str = "label", score_range=(0.0, 1.0),
                   score_dtype: str = "float64", return_ranks: bool = False, auc_decimals: int = None,
@@ -109,9 +110,10 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
     protocol : {"mpc-exact", "mpc-central", "clear"}
         mpc-exact opens the exact AUC; mpc-central one noisy release (label DP, or record DP with
         ``neighbours="record"``) at ``epsilon``; clear computes in this process (no privacy).
-    ci : bool
-        mpc-exact and clear: also compute DeLong's variance inside the MPC and return ``std`` and ``ci`` (for at
-        most 2^20 rows); the parties then open the variance too.
+    ci : {"auto", True, False}
+        mpc-exact and clear: also compute DeLong's variance inside the MPC and return ``std`` and ``ci``; the
+        parties then open the variance too.  It is computed for at most 2^20 rows: "auto" skips it beyond (with
+        a UserWarning), True refuses such a set.
     multi_class : {"raise", "ovr"}
         ``"ovr"``: one-vs-rest AUC of each class (one sort per class), averaged by ``average``.
     average : {"macro", "weighted"}
@@ -162,6 +164,8 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
     """
     start = time.perf_counter()
     _unsupported(sample_weight=sample_weight)
+    if ci not in ("auto", True, False):
+        raise InputError(f"ci must be 'auto', True or False, not {ci!r}")
     if multi_class not in ("raise", "ovr"):
         raise InputError(f"multi_class must be 'raise' or 'ovr', not {multi_class!r} (one-vs-one is not supported)")
     if average not in ("macro", "weighted"):
@@ -182,6 +186,10 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
             raise InputError("y_score has one column per class: pass multi_class='ovr' (as scikit-learn asks)")
         return _one_vs_rest(request, y_true, y_score, clients, average, labels, start)
     evalset, groups, data = _evaluation(binary_labels(y_true, greater=True), y_score, clients, request.encoder)
+    if ci == "auto" and "ci" in metrics and evalset.m > CI_MAX_ROWS:
+        warnings.warn(f"DeLong's interval is computed for at most {CI_MAX_ROWS} rows; this set has {evalset.m}: "
+                      "std and ci are left out (ci=False says so without the warning)", UserWarning, stacklevel=2)
+        request = dataclasses.replace(request, metrics=("auc",))
     outcome = execute(request, data)
     found = outcome.auc
     if partial:

@@ -172,3 +172,14 @@ def test_bad_paired_input_is_refused_by_name_before_any_process(monkeypatch, cal
     y, s, _ = _binary()
     with pytest.raises(mpc_auc.InputError, match=message):
         call(y, s)
+
+
+def test_the_interval_is_left_out_with_a_warning_past_its_row_bound(monkeypatch):
+    monkeypatch.setattr(api, "CI_MAX_ROWS", 100)  # a smaller bound, so that a small set passes it
+    y, s, _ = _binary(10, 300)
+    with pytest.warns(UserWarning, match="at most 100 rows; this set has 300"):
+        result = mpc_auc.roc_auc_score(y, s, protocol="clear")
+    assert result.std is None and result.ci is None and abs(result.auc - skm.roc_auc_score(y, s)) < TOL
+    assert mpc_auc.roc_auc_score(y, s, protocol="clear", ci=True).std > 0  # asked for: computed (no ring here)
+    with pytest.raises(mpc_auc.InputError, match="ci must be 'auto', True or False"):
+        mpc_auc.roc_auc_score(y, s, ci="yes")
