@@ -182,3 +182,11 @@ def test_clients_with_different_numbers_of_score_columns_are_refused():
                                                                              np.array([1, 0]))]
     with pytest.raises(InputError, match="same number of score columns"):
         mpc_exact_auc([clients])
+
+
+def test_the_bitonic_ranking_opens_the_same_metrics():
+    """The metrics read the tie groups, not the sort: the bitonic reference gives the radix sort's values."""
+    clients = synthetic_evalset(m=200, clients=3, decimals=1, seed=9).clients()
+    radix, bitonic = (mpc_exact_auc([clients], metrics=REPORT + ("pauc",), max_fpr=0.4, points=10, method=method,
+                                    timeout_s=120)[0] for method in ("radix", "bitonic"))
+    assert radix.auc == bitonic.auc and radix.metrics == bitonic.metrics
