@@ -34,6 +34,11 @@ Two more gadgets on the same gates, for the exact ranking's outputs:
   into bit 63, and that carry is [low(s0) > 2^63 - 1 - low(s1)], a
   comparison of two privately held 63-bit values (:func:`greater_private`).
   The bit then becomes additive (circuits.gates' bit conversion): 8 rounds.
+  With |x| < 2^b for a public b the same works on the shares' low b + 1 bits,
+  a comparison of b-bit values (narrower, cheaper).
+* :func:`bit_decompose` -- every bit of a small additively shared x -- adds
+  the two parties' low bits with a bit-sliced Kogge-Stone adder (the prefix
+  of (generate, propagate) pairs), then converts the sum's bits to additive.
 """
 import numpy as np
 
