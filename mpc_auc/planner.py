@@ -20,7 +20,7 @@ from .protocols.inputs.encoding import ScoreEncoder
 from .protocols.metric_catalogue import DEFAULT_POINTS, cut_positions, metric_names
 from .protocols.mpc.central import mpc_central_auc
 from .protocols.mpc.exact import mpc_exact_auc
-from .protocols.mpc.ranking_job import METHODS
+from .protocols.mpc.ranking_job import METHODS, score_columns
 from .protocols.runtime.ledger import Budget
 from .protocols.runtime.session import Placement
 from .protocols.validation import checked
@@ -120,8 +120,7 @@ def parse_budget(value) -> Budget:
 def execute(request: Plan, clients: list, on_progress=None) -> Outcome:
     """Run ``request`` on ``clients`` ((id, scores, labels) each, checked); the same dispatch for every front end."""
     m = sum(len(labels) for _, _, labels in clients)
-    columns = np.shape(clients[0][1])[1] if np.ndim(clients[0][1]) == 2 else 1
-    if columns > 1 and (request.protocol == "mpc-central" or request.ranks):
+    if score_columns(clients) > 1 and (request.protocol == "mpc-central" or request.ranks):
         raise InputError("several score columns (models compared on the same rows) need protocol mpc-exact or "
                          "clear, without ranks")
     if request.protocol == "clear":

@@ -82,7 +82,7 @@ def paired_test(a: float, b: float, var_a: float, var_b: float, cov_ab: float) -
 def average_precision(scores, labels) -> float:
     """scikit-learn's average precision: sum over distinct thresholds, descending, of (R_k - R_{k-1}) P_k,
     with every row of a tie group counted at its group's threshold."""
-    true_positives, counts = _thresholds(scores, labels)
+    true_positives, counts = roc_vertices(scores, labels)
     precision = true_positives / counts
     recall = true_positives / true_positives[-1]
     return float(np.sum(np.diff(recall, prepend=0.0) * precision))
@@ -91,7 +91,7 @@ def average_precision(scores, labels) -> float:
 def curve_at_cuts(scores, labels, flagged) -> dict:
     """TPR, FPR and precision with the top ``flagged[k]`` rows flagged, the tie group a cut falls in counted in
     proportion (the linear interpolation of scikit-learn's curve in the number of rows flagged)."""
-    true_positives, counts = _thresholds(scores, labels)
+    true_positives, counts = roc_vertices(scores, labels)
     p = true_positives[-1]
     tp = np.interp(np.asarray(flagged, dtype=np.float64), np.r_[0, counts], np.r_[0, true_positives])
     flagged = np.asarray(flagged, dtype=np.float64)
@@ -101,7 +101,7 @@ def curve_at_cuts(scores, labels, flagged) -> dict:
 def partial_area(scores, labels, max_fpr: float) -> float:
     """The area under the ROC curve from FPR 0 to ``max_fpr``, the curve cut where it crosses max_fpr (linear
     inside a tie group), as scikit-learn's partial AUC computes it before standardising."""
-    true_positives, counts = _thresholds(scores, labels)
+    true_positives, counts = roc_vertices(scores, labels)
     p, n = true_positives[-1], counts[-1] - true_positives[-1]
     fpr, tpr = np.r_[0.0, (counts - true_positives) / n], np.r_[0.0, true_positives / p]
     stop = int(np.searchsorted(fpr, max_fpr, "right"))
@@ -120,7 +120,7 @@ def mcclish(area: float, max_fpr: float) -> float:
 
 def ks_statistic(scores, labels) -> float:
     """The Kolmogorov-Smirnov statistic: the largest |TPR - FPR| over the thresholds."""
-    true_positives, counts = _thresholds(scores, labels)
+    true_positives, counts = roc_vertices(scores, labels)
     p, n = true_positives[-1], counts[-1] - true_positives[-1]
     return float(np.max(np.abs(true_positives / p - (counts - true_positives) / n)))
 
@@ -152,11 +152,6 @@ def report(scores, labels, metrics, flagged, max_fpr: float = None) -> dict:
 
 
 def roc_vertices(scores, labels) -> tuple:
-    """(true positives, rows flagged) at each distinct threshold, descending: the ROC curve's vertices."""
-    return _thresholds(scores, labels)
-
-
-def _thresholds(scores, labels) -> tuple:
     """(true positives, rows flagged) at each distinct threshold, descending (scikit-learn's curve vertices)."""
     scores, labels = _checked(scores, labels)
     order = np.argsort(-scores, kind="stable")

@@ -13,7 +13,8 @@ METRICS = {
     "ci": "DeLong's variance of the AUC to 2^-54 (the std and the 95% Wald interval follow) and whether each class "
           "has two rows or more",
     "ap": "the average precision to 52 bits",
-    "roc": "TPR and FPR at each public cut of the ranking, to 52 bits (with the cuts they reveal the class counts)",
+    "roc": "TPR and FPR at each public cut of the ranking, to 52 bits (with the cuts they reveal the class counts "
+           "and the positives between consecutive cuts)",
     "pr": "precision and recall at each public cut of the ranking, to 52 bits (precision at the last cut is "
           "the share of positives)",
     "ks": "the Kolmogorov-Smirnov statistic max |TPR - FPR| to 52 bits",

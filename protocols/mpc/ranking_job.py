@@ -84,6 +84,17 @@ def roles_started(placement: Placement, timeout_s: float):
 
 
 
+def score_columns(clients) -> int:
+    """The score columns every client of ``clients`` ((id, scores, labels)) holds: 1 for scores (rows,), c for
+    (rows, c); InputError when there are no clients or they differ."""
+    if not clients:
+        raise InputError("a dataset has no clients")
+    columns = {np.shape(scores)[1] if np.ndim(scores) == 2 else 1 for _, scores, _ in clients}
+    if len(columns) != 1:
+        raise InputError(f"every client must submit the same number of score columns, not {sorted(columns)}")
+    return columns.pop()
+
+
 @dataclass(frozen=True)
 class Request:
     """One job as the coordinator asks for it: the evaluation and, when it relays them, the clients' rows."""
@@ -97,12 +108,7 @@ def simulated(clients, encoder: ScoreEncoder, datasets: tuple = (), decimals: in
     """Every client of ``clients`` ((id, scores, labels)) simulated in this process, each with a fresh key
     on a roster of its own; all rows are checked here, before any role starts.  decimals: open the AUC
     rounded to this many decimals; metrics, points: what else to open (submission.Evaluation)."""
-    if not clients:
-        raise InputError("a dataset has no clients")
-    columns = {np.shape(scores)[1] if np.ndim(scores) == 2 else 1 for _, scores, _ in clients}
-    if len(columns) != 1:
-        raise InputError(f"every client must submit the same number of score columns, not {sorted(columns)}")
-    (columns,) = columns
+    columns = score_columns(clients)
     for name, scores, labels in clients:
         check_client_id(name)
         check_client(name, scores, labels, encoder, columns=columns)

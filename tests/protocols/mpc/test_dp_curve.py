@@ -25,9 +25,7 @@ def test_every_prefix_is_a_sum_of_at_most_one_node_per_level(count):
     levels = CurveNoise(1.0, count).levels(10 * count)
     assert len(nodes) == 2 * (1 << (count - 1).bit_length()) - 1 == 2 ** levels - 1
     for k in range(1, count + 1):  # which nodes the prefix of k leaves reads: at most one per level
-        unit = np.zeros(len(nodes))
         used = [i for i in range(len(nodes)) if prefix_sums(np.eye(len(nodes))[i], count)[k - 1] == 1]
-        unit[used] = 1
         assert len(used) <= levels
 
 

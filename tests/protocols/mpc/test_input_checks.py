@@ -101,3 +101,30 @@ def test_the_weakened_party_lets_one_row_void_everyones_record_dp(bypass, tmp_pa
     positives = sum(int(y.sum()) for _, _, y in HONEST)
     assert release.opened[0][1] > positives + 10**5  # P + Z_P with Z_P's std ~1.4: 10^6 rows' worth
     json.dumps(release.opened)  # the release happened: that is the attack
+
+
+def first_column_party(ctx, fraction_bits):
+    """The real party loop checking only the first score column's keys (a weakened check)."""
+    check = ranking_party._invalid_clients
+    ranking_party._invalid_clients = lambda ctx, job, gates, owners, labels, key_xor, keys: check(
+        ctx, job, gates, owners, labels, key_xor[:1], keys[:1])
+    return ranking_party.serve_jobs(ctx, fraction_bits)
+
+
+def test_an_out_of_range_key_in_a_later_score_column_is_named(bypass):
+    """Two score columns (DeLong's test): every column's keys are checked; a party checking only the first
+    lets the cheat's second column into the sort and opens a result."""
+    honest = [(name, np.c_[s, s[::-1]], y) for name, s, y in HONEST]
+    cheat = ("cheat", np.array([[0.5, 2.0], [0.3, 0.4]]), np.array([1, 0]))
+
+    def request():
+        identities = [Identity(client_role(name)) for name, _, _ in honest + [cheat]]
+        evaluation = Evaluation("local-columns", Roster(tuple(i.public for i in identities)), ScoreEncoder(),
+                                columns=2)
+        return Request(evaluation, [(i, s, y) for i, (_, s, y) in zip(identities, honest + [cheat])])
+
+    (run,) = _exact([request()])
+    with pytest.raises(InputError, match=r"client\(s\) 'cheat' submitted rows outside the protocol's domain"):
+        exact_result(run, "TTP", "radix")
+    (weak,) = _exact([request()], party=first_column_party)
+    assert 0 <= exact_result(weak, "TTP", "radix").others[0]["auc"] <= 1  # computed: the check was the guard
