@@ -28,7 +28,20 @@ group starts, one digit partition, two rounds of products (M + 1 and M;
 circuits.gates, on triples the dealer makes ahead) and one shuffle of M
 elements (two columns besides the destinations; three with mid-ranks, which
 add a round of M products and the shuffle back), in a constant number of
-rounds.  :class:`TieGroups` keeps the compacted slots for the metrics built on
+rounds.
+
+Weighted AUC (scikit-learn's ``sample_weight``): with integer weights w_i
+(protocols.inputs.weights: units of 2^-q) every count above becomes a mass:
+p_g, n_g the positive and negative weight of group g, NB_g the negative
+weight below it, and 2U / 2PN = sum_g p_g (2 NB_g + n_g) / (2 W+ W-), the
+weighted Mann-Whitney fraction (each positive-negative pair counted with
+w_i w_j, ties by a half), which is what scikit-learn's weighted ROC curve
+integrates to.  The same compaction carries it: the start position j of
+the unweighted case is the mass below, now secret, so a group start trades
+it for the total W by a product like the positives below (one more column
+of M products, plus M products for w_i y_i before).
+
+:class:`TieGroups` keeps the compacted slots for the metrics built on
 them (circuits.rank_metrics).  Everything here works on this party's int64
 shares (mod 2^64) as numpy arrays; a public constant c enters as (c, 0).
 """
@@ -84,6 +97,12 @@ class TieGroups:
     pn: np.ndarray  # (1,): P N
     rho: np.ndarray
     later: np.ndarray = None
+    total: np.ndarray = None  # (1,): the total mass W when weighted (``a`` then holds masses); None: M rows
+
+    @property
+    def mass(self) -> np.ndarray:
+        """(1,): shares of the rows' total mass, W when weighted, else the public M."""
+        return self.total if self.total is not None else np.array([public_share(self.m, self.rank)], np.int64)
 
     @property
     def m(self) -> int:
@@ -91,11 +110,11 @@ class TieGroups:
 
     @property
     def negatives(self) -> np.ndarray:
-        return public_share(self.m, self.rank) - self.positives
+        return self.mass - self.positives
 
     @property
     def a_next(self) -> np.ndarray:
-        return next_slot(self.a, public_share(self.m, self.rank))
+        return next_slot(self.a, self.mass[0])
 
     @property
     def pex_next(self) -> np.ndarray:
@@ -121,7 +140,8 @@ class TieGroups:
         return self.nex_next - self.nex
 
 
-def tie_groups(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray, flags: bool = False) -> TieGroups:
+def tie_groups(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray, flags: bool = False,
+               weights: np.ndarray = None) -> TieGroups:
     """The compacted tie groups of a sorted sample: one round of products and one stable partition.
 
     starts: shares of the group-start bits e in sorted order (group_starts_from_*).  Every element that
@@ -129,27 +149,35 @@ def tie_groups(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray, f
     product) for the totals (M, P); after the compaction every slot from G on then holds (M, P), which is
     also what "the next group" of the last group is, so the next slot's values are a shift.  ``flags``: also
     move the partition key, the shares of [t >= G] (what :func:`to_members` and the metrics that divide per
-    group need).
+    group need).  ``weights``: shares of each sorted row's integer weight; the groups then hold masses
+    (module docstring, "Weighted AUC"), for the AUC only.
     """
     rank, y = gates.rank, np.asarray(sorted_labels, dtype=np.int64)
     m = len(y)
+    gates.reserve("mul", m + 1 if weights is None else 3 * m + 1)
+    if weights is not None:
+        (y,) = gates.multiply((y, np.asarray(weights, dtype=np.int64)))  # w_i y_i: the positive mass per row
     pos_below = np.cumsum(y) - y
     positives = y.sum(keepdims=True)  # shares wrap mod 2^64: one-element arrays, not numpy scalars (which warn)
-    negatives = public_share(m, rank) - positives
+    total = np.array([public_share(m, rank)], np.int64) if weights is None else weights.sum(keepdims=True)
+    negatives = total - positives
     later = public_share(1, rank) - starts  # partition key: group starts (0) first
     moving = 3 if flags else 2  # columns the compaction moves besides rho
-    gates.reserve("mul", m + 1)
     perm, masks, onehot = shuffler.schedule()
     if rank == 0 and shuffler.PREFETCH:  # the dealer makes the partition's correlations after the triples
         shuffler.post([shuffler.select_request(m, onehot),
                        shuffler.shuffle_request((m, moving + 1), perm, masks, False, moving + 1, np.int64, False)])
-    total_m = public_share(m, rank)
-    a_off = starts * (np.arange(m, dtype=np.int64) - m)  # e_j (j - M): the positions are public
-    pex_off, pn = gates.multiply((starts, pos_below - positives), (positives, negatives))
+    pairs = [(starts, pos_below - positives), (positives, negatives)]
+    if weights is None:
+        a_off = starts * (np.arange(m, dtype=np.int64) - m)  # e_j (j - M): the positions are public
+        pex_off, pn = gates.multiply(*pairs)
+    else:  # e_j (mass below j - W): the masses are secret
+        pex_off, pn, a_off = gates.multiply(*pairs, (starts, np.cumsum(weights) - weights - total))
     # an additively shared bit's XOR shares are the low bits of its shares
     rho = digit_destinations(shuffler, later & 1)
-    moved = shuffler.apply_shares(rho, np.stack(([later] if flags else []) + [a_off + total_m, pex_off + positives]))
-    return TieGroups(rank, moved[-2], moved[-1], positives, pn, rho, moved[0] if flags else None)
+    moved = shuffler.apply_shares(rho, np.stack(([later] if flags else []) + [a_off + total, pex_off + positives]))
+    return TieGroups(rank, moved[-2], moved[-1], positives, pn, rho, moved[0] if flags else None,
+                     None if weights is None else total)
 
 
 def to_members(shuffler, gates, groups: TieGroups, columns) -> np.ndarray:

@@ -20,6 +20,8 @@ XOR shares of [row i is valid] for every row without opening anything:
 * **Key**, bitonic sort (which reads only the additive shares): x = k + 2^61
   lies in [0, 2^key_bits) exactly when x >= 0 and 2^key_bits - 1 - x >= 0 as
   signed words (key_bits <= 62), two sign bits (:func:`compare.sign_bits`).
+* **Weight** (weighted AUC): the units u lie in [0, most] the same way,
+  u >= 0 and most - u >= 0 as signed words (:func:`valid_weights`).
 
 All label and radix-key equalities of a job go through one all_set call, so
 the whole check of the radix path is 7 rounds: 6 for all_set and 1 AND that
@@ -68,11 +70,24 @@ def valid_rows(gates, labels: np.ndarray, key_xor: np.ndarray = None, key_bits: 
         key_ok = verdicts[2]
     else:
         shifted = np.asarray(keys, dtype=np.int64) + np.int64(KEY_OFFSET if rank == 0 else 0)
-        top = np.int64((1 << key_bits) - 1 if rank == 0 else 0)
-        low_ok, high_ok = sign_bits(gates, np.stack([shifted, top - shifted]))
-        (key_ok,) = gates.and_((low_ok, high_ok))
+        key_ok = _within(gates, shifted, (1 << key_bits) - 1)
     (ok,) = gates.and_((label_ok, key_ok))
     return ok
+
+
+def _within(gates, shares: np.ndarray, most: int) -> np.ndarray:
+    """Packed XOR shares of [0 <= x <= most] for additive shares of any int64 x: the signs of x and of most - x
+    (exact once x >= 0, as most - x cannot wrap then), one AND."""
+    top = np.int64(most if gates.rank == 0 else 0)
+    low_ok, high_ok = sign_bits(gates, np.stack([shares, top - shares]))
+    (ok,) = gates.and_((low_ok, high_ok))
+    return ok
+
+
+def valid_weights(gates, weights: np.ndarray, most: int) -> np.ndarray:
+    """XOR shares, packed as :func:`valid_rows`' verdicts, of [0 <= u <= most] for this party's additive shares
+    of every row's weight units u (protocols.inputs.weights)."""
+    return _within(gates, np.asarray(weights, dtype=np.int64), most)
 
 
 def client_verdicts(gates, ok: np.ndarray, rows) -> np.ndarray:

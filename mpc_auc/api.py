@@ -20,6 +20,7 @@ from .protocols.dp.grid import FIELDS, grid
 from .protocols.clear_metrics import paired_test
 from .protocols.dp.suite import MECHANISMS
 from .protocols.errors import InputError
+from .protocols.inputs.weights import bits_for, check_weights, error_bound
 from .protocols.metric_catalogue import CI_MAX_ROWS
 from .protocols.ustat.two_party import Sample, ustat_2pc
 from .protocols.validation import PARAMETERS, checked
@@ -63,6 +64,10 @@ class AucResult:
         mpc-central: the noise swamps the release, its 95% interval being wider than half the AUC's range
         (a ``UserWarning`` says so too; the same rule as ``u_statistic``'s); ``auc`` is clamped to [0, 1]
         in any case (post-processing of the release).
+    weight_error : float or None
+        mpc-exact with ``sample_weight``: the most that rounding the weights to the MPC's integer units can have
+        moved ``auc`` (0.0 when every weight is a multiple of the unit; docs/protocols/mpc-exact.md,
+        "Weighted AUC").
     """
     auc: float
     protocol: str
@@ -79,6 +84,7 @@ class AucResult:
     budget_remaining: float = None
     swamped: bool = False
     per_class: dict = None
+    weight_error: float = None
 
     def __repr__(self) -> str:
         privacy = f", epsilon={self.epsilon:g}" if self.epsilon else ""
@@ -125,8 +131,11 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
         The standardised partial AUC up to this FPR (McClish 1989, as scikit-learn), computed inside the MPC
         (mpc-exact and clear, at most 2^20 rows; the parties open the partial area, to 2^-40, instead of the
         AUC); ``ci`` does not apply to it.  1 or None: the full AUC.
-    sample_weight
-        Not supported by the private protocols yet: anything but None raises InputError.
+    sample_weight : array-like of shape (M,), optional
+        Non-negative weights: the weighted AUC, as scikit-learn's (mpc-exact and clear; the AUC alone: no ``ci``
+        (``"auto"`` leaves it out), ``max_fpr`` or ranks).  Each weight enters the MPC as an integer number of
+        units of 2^-q, q chosen so that all rows hold at most 2^30 units: exact for weights that are multiples
+        of 2^-q, else within the bound of docs/protocols/mpc-exact.md, "Weighted AUC" (``weight_error``).
     epsilon : float, optional
         Required by mpc-central, refused by the others.
     neighbours : {"label", "record"}
@@ -163,7 +172,6 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
         options are checked by the same planner as the command line's (mpc_auc.planner), with the same words.
     """
     start = time.perf_counter()
-    _unsupported(sample_weight=sample_weight)
     if ci not in ("auto", True, False):
         raise InputError(f"ci must be 'auto', True or False, not {ci!r}")
     if multi_class not in ("raise", "ovr"):
@@ -177,20 +185,25 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
     partial = max_fpr is not None and checked("max_fpr", max_fpr) < 1
     if partial and ovr:
         raise InputError("max_fpr (the partial AUC) is for a binary AUC, not multi_class='ovr' (as scikit-learn)")
-    metrics = ("auc", "ci") if ci and protocol != "mpc-central" and not ovr and not partial else ("auc",)
+    weighted = sample_weight is not None
+    if weighted and (ci is True or partial):
+        raise InputError("sample_weight gives the weighted AUC alone: it takes no ci=True (DeLong's interval) and "
+                         "no max_fpr")
+    metrics = ("auc", "ci") if ci and protocol != "mpc-central" and not (ovr or partial or weighted) else ("auc",)
     request = plan(protocol=protocol, epsilon=epsilon, neighbours=neighbours, budget=budget, score_range=score_range,
                    score_dtype=score_dtype, ranks=return_ranks, auc_decimals=auc_decimals, deployment=deployment,
                    ledger=ledger, timeout=timeout, metrics=metrics, max_fpr=max_fpr)
     if ovr:
         if multi_class != "ovr":
             raise InputError("y_score has one column per class: pass multi_class='ovr' (as scikit-learn asks)")
-        return _one_vs_rest(request, y_true, y_score, clients, average, labels, start)
+        return _one_vs_rest(request, y_true, y_score, clients, average, labels, start, sample_weight)
     evalset, groups, data = _evaluation(binary_labels(y_true, greater=True), y_score, clients, request.encoder)
+    weights = _client_weights(sample_weight, evalset.m, groups)
     if ci == "auto" and "ci" in metrics and evalset.m > CI_MAX_ROWS:
         warnings.warn(f"DeLong's interval is computed for at most {CI_MAX_ROWS} rows; this set has {evalset.m}: "
                       "std and ci are left out (ci=False says so without the warning)", UserWarning, stacklevel=2)
         request = dataclasses.replace(request, metrics=("auc",))
-    outcome = execute(request, data)
+    outcome = execute(request, data, weights=weights)
     found = outcome.auc
     if partial:
         if "mcclish" not in outcome.metrics["pauc"]:
@@ -216,21 +229,28 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
         for name, rows in groups:
             ranks[rows] = result.ranks[name] + 1
     return AucResult(provider=result.provider, ranks=ranks, traffic=result.traffic,
-                     wall_s=time.perf_counter() - start, **interval, **common)
+                     wall_s=time.perf_counter() - start, weight_error=_weight_error(sample_weight), **interval,
+                     **common)
 
 
-def _one_vs_rest(request, y_true, y_score, clients, average: str, labels, start: float) -> AucResult:
-    """The one-vs-rest AUC: each class's exact AUC (one job each), averaged as scikit-learn's ovr."""
+def _one_vs_rest(request, y_true, y_score, clients, average: str, labels, start: float,
+                 sample_weight=None) -> AucResult:
+    """The one-vs-rest AUC: each class's exact (weighted) AUC, one job each, averaged as scikit-learn's ovr
+    (``average="weighted"``: by each class's share of the rows, or of the weight)."""
     per_class, shares, traffic = {}, {}, {}
     for name, hits, column in one_vs_rest(y_true, y_score, labels):
         evalset, groups, data = _evaluation(hits, column, clients, request.encoder)
-        outcome = execute(request, data)
-        per_class[name], shares[name] = outcome.auc, hits.mean()
+        weights = _client_weights(sample_weight, evalset.m, groups)
+        outcome = execute(request, data, weights=weights)
+        per_class[name] = outcome.auc
+        shares[name] = hits.mean() if weights is None else np.average(hits, weights=sample_weight)
         traffic[str(name)] = getattr(outcome.release, "traffic", None)
     weights = np.array([shares[c] for c in per_class]) if average == "weighted" else None
+    exact = request.protocol == "clear"
     return AucResult(float(np.average(list(per_class.values()), weights=weights)), request.protocol, evalset.m,
-                     len(groups), provider=None if request.protocol == "clear" else "TTP", traffic=traffic,
-                     wall_s=time.perf_counter() - start, per_class=per_class)
+                     len(groups), provider=None if exact else "TTP", traffic=traffic,
+                     wall_s=time.perf_counter() - start, per_class=per_class,
+                     weight_error=None if exact else _weight_error(sample_weight))
 
 
 def average_precision_score(y_true, y_score, *, clients=None, pos_label=None, protocol: str = "mpc-exact",
@@ -279,7 +299,7 @@ def evaluate(y_true, y_score, *, clients=None, metrics=("auc", "ci", "ap", "roc"
     ``protocol="mpc-central"`` and ``epsilon``, roc and pr are the DP curve.  Returns a :class:`Report`; its
     ``revealed`` lists each opened value."""
     start = time.perf_counter()
-    _unsupported(sample_weight=sample_weight)
+    _unweighted(sample_weight)
     request = plan(protocol=protocol, epsilon=epsilon, score_range=score_range, score_dtype=score_dtype,
                    deployment=deployment, timeout=timeout, metrics=metrics, points=points, max_fpr=max_fpr)
     evalset, groups, data = _evaluation(binary_labels(y_true, pos_label), y_score, clients, request.encoder)
@@ -338,11 +358,28 @@ def _single(metric, y_true, y_score, clients, pos_label, protocol, sample_weight
                         report.wall_s)
 
 
-def _unsupported(**options) -> None:
-    """InputError naming an option of scikit-learn's the private protocols do not take yet."""
-    for name, value in options.items():
-        if value is not None:
-            raise InputError(f"{name} is not supported by mpc-auc's protocols yet (pass None)")
+def _client_weights(sample_weight, m: int, groups) -> list:
+    """Each client's sample weights, checked (protocols.inputs.weights), in the order of ``groups``; None if
+    unweighted."""
+    if sample_weight is None:
+        return None
+    weights = check_weights(sample_weight, m, lambda i: f"sample_weight[{i}]")
+    return [weights[rows] for _, rows in groups]
+
+
+def _weight_error(sample_weight):
+    """The rounding bound of the units the simulated clients send (protocols.inputs.weights); None unweighted."""
+    if sample_weight is None:
+        return None
+    weights = np.asarray(sample_weight, dtype=np.float64)
+    return error_bound(weights, bits_for(weights))
+
+
+def _unweighted(sample_weight) -> None:
+    """InputError for sample weights where only the AUC takes them."""
+    if sample_weight is not None:
+        raise InputError("sample_weight is taken by roc_auc_score only (the weighted AUC); average precision, the "
+                         "curves and the report are unweighted here (pass None)")
 
 
 def _evaluation(y_true, y_score, clients, encoder) -> tuple:

@@ -11,12 +11,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .protocols.clear_auc import rank_sum_auc
+from .protocols.clear_auc import rank_sum_auc, weighted_auc
 from .protocols.clear_metrics import delong_test, report
 from .protocols.dp.central_law import NEIGHBOURS, CentralNoise, release_interval, swamped
 from .protocols.dp.curve_law import CurveNoise
 from .protocols.errors import InputError
 from .protocols.inputs.encoding import ScoreEncoder
+from .protocols.inputs.weights import check_weights
 from .protocols.metric_catalogue import DEFAULT_POINTS, cut_positions, metric_names
 from .protocols.mpc.central import mpc_central_auc
 from .protocols.mpc.exact import mpc_exact_auc
@@ -117,14 +118,19 @@ def parse_budget(value) -> Budget:
     return Budget(*_numbers(value, "budget", 1))
 
 
-def execute(request: Plan, clients: list, on_progress=None) -> Outcome:
-    """Run ``request`` on ``clients`` ((id, scores, labels) each, checked); the same dispatch for every front end."""
+def execute(request: Plan, clients: list, on_progress=None, weights: list = None) -> Outcome:
+    """Run ``request`` on ``clients`` ((id, scores, labels) each, checked); the same dispatch for every front end.
+    weights: each client's sample weights, for the weighted AUC (mpc-exact or clear, the AUC alone)."""
     m = sum(len(labels) for _, _, labels in clients)
     if score_columns(clients) > 1 and (request.protocol == "mpc-central" or request.ranks):
         raise InputError("several score columns (models compared on the same rows) need protocol mpc-exact or "
                          "clear, without ranks")
+    if weights is not None and (request.protocol == "mpc-central" or request.ranks or request.metrics != ("auc",)):
+        raise InputError("sample weights give the weighted AUC alone: protocol mpc-exact or clear, without ranks and "
+                         f"other metrics (asked: {request.protocol}, {', '.join(request.metrics)}"
+                         f"{', ranks' if request.ranks else ''})")
     if request.protocol == "clear":
-        return _clear(request, clients, m)
+        return _clear(request, clients, m, weights)
     if request.protocol == "mpc-central":
         declared = [request.dataset_id] if request.dataset_id else None
         release = mpc_central_auc([clients], request.noise, request.encoder, request.method, request.placement,
@@ -133,16 +139,23 @@ def execute(request: Plan, clients: list, on_progress=None) -> Outcome:
     result = mpc_exact_auc([clients], request.encoder, method=request.method, ranks=request.ranks,
                            placement=request.placement, timeout_s=request.timeout, on_progress=on_progress,
                            decimals=request.decimals, metrics=request.metrics, points=request.points,
-                           max_fpr=request.max_fpr)[0]
+                           max_fpr=request.max_fpr, weights=None if weights is None else [weights])[0]
     return Outcome(result.auc, m, len(clients), release=result, metrics=result.metrics, others=result.others,
                    covariance=result.covariance)
 
 
-def _clear(request: Plan, clients: list, m: int) -> Outcome:
+def _clear(request: Plan, clients: list, m: int, weights: list = None) -> Outcome:
     """The same outputs computed here, in the clear (no privacy): every score column's AUC and metrics, and
-    DeLong's covariances when several columns are asked for with ci."""
+    DeLong's covariances when several columns are asked for with ci; with weights, every column's weighted AUC."""
     labels = np.concatenate([y for _, _, y in clients])
     columns = np.concatenate([np.asarray(s, dtype=np.float64) for _, s, _ in clients]).reshape(m, -1).T
+    if weights is not None:
+        w = np.concatenate([check_weights(w, len(y)) for w, (_, _, y) in zip(weights, clients)])
+        try:
+            aucs = [weighted_auc(c, labels, w) for c in columns]
+        except ValueError as err:
+            raise InputError(str(err)) from None
+        return Outcome(aucs[0], m, len(clients), metrics={}, others=[{"auc": a, "metrics": {}} for a in aucs[1:]])
     flagged = cut_positions(m, request.points).tolist()
     found = [(rank_sum_auc(c, labels), report(c, labels, request.metrics, flagged, request.max_fpr)) for c in columns]
     covariance = {}

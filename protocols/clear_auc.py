@@ -26,3 +26,18 @@ def rank_sum_auc(scores, labels) -> float:
         raise ValueError("AUC is undefined without both positives and negatives")
     numerator = int((twice_midrank * labels).sum()) - positives * (positives - 1)
     return float(Fraction(numerator, 2 * positives * negatives))
+
+
+def weighted_auc(scores, labels, weights) -> float:
+    """scikit-learn's weighted ROC AUC (``sample_weight``): the sum over positive-negative pairs of w_i w_j
+    ([s_i > s_j] + [s_i = s_j] / 2), over W+ W-; by tie groups, sum_g p_g (NB_g + n_g / 2) / (W+ W-) with p_g,
+    n_g the group's positive and negative weight and NB_g the negative weight below it (the rank-sum form of
+    fedauc eq. (1) with every row counted w_i times)."""
+    labels, weights = np.asarray(labels, dtype=np.float64), np.asarray(weights, dtype=np.float64)
+    _, inverse = np.unique(np.asarray(scores, dtype=np.float64), return_inverse=True)
+    positive = np.bincount(inverse, weights=weights * labels)
+    negative = np.bincount(inverse, weights=weights * (1 - labels))
+    if positive.sum() <= 0 or negative.sum() <= 0:
+        raise ValueError("the weighted AUC is undefined without positive weight on both classes")
+    below = np.cumsum(negative) - negative
+    return float((positive * (below + negative / 2)).sum() / (positive.sum() * negative.sum()))

@@ -7,8 +7,9 @@ job, evaluation and party it was made for, under the name it was made
 for: change any of them and the AEAD refuses it.
 
 * Input bundle (client -> party p): p's shares of the integer score keys
-  (additive mod 2^64, and XOR shares of key + 2^61 for the radix sort) and
-  its additive shares of the labels.  The client signs a statement that
+  (additive mod 2^64, and XOR shares of key + 2^61 for the radix sort), its
+  additive shares of the labels and, in a weighted evaluation, of the
+  weights' integer units (protocols.inputs.weights).  The client signs a statement that
   covers both of its bundles (protocols.inputs.submission).  The header is what a
   relay and the receiving party learn about a client besides its shares:
   who it is, how many rows it holds, and the key under which it accepts its
@@ -85,6 +86,7 @@ class OpenedBundle:
     key_xor_shares: np.ndarray  # (columns, rows), of the non-negative radix keys
     label_shares: np.ndarray  # (rows,)
     reply_to: bytes  # the client's public key for its rank bundles
+    weight_shares: np.ndarray = None  # (rows,) in a weighted evaluation
 
 
 def _seal(tag, party, rows, reply_to, job: JobId, client, body, recipient) -> SealedBundle:
@@ -102,24 +104,28 @@ def _open(key: sealing.KeyPair, tag: bytes, bundle: SealedBundle, words_per_row:
 
 
 def seal_client(client: str, job: JobId, keys: np.ndarray, radix_keys: np.ndarray, labels: np.ndarray, party_keys,
-                reply_to: bytes) -> list:
-    """Share one client's keys (additively), radix keys (XOR) and labels; seal share p for party p.  keys and
-    radix_keys: (rows,), or (columns, rows) for several score columns of the same rows."""
+                reply_to: bytes, weights: np.ndarray = None) -> list:
+    """Share one client's keys (additively), radix keys (XOR), labels and weight units, if any; seal share p for
+    party p.  keys and radix_keys: (rows,), or (columns, rows) for several score columns of the same rows."""
     keys, radix_keys = np.atleast_2d(keys), np.atleast_2d(radix_keys)
     shares = [sharing.split(keys), sharing.split_xor(radix_keys), sharing.split(labels)]
+    if weights is not None:
+        shares.append(sharing.split(np.asarray(weights, dtype=np.int64)))
     return [_seal(INPUT_TAG, p, keys.shape[1], reply_to, job, client, b"".join(s[p].tobytes() for s in shares),
                   recipient) for p, recipient in enumerate(party_keys)]
 
 
-def open_bundle(key: sealing.KeyPair, party: int, bundle: SealedBundle, columns: int = 1) -> OpenedBundle:
+def open_bundle(key: sealing.KeyPair, party: int, bundle: SealedBundle, columns: int = 1,
+                weighted: bool = False) -> OpenedBundle:
     """The content of an input bundle sealed for this party (its header checked by the caller), with
-    ``columns`` score columns (the evaluation's)."""
+    ``columns`` score columns and, if ``weighted``, the weights (as the evaluation says)."""
     header = bundle.fields(INPUT_TAG)
     if header.party != party:
         raise BundleIntegrityError(f"bundle of client {header.client!r} is addressed to P{header.party}, "
                                    f"not P{party}")
-    _, body = _open(key, INPUT_TAG, bundle, 2 * columns + 1)
-    return OpenedBundle(header.client, body[:columns], body[columns:2 * columns], body[2 * columns], header.reply_to)
+    _, body = _open(key, INPUT_TAG, bundle, 2 * columns + 1 + weighted)
+    return OpenedBundle(header.client, body[:columns], body[columns:2 * columns], body[2 * columns], header.reply_to,
+                        body[2 * columns + 1] if weighted else None)
 
 
 def seal_ranks(party: int, job: JobId, client: str, reply_to: bytes, twice_rank_shares: np.ndarray,

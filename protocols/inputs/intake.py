@@ -63,6 +63,8 @@ class Intake:
         self.missing = []
         draws = gather_bytes(bytes.fromhex(self.evaluation.digest) + secrets.token_bytes(32))
         self.problem = "" if draws[0][:32] == draws[1][:32] else "P0 and P1 were given different evaluations"
+        if job.ranks and self.evaluation.weight_bits is not None:
+            self.problem = "a weighted evaluation delivers no ranks (the weights do not change them: ask unweighted)"
         nonce = job_nonce(self.evaluation.id, [d[32:] for d in draws])
         self.ticket = Ticket(self.evaluation.id, nonce, self.evaluation.encoder, job.ranks, terms,
                              self.evaluation.columns)

@@ -49,6 +49,7 @@ from .bundles import INPUT_TAG, JobId, SealedBundle, open_bundle, seal_client
 from .clients import check_client
 from ..runtime.deployment import read_document
 from .encoding import KEY_OFFSET, ScoreEncoder
+from .weights import check_weight_bits, weight_units
 from ..errors import BundleIntegrityError, DeploymentError, InputError
 from ..runtime.identity import CLIENT_PREFIX, PublicIdentity, check_client_id, client_role
 from ..metric_catalogue import DEFAULT_POINTS, metric_names
@@ -163,6 +164,7 @@ class Evaluation:
     points: int = DEFAULT_POINTS  # mpc-exact with curves: the cuts of the ranking they are opened at
     columns: int = 1  # mpc-exact: score columns per row (several models on the same rows: DeLong's test)
     max_fpr: float = None  # mpc-exact with pauc: the FPR the partial AUC stops at
+    weight_bits: int = None  # mpc-exact, AUC only: rows carry weights in units of 2^-weight_bits (None: unweighted)
 
     def __post_init__(self):
         check_client_id(self.id, "evaluation id")
@@ -177,6 +179,10 @@ class Evaluation:
             raise InputError("the pauc metric and max_fpr go together: name both or neither")
         if self.max_fpr is not None:
             checked("max_fpr", self.max_fpr)
+        if self.weight_bits is not None:
+            check_weight_bits(self.weight_bits)
+            if self.metrics != ("auc",):
+                raise InputError(f"a weighted evaluation opens the weighted AUC only, not {', '.join(self.metrics)}")
         if not (isinstance(self.max_rows, int) and 1 <= self.max_rows <= MAX_ROWS_LIMIT):
             raise InputError(f"the most rows per client must be an integer in [1, {MAX_ROWS_LIMIT}], not "
                              f"{self.max_rows!r}")
@@ -190,15 +196,16 @@ class Evaluation:
         """What P0 and P1 compare: both must have been given the same evaluation."""
         fields = [self.id, self.roster.digest, self.encoder.lo, self.encoder.hi, self.encoder.dtype, self.direct,
                   self.deadline_s, self.allow_missing, self.max_rows, self.decimals, list(self.metrics), self.points,
-                  self.columns, self.max_fpr]
+                  self.columns, self.max_fpr, self.weight_bits]
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
 
     @property
     def max_submission_bytes(self) -> int:
         """The largest message a client's submission to one party may take: 2 c + 1 words per row (each of the
-        c score columns' additive and XOR key shares, the label's share) and the sealing's and statement's
-        overhead."""
-        return (2 * self.columns + 1) * 8 * self.max_rows + SUBMISSION_OVERHEAD
+        c score columns' additive and XOR key shares, the label's share), one more for a weight, and the
+        sealing's and statement's overhead."""
+        words = 2 * self.columns + 1 + (self.weight_bits is not None)
+        return words * 8 * self.max_rows + SUBMISSION_OVERHEAD
 
 
 @wire.message
@@ -216,11 +223,13 @@ class ReleaseTerms:
     metrics: tuple = ("auc",)  # mpc-exact: the metrics opened (protocols.metric_catalogue)
     points: int = None  # mpc-exact with curves: the number of cuts they are opened at
     max_fpr: float = None  # mpc-exact with pauc: where the partial AUC stops
+    weight_bits: int = None  # mpc-exact: the AUC is weighted by the rows' weights, sent in units of 2^-weight_bits
 
     def describe(self) -> str:
         if self.protocol == "mpc-exact":
-            what = (f"the exact AUC rounded to {self.decimals} decimals" if self.decimals else
-                    "the exact AUC to 52 bits") + " (no differential privacy)"
+            auc = "AUC" if self.weight_bits is None else f"weighted AUC (weights in units of 2^{-self.weight_bits})"
+            what = (f"the exact {auc} rounded to {self.decimals} decimals" if self.decimals else
+                    f"the exact {auc} to 52 bits") + " (no differential privacy)"
             more = [m for m in self.metrics if m != "auc"]
             what += f"; also {', '.join(more)} ({self.points} cuts for curves)" if more else ""
             what += f"; the partial AUC to FPR {self.max_fpr:g}" if self.max_fpr is not None else ""
@@ -244,6 +253,11 @@ class Ticket:
     ranks: bool  # the parties send each client its rows' mid-ranks
     terms: ReleaseTerms = None  # what the job releases (shown to the client, checked by --max-epsilon)
     columns: int = 1  # score columns per row the client submits
+
+    @property
+    def weight_bits(self):
+        """The weights' precision when the job is weighted (the client sends units of 2^-weight_bits), else None."""
+        return self.terms.weight_bits if self.terms is not None else None
 
     @property
     def job(self) -> JobId:
@@ -273,18 +287,24 @@ def _digest(bundle: SealedBundle) -> str:
     return hashlib.sha256(bundle.signed_part).hexdigest()
 
 
-def make_submission(identity, ticket: Ticket, scores, labels, seal_keys, reply_to: bytes) -> list:
+def make_submission(identity, ticket: Ticket, scores, labels, seal_keys, reply_to: bytes, weights=None) -> list:
     """[submission for P0, for P1] of one client's rows, signed with its identity key.
 
-    seal_keys: P0's and P1's X25519 keys from the pinned deployment; reply_to: the client's key for its ranks.
+    seal_keys: P0's and P1's X25519 keys from the pinned deployment; reply_to: the client's key for its ranks;
+    weights: the rows' sample weights, exactly when the job is weighted.
     """
     if not identity.role.startswith(CLIENT_PREFIX):
         raise InputError(f"the key of {identity.role} is not a client's key")
     name = identity.role[len(CLIENT_PREFIX):]
     check_client(name, scores, labels, ticket.encoder, columns=ticket.columns)
+    if (weights is None) != (ticket.weight_bits is None):
+        raise InputError(f"client {name!r}: " + ("the job is weighted: submit a weight per row" if weights is None
+                                                 else "the job is not weighted: it takes no weights"))
+    units = None if weights is None else weight_units(weights, ticket.weight_bits, len(labels),
+                                                      lambda i: f"client {name!r} row {i}")
     keys = ticket.encoder.encode(np.asarray(scores, dtype=np.float64).reshape(len(labels), -1).T)
     bundles = seal_client(name, ticket.job, keys, keys + KEY_OFFSET, np.asarray(labels, dtype=np.int64), seal_keys,
-                          reply_to)
+                          reply_to, units)
     statement = json.dumps({
         "format": STATEMENT_FORMAT, "evaluation": ticket.evaluation, "nonce": ticket.nonce.hex(), "client": name,
         "rows": len(labels), "reply_to": reply_to.hex(),
@@ -350,7 +370,7 @@ def admit(submission: Submission, party: int, seal_key, evaluation: Evaluation, 
             name, rows, reply_to, party, evaluation.id, nonce):
         raise SubmissionRefused(f"client {name!r}'s bundle is not the one its signed statement names")
     try:
-        opened = open_bundle(seal_key, party, submission.bundle, evaluation.columns)
+        opened = open_bundle(seal_key, party, submission.bundle, evaluation.columns, evaluation.weight_bits is not None)
     except BundleIntegrityError as err:
         raise SubmissionRefused(f"client {name!r}: {err}") from None
     return Admitted(name, header.rows, hashlib.sha256(submission.statement).hexdigest(), opened)

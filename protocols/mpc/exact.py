@@ -37,6 +37,7 @@ from ..inputs.bundles import open_ranks
 from ...circuits.scales import OPEN_BITS, VARIANCE_BITS
 from ..clear_metrics import Z_975, mcclish
 from ..inputs.encoding import ScoreEncoder
+from ..inputs.weights import TOTAL_BITS
 from ..metric_catalogue import CI_MAX_ROWS, DEFAULT_POINTS, FPR_BITS, METRICS, metric_names, revealed
 from ..runtime.session import LOCAL, Placement
 from .ranking_job import FRACTION_BITS, JobRun, dataset_id, run_ranking_jobs, simulated
@@ -67,7 +68,7 @@ class MpcAucResult:
 def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: str = "TTP",
                   method: str = "radix", ranks: bool = False, placement: Placement = LOCAL,
                   timeout_s: float = 20.0, on_progress=None, decimals: int = None, metrics: tuple = ("auc",),
-                  points: int = DEFAULT_POINTS, max_fpr: float = None):
+                  points: int = DEFAULT_POINTS, max_fpr: float = None, weights: list = None):
     """Run mpc-exact on each dataset in one session of the parties.
 
     datasets: list of datasets, each a list of (client_id, scores, labels); every client is simulated
@@ -82,6 +83,8 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
     metrics, points: the metrics opened besides the AUC, from the same sort (protocols.metric_catalogue), and
       the number of cuts the curves are opened at; result.metrics holds them (:func:`opened_metrics`).
     max_fpr: with the pauc metric, the FPR the partial AUC stops at.
+    weights: per dataset, each client's sample weights (a list in client order), for the weighted AUC
+      (docs/protocols/mpc-exact.md, "Weighted AUC"; the AUC only, no ranks); None: unweighted.
     Returns one MpcAucResult per dataset.  Raises InputError for bad input
     (before any party learns anything) and PartyFailure if a role fails.
     """
@@ -89,8 +92,10 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
     bounded = [name for name in ("ci", "pauc") if name in metrics]
     if bounded and any(sum(len(y) for _, _, y in clients) > CI_MAX_ROWS for clients in datasets):
         raise InputError(f"the {' and '.join(bounded)} metric(s) are computed for at most {CI_MAX_ROWS} rows")
+    if weights is not None and (ranks or len(weights) != len(datasets)):
+        raise InputError("sample weights go one list per dataset, and take no ranks (the weights do not change them)")
     requests = [simulated(clients, encoder, (dataset_id(clients),) if ranks else (), decimals, metrics, points,
-                          max_fpr) for clients in datasets]
+                          max_fpr, None if weights is None else weights[d]) for d, clients in enumerate(datasets)]
     return [exact_result(run, provider, method)
             for run in run_ranking_jobs(requests, provider, method, ranks, None, placement, timeout_s, on_progress)]
 
@@ -104,7 +109,8 @@ def exact_result(run: JobRun, provider, method) -> MpcAucResult:
         raise PartyFailure("P1", "the parties opened different outputs: "
                                  f"{outs[0]['scaled']} vs {outs[1]['scaled']}")
     if not outs[0]["defined"]:
-        raise InputError("the joint data has no positives or no negatives: the AUC is undefined")
+        raise InputError("the joint data has no positives or no negatives (of positive weight, when weighted): the "
+                         "AUC is undefined")
     encoder, decimals = run.ticket.encoder, run.ticket.terms.decimals
     ranks = None
     if outs[0].get("rank_bundles"):
@@ -115,6 +121,7 @@ def exact_result(run: JobRun, provider, method) -> MpcAucResult:
 
     auc = auc_of(outs[0]["scaled"])
     terms = run.ticket.terms
+    weighted = terms.weight_bits is not None
     return MpcAucResult(
         auc=auc,
         m=run.m,
@@ -129,7 +136,9 @@ def exact_result(run: JobRun, provider, method) -> MpcAucResult:
         ranks=ranks,
         missing=outs[0]["missing"],
         check_s=float(outs[0]["check_s"]),
-        revealed=(f"AUC rounded to {decimals} decimals" if decimals else MpcAucResult.revealed[0],
+        revealed=(("weighted " if weighted else "")
+                  + (f"AUC rounded to {decimals} decimals" if decimals else MpcAucResult.revealed[0]),
+                  *([f"whether the weights' units add up to at most 2^{TOTAL_BITS}"] if weighted else []),
                   *MpcAucResult.revealed[1:], *revealed(terms.metrics[1:], terms.points),
                   *([f"the same for each of the other {len(outs[0]['others'])} score column(s)"]
                     if outs[0].get("others") else []),

@@ -21,6 +21,7 @@ from ..metric_catalogue import DEFAULT_POINTS
 from ..inputs.clients import check_client
 from ..inputs.encoding import ScoreEncoder
 from ..inputs.submission import Evaluation, Roster, make_submission
+from ..inputs.weights import bits_for, check_weights
 from ..runtime.ledger import Budget
 from ..runtime.identity import CLIENT_PREFIX, Identity, check_client_id, client_role
 from ..runtime.control import Service
@@ -101,21 +102,33 @@ class Request:
     evaluation: Evaluation
     clients: list = None  # [(client identity, scores, labels)] simulated here; None: clients submit directly
     datasets: tuple = ()  # ledger ids named by the coordinator (Job.ledger_ids)
+    weights: list = None  # a weighted evaluation's simulated clients: each one's sample weights, in order
 
 
 def simulated(clients, encoder: ScoreEncoder, datasets: tuple = (), decimals: int = None, metrics: tuple = ("auc",),
-              points: int = DEFAULT_POINTS, max_fpr: float = None) -> Request:
+              points: int = DEFAULT_POINTS, max_fpr: float = None, weights: list = None) -> Request:
     """Every client of ``clients`` ((id, scores, labels)) simulated in this process, each with a fresh key
     on a roster of its own; all rows are checked here, before any role starts.  decimals: open the AUC
-    rounded to this many decimals; metrics, points: what else to open (submission.Evaluation)."""
+    rounded to this many decimals; metrics, points: what else to open (submission.Evaluation); weights: each
+    client's sample weights for the weighted AUC, in units of 2^-q with q chosen here for all of them
+    (protocols.inputs.weights.bits_for)."""
     columns = score_columns(clients)
     for name, scores, labels in clients:
         check_client_id(name)
         check_client(name, scores, labels, encoder, columns=columns)
+    weight_bits = None
+    if weights is not None:
+        if len(weights) != len(clients):
+            raise InputError(f"{len(clients)} clients but sample weights for {len(weights)}")
+        for (name, _, labels), w in zip(clients, weights):
+            check_weights(w, len(labels), lambda i, name=name: f"client {name!r} row {i}")
+        weight_bits = bits_for(np.concatenate([np.asarray(w, dtype=np.float64) for w in weights]))
     identities = [Identity(client_role(name)) for name, _, _ in clients]
     evaluation = Evaluation(f"local-{secrets.token_hex(8)}", Roster(tuple(i.public for i in identities)), encoder,
-                            decimals=decimals, metrics=metrics, points=points, columns=columns, max_fpr=max_fpr)
-    return Request(evaluation, [(i, s, y) for i, (_, s, y) in zip(identities, clients)], tuple(datasets))
+                            decimals=decimals, metrics=metrics, points=points, columns=columns, max_fpr=max_fpr,
+                            weight_bits=weight_bits)
+    return Request(evaluation, [(i, s, y) for i, (_, s, y) in zip(identities, clients)], tuple(datasets),
+                   None if weights is None else list(weights))
 
 
 @dataclass
@@ -194,10 +207,11 @@ def _run_job(session, request: Request, method, ranks, central, budget) -> JobRu
         sharing = time.perf_counter()
         seal_keys = session.deployment.seal_keys()
         submissions = []
-        for identity, scores, labels in request.clients:
+        for j, (identity, scores, labels) in enumerate(request.clients):
             reply = KeyPair()
             run.reply_keys[identity.role[len(CLIENT_PREFIX):]] = reply
-            submissions.append(make_submission(identity, run.ticket, scores, labels, seal_keys, reply.public))
+            submissions.append(make_submission(identity, run.ticket, scores, labels, seal_keys, reply.public,
+                                               None if request.weights is None else request.weights[j]))
         run.sharing_s = time.perf_counter() - sharing
         run.upload_bytes = sum(len(s.bundle.header) + len(s.bundle.sealed) + len(s.statement) + len(s.signature)
                                for pair in submissions for s in pair)

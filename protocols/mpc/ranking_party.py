@@ -25,12 +25,13 @@ from ...circuits.rank_metrics import (auc_halves, average_precision, curve_point
                                       placements, variance_defined)
 from ...circuits.shares import from_share, public_share, reveal_int
 from ...circuits.shuffle import Shuffler
-from ...circuits.validity import client_verdicts, valid_rows
+from ...circuits.validity import client_verdicts, valid_rows, valid_weights
 from ..inputs.bundles import seal_ranks
 from ..inputs.encoding import PAD_KEY
 from ..inputs.intake import Intake, gather_bytes, refusal
 from ..dp.curve_law import CurveNoise, slice_counts, tree_nodes
 from ..inputs.submission import ReleaseTerms
+from ..inputs.weights import TOTAL_BITS, TOTAL_UNITS
 from ..metric_catalogue import CI_MAX_ROWS, FPR_BITS, cut_positions
 from ..runtime.ledger import ACCOUNTING, Release
 from ..runtime.metrics import TrafficMeter
@@ -66,12 +67,12 @@ def serve_jobs(ctx, fraction_bits: int):
         owners, opened = [(a.client, a.rows) for a in admitted], [a.opened for a in admitted]
         del admitted  # _compute empties ``opened`` once it holds the rows: the bundles' buffers go with it
         result = _compute(ctx, job, intake, opened, fraction_bits, shuffler, gates)
-        if "invalid" in result:  # nothing was opened but the clients' validity bits: no release happened
+        if "invalid" in result or "refused" in result:  # nothing was opened but validity bits: no release happened
             if charge is not None:
                 ctx.ledger.void(charge["entry"], "the job stopped on invalid inputs before any release")
-            problem = refusal(invalid_inputs(result["invalid"]))
+            problem = refusal(result.get("refused") or invalid_inputs(result["invalid"]))
             intake.finish(lambda _: ("refused", problem))
-            ctx.send("result", {"refused": problem, "invalid": result["invalid"], "missing": intake.missing})
+            ctx.send("result", {"refused": problem, "invalid": result.get("invalid", []), "missing": intake.missing})
             continue
         result.update(clients=[c for c, _ in owners], rows=[r for _, r in owners], missing=intake.missing)
         if charge is not None:
@@ -99,7 +100,8 @@ def _terms(ctx, job) -> ReleaseTerms:
     if central is None:
         curves = bool({"roc", "pr"} & set(evaluation.metrics))
         return ReleaseTerms("mpc-exact", decimals=evaluation.decimals, metrics=evaluation.metrics,
-                            points=evaluation.points if curves else None, max_fpr=evaluation.max_fpr, **common)
+                            points=evaluation.points if curves else None, max_fpr=evaluation.max_fpr,
+                            weight_bits=evaluation.weight_bits, **common)
     delta = central.delta(sum(job.rows)) * central.repetitions if job.rows is not None else None
     curve = isinstance(central, CurveNoise)
     return ReleaseTerms("mpc-central", central.epsilon * central.repetitions, delta, central.neighbours,
@@ -114,28 +116,32 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
     keys = np.concatenate([o.key_shares for o in opened], axis=1)  # (columns, M)
     key_xor = np.concatenate([o.key_xor_shares for o in opened], axis=1)
     labels = np.concatenate([o.label_shares for o in opened])
+    weights = np.concatenate([o.weight_shares for o in opened]) if job.evaluation.weight_bits is not None else None
     owners = [(o.client, o.reply_to, len(o.label_shares)) for o in opened]
     opened.clear()  # the caller's list: the opened bundles' rows are copied above
     release_free_memory()  # the sealed and opened bundles
     checking = time.perf_counter()
-    invalid = _invalid_clients(ctx, job, gates, owners, labels, key_xor, keys)
+    invalid = _invalid_clients(ctx, job, gates, owners, labels, key_xor, keys, weights)
     check_s = f"{time.perf_counter() - checking:015.6f}"  # fixed width: record lengths never follow timing
     if invalid:
         return {"invalid": invalid, **meter.read()}
+    if weights is not None and not _total_fits(gates, weights):
+        return {"refused": TOTAL_REFUSAL, **meter.read()}
     metrics = job.evaluation.metrics if job.central is None else ("auc",)
     paired = job.evaluation.columns > 1 and "ci" in metrics
     flags = job.ranks or paired or bool(FLAGGED & set(metrics))
     done, rank_bundles, defined = [], None, False
     for k in range(job.evaluation.columns):
         ranking = _ranking(ctx, job, len(labels), shuffler, gates)
-        starts, (sorted_labels,) = ranking.sort(from_share(keys[k]), key_xor[k], [labels])
+        starts, (sorted_labels, *sorted_weights) = ranking.sort(from_share(keys[k]), key_xor[k],
+                                                                 [labels] + ([] if weights is None else [weights]))
         release_free_memory()  # the sort's 32-bit steps
         if isinstance(job.central, CurveNoise):  # the DP curve needs the sorted labels only
             return {"central": _curve_release(ctx, job.central, sorted_labels, gates), "check_s": check_s,
                     **meter.read()}
         if ctx.rank == 0:
             ctx.progress("tie groups and rank sum" + (f" of score column {k + 1}" if k else ""))
-        groups = tie_groups(shuffler, gates, starts, sorted_labels, flags=flags)
+        groups = tie_groups(shuffler, gates, starts, sorted_labels, flags, *sorted_weights)
         twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, groups, mid_ranks=job.ranks and k == 0)
         if job.central is not None:
             release = _central_release(ctx, job.central, from_share(twice_u), from_share(labels), gates)
@@ -144,7 +150,8 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
             defined = bool(reveal_int(from_share(nonnegative(gates, twice_pn - public_share(1, ctx.rank)))).item())
             if not defined:
                 break
-        column = {"scaled": _opened_auc(ctx, job, gates, len(labels), twice_u, twice_pn, fraction_bits),
+        column = {"scaled": _opened_auc(ctx, job, gates, len(labels), twice_u, twice_pn, fraction_bits,
+                                        weights is not None),
                   "metrics": _metrics(ctx, job, shuffler, gates, groups, twice_u, sorted_labels)
                   if len(metrics) > 1 else {}}
         if paired:  # each row's placement values of this column, in input order, for the covariances
@@ -164,12 +171,13 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
     return {**out, "rank_bundles": rank_bundles, "check_s": check_s, **meter.read()}
 
 
-def _opened_auc(ctx, job, gates, m: int, twice_u, twice_pn, fraction_bits: int) -> int:
+def _opened_auc(ctx, job, gates, m: int, twice_u, twice_pn, fraction_bits: int, weighted: bool = False) -> int:
     """floor(AUC * 2^fraction_bits), or round(AUC, decimals) * 10^decimals, opened."""
     decimals = job.evaluation.decimals
     if ctx.rank == 0:
         ctx.progress(f"exact division to {f'{decimals} decimals' if decimals else f'{fraction_bits} bits'}")
-    bound = 2 * (m // 2) * (m - m // 2)  # 2PN <= 2 floor(M/2) ceil(M/2), public
+    # 2PN <= 2 floor(M/2) ceil(M/2), or 2 W+ W- <= W^2 / 2 of the weights' units, public
+    bound = TOTAL_UNITS ** 2 // 2 if weighted else 2 * (m // 2) * (m - m // 2)
     quotient = decimal_round(gates, twice_u, twice_pn, decimals) if decimals else \
         divide(gates, twice_u, twice_pn, fraction_bits, digit_bits_for(bound))
     return int(reveal_int(from_share(quotient)).item())
@@ -236,10 +244,11 @@ def _metrics(ctx, job, shuffler, gates, groups, twice_u, sorted_labels) -> dict:
     return opened
 
 
-def _invalid_clients(ctx, job, gates, owners, labels, key_xor, keys) -> list:
-    """The clients with a row outside the domain (a label other than 0 or 1, or a key of any score column outside
-    the declared encoding's range, in the representation the sort reads), checked inside the MPC
-    (circuits.validity); only one bit per client is opened.  keys, key_xor: (columns, M)."""
+def _invalid_clients(ctx, job, gates, owners, labels, key_xor, keys, weights=None) -> list:
+    """The clients with a row outside the domain (a label other than 0 or 1, a key of any score column outside
+    the declared encoding's range, in the representation the sort reads, or a weight outside [0, 2^30] units),
+    checked inside the MPC (circuits.validity); only one bit per client is opened.  keys, key_xor: (columns,
+    M)."""
     if ctx.rank == 0:
         ctx.progress("checking every client's rows inside the MPC")
     key_bits = job.evaluation.encoder.key_bits
@@ -248,15 +257,28 @@ def _invalid_clients(ctx, job, gates, owners, labels, key_xor, keys) -> list:
         column = valid_rows(gates, labels, key_bits=key_bits,
                             **({"key_xor": key_xor[k]} if job.method == "radix" else {"keys": keys[k]}))
         ok = column if ok is None else gates.and_((ok, column))[0]
+    if weights is not None:
+        (ok,) = gates.and_((ok, valid_weights(gates, weights, TOTAL_UNITS)))
     verdicts = reveal_int(from_share(client_verdicts(gates, ok, [rows for _, _, rows in owners]))).numpy()
     return [client for (client, _, _), good in zip(owners, verdicts) if good != 1]
+
+
+TOTAL_REFUSAL = (f"the sample weights add up to more than 2^{TOTAL_BITS} units of the evaluation's weight_bits "
+                 "(checked inside the MPC, one bit opened): declare fewer weight_bits")
+
+
+def _total_fits(gates, weights) -> bool:
+    """Open one bit: do the rows' weight units, each already checked to lie in [0, 2^30], add up to at most
+    2^30 (so that the weighted fraction's long division stays exact)?"""
+    total = weights.sum(keepdims=True) - public_share(TOTAL_UNITS, gates.rank)
+    return bool(reveal_int(from_share(nonnegative(gates, -total))).item())
 
 
 def invalid_inputs(clients) -> str:
     """The refusal naming the clients whose rows failed the in-MPC check."""
     return (f"client(s) {', '.join(map(repr, clients))} submitted rows outside the protocol's domain (a label "
-            "other than 0 or 1, or a score key outside the declared encoding's range; checked inside the MPC, "
-            "only one validity bit per client was opened)")
+            f"other than 0 or 1, a score key outside the declared encoding's range, or a weight outside [0, "
+            f"2^{TOTAL_BITS}] units; checked inside the MPC, only one validity bit per client was opened)")
 
 
 def _charge(ctx, job, m: int) -> dict:

@@ -96,7 +96,7 @@ def test_average_precision_and_curves_with_pos_label():
     (lambda y, s: mpc_auc.roc_auc_score(np.arange(len(y)) % 3, np.c_[s, s, s], multi_class="ovr", max_fpr=0.5),
      "max_fpr .* not multi_class"),
     (lambda y, s: mpc_auc.evaluate(y, s, metrics="auc,pauc"), "the pauc metric needs max_fpr"),
-    (lambda y, s: mpc_auc.roc_auc_score(y, s, sample_weight=np.ones(len(y))), "sample_weight is not supported"),
+    (lambda y, s: mpc_auc.evaluate(y, s, sample_weight=np.ones(len(y))), "sample_weight is taken by roc_auc_score"),
     (lambda y, s: mpc_auc.average_precision_score(y, s, sample_weight=np.ones(len(y))), "sample_weight"),
     (lambda y, s: mpc_auc.roc_auc_score(y, np.c_[s, 1 - s]), "pass multi_class='ovr'"),
     (lambda y, s: mpc_auc.roc_auc_score(y % 3, np.c_[s, 1 - s], multi_class="ovr"), "2 classes"),

@@ -106,8 +106,8 @@ def test_the_weakened_party_lets_one_row_void_everyones_record_dp(bypass, tmp_pa
 def first_column_party(ctx, fraction_bits):
     """The real party loop checking only the first score column's keys (a weakened check)."""
     check = ranking_party._invalid_clients
-    ranking_party._invalid_clients = lambda ctx, job, gates, owners, labels, key_xor, keys: check(
-        ctx, job, gates, owners, labels, key_xor[:1], keys[:1])
+    ranking_party._invalid_clients = lambda ctx, job, gates, owners, labels, key_xor, keys, weights: check(
+        ctx, job, gates, owners, labels, key_xor[:1], keys[:1], weights)
     return ranking_party.serve_jobs(ctx, fraction_bits)
 
 
