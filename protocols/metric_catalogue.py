@@ -25,6 +25,7 @@ REPORT = ("auc", "ci", "ap", "roc", "pr", "ks")  # "all": every metric that take
 FPR_BITS = 40  # max_fpr is read to 2^-40
 CI_MAX_ROWS = 1 << 20  # ci and pauc in the 64-bit ring: 4 N^2 P < 2^60, N 2^40 < 2^61 (circuits.rank_metrics)
 DEFAULT_POINTS = 100  # curve points: the top 1%, 2%, ..., 100% of the ranking
+MIN_SLICE_ROWS = 10  # direct evaluations: the exact curves' cuts leave at least this many rows between them
 
 
 def metric_names(value) -> tuple:
@@ -50,3 +51,13 @@ def cut_positions(m: int, points: int) -> np.ndarray:
     """The public cuts of a curve with ``points`` points: c_k = ceil(k M / points) rows flagged, k = 1..points
     (the top c_k scores), without repeats."""
     return np.unique(-(-np.arange(1, points + 1, dtype=np.int64) * m // points))
+
+
+def thin_slices(m: int, points: int) -> str:
+    """Why exact curves at ``points`` cuts of ``m`` rows are refused to an organiser who does not hold the rows
+    (a direct evaluation), or "": the counts between consecutive cuts are opened, so with as many cuts as rows
+    they would open every label in rank order; the parties keep every slice at least MIN_SLICE_ROWS rows."""
+    if m >= MIN_SLICE_ROWS * points:
+        return ""
+    return (f"exact curves at {points} cuts of {m} rows would open the labels of slices of fewer than "
+            f"{MIN_SLICE_ROWS} rows: a direct evaluation takes at most {m // MIN_SLICE_ROWS} cuts here")

@@ -32,7 +32,7 @@ from ..inputs.intake import Intake, gather_bytes, refusal
 from ..dp.curve_law import CurveNoise, slice_counts, tree_nodes
 from ..inputs.submission import ReleaseTerms
 from ..inputs.weights import TOTAL_BITS, TOTAL_UNITS
-from ..metric_catalogue import CI_MAX_ROWS, FPR_BITS, cut_positions
+from ..metric_catalogue import CI_MAX_ROWS, FPR_BITS, cut_positions, thin_slices
 from ..runtime.ledger import ACCOUNTING, Release
 from ..runtime.metrics import TrafficMeter
 from ..runtime.memory import release_free_memory
@@ -113,6 +113,10 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
     """The oblivious ranking and the opened outputs of one job, on the agreed inputs: one sort per score column,
     the AUC and the job's metrics of each, and with several columns and ``ci`` DeLong's covariances."""
     meter = TrafficMeter()
+    m = sum(len(o.label_shares) for o in opened)
+    if job.evaluation.direct and job.central is None and FLAGGED & set(job.evaluation.metrics):
+        if thin := thin_slices(m, job.evaluation.points):  # the rows are not the organiser's: no thin slices
+            return {"refused": thin, **meter.read()}
     keys = np.concatenate([o.key_shares for o in opened], axis=1)  # (columns, M)
     key_xor = np.concatenate([o.key_xor_shares for o in opened], axis=1)
     labels = np.concatenate([o.label_shares for o in opened])

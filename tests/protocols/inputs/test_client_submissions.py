@@ -265,6 +265,11 @@ def test_clients_submitting_directly_get_the_metrics_and_the_dp_curve_they_were_
     assert abs(metrics["ap"] - average_precision_score(labels, scores)) < 1e-9
     assert abs(metrics["pauc"]["mcclish"] - roc_auc_score(labels, scores, max_fpr=0.5)) < 1e-9
     assert len(metrics["roc"]["fpr"]) == 20 and metrics["ci"]["std"] > 0
+    opened = _open(directory, "thin", "--deadline", "60", "--metrics", "roc", "--points", "100")  # 9 rows a slice
+    subs = [_submit(directory, "thin", n) for n in CLIENTS]
+    (code, _, err), *answers = _finish(opened, *subs)
+    assert code == 2 and "slices of fewer than 10 rows: a direct evaluation takes at most 90 cuts here" in err, err
+    assert not (directory / "thin.json").exists()
     opened = _open(directory, "dp-curve", "--deadline", "60", "--protocol", "mpc-central", "--epsilon", "2",
                    "--metrics", "roc,pr", "--points", "30")
     subs = [_submit(directory, "dp-curve", n) for n in CLIENTS]

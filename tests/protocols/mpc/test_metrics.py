@@ -190,3 +190,17 @@ def test_the_bitonic_ranking_opens_the_same_metrics():
     radix, bitonic = (mpc_exact_auc([clients], metrics=REPORT + ("pauc",), max_fpr=0.4, points=10, method=method,
                                     timeout_s=120)[0] for method in ("radix", "bitonic"))
     assert radix.auc == bitonic.auc and radix.metrics == bitonic.metrics
+
+
+def test_as_many_cuts_as_rows_open_every_label_which_direct_evaluations_refuse():
+    """What the parties' minimum slice (metric_catalogue.thin_slices) stops: without it (a relayed job, whose
+    coordinator holds the rows anyway) curves at M cuts open the label of every row in rank order."""
+    from mpc_auc.protocols.metric_catalogue import thin_slices
+
+    rng = np.random.default_rng(7)
+    scores, labels = rng.permutation(60) / 60, rng.integers(0, 2, 60)
+    (result,) = mpc_exact_auc([[("a", scores, labels)]], metrics=("auc", "roc"), points=60)
+    positives = np.rint(np.array(result.metrics["roc"]["tpr"]) * labels.sum())
+    recovered = np.diff(positives, prepend=0)  # the positives between consecutive cuts: one row each
+    assert np.array_equal(recovered, labels[np.argsort(-scores)])
+    assert "at most 6 cuts" in thin_slices(60, 60) and thin_slices(60, 6) == ""
