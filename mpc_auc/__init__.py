@@ -8,14 +8,21 @@ Layers (installed as subpackages so no import name clashes on PyPI):
 The Python API (docs/api.md), in scikit-learn's conventions: :func:`roc_auc_score` returns an
 :class:`AucResult` (with DeLong's interval), :func:`average_precision_score`, :func:`roc_curve` and
 :func:`precision_recall_curve` a :class:`MetricResult`, :func:`evaluate` a :class:`Report` of every metric
-from one sort, :func:`compare` a DataFrame of the plain-DP mechanisms, :func:`u_statistic` a ustat-2pc
-release; bad input raises :class:`InputError`, a ``ValueError``.
+from one sort, :func:`read_predictions` a prediction file as a DataFrame, :func:`compare` a DataFrame of the
+plain-DP mechanisms, :func:`u_statistic` a ustat-2pc release; bad input raises :class:`InputError`, a
+``ValueError``.
 """
 from .version import __version__
 
 API = ("AucResult", "DelongTestResult", "MetricResult", "Report", "average_precision_score", "compare",
-       "delong_test", "evaluate", "precision_recall_curve", "roc_auc_score", "roc_curve", "u_statistic")
+       "delong_test", "evaluate", "precision_recall_curve", "read_predictions", "roc_auc_score", "roc_curve",
+       "u_statistic")
 __all__ = [*API, "InputError", "__version__"]
+
+
+def __dir__():
+    """``dir(mpc_auc)``: the public API (loaded lazily, so not yet among the module's globals)."""
+    return sorted(__all__)
 
 
 def __getattr__(name):

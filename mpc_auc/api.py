@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .csv_io import Columns, read_score_columns
 from .dataset import EvalSet
 from .labels import binary_labels, one_vs_rest
 from .planner import execute, plan
@@ -20,6 +21,7 @@ from .protocols.dp.grid import FIELDS, grid
 from .protocols.clear_metrics import paired_test
 from .protocols.dp.suite import MECHANISMS
 from .protocols.errors import InputError
+from .protocols.inputs.encoding import FINITE
 from .protocols.inputs.weights import bits_for, check_weights, error_bound
 from .protocols.metric_catalogue import CI_MAX_ROWS
 from .protocols.ustat.two_party import Sample, ustat_2pc
@@ -227,7 +229,7 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
     if return_ranks:
         ranks = np.empty(evalset.m)
         for name, rows in groups:
-            ranks[rows] = result.ranks[name] + 1
+            ranks[rows] = result.ranks[name]
     return AucResult(provider=result.provider, ranks=ranks, traffic=result.traffic,
                      wall_s=time.perf_counter() - start, weight_error=_weight_error(sample_weight), **interval,
                      **common)
@@ -392,6 +394,26 @@ def _evaluation(y_true, y_score, clients, encoder) -> tuple:
     evalset = EvalSet.build(owners, scores, labels, encoder)
     groups = evalset.client_rows()
     return evalset, groups, [(name, evalset.score[rows], evalset.label[rows]) for name, rows in groups]
+
+
+def read_predictions(path, *, client_col: str = "client", score_col="score", label_col: str = "label",
+                     id_col: str = None, sep: str = None, positive_label=None) -> pd.DataFrame:
+    """A prediction file as a DataFrame with the columns ``client``, each score column under its own name,
+    ``label`` (0/1) and, with ``id_col``, ``id``: the same reader, checks and messages as ``mpc-auc run``
+    (CSV-like text with its separator sniffed, gzip or Parquet known by their bytes, other columns ignored,
+    decimal commas refused by name).  ``score_col``: a name, or several (models scored on the same rows).
+
+    >>> rows = read_predictions("export.csv", client_col="site", score_col="p_hat", label_col="outcome")
+    >>> roc_auc_score(rows.label, rows.p_hat, clients=rows.client)  # doctest: +SKIP
+    """
+    scores = (score_col,) if isinstance(score_col, str) else tuple(score_col)
+    columns = Columns(client_col, scores, label_col, id_col)
+    evalset, values, ids = read_score_columns(path, columns, FINITE, both_classes=False, sep=sep,
+                                              positive_label=None if positive_label is None else str(positive_label))
+    frame = pd.DataFrame({"client": evalset.client, **dict(zip(scores, values.T)), "label": evalset.label})
+    if ids is not None:
+        frame["id"] = ids
+    return frame
 
 
 def compare(y_true, y_score, clients=None, *, protocols=None, epsilons=(0.5, 1.0, 2.0, 4.0, 8.0), delta=1e-6,

@@ -23,7 +23,7 @@ from ..protocols.dp.curve_grid import CURVE_FIELDS, curve_grid
 from ..protocols.dp.curve_law import CurveNoise, simulate_curves
 from ..protocols.dp.fedauc import generator
 from ..protocols.dp.grid import unit_scores
-from ..csv_io import read_evalset
+from ..csv_io import Columns, read_evalset
 from ..experiment_config import Param, all_positive, positive, probability, write_config
 from ..protocols.dp.grid import FIELDS, grid
 from ..protocols.dp.suite import MECHANISMS
@@ -34,9 +34,13 @@ from .plots import error_lines
 
 PARAMS = (
     Param("out", str, "results/compare", "directory for the results (created)"),
-    Param("input", str, None, "client,score,label file (CSV, TSV, gzip or Parquet); none: a synthetic "
-                              "Criteo-shaped set"),
-    Param("sep", str, None, "input: the field separator (default: a tab if the header has one, else a comma)"),
+    Param("input", str, None, "a prediction file (CSV-like text, gzip or not, or Parquet) with a client, a score "
+                              "and a label per row; none: a synthetic Criteo-shaped set"),
+    Param("sep", str, None, "input: the field separator (default: sniffed, the one of , ; tab | that splits the "
+                            "header into the columns named)"),
+    Param("client_col", str, "client", "input: the column naming each row's client"),
+    Param("score_col", str, "score", "input: the score column"),
+    Param("label_col", str, "label", "input: the label column"),
     Param("positive_label", str, None, "input: the label value that is positive when labels are not 0/1, e.g. "
                                        "True or +1 (quote it in YAML)"),
     Param("score_range", list, [0.0, 1.0], "the public range LO HI every score lies in (checked); the mechanisms "
@@ -89,7 +93,8 @@ def _evaluation_clients(cfg: dict):
 
     encoder = ScoreEncoder(*cfg["score_range"])
     if cfg["input"]:
-        evalset = read_evalset(cfg["input"], encoder, sep=cfg["sep"], positive_label=cfg["positive_label"])
+        evalset = read_evalset(cfg["input"], encoder, sep=cfg["sep"], positive_label=cfg["positive_label"],
+                               columns=Columns(cfg["client_col"], (cfg["score_col"],), cfg["label_col"]))
         name = os.path.basename(cfg["input"])
     else:
         evalset = synthetic_evalset(m=cfg["m"], clients=cfg["clients"], scheme=cfg["partition"], seed=cfg["seed"])

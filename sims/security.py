@@ -303,7 +303,7 @@ def job_views(cfg: dict, rng) -> list:
                 out.append(check(f"rank delivery: {name} sealed for the clients", kind, protocol, None, None,
                                  len(found), 0, not found, {"carried": sorted({n for _, n in found})}))
             wrong = [c for c, part in (("c0", slice(0, m // 2)), ("c1", slice(m // 2, m)))
-                     if not np.array_equal(2 * delivered[c], secrets_["doubled ranks"][part])]
+                     if not np.array_equal(2 * (delivered[c] - 1), secrets_["doubled ranks"][part])]
             out.append(check("rank delivery: each client opens exactly its own rows' ranks", "view", protocol, None,
                              None, len(wrong), 0, not wrong, {"clients": 2, "M": m, "wrong": wrong}))
     return out

@@ -14,12 +14,12 @@ import tempfile
 import time
 
 from .. import progress
-from ..csv_io import read_evalset, read_score_columns, read_user_values, write_evalset
+from ..csv_io import Columns, read_evalset, read_score_columns, read_user_values, write_evalset
 from ..figures import curves
 from ..planner import Plan, central_outcome, execute, parse_budget, plan
 from ..protocols.clear_auc import rank_sum_auc
 from ..protocols.errors import DeploymentError, InputError
-from ..protocols.inputs.encoding import ScoreEncoder
+from ..protocols.inputs.encoding import FINITE
 from ..protocols.inputs.submission import Evaluation, Roster
 from ..protocols.inputs.submitter import submit
 from ..protocols.mpc.central import released
@@ -38,7 +38,6 @@ from ..synthetic import synthetic_evalset
 from .records import (central_record, column_records, exact_record, file_stem, metric_lines, write_rank_files,
                       write_ranks)
 
-_LARGEST = 1.7976931348623157e308  # float64's largest finite value
 
 
 class _RoleProgress:
@@ -142,31 +141,37 @@ def cmd_run(args) -> int:
     if args.protocol != "clear" and not args.deployment:
         _check_ledger(args.ledger or default_directory())
     if args.protocol == "clear":
-        evalset, clients, record = _read_run_input(args, request.encoder)
+        evalset, clients, record, ids = _read_run_input(args, request.encoder)
         start = time.perf_counter()
         outcome = execute(request, clients)
         record.update(auc=outcome.auc, provider=None, revealed=["all scores and labels (no privacy)"],
                       metrics=outcome.metrics, **column_records(args.score_col, outcome))
         return _write_run(args, evalset, record, (entered, entered_unix), start)
     with roles_started(request.placement, request.timeout) as placement:  # they start while the input is read
-        evalset, clients, record = _read_run_input(args, request.encoder)
+        evalset, clients, record, ids = _read_run_input(args, request.encoder)
         start = time.perf_counter()  # the roles may still be starting: wall_s includes waiting for them
         outcome = execute(dataclasses.replace(request, placement=placement), clients, _RoleProgress())
     if args.protocol == "mpc-central":
         record.update(central_record(outcome, request.noise, args.method))
     else:
         if args.ranks_dir:
-            write_rank_files(args.ranks_dir, outcome.release.ranks)
+            write_rank_files(args.ranks_dir, outcome.release.ranks, ids)
             record["ranks_dir"] = os.path.abspath(args.ranks_dir)
         record.update(exact_record(outcome.release), **column_records(args.score_col, outcome))
     return _write_run(args, evalset, record, (entered, entered_unix), start)
 
 
+def _columns(args) -> Columns:
+    """The prediction file's columns the command line names (--client-col, --score-col, --label-col, --id-col)."""
+    return Columns(args.client_col, tuple(args.score_col), args.label_col, args.id_col)
+
+
 def _read_run_input(args, encoder):
-    """(evalset, its clients, the record's input part) of ``mpc-auc run``; every check runs here."""
+    """(evalset, its clients, the record's input part, client -> its rows' ids or None) of ``mpc-auc run``; every
+    check runs here."""
     declared = args.clients.split(",") if args.clients else None
-    evalset, scores = read_score_columns(args.input, args.score_col, encoder, declared, sep=args.sep,
-                                         positive_label=args.positive_label)
+    evalset, scores, ids = read_score_columns(args.input, _columns(args), encoder, declared, sep=args.sep,
+                                              positive_label=args.positive_label)
     clients = evalset.clients() if len(args.score_col) == 1 else \
         [(name, scores[rows], evalset.label[rows]) for name, rows in evalset.client_rows()]
     narrow = encoder.narrower(evalset.score) if args.protocol != "clear" and args.method == "radix" else None
@@ -185,7 +190,8 @@ def _read_run_input(args, encoder):
                           "note": "public shape of the input (M and the number of clients)"},
         "encoding": {"dtype": encoder.dtype, "range": [encoder.lo, encoder.hi], "exact": encoder.exact},
     }
-    return evalset, clients, record
+    by_client = None if ids is None else {name: ids[rows] for name, rows in evalset.client_rows()}
+    return evalset, clients, record, by_client
 
 
 def _write_run(args, evalset, record, entered: tuple, start: float) -> int:
@@ -341,15 +347,16 @@ def cmd_client_submit(args) -> int:
         raise DeploymentError(f"{args.key} is the key of {identity.role}, not of client:{args.client}")
     deployment = Deployment.load(args.deployment)
     # every score finite (the declared range comes with the ticket), every row this client's own
-    evalset = read_evalset(args.input, ScoreEncoder(-_LARGEST, _LARGEST), [args.client], both_classes=False,
-                           sep=args.sep, positive_label=args.positive_label)
+    evalset, _, ids = read_score_columns(args.input, _columns(args), FINITE,
+                                         [args.client], both_classes=False, sep=args.sep,
+                                         positive_label=args.positive_label)
     outcome = submit(identity, deployment, args.evaluation, evalset.score, evalset.label, args.timeout,
                      args.connect_timeout, lambda text: progress.say(f"  [{args.client}] {text}"), args.max_epsilon)
     if args.ranks_out:
         if outcome.ranks is None:
             raise InputError(f"evaluation {args.evaluation!r} does not deliver ranks (the job finished: "
                              f"{outcome.status})")
-        write_atomically(args.ranks_out, lambda tmp: write_ranks(tmp, args.client, outcome.ranks, "w"))
+        write_atomically(args.ranks_out, lambda tmp: write_ranks(tmp, args.client, outcome.ranks, "w", ids))
     print(f"client {args.client}: {outcome.rows} rows submitted to evaluation {args.evaluation!r}: "
           f"{outcome.status}" + (f"; ranks -> {args.ranks_out}" if args.ranks_out else ""))
     return 0

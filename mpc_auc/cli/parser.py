@@ -43,11 +43,31 @@ def typed(name: str, rule: str = None):
 
 
 def _table_options(command) -> None:
-    command.add_argument("--sep", default=None, help="the field separator of a CSV/TSV input (default: a tab if "
-                                                     "the header holds one, else a comma)")
+    command.add_argument("--sep", default=None, help="the field separator of a text input (default: sniffed from the "
+                                                     "header: the one of , ; tab | that splits it into the columns "
+                                                     "asked for)")
     command.add_argument("--positive-label", default=None, metavar="VALUE",
                          help="the label value of the positive class when labels are not 0/1 (e.g. True, +1, yes); "
                               "the label column must then hold exactly two values (default: labels are 0/1)")
+
+
+def _column_options(command, several: bool, client: str = "client") -> None:
+    """Which columns of a prediction file hold what (csv_io.Columns); other columns are ignored."""
+    if client:
+        command.add_argument("--client-col", default=client, metavar="NAME", help="the column naming each row's client")
+    else:
+        command.add_argument("--client-col", default=None, metavar="NAME",
+                             help="a column naming each row's client: a row of another client is refused (default: "
+                                  "every row is this client's)")
+    command.add_argument("--score-col", type=_names if several else _name, default="score",
+                         metavar="NAMES" if several else "NAME",
+                         help="the score column" + ("(s); several (e.g. a,b: models scored on the same rows) are each "
+                                                    "ranked, and with --metrics ci DeLong's test compares the first "
+                                                    "with each other" if several else ""))
+    command.add_argument("--label-col", default="label", metavar="NAME", help="the label column")
+    command.add_argument("--id-col", default=None, metavar="NAME",
+                         help="a column of row ids carried into the rank files (default: rows keyed by their 1-based "
+                              "position among the client's rows)")
 
 
 def _protocol_options(command, protocols) -> None:
@@ -88,6 +108,13 @@ def _protocol_options(command, protocols) -> None:
                          help="oblivious ranking: radix sort (fast) or the bitonic reference network")
     _timeout_option(command, 20.0, "seconds of silence from a role before it counts as lost and the run stops with an "
                               "error")
+
+
+def _name(value: str) -> tuple:
+    """--score-col of a command that sends one score column."""
+    if "," in value or not value.strip():
+        raise argparse.ArgumentTypeError(f"one column name, not {value!r}")
+    return (value.strip(),)
 
 
 def _names(value: str) -> tuple:
@@ -171,14 +198,13 @@ def _demo_command(sub) -> None:
 
 def _run_command(sub) -> None:
     """The options of ``run``."""
-    run = sub.add_parser("run", help="AUC of a CSV file client,score,label")
+    run = sub.add_parser("run", help="AUC (and metrics) of a prediction file: a client, score(s) and label per row")
     run.add_argument("--input", required=True,
-                     help="client,score,label rows: CSV or TSV (optionally .gz) or Parquet (.parquet, .pq)")
+                     help="the prediction file: CSV-like text (, ; tab or | separated; gzip or not) or Parquet, "
+                          "recognised by content; other columns than those named are ignored")
     _table_options(run)
+    _column_options(run, several=True)
     run.add_argument("--out", required=True, help="result JSON (written only on success)")
-    run.add_argument("--score-col", type=_names, default="score", metavar="NAMES",
-                     help="the score column(s); several (e.g. a,b: models scored on the same rows) are each ranked, "
-                          "and with --metrics ci DeLong's test compares the first with each other")
     run.add_argument("--clients", help="comma-separated ids of all clients; each must have rows")
     run.add_argument("--ranks-dir", help="also deliver each client its rows' global ranks: one file per "
                                          "client in this new directory (standing in for the clients)")
@@ -270,9 +296,10 @@ def _client_command(sub) -> None:
     submit_.add_argument("--evaluation", required=True, help="the evaluation's id")
     submit_.add_argument("--client", required=True, help="this client's name on the roster")
     submit_.add_argument("--key", required=True, help="this client's key file (client keygen)")
-    submit_.add_argument("--input", required=True, help="client,score,label with this client's rows only (CSV, "
-                                                        "TSV, .gz or Parquet)")
+    submit_.add_argument("--input", required=True, help="this client's prediction file: a score and a label per row "
+                                                        "(CSV-like text, gzip or not, or Parquet)")
     _table_options(submit_)
+    _column_options(submit_, several=False, client=None)
     submit_.add_argument("--ranks-out", help="wait for this client's rows' global ranks and write them here")
     submit_.add_argument("--max-epsilon", type=typed("max_epsilon", "epsilon"), default=None, metavar="EPS",
                          help="submit only to a DP release of at most this epsilon (the parties' ticket states it); "

@@ -1,4 +1,5 @@
 """What the commands write: result records (JSON) and the clients' rank files (CSV)."""
+import csv
 import os
 import shutil
 import tempfile
@@ -83,15 +84,21 @@ def file_stem(name: str) -> str:
     return name if safe else "client"
 
 
-def write_ranks(path: str, client: str, ranks, mode: str = "x") -> None:
-    """One client's rank file: its rows' global mid-ranks in its row order (by default opened exclusively)."""
-    with open(path, mode) as f:
-        f.write(f"# client {client}: global 0-based mid-rank of each of its rows\nrow,rank\n")
-        f.writelines(f"{i},{r:g}\n" for i, r in enumerate(ranks))
+def write_ranks(path: str, client: str, ranks, mode: str = "x", ids=None) -> None:
+    """One client's rank file: its rows' global 1-based mid-ranks (scipy.stats.rankdata's convention) in its row
+    order, keyed by the rows' ids when the input named an id column, else by their 1-based position among the
+    client's rows (by default opened exclusively)."""
+    with open(path, mode, newline="", encoding="utf-8") as f:
+        f.write(f"# client {client}: global 1-based mid-rank of each of its rows (ties share their mean rank)\n")
+        out = csv.writer(f, lineterminator="\n")
+        out.writerow(("id" if ids is not None else "row", "rank"))
+        keys = ids if ids is not None else range(1, len(ranks) + 1)
+        out.writerows((key, f"{r:g}") for key, r in zip(keys, ranks))
 
 
-def write_rank_files(directory: str, ranks: dict) -> None:
-    """One file per client, as that client would hold it: its rows' global mid-ranks, in its row order.
+def write_rank_files(directory: str, ranks: dict, ids: dict = None) -> None:
+    """One file per client, as that client would hold it: its rows' global mid-ranks, in its row order (with
+    their ids: client -> its rows' ids, if given).
 
     Written into a temporary directory that is renamed into place, so a
     failed run leaves nothing behind.
@@ -99,7 +106,8 @@ def write_rank_files(directory: str, ranks: dict) -> None:
     tmp = tempfile.mkdtemp(prefix=".mpc-auc-ranks-", dir=os.path.dirname(os.path.abspath(directory)))
     try:
         for index, (client, values) in enumerate(ranks.items()):
-            write_ranks(os.path.join(tmp, rank_file_name(index, client)), client, values)
+            write_ranks(os.path.join(tmp, rank_file_name(index, client)), client, values,
+                        ids=None if ids is None else ids[client])
         os.rename(tmp, directory)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -47,9 +47,10 @@ class RankedClients:
 
     @classmethod
     def from_delivered(cls, clients, ranks: dict) -> "RankedClients":
-        """Ranks each client received from mpc-exact (``MpcAucResult.ranks``), in its row order."""
+        """Ranks each client received from mpc-exact (``MpcAucResult.ranks``, 1-based), in its row order; kept
+        0-based here, as fedauc's eq. (1)."""
         owner, _, labels = _stack(clients)
-        rank = np.concatenate([np.asarray(ranks[c], dtype=np.float64) for c, _, _ in clients])
+        rank = np.concatenate([np.asarray(ranks[c], dtype=np.float64) for c, _, _ in clients]) - 1
         return cls(owner, rank, labels, len(clients), "MPC rank delivery")
 
 

@@ -14,7 +14,7 @@ for: change any of them and the AEAD refuses it.
   relay and the receiving party learn about a client besides its shares:
   who it is, how many rows it holds, and the key under which it accepts its
   ranks.
-* Rank bundle (party p -> client): p's shares of twice the global mid-rank of
+* Rank bundle (party p -> client): p's shares of twice the global 0-based mid-rank of
   each of the client's rows, in the client's row order, signed by p (Ed25519,
   its identity key pinned in the deployment).  Only the client can open it;
   with both parties' valid bundles of its own job it recovers its own ranks,
@@ -138,7 +138,8 @@ def seal_ranks(party: int, job: JobId, client: str, reply_to: bytes, twice_rank_
 
 
 def open_ranks(key: sealing.KeyPair, client: str, job: JobId, bundles, party_keys) -> np.ndarray:
-    """The client's global 0-based mid-ranks from the two parties' rank bundles of ``job`` (x.5 for ties).
+    """The client's global 1-based mid-ranks (as scipy.stats.rankdata: x.5 for ties) from the two parties' rank
+    bundles of ``job``, which hold shares of twice the 0-based mid-rank the circuit computes.
 
     party_keys: [P0's, P1's] Ed25519 public keys, pinned in the deployment; a bundle without its
     party's valid signature is refused, so a relay cannot forge ranks, nor replay those of another job.
@@ -160,4 +161,4 @@ def open_ranks(key: sealing.KeyPair, client: str, job: JobId, bundles, party_key
         parts[header.party] = body[0]
     if sorted(parts) != [0, 1] or len(parts[0]) != len(parts[1]):
         raise BundleIntegrityError(f"client {client!r} needs one rank bundle from each of P0 and P1")
-    return sharing.combine(parts[0], parts[1]) / 2
+    return sharing.combine(parts[0], parts[1]) / 2 + 1

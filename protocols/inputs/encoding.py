@@ -108,3 +108,7 @@ class ScoreEncoder:
         self.check(scores)
         shifted = (ordered_bits(scores, self.dtype) - np.int64(self._base)).view(np.uint64)
         return (shifted >> np.uint64(self.shift)).astype(np.int64) - np.int64(KEY_OFFSET)
+
+
+FINITE = ScoreEncoder(-float(np.finfo(np.float64).max), float(np.finfo(np.float64).max), "float64")  # any finite
+# float64 score: what a reader checks before the evaluation's declared range is known

@@ -43,7 +43,7 @@ class Outcome:
     evaluation: str
     rows: int
     status: str  # "computed", or why this client was left out
-    ranks: np.ndarray = None  # the client's rows' global 0-based mid-ranks, when the evaluation delivers them
+    ranks: np.ndarray = None  # the client's rows' global 1-based mid-ranks, when the evaluation delivers them
 
 
 def submit(identity, deployment, evaluation: str, scores, labels, timeout_s: float = 20.0,

@@ -55,7 +55,7 @@ class MpcAucResult:
     traffic: dict = field(default_factory=dict)  # role -> {"bytes", "rounds", "sent_bytes", "peak_rss"}
     upload_bytes: int = 0  # sealed bundles sent by all clients to both parties
     exact_encoding: bool = True
-    ranks: dict = None  # client -> its rows' global 0-based mid-ranks (only with ranks=True)
+    ranks: dict = None  # client -> its rows' global 1-based mid-ranks (only with ranks=True)
     missing: list = field(default_factory=list)  # rostered clients left out (an evaluation allowing it)
     check_s: float = 0.0  # P0's time in the in-MPC check of the clients' rows (part of wall_s)
     revealed: tuple = ("AUC as floor(AUC * 2^52) / 2^52", "whether both classes occur",

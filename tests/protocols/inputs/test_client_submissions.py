@@ -86,7 +86,7 @@ def test_clients_submit_from_their_own_processes_and_get_their_own_ranks(clients
     for role in ("P0", "P1"):  # the delivery is on each party's ledger, charging no budget
         state = Ledger(default_directory(), role).state(f"roster-keys-sha256:{roster.key_set_digest}")
         assert [r["protocol"] for r in state["releases"]] == [RANKS_TO_CLIENTS] and state["budget"] is None
-    mid = rankdata(scores) - 1  # global 0-based mid-ranks, in roster order
+    mid = rankdata(scores)  # global 1-based mid-ranks, in roster order
     start = 0
     for name in CLIENTS:
         size = len(rows[name][0])
@@ -200,7 +200,8 @@ def test_bad_client_and_evaluation_input_exits_2_naming_it(clients, tmp_path):
         (["client", "keygen", "--name", "bad\tname", "--key", str(tmp_path / "k")], "control character"),
         (["client", "keygen", "--name", "north", "--key", str(directory / "north.key")], "exists already"),
         (["client", "submit", "--deployment", deployment, "--evaluation", "e", "--client", "north", "--key",
-          str(directory / "north.key"), "--input", str(tmp_path / "mixed.csv")], "not among the declared clients"),
+          str(directory / "north.key"), "--input", str(tmp_path / "mixed.csv"), "--client-col", "client"],
+         "not among the declared clients"),
         (["client", "submit", "--deployment", deployment, "--evaluation", "e", "--client", "south", "--key",
           str(directory / "north.key"), "--input", str(tmp_path / "mixed.csv")], "not of client:south"),
         (["evaluation", "open", "--deployment", deployment, "--id", "e", "--roster", str(tmp_path / "bad.roster.yaml"),

@@ -53,7 +53,7 @@ def test_mpc_auc_equals_sklearn(evaluated, method, i):
 @pytest.mark.parametrize("i", range(len(CASES)))
 def test_both_rankings_deliver_each_client_exactly_its_own_mid_ranks(evaluated, i):
     sets, results = evaluated
-    global_ranks = rankdata(sets[i].score, method="average") - 1  # 0-based mid-ranks
+    global_ranks = rankdata(sets[i].score, method="average")  # 1-based mid-ranks, as delivered
     clients = sets[i].clients()
     for method in ("radix", "bitonic"):
         assert list(results[method][i].ranks) == [c for c, _, _ in clients]
@@ -122,7 +122,7 @@ def test_cli_delivers_each_client_a_file_of_its_own_ranks(tmp_path):
     ranks_dir = tmp_path / "ranks"
     args = ["run", "--input", str(tmp_path / "in.csv"), "--out", str(tmp_path / "r.json"), "--ranks-dir", str(ranks_dir)]
     assert main(args) == 0
-    global_ranks = rankdata(evalset.score, method="average") - 1
+    global_ranks = rankdata(evalset.score, method="average")  # 1-based mid-ranks
     files = sorted(p.name for p in ranks_dir.iterdir())
     assert files == [f"{i:05d}-{c}.ranks.csv" for i, (c, _, _) in enumerate(evalset.clients())]
     for i, (client, _, _) in enumerate(evalset.clients()):

@@ -133,7 +133,7 @@ def test_rank_files_have_collision_free_names(tmp_path):
     files = sorted(ranks.iterdir())
     assert len(files) == 4  # one per client, none overwritten
     owners = [f.read_text().splitlines()[0] for f in files]
-    assert owners == [f"# client {c}: global 0-based mid-rank of each of its rows"
+    assert owners == [f"# client {c}: global 1-based mid-rank of each of its rows (ties share their mean rank)"
                       for c in ("client-1", "a/b", "client", "/")]
 
 
