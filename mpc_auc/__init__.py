@@ -7,7 +7,8 @@ Layers (installed as subpackages so no import name clashes on PyPI):
 
 The Python API (docs/api.md), in scikit-learn's conventions: :func:`roc_auc_score` returns an
 :class:`AucResult` (with DeLong's interval), :func:`average_precision_score`, :func:`roc_curve` and
-:func:`precision_recall_curve` a :class:`MetricResult`, :func:`evaluate` a :class:`Report` of every metric
+:func:`precision_recall_curve` a :class:`MetricResult`, :class:`Evaluation` and :func:`submit` both sides of an
+evaluation on a deployment's running roles, :func:`evaluate` a :class:`Report` of every metric
 from one sort, :func:`read_predictions` a prediction file as a DataFrame, :func:`compare` a DataFrame of the
 plain-DP mechanisms, :func:`u_statistic` a ustat-2pc release; bad input raises :class:`InputError`, a
 ``ValueError``.
@@ -17,7 +18,8 @@ from .version import __version__
 API = ("AucResult", "DelongTestResult", "MetricResult", "Report", "average_precision_score", "compare",
        "delong_test", "evaluate", "precision_recall_curve", "read_predictions", "roc_auc_score", "roc_curve",
        "u_statistic")
-__all__ = [*API, "InputError", "__version__"]
+DEPLOYED = ("Evaluation", "EvaluationResult", "Receipt", "submit")  # both sides of a deployed evaluation
+__all__ = [*API, *DEPLOYED, "InputError", "__version__"]
 
 
 def __dir__():
@@ -31,6 +33,10 @@ def __getattr__(name):
         from . import api  # lazily: `import mpc_auc` and the command's start stay light
 
         return getattr(api, name)
+    if name in DEPLOYED:
+        from . import evaluations  # lazily, as the API
+
+        return getattr(evaluations, name)
     if name == "InputError":
         from .protocols.errors import InputError  # lazily, as the API
 

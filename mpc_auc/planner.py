@@ -19,9 +19,10 @@ from .protocols.errors import InputError
 from .protocols.inputs.encoding import ScoreEncoder
 from .protocols.inputs.weights import check_weights
 from .protocols.metric_catalogue import DEFAULT_POINTS, cut_positions, metric_names
-from .protocols.mpc.central import mpc_central_auc
-from .protocols.mpc.exact import mpc_exact_auc
-from .protocols.mpc.ranking_job import METHODS, score_columns
+from .protocols.inputs.submission import DEFAULT_MAX_ROWS, Evaluation, Roster
+from .protocols.mpc.central import mpc_central_auc, released
+from .protocols.mpc.exact import exact_result, mpc_exact_auc
+from .protocols.mpc.ranking_job import METHODS, JobRun, Request, run_ranking_jobs, score_columns
 from .protocols.runtime.ledger import Budget
 from .protocols.runtime.session import Placement
 from .protocols.validation import checked
@@ -142,6 +143,38 @@ def execute(request: Plan, clients: list, on_progress=None, weights: list = None
                            max_fpr=request.max_fpr, weights=None if weights is None else [weights])[0]
     return Outcome(result.auc, m, len(clients), release=result, metrics=result.metrics, others=result.others,
                    covariance=result.covariance)
+
+
+def open_evaluation(request: Plan, evaluation_id: str, roster, deadline: float, allow_missing: bool = False,
+                    max_rows: int = DEFAULT_MAX_ROWS, share_result: bool = False, on_progress=None) -> Outcome:
+    """Declare an evaluation whose clients submit from their own machines on the deployment ``request`` names,
+    wait for the submissions and the parties' computation, and return what was released (the same for the
+    command's ``evaluation open`` and the API's :class:`mpc_auc.Evaluation`).  roster: a Roster, or its files."""
+    if request.placement.deployment is None:
+        raise InputError("an evaluation whose clients submit directly needs a deployment (mpc-auc deploy init)")
+    evaluation = Evaluation(evaluation_id, roster if isinstance(roster, Roster) else Roster.load(roster),
+                            request.encoder, direct=True, deadline_s=deadline, allow_missing=allow_missing,
+                            max_rows=max_rows, decimals=request.decimals, metrics=request.metrics,
+                            points=request.points, max_fpr=request.max_fpr, share_result=share_result)
+    declared = (f"declared:{request.dataset_id}",) if request.dataset_id else ()
+    (run,) = run_ranking_jobs([Request(evaluation, None, declared)], "TTP", request.method, request.ranks,
+                              request.noise, request.placement, request.timeout, on_progress, request.budget)
+    return _released(run, request.noise, request.method)
+
+
+def shared_outcome(ticket, shared: list) -> Outcome:
+    """The release both parties shared with a client (protocols.inputs.submitter.Outcome.shared), read as the
+    organiser reads it: the same checks (the parties' copies must agree) and the same numbers."""
+    run = JobRun([dict(copy) for copy in shared], ticket)
+    return _released(run, shared[0].get("noise"), shared[0].get("method", "radix"))
+
+
+def _released(run, noise, method: str) -> Outcome:
+    if noise is not None:
+        return central_outcome(released(run, noise), noise)
+    result = exact_result(run, "TTP", method)
+    return Outcome(result.auc, result.m, result.clients, release=result, metrics=result.metrics,
+                   others=result.others, covariance=result.covariance)
 
 
 def _clear(request: Plan, clients: list, m: int, weights: list = None) -> Outcome:

@@ -6,7 +6,6 @@ written), 3 a party of the MPC run failed, 1 anything else.
 """
 import dataclasses
 import os
-import re
 import resource
 import signal
 import sys
@@ -16,18 +15,16 @@ import time
 from .. import progress
 from ..csv_io import Columns, read_evalset, read_score_columns, read_user_values, write_evalset
 from ..figures import curves
-from ..planner import Plan, central_outcome, execute, parse_budget, plan
+from ..evaluations import submit
+from ..planner import Plan, execute, open_evaluation, parse_budget, plan
 from ..protocols.clear_auc import rank_sum_auc
 from ..protocols.errors import DeploymentError, InputError
 from ..protocols.inputs.encoding import FINITE
-from ..protocols.inputs.submission import Evaluation, Roster
-from ..protocols.inputs.submitter import submit
-from ..protocols.mpc.central import released
-from ..protocols.mpc.exact import exact_result
-from ..protocols.mpc.ranking_job import Request, roles_started, run_ranking_jobs
+from ..protocols.inputs.submission import Roster
+from ..protocols.mpc.ranking_job import roles_started
 from ..protocols.runtime import deployment as deploy
 from ..protocols.runtime.deployment import Deployment
-from ..protocols.runtime.identity import CLIENT_PREFIX, ROLES, Identity, client_role
+from ..protocols.runtime.identity import ROLES, Identity, client_role
 from ..protocols.runtime.ledger import LedgerPlace, default_directory
 from ..protocols.runtime.link import Listener
 from ..protocols.runtime.memory import tune_allocator
@@ -38,30 +35,6 @@ from ..synthetic import synthetic_evalset
 from .records import (central_record, column_records, exact_record, file_stem, metric_lines, write_rank_files,
                       write_ranks)
 
-
-
-class _RoleProgress:
-    """The roles' progress messages: the sort's steps as a bar with ETA on a terminal (status lines
-    elsewhere), the rest as status lines ([role] text)."""
-    STEP = re.compile(r"^(oblivious \w+ sort of \d+ scores): step (\d+)/(\d+)$")
-
-    def __init__(self):
-        self._bar = None
-
-    def __call__(self, role: str, text: str) -> None:
-        step = self.STEP.match(text)
-        if step is None:
-            progress.say(f"  [{role}] {text}")
-            return
-        done, total = int(step[2]), int(step[3])
-        if self._bar is None:
-            self._bar = progress.bar(total=total, desc=step[1], unit="step")
-        if self._bar.disable:
-            progress.say(f"  [{role}] {text}")
-        self._bar.update(done - self._bar.n)
-        if done == total:
-            self._bar.close()
-            self._bar = None
 
 
 def _arguments(args) -> dict:
@@ -86,7 +59,7 @@ def cmd_demo(args) -> int:
     print(f"built-in Criteo-shaped set: M={evalset.m} P={evalset.positives} N={evalset.negatives}, "
           f"{len(evalset.clients())} clients (IID), seed {args.seed}")
     print("clients secret-share (score, label) to P0 and P1; the dealer supplies triples ...")
-    result = execute(_plan(args, protocol="mpc-exact"), evalset.clients(), _RoleProgress()).release
+    result = execute(_plan(args, protocol="mpc-exact"), evalset.clients(), progress.RoleProgress()).release
     clear = rank_sum_auc(evalset.score, evalset.label)
     print(f"MPC AUC   (only value revealed): {result.auc:.15f}")
     print(f"clear AUC (reference)          : {clear:.15f}")
@@ -150,7 +123,7 @@ def cmd_run(args) -> int:
     with roles_started(request.placement, request.timeout) as placement:  # they start while the input is read
         evalset, clients, record, ids = _read_run_input(args, request.encoder)
         start = time.perf_counter()  # the roles may still be starting: wall_s includes waiting for them
-        outcome = execute(dataclasses.replace(request, placement=placement), clients, _RoleProgress())
+        outcome = execute(dataclasses.replace(request, placement=placement), clients, progress.RoleProgress())
     if args.protocol == "mpc-central":
         record.update(central_record(outcome, request.noise, args.method))
     else:
@@ -233,7 +206,7 @@ def cmd_ustat(args) -> int:
     else:
         sample = Sample(read_user_values(args.input, args.kernel, args.sep))
     release = ustat_2pc(args.kernel, [sample], args.epsilon, args.k, seed=args.seed, timeout_s=args.timeout,
-                        on_progress=_RoleProgress())[0]
+                        on_progress=progress.RoleProgress())[0]
     record = {"protocol": "ustat-2pc", "input": os.path.abspath(args.input), "users": len(sample.values),
               **{k: v for k, v in vars(release).items()}, "provenance": provenance(_arguments(args), args.seed)}
     if release.swamped:
@@ -286,26 +259,23 @@ def cmd_evaluation_open(args) -> int:
     _check_out(args.out, list(args.roster) + [args.deployment, args.key])
     request = _plan(args, ranks=args.ranks)
     encoder = request.encoder
-    evaluation = Evaluation(args.id, Roster.load(args.roster), encoder, direct=True, deadline_s=args.deadline,
-                            allow_missing=args.allow_missing, max_rows=args.max_rows, decimals=request.decimals,
-                            metrics=request.metrics, points=request.points, max_fpr=request.max_fpr)
-    progress.say(f"evaluation {args.id!r} open for {len(evaluation.roster.names)} client(s) until "
-                 f"{args.deadline:g} s from now; the parties compute when all have submitted")
-    declared = (f"declared:{args.dataset_id}",) if args.dataset_id else ()
-    (run,) = run_ranking_jobs([Request(evaluation, None, declared)], "TTP", request.method, request.ranks,
-                              request.noise, request.placement, request.timeout, _RoleProgress(), request.budget)
-    record = {"protocol": args.protocol, "evaluation": args.id, "roster_sha256": evaluation.roster.digest,
+    roster = Roster.load(args.roster)
+    progress.say(f"evaluation {args.id!r} open for {len(roster.names)} client(s) until {args.deadline:g} s from "
+                 "now; the parties compute when all have submitted")
+    outcome = open_evaluation(request, args.id, roster, args.deadline, args.allow_missing, args.max_rows,
+                              args.share_result, progress.RoleProgress())
+    release = outcome.release
+    record = {"protocol": args.protocol, "evaluation": args.id, "roster_sha256": roster.digest,
               "encoding": {"dtype": encoder.dtype, "range": [encoder.lo, encoder.hi], "exact": encoder.exact}}
     if request.noise is not None:
-        release = released(run, request.noise)
-        record.update(central_record(central_outcome(release, request.noise), request.noise, args.method))
+        record.update(central_record(outcome, request.noise, args.method))
     else:
-        release = exact_result(run, "TTP", args.method)
         record.update(exact_record(release))
         del record["client_upload_bytes"], record["sharing_s"]  # the clients' own business, measured there
     record.update(input_summary={"M": release.m, "clients": release.clients, "missing": release.missing,
                                  "note": "public shape of the input (M and who took part)"},
-                  ranks_delivered=bool(args.ranks), provenance=provenance(_arguments(args)))
+                  ranks_delivered=bool(args.ranks), result_shared=bool(args.share_result),
+                  provenance=provenance(_arguments(args)))
     write_json(args.out, record)
     print(f"AUC = {record['auc']:.15f}  ({args.protocol}, evaluation {args.id}, M={release.m}, "
           f"{release.clients} client(s)) -> {args.out}")
@@ -342,23 +312,24 @@ def cmd_client_submit(args) -> int:
         _check_out(args.ranks_out, [args.input, args.key, args.deployment], "--ranks-out")
         if os.path.exists(args.ranks_out):
             raise InputError(f"--ranks-out {args.ranks_out} exists already; choose a new file")
-    identity = Identity.load(args.key)
-    if identity.role != CLIENT_PREFIX + args.client:
-        raise DeploymentError(f"{args.key} is the key of {identity.role}, not of client:{args.client}")
-    deployment = Deployment.load(args.deployment)
     # every score finite (the declared range comes with the ticket), every row this client's own
     evalset, _, ids = read_score_columns(args.input, _columns(args), FINITE,
                                          [args.client], both_classes=False, sep=args.sep,
                                          positive_label=args.positive_label)
-    outcome = submit(identity, deployment, args.evaluation, evalset.score, evalset.label, args.timeout,
-                     args.connect_timeout, lambda text: progress.say(f"  [{args.client}] {text}"), args.max_epsilon)
+    receipt = submit(args.deployment, evaluation=args.evaluation, client=args.client, key=args.key,
+                     y_true=evalset.label, y_score=evalset.score, ids=ids, max_epsilon=args.max_epsilon,
+                     timeout=args.timeout, connect_timeout=args.connect_timeout, progress=True)
     if args.ranks_out:
-        if outcome.ranks is None:
+        if receipt.ranks is None:
             raise InputError(f"evaluation {args.evaluation!r} does not deliver ranks (the job finished: "
-                             f"{outcome.status})")
-        write_atomically(args.ranks_out, lambda tmp: write_ranks(tmp, args.client, outcome.ranks, "w", ids))
-    print(f"client {args.client}: {outcome.rows} rows submitted to evaluation {args.evaluation!r}: "
-          f"{outcome.status}" + (f"; ranks -> {args.ranks_out}" if args.ranks_out else ""))
+                             f"{receipt.status})")
+        write_atomically(args.ranks_out, lambda tmp: write_ranks(tmp, args.client, receipt.ranks, "w", ids))
+    print(f"client {args.client}: {receipt.rows} rows submitted to evaluation {args.evaluation!r}: "
+          f"{receipt.status}" + (f"; ranks -> {args.ranks_out}" if args.ranks_out else ""))
+    if receipt.result is not None:
+        print(f"released to every client: AUC = {receipt.result['auc']:.15f}")
+        for line in metric_lines({k: v for k, v in receipt.result.value.items() if k != "auc"}):
+            print(line)
     return 0
 
 

@@ -279,6 +279,10 @@ def _evaluation_command(sub) -> None:
                         help="the most rows one client may submit: each party refuses a larger message before "
                              "keeping it, which bounds its memory per client")
     opened.add_argument("--ranks", action="store_true", help="mpc-exact: send each client its rows' global ranks")
+    opened.add_argument("--share-result", action="store_true",
+                        help="the parties also send the released result (the AUC and every metric, or the DP "
+                             "release) to each client that took part, shown in its receipt (default: only the "
+                             "organiser gets it)")
     _protocol_options(opened, PROTOCOLS[:2])
     opened.set_defaults(func=commands.cmd_evaluation_open)
 

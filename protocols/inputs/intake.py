@@ -127,7 +127,7 @@ class Intake:
                 self.links[name] = link
             send_message(link, "accepted")
         except SubmissionRefused as err:
-            _tell(link, "refused", str(err))
+            _tell(link, [("refused", str(err))])
         except (PeerLost, ChannelIntegrityError, WireError, OSError) as err:
             link.abort(err)
 
@@ -163,17 +163,20 @@ class Intake:
             return f"no client submitted to both parties{why}"
         return f"no submission from {shown} at both parties, and the evaluation does not allow missing clients{why}"
 
-    def finish(self, outcome) -> None:
-        """Tell each direct client how the job ended: ``outcome(name)`` gives (kind, payload)."""
+    def finish(self, outcome, shared: dict = None, computed=()) -> None:
+        """Tell each direct client how the job ended: ``outcome(name)`` gives (kind, payload); with ``shared``
+        (an evaluation that shares its result), each client in ``computed`` gets ("shared", shared) first."""
         with self._links_lock:
             links, self.links = dict(self.links), {}
         for name, link in links.items():
-            _tell(link, *outcome(name))
+            first = [("shared", shared)] if shared is not None and name in computed else []
+            _tell(link, first + [outcome(name)])
 
 
-def _tell(link, kind: str, payload=None) -> None:
+def _tell(link, messages) -> None:
     try:
-        send_message(link, kind, payload)
+        for kind, payload in messages:
+            send_message(link, kind, payload)
     except (PeerLost, ChannelIntegrityError, OSError):
         pass  # the client has gone; the job does not depend on it any more
     link.close(flush_s=5.0)

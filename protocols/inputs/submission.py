@@ -165,6 +165,7 @@ class Evaluation:
     columns: int = 1  # mpc-exact: score columns per row (several models on the same rows: DeLong's test)
     max_fpr: float = None  # mpc-exact with pauc: the FPR the partial AUC stops at
     weight_bits: int = None  # mpc-exact, AUC only: rows carry weights in units of 2^-weight_bits (None: unweighted)
+    share_result: bool = False  # direct: the parties send the released result to every client that took part
 
     def __post_init__(self):
         check_client_id(self.id, "evaluation id")
@@ -190,13 +191,16 @@ class Evaluation:
             checked("deadline", self.deadline_s)
         if self.direct and self.deadline_s is None:
             raise InputError("an evaluation with direct submissions needs a deadline")
+        if self.share_result and not self.direct:
+            raise InputError("share_result is for evaluations whose clients submit directly (relayed clients are "
+                             "the coordinator's own)")
 
     @property
     def digest(self) -> str:
         """What P0 and P1 compare: both must have been given the same evaluation."""
         fields = [self.id, self.roster.digest, self.encoder.lo, self.encoder.hi, self.encoder.dtype, self.direct,
                   self.deadline_s, self.allow_missing, self.max_rows, self.decimals, list(self.metrics), self.points,
-                  self.columns, self.max_fpr, self.weight_bits]
+                  self.columns, self.max_fpr, self.weight_bits, self.share_result]
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
 
     @property
@@ -224,6 +228,7 @@ class ReleaseTerms:
     points: int = None  # mpc-exact with curves: the number of cuts they are opened at
     max_fpr: float = None  # mpc-exact with pauc: where the partial AUC stops
     weight_bits: int = None  # mpc-exact: the AUC is weighted by the rows' weights, sent in units of 2^-weight_bits
+    share_result: bool = False  # every client that took part receives the released result from both parties
 
     def describe(self) -> str:
         if self.protocol == "mpc-exact":
@@ -240,6 +245,7 @@ class ReleaseTerms:
         budget = f"; budget {self.budget[0]:g} (delta {self.budget[1]:g}) for this set" if self.budget else \
             "; no budget set"
         return (f"{what}{budget}{'; ranks to each client' if self.ranks else ''}"
+                f"{'; the result shared with every client' if self.share_result else ''}"
                 f"{'; may run without some clients' if self.allow_missing else ''}")
 
 

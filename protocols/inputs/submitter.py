@@ -14,9 +14,10 @@
    parties' pinned sealing keys, sign the statement (protocols.inputs.submission)
    and send each party its submission; each answers ``accepted`` or
    ``refused`` with the cause.
-4. Wait for the job's end: the client's rank bundles (signed by each party,
-   bound to this job; protocols.inputs.bundles.open_ranks), ``done``, or the job's
-   refusal.
+4. Wait for the job's end: in an evaluation that shares its result, first
+   each party's copy of the release (the opened values, as the organiser gets
+   them); then the client's rank bundles (signed by each party, bound to this
+   job; protocols.inputs.bundles.open_ranks), ``done``, or the job's refusal.
 """
 import time
 from dataclasses import dataclass
@@ -44,6 +45,8 @@ class Outcome:
     rows: int
     status: str  # "computed", or why this client was left out
     ranks: np.ndarray = None  # the client's rows' global 1-based mid-ranks, when the evaluation delivers them
+    ticket: Ticket = None  # the job's ticket (what it released: ticket.terms)
+    shared: list = None  # each party's copy of the released result, when the evaluation shares it
 
 
 def submit(identity, deployment, evaluation: str, scores, labels, timeout_s: float = 20.0,
@@ -80,19 +83,26 @@ def submit(identity, deployment, evaluation: str, scores, labels, timeout_s: flo
                 raise JobRefused(f"{role} refused the submission: {why}")
         if on_progress is not None:
             on_progress(f"both parties admitted {len(scores)} rows; waiting for the job to finish")
-        ends = [recv_message(links[role], "waiting for the job to finish") for role in COMPUTE]
+        ends, shared = [], []
+        for role in COMPUTE:
+            kind, payload = recv_message(links[role], "waiting for the job to finish")
+            if kind == "shared" and isinstance(payload, dict):
+                shared.append(payload)
+                kind, payload = recv_message(links[role], "waiting for the job to finish")
+            ends.append((kind, payload))
     except WireError as err:
         raise JobRefused(f"a party sent a malformed message: {err}") from None
     finally:
         for link in links.values():
             link.close(flush_s=1.0)
     kinds = {kind for kind, _ in ends}
+    shared = shared if len(shared) == len(COMPUTE) else None
     if kinds == {"ranks"}:
         verify = [deployment.public(role).verify_key for role in COMPUTE]
         return Outcome(evaluation, len(scores), "computed",
-                       open_ranks(reply, name, ticket.job, [bundle for _, bundle in ends], verify))
+                       open_ranks(reply, name, ticket.job, [bundle for _, bundle in ends], verify), ticket, shared)
     if kinds == {"done"}:
-        return Outcome(evaluation, len(scores), ends[0][1])
+        return Outcome(evaluation, len(scores), ends[0][1], None, ticket, shared)
     reasons = [str(payload) for kind, payload in ends if kind != "done"]
     raise JobRefused(reasons[0] if reasons else "the parties ended the job differently")
 

@@ -80,9 +80,11 @@ def serve_jobs(ctx, fraction_bits: int):
         bundles = result.pop("rank_bundles", None) or {}
         if bundles:  # recorded before delivery: no budget is charged here, the clients' own DP is theirs
             ctx.ledger.record(job.ledger_ids, Release(RANKS_TO_CLIENTS, (), 0.0))
+        shared = {**result, "noise": job.central, "method": job.method} if job.evaluation.share_result else None
         intake.finish(lambda name: ("ranks", bundles[name]) if name in bundles else
                       ("done", "computed" if name in result["clients"] else
-                       "the other party holds no submission from you: left out"))
+                       "the other party holds no submission from you: left out"),
+                      shared, result["clients"])
         if not job.evaluation.direct:
             result["rank_bundles"] = bundles or None
         ctx.send("result", result)
@@ -96,7 +98,8 @@ def _terms(ctx, job) -> ReleaseTerms:
     both = [struct.unpack(">dd", b) for b in gather_bytes(mine)]
     tightest = (min(e for e, _ in both), min(d for _, d in both))
     budget = tightest if math.isfinite(tightest[0]) else None
-    common = dict(budget=budget, allow_missing=evaluation.allow_missing, ranks=job.ranks)
+    common = dict(budget=budget, allow_missing=evaluation.allow_missing, ranks=job.ranks,
+                  share_result=evaluation.share_result)
     if central is None:
         curves = bool({"roc", "pr"} & set(evaluation.metrics))
         return ReleaseTerms("mpc-exact", decimals=evaluation.decimals, metrics=evaluation.metrics,

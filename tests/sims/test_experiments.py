@@ -179,7 +179,6 @@ def test_the_sort_steps_drive_a_bar_with_eta_on_a_terminal(monkeypatch):
     import io
 
     from mpc_auc import progress
-    from mpc_auc.cli import commands as cli
 
     class Terminal(io.StringIO):
         def isatty(self):
@@ -188,7 +187,7 @@ def test_the_sort_steps_drive_a_bar_with_eta_on_a_terminal(monkeypatch):
     screen = Terminal()
     monkeypatch.setattr(sys, "stderr", screen)
     progress.set_level(progress.NORMAL)
-    handler = cli._RoleProgress()
+    handler = progress.RoleProgress()
     for step in list(range(6, 62, 6)) + [62]:
         handler("P0", f"oblivious radix sort of 5000 scores: step {step}/62")
     handler("P0", "tie groups and rank sum")

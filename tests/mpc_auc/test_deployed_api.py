@@ -1,0 +1,103 @@
+"""Both sides of a deployed evaluation from Python (mpc_auc.Evaluation, mpc_auc.submit) against three
+``mpc-auc party`` processes on 127.0.0.2-4: the CLI's result, ranks keyed by the clients' ids, the result shared
+with every client, and a client that refuses a looser release than its max_epsilon."""
+import json
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+from scipy.stats import rankdata
+from sklearn.metrics import roc_auc_score
+
+import mpc_auc
+from mpc_auc.synthetic import synthetic_evalset
+from roles_on_hosts import CLI
+
+NAMES = ("north", "south", "east")
+
+
+@pytest.fixture(scope="module")
+def study(deployed):
+    """Each client's key and roster (``mpc-auc client keygen``) and its rows (a tie-heavy set of 600)."""
+    directory = deployed[0]
+    evalset = synthetic_evalset(m=600, clients=3, seed=27, decimals=2)
+    rows = {}
+    for name, (_, scores, labels) in zip(NAMES, evalset.clients()):
+        subprocess.run(CLI + ["client", "keygen", "--name", name, "--key", str(directory / f"{name}.key"),
+                              "--roster", str(directory / f"{name}.roster.yaml")], check=True, capture_output=True)
+        ids = np.array([f"{name}-{i:03d}" for i in range(len(labels))])
+        rows[name] = (np.asarray(scores), np.asarray(labels), ids)
+    return directory, rows
+
+
+def _submit_all(directory, evaluation, rows, **options):
+    with ThreadPoolExecutor(len(rows)) as pool:
+        futures = {name: pool.submit(mpc_auc.submit, directory / "deployment.yaml", evaluation=evaluation,
+                                     client=name, key=directory / f"{name}.key", y_true=y, y_score=s, ids=ids,
+                                     **options)
+                   for name, (s, y, ids) in rows.items()}
+        return {name: f.result() for name, f in futures.items()}
+
+
+def test_the_api_gives_the_clis_result_ranks_by_id_and_the_shared_result(study, tmp_path):
+    directory, rows = study
+    rosters = [directory / f"{n}.roster.yaml" for n in NAMES]
+    opened = mpc_auc.Evaluation.open(directory / "deployment.yaml", id="api-study", roster=rosters,
+                                     metrics=("auc", "ci", "ap"), deadline=60, ranks=True, share_result=True)
+    receipts = _submit_all(directory, "api-study", rows)
+    result = opened.result(timeout=120)
+    scores = np.concatenate([rows[n][0] for n in NAMES])
+    labels = np.concatenate([rows[n][1] for n in NAMES])
+    assert abs(result["auc"] - roc_auc_score(labels, scores)) < 1e-12 and result["ci"]["std"] > 0
+    assert result.m == 600 and result.clients == 3 and result.missing == () and result.epsilon is None
+    mid = dict(zip(np.concatenate([rows[n][2] for n in NAMES]), rankdata(scores)))
+    for name, receipt in receipts.items():
+        assert receipt.status == "computed" and "result shared with every client" in receipt.terms
+        assert receipt.result.value == result.value  # the parties' copy: what the organiser got
+        assert receipt.ranks.index.name == "id" and receipt.ranks.to_dict() == {i: mid[i] for i in rows[name][2]}
+    # the same evaluation through the command line: the same AUC
+    for name, (s, y, ids) in rows.items():
+        (tmp_path / f"{name}.csv").write_text("record,score,label\n" + "".join(
+            f"{i},{v!r},{int(t)}\n" for i, v, t in zip(ids, s.tolist(), y)))
+    out, deployment = tmp_path / "cli.json", str(directory / "deployment.yaml")
+    organiser = subprocess.Popen(CLI + ["--quiet", "evaluation", "open", "--deployment", deployment, "--id",
+                                        "cli-study", "--roster", *map(str, rosters), "--metrics", "auc,ci,ap",
+                                        "--deadline", "60", "--share-result", "--out", str(out)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    clients = [subprocess.Popen(CLI + ["client", "submit", "--deployment", deployment,
+                                       "--evaluation", "cli-study", "--client", n, "--key", str(directory / f"{n}.key"),
+                                       "--input", str(tmp_path / f"{n}.csv")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for n in NAMES]
+    answers = [p.communicate(timeout=120) for p in [organiser] + clients]
+    assert organiser.returncode == 0, answers[0][1]
+    record = json.loads(out.read_text())
+    assert record["auc"] == result["auc"] and record["metrics"]["ap"] == result["ap"] and record["result_shared"]
+    assert all(f"released to every client: AUC = {result['auc']:.15f}" in out_ for out_, _ in answers[1:])
+
+
+def test_a_client_refuses_a_looser_release_than_its_max_epsilon(study):
+    directory, rows = study
+    opened = mpc_auc.Evaluation.open(directory / "deployment.yaml", id="api-dp", roster=[
+        directory / f"{n}.roster.yaml" for n in NAMES], protocol="mpc-central", epsilon=2.0, deadline=8,
+        allow_missing=True)
+    s, y, ids = rows["north"]
+    with pytest.raises(mpc_auc.InputError, match=r"looser than --max-epsilon 1: not submitting"):
+        mpc_auc.submit(directory / "deployment.yaml", evaluation="api-dp", client="north",
+                       key=directory / "north.key", y_true=y, y_score=s, max_epsilon=1.0)
+    with pytest.raises(mpc_auc.InputError, match="no client submitted"):
+        opened.result(timeout=60)
+
+
+def test_bad_requests_are_refused_before_anything_is_sent(study):
+    directory, rows = study
+    with pytest.raises(mpc_auc.InputError, match="it needs epsilon"):
+        mpc_auc.Evaluation.open(directory / "deployment.yaml", id="x", roster=directory / "north.roster.yaml",
+                                protocol="mpc-central")
+    s, y, _ = rows["north"]
+    with pytest.raises(mpc_auc.InputError, match="not of client:south"):
+        mpc_auc.submit(directory / "deployment.yaml", evaluation="x", client="south", key=directory / "north.key",
+                       y_true=y, y_score=s)
+    with pytest.raises(mpc_auc.InputError, match="one per row"):
+        mpc_auc.submit(directory / "deployment.yaml", evaluation="x", client="north", key=directory / "north.key",
+                       y_true=y, y_score=s, ids=["a"])
