@@ -101,3 +101,20 @@ def test_bad_requests_are_refused_before_anything_is_sent(study):
     with pytest.raises(mpc_auc.InputError, match="one per row"):
         mpc_auc.submit(directory / "deployment.yaml", evaluation="x", client="north", key=directory / "north.key",
                        y_true=y, y_score=s, ids=["a"])
+
+
+def test_the_docs_example_runs_in_a_deployments_directory(study):
+    """docs/api.md's deployed example (its ```py block), run as a plain script where deployment.yaml, the
+    coordinator's key and the clients' keys and rosters lie."""
+    import re
+    import sys
+    from pathlib import Path
+
+    docs = (Path(__file__).parents[2] / "docs" / "api.md").read_text()
+    (code,) = re.findall(r"```py\n(.*?)```", docs, re.S)
+    directory, _ = study
+    (directory / "deployed_example.py").write_text(code)
+    proc = subprocess.run([sys.executable, "deployed_example.py"], cwd=directory, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "Report(auc=" in proc.stdout and "north-0" in proc.stdout
