@@ -4,11 +4,11 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-all bench bench-e2e bench-ustat bench-read bench-link compare table7 table5 ustat clean
+.PHONY: demo test test-all flower-demo bench bench-e2e bench-ustat bench-read bench-link compare table7 table5 ustat clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -e ".[test]"
+	$(PY) -m pip install -q --disable-pip-version-check -e ".[test,flower]"
 	# CrypTen's PyPI metadata is broken (requires `sklearn`, torchvision):
 	# install it alone; its real runtime deps come from pyproject.toml.
 	$(PY) -m pip install -q --disable-pip-version-check --no-deps crypten==0.4.1
@@ -26,6 +26,10 @@ test: $(STAMP)
 
 test-all: $(STAMP)
 	$(PYTEST) -m ""
+
+# The example Flower app on Flower's Deployment Engine: SuperLink, 5 SuperNodes, the mpc-auc parties (docs/flower.md)
+flower-demo: $(STAMP)
+	$(PY) examples/flower/deployment_demo.py
 
 bench: $(STAMP)
 	$(PY) -m mpc_auc.sims.bench_ranking

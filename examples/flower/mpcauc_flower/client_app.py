@@ -1,0 +1,33 @@
+"""The ClientApp: trains the shared model on its rows, and in evaluation rounds submits its test predictions to
+the round's mpc-auc evaluation (mpc_auc.flower.submit_predictions): no score, label or local metric goes to
+the Flower server."""
+from flwr.app import ArrayRecord, Context, Message, MetricRecord, RecordDict
+from flwr.clientapp import ClientApp
+
+from mpc_auc.flower import submit_predictions
+
+from .task import partition, scores, setting, train
+
+app = ClientApp()
+
+
+def _rows(context: Context):
+    return partition(int(context.node_config["partition-id"]), int(context.node_config["num-partitions"]))
+
+
+@app.train()
+def fit(message: Message, context: Context) -> Message:
+    (x, y), _ = _rows(context)
+    weights = train(message.content["arrays"].to_numpy_ndarrays(), x, y)
+    return Message(RecordDict({"arrays": ArrayRecord(weights), "metrics": MetricRecord({"num-examples": len(y)})}),
+                   reply_to=message)
+
+
+@app.evaluate()
+def evaluate(message: Message, context: Context) -> Message:
+    _, (x, y, ids) = _rows(context)
+    predicted = scores(message.content["arrays"].to_numpy_ndarrays(), x)
+    name = f"client-{context.node_config['partition-id']}"
+    return submit_predictions(message, context, y, predicted, ids=ids, client=name,
+                              key=f"{setting(context, 'mpcauc-keys')}/{name}.key",
+                              deployment=setting(context, "mpcauc-deployment"))

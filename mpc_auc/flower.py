@@ -1,0 +1,123 @@
+"""Flower integration (``pip install mpc-auc[flower]``): the global AUC of a federated evaluation round, computed by
+mpc-auc over the clients' predictions instead of averaged from per-client AUCs (a global AUC is not an average of
+local ones; docs/flower.md).
+
+* ServerApp side: :class:`MpcAucEvaluation`, a mixin for any Flower strategy (``class Strategy(MpcAucEvaluation,
+  FedAvg)``; :class:`MpcAucFedAvg` is that one).  In each round that evaluates, it opens an mpc-auc evaluation on
+  the deployment's running parties for the rostered clients (:class:`mpc_auc.Evaluation`) and names it in the
+  round's evaluate config; when the clients have replied it waits for the release and adds it to the round's
+  metrics: ``mpcauc-auc`` and every opened metric under ``mpcauc-`` (exact, or the DP release with
+  ``protocol="mpc-central"``).  The inner strategy still aggregates what the clients report (``num-examples``).
+* ClientApp side: :func:`submit_predictions` in the ``@app.evaluate()`` handler submits the client's
+  predictions on its local test set to that evaluation (:func:`mpc_auc.submit`) and returns the reply message;
+  the client's mpc-auc name, key and deployment come from its node config (``mpcauc-client``, ``mpcauc-key``,
+  ``mpcauc-deployment``), or, in Flower's simulation, from the run config (``mpcauc-keys``: a directory of
+  ``client-<partition-id>.key``; ``mpcauc-deployment``).
+
+Neither the Flower server nor the SuperLink sees a score or a label: the client's rows go, secret-shared and
+sealed, straight to the two compute parties over the client's own TLS links; the round's metrics carry only
+what the evaluation releases.
+"""
+import secrets
+
+from flwr.app import ConfigRecord, Context, Message, MetricRecord, RecordDict
+from flwr.common import log
+from flwr.serverapp.strategy import FedAvg
+
+from .evaluations import Evaluation, submit
+from .protocols.errors import InputError
+
+EVALUATION_KEY = "mpcauc-evaluation"  # the round's evaluate config: the mpc-auc evaluation to submit to
+PREFIX = "mpcauc-"  # the round's metrics opened by mpc-auc
+WARNING = 30
+
+
+class MpcAucEvaluation:
+    """A Flower strategy mixin whose evaluation rounds compute the global AUC (and metrics) with mpc-auc.
+
+    deployment: the deployment.yaml of the running mpc-auc roles (the coordinator's key beside it, or ``key``);
+    rosters: the roster files of every client node (``mpc-auc client keygen``; all must take part in each
+    evaluation round: sample every node, ``fraction_evaluate=1.0``); options: :meth:`mpc_auc.Evaluation.open`'s
+    (protocol, metrics, epsilon, deadline, ...)."""
+
+    def __init__(self, *args, deployment: str, rosters, key: str = None, mpcauc_options: dict = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.mpcauc_deployment, self.mpcauc_rosters, self.mpcauc_key = str(deployment), list(rosters), key
+        self.mpcauc_options = {"deadline": 600.0, **(mpcauc_options or {})}
+        self._evaluations = {}  # round -> its open mpc_auc.Evaluation
+
+    def configure_evaluate(self, server_round: int, arrays, config: ConfigRecord, grid):
+        evaluation_id = f"flower-{secrets.token_hex(6)}-round-{server_round}"
+        config[EVALUATION_KEY] = evaluation_id
+        messages = list(super().configure_evaluate(server_round, arrays, config, grid))
+        if messages:
+            self._evaluations[server_round] = Evaluation.open(
+                self.mpcauc_deployment, id=evaluation_id, roster=self.mpcauc_rosters, key=self.mpcauc_key,
+                **self.mpcauc_options)
+        return messages
+
+    def aggregate_evaluate(self, server_round: int, replies):
+        metrics = super().aggregate_evaluate(server_round, list(replies))
+        evaluation = self._evaluations.pop(server_round, None)
+        if evaluation is None:
+            return metrics
+        try:
+            released = evaluation.result()
+        except (InputError, RuntimeError, TimeoutError) as err:  # the round's other metrics still count
+            log(WARNING, "mpc-auc evaluation %s of round %s released nothing: %s", evaluation.id, server_round, err)
+            return metrics
+        record = MetricRecord(dict(metrics or {}))
+        record.update(round_metrics(released.value))
+        return record
+
+
+class MpcAucFedAvg(MpcAucEvaluation, FedAvg):
+    """FedAvg whose evaluation rounds compute the global AUC with mpc-auc (:class:`MpcAucEvaluation`)."""
+
+
+def round_metrics(value: dict) -> dict:
+    """An evaluation's released values as a Flower MetricRecord's (numbers and lists of numbers, keys under
+    ``mpcauc-``): the AUC; DeLong's std and interval; AP, KS; the curves' points; the partial AUC."""
+    out = {f"{PREFIX}auc": float(value["auc"])}
+    ci = value.get("ci") or {}
+    if "std" in ci:
+        out.update({f"{PREFIX}auc-std": float(ci["std"]), f"{PREFIX}auc-ci-low": float(ci["ci"][0]),
+                    f"{PREFIX}auc-ci-high": float(ci["ci"][1])})
+    for name in ("ap", "ks"):
+        if name in value:
+            out[f"{PREFIX}{name}"] = float(value[name])
+    for curve, axes in (("roc", ("fpr", "tpr")), ("pr", ("recall", "precision"))):
+        if curve in value:
+            out.update({f"{PREFIX}{curve}-{axis}": [float(v) for v in value[curve][axis]] for axis in axes})
+    if "mcclish" in value.get("pauc", {}):
+        out[f"{PREFIX}pauc"] = float(value["pauc"]["mcclish"])
+    return out
+
+
+def node_settings(context: Context) -> tuple:
+    """(mpc-auc client name, its key file, the deployment file) of this node (module docstring)."""
+    node, run = context.node_config, context.run_config
+    name = node.get("mpcauc-client") or f"client-{node.get('partition-id', '')}"
+    key = node.get("mpcauc-key") or (f"{run['mpcauc-keys']}/{name}.key" if "mpcauc-keys" in run else None)
+    deployment = node.get("mpcauc-deployment") or run.get("mpcauc-deployment")
+    if not key or not deployment:
+        raise InputError("this node has no mpc-auc key or deployment: set mpcauc-key and mpcauc-deployment in its "
+                         "node config (or mpcauc-keys and mpcauc-deployment in the run config)")
+    return str(name), str(key), str(deployment)
+
+
+def submit_predictions(message: Message, context: Context, y_true, y_score, ids=None, *, client: str = None,
+                       key: str = None, deployment: str = None, config_key: str = "config", **options) -> Message:
+    """Submit this client's predictions on its local test set to the round's mpc-auc evaluation and return the
+    reply to ``message`` (its MetricRecord holds ``num-examples`` only: no local metric leaves the node).
+    client, key, deployment: this node's mpc-auc name, key file and deployment file (default: from its node or
+    run config, :func:`node_settings`); options: :func:`mpc_auc.submit`'s (max_epsilon, timeout, ...)."""
+    config = message.content[config_key]
+    if EVALUATION_KEY not in config:
+        raise InputError("the server opened no mpc-auc evaluation for this round (its strategy needs "
+                         "MpcAucEvaluation)")
+    if client is None or key is None or deployment is None:
+        client, key, deployment = node_settings(context)
+    receipt = submit(deployment, evaluation=str(config[EVALUATION_KEY]), client=client, key=key, y_true=y_true,
+                     y_score=y_score, ids=ids, **options)
+    return Message(RecordDict({"metrics": MetricRecord({"num-examples": receipt.rows})}), reply_to=message)
