@@ -23,7 +23,7 @@ def central_record(outcome: Outcome, noise, method: str) -> dict:
     stat, positives = release.opened[0]
     if outcome.swamped:
         progress.warn(SWAMPED.format(std=outcome.std, epsilon=noise.epsilon))
-    return dict(auc=outcome.auc, std=outcome.std, ci95=list(outcome.ci), swamped=outcome.swamped,
+    return dict(auc=outcome.auc, std=outcome.std, ci=list(outcome.ci), swamped=outcome.swamped,
                 provider="TTP", method=method,
                 privacy={"epsilon": noise.epsilon, "delta": release.delta, "neighbours": noise.neighbours,
                          "alpha": noise.alpha, "ledger": release.ledger},

@@ -98,6 +98,10 @@ def test_bad_requests_are_refused_before_anything_is_sent(study):
     with pytest.raises(mpc_auc.InputError, match="not of client:south"):
         mpc_auc.submit(directory / "deployment.yaml", evaluation="x", client="south", key=directory / "north.key",
                        y_true=y, y_score=s)
+    from mpc_auc.planner import open_evaluation, plan
+
+    with pytest.raises(mpc_auc.InputError, match="needs a deployment"):  # the planner's rule, for every front end
+        open_evaluation(plan(), "x", [str(directory / "north.roster.yaml")], 10)
     with pytest.raises(mpc_auc.InputError, match="one per row"):
         mpc_auc.submit(directory / "deployment.yaml", evaluation="x", client="north", key=directory / "north.key",
                        y_true=y, y_score=s, ids=["a"])

@@ -86,8 +86,9 @@ def test_every_rule_of_the_planner_has_a_case():
     # not a pair (argparse's nargs=2): the command line cannot even express those requests; + the metrics rule,
     # which roc_auc_score cannot express (test_metrics_other_than_auc_need_an_exact_protocol_in_the_same_words),
     # the rule on several score columns and pauc's need of max_fpr (the same test); + the two on sample weights
-    # (tests/protocols/mpc/test_weighted.py: what weights go with, and the clear AUC without weight on a class)
-    assert rules == len(covered) + 5 + 3 + 2
+    # (tests/protocols/mpc/test_weighted.py: what weights go with, and the clear AUC without weight on a class); + a
+    # deployed evaluation's need of a deployment (tests/mpc_auc/test_deployed_api.py)
+    assert rules == len(covered) + 5 + 3 + 2 + 1
 
 
 def test_metrics_other_than_auc_need_an_exact_protocol_in_the_same_words(rows, tmp_path, capsys):

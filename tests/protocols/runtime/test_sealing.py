@@ -81,7 +81,7 @@ def test_rank_bundles_open_only_for_their_client():
     s0, s1 = sharing.split(twice_ranks)
     bundles = [seal_ranks(0, JOB, "alice", alice.public, s0, signers[0].sign),
                seal_ranks(1, JOB, "alice", alice.public, s1, signers[1].sign)]
-    assert np.array_equal(open_ranks(alice, "alice", JOB, bundles, verify), [0, 3.5, 6, 1.5])
+    assert np.array_equal(open_ranks(alice, "alice", JOB, bundles, verify), [1, 4.5, 7, 2.5])  # 1-based
     assert bundles[0].fields(RANK_TAG).rows == 4  # exactly alice's row count, nothing more
     with pytest.raises(BundleIntegrityError, match="another job"):
         open_ranks(alice, "alice", JobId("evaluation-1", bytes(32)), bundles, verify)  # ranks of another job
@@ -110,7 +110,7 @@ def test_a_forged_rank_bundle_is_refused():
     with pytest.raises(BundleIntegrityError, match="not signed by P0"):
         open_ranks(alice, "alice", JOB, [unsigned, honest], verify)
     genuine = seal_ranks(0, JOB, "alice", alice.public, s0, signers[0].sign)
-    assert np.array_equal(open_ranks(alice, "alice", JOB, [genuine, honest], verify), [1, 2])  # control
+    assert np.array_equal(open_ranks(alice, "alice", JOB, [genuine, honest], verify), [2, 3])  # control
 
 
 def _input_like(bundle):
