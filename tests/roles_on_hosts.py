@@ -65,3 +65,10 @@ def wait_listening(procs, timeout_s=60):
     while any(not listening(p.pid) for p in procs.values()):
         assert time.monotonic() < deadline, "roles did not start listening"
         time.sleep(0.2)
+
+
+def client_keys(directory, names) -> None:
+    """Each client's key and one-entry roster in ``directory`` (NAME.key, NAME.roster.yaml), by the CLI."""
+    for name in names:
+        subprocess.run(CLI + ["client", "keygen", "--name", name, "--key", str(directory / f"{name}.key"),
+                              "--roster", str(directory / f"{name}.roster.yaml")], check=True, capture_output=True)

@@ -12,23 +12,19 @@ from sklearn.metrics import roc_auc_score
 
 import mpc_auc
 from mpc_auc.synthetic import synthetic_evalset
-from roles_on_hosts import CLI
+from roles_on_hosts import CLI, client_keys
 
 NAMES = ("north", "south", "east")
 
 
 @pytest.fixture(scope="module")
 def study(deployed):
-    """Each client's key and roster (``mpc-auc client keygen``) and its rows (a tie-heavy set of 600)."""
+    """Each client's key and roster (``mpc-auc client keygen``) and its rows (a tie-heavy set of 600) with ids."""
     directory = deployed[0]
-    evalset = synthetic_evalset(m=600, clients=3, seed=27, decimals=2)
-    rows = {}
-    for name, (_, scores, labels) in zip(NAMES, evalset.clients()):
-        subprocess.run(CLI + ["client", "keygen", "--name", name, "--key", str(directory / f"{name}.key"),
-                              "--roster", str(directory / f"{name}.roster.yaml")], check=True, capture_output=True)
-        ids = np.array([f"{name}-{i:03d}" for i in range(len(labels))])
-        rows[name] = (np.asarray(scores), np.asarray(labels), ids)
-    return directory, rows
+    client_keys(directory, NAMES)
+    split = synthetic_evalset(m=600, clients=3, seed=27, decimals=2).clients()
+    return directory, {name: (np.asarray(s), np.asarray(y), np.array([f"{name}-{i:03d}" for i in range(len(y))]))
+                       for name, (_, s, y) in zip(NAMES, split)}
 
 
 def _submit_all(directory, evaluation, rows, **options):

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from roles_on_hosts import CLI
+from roles_on_hosts import client_keys
 
 pytest.importorskip("flwr", reason="Flower is the optional extra mpc-auc[flower] (make test installs it)")
 EXAMPLE = Path(__file__).parents[2] / "examples" / "flower"
@@ -30,10 +30,7 @@ def test_the_flower_example_logs_the_private_global_auc_equal_to_sklearns(deploy
     (work / "keys").mkdir(parents=True)
     for name in ("deployment.yaml", "coordinator.key"):
         shutil.copy(directory / name, work / name)
-    for p in range(5):
-        keys = work / "keys"
-        subprocess.run(CLI + ["client", "keygen", "--name", f"client-{p}", "--key", str(keys / f"client-{p}.key"),
-                              "--roster", str(keys / f"client-{p}.roster.yaml")], check=True, capture_output=True)
+    client_keys(work / "keys", [f"client-{p}" for p in range(5)])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLE), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run([sys.executable, "-c", SIMULATION], cwd=work, env=env, capture_output=True, text=True,
                           timeout=480)

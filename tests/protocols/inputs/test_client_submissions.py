@@ -24,7 +24,7 @@ from mpc_auc.protocols.mpc.ranking_party import RANKS_TO_CLIENTS
 from mpc_auc.protocols.inputs.submission import Roster
 from mpc_auc.protocols.inputs.submitter import JobRefused
 from mpc_auc.synthetic import synthetic_evalset
-from roles_on_hosts import CLI
+from roles_on_hosts import CLI, client_keys
 
 CLIENTS = ("north", "south", "east")
 
@@ -35,9 +35,8 @@ def clients(deployed):
     directory = deployed[0]
     evalset = synthetic_evalset(m=900, clients=3, seed=11, decimals=2)
     rows = {}
+    client_keys(directory, CLIENTS)
     for name, (_, scores, labels) in zip(CLIENTS, evalset.clients()):
-        subprocess.run(CLI + ["client", "keygen", "--name", name, "--key", str(directory / f"{name}.key"),
-                              "--roster", str(directory / f"{name}.roster.yaml")], check=True, capture_output=True)
         with open(directory / f"{name}.csv", "w", newline="") as f:
             writer = csv.writer(f)
             writer.writerow(["client", "score", "label"])
