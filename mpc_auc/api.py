@@ -397,22 +397,25 @@ def _evaluation(y_true, y_score, clients, encoder) -> tuple:
 
 
 def read_predictions(path, *, client_col: str = "client", score_col="score", label_col: str = "label",
-                     id_col: str = None, sep: str = None, positive_label=None) -> pd.DataFrame:
-    """A prediction file as a DataFrame with the columns ``client``, each score column under its own name,
-    ``label`` (0/1) and, with ``id_col``, ``id``: the same reader, checks and messages as ``mpc-auc run``
-    (CSV-like text with its separator sniffed, gzip or Parquet known by their bytes, other columns ignored,
-    decimal commas refused by name).  ``score_col``: a name, or several (models scored on the same rows).
+                     id_col: str = None, weight_col: str = None, sep: str = None, positive_label=None) -> pd.DataFrame:
+    """A prediction file as a DataFrame with the columns ``client``, each score column under its own name, ``label``
+    (0/1) and, with ``id_col``, ``id``, with ``weight_col``, ``weight`` (for ``sample_weight``): the same reader,
+    checks and messages as ``mpc-auc run`` (CSV-like text with its separator sniffed, gzip or Parquet known by their
+    bytes, other columns ignored, decimal commas refused by name). ``score_col``: a name, or several (models scored
+    on the same rows).
 
     >>> rows = read_predictions("export.csv", client_col="site", score_col="p_hat", label_col="outcome")
     >>> roc_auc_score(rows.label, rows.p_hat, clients=rows.client)  # doctest: +SKIP
     """
     scores = (score_col,) if isinstance(score_col, str) else tuple(score_col)
-    columns = Columns(client_col, scores, label_col, id_col)
-    evalset, values, ids = read_score_columns(path, columns, FINITE, both_classes=False, sep=sep,
+    columns = Columns(client_col, scores, label_col, id_col, weight_col)
+    evalset, values, ids, weights = read_score_columns(path, columns, FINITE, both_classes=False, sep=sep,
                                               positive_label=None if positive_label is None else str(positive_label))
     frame = pd.DataFrame({"client": evalset.client, **dict(zip(scores, values.T)), "label": evalset.label})
     if ids is not None:
         frame["id"] = ids
+    if weights is not None:
+        frame["weight"] = weights
     return frame
 
 

@@ -38,16 +38,17 @@ class Columns:
     scores: tuple = ("score",)
     label: str = "label"
     id: str = None
+    weight: str = None  # sample weights (the weighted AUC)
 
     def __post_init__(self):
         names = self.wanted
         if len(set(names)) != len(names):
-            raise InputError(f"the client, score, label and id columns must be distinct: {', '.join(names)}")
+            raise InputError(f"the client, score, label, id and weight columns must be distinct: {', '.join(names)}")
 
     @property
     def wanted(self) -> tuple:
         """The columns read, in the order of :func:`read_table`'s checks (the first one an id of its rows)."""
-        return tuple(c for c in (self.client, *self.scores, self.label, self.id) if c is not None)
+        return tuple(c for c in (self.client, *self.scores, self.label, self.id, self.weight) if c is not None)
 
 
 def _magic(path) -> bytes:
@@ -284,14 +285,14 @@ def read_evalset(path, encoder: ScoreEncoder = ScoreEncoder(), declared_clients=
 def read_score_columns(path, columns: Columns = Columns(), encoder: ScoreEncoder = ScoreEncoder(),
                        declared_clients=None, both_classes: bool = True, sep: str = None,
                        positive_label: str = None) -> tuple:
-    """(the evaluation set of the first score column, the scores of every column (M, columns), the id column's
-    values or None) of a prediction file with the ``columns`` named (several score columns: models scored on
-    the same rows); every score column is checked as the first, and problems are named by file line.  Without a
-    client column (``columns.client`` None) every row is the one declared client's."""
+    """(the evaluation set of the first score column, the scores of every column (M, columns), the id column's values
+    or None, the weight column's numbers or None) of a prediction file with the ``columns`` named (several score
+    columns: models scored on the same rows); every score column is checked as the first, and problems are named by
+    file line. Without a client column (``columns.client`` None) every row is the one declared client's."""
     if columns.client is None and (declared_clients is None or len(declared_clients) != 1):
         raise InputError("a file without a client column holds one client's rows: name that client")
     types = {**({columns.client: pa.dictionary(pa.int32(), pa.string())} if columns.client else {}),
-             **{name: pa.float64() for name in columns.scores}}
+             **{name: pa.float64() for name in columns.scores + ((columns.weight,) if columns.weight else ())}}
     table = read_table(path, columns.wanted, sep, types)
     if columns.client:
         client = _strings(table.pop(columns.client))  # each text column freed once converted
@@ -299,6 +300,7 @@ def read_score_columns(path, columns: Columns = Columns(), encoder: ScoreEncoder
         client = np.full(len(table[columns.label]), declared_clients[0])
     scores = [_numbers(table.pop(name), path, name) for name in columns.scores]
     labels = read_labels(table.pop(columns.label), path, positive_label)
+    weights = _numbers(table.pop(columns.weight), path, "weight") if columns.weight else None
     ids = None
     if columns.id:
         _no_empty(table[columns.id], path, columns.id)
@@ -311,7 +313,7 @@ def read_score_columns(path, columns: Columns = Columns(), encoder: ScoreEncoder
 
     sets = [EvalSet.build(client, column, labels, encoder, declared_clients, locate=locate(name),
                           both_classes=both_classes) for name, column in zip(columns.scores, scores)]
-    return sets[0], np.stack(scores, axis=1), ids
+    return sets[0], np.stack(scores, axis=1), ids, weights
 
 
 USER_COLUMNS = {"gini": ("user", "value"), "kendall": ("user", "a", "b")}

@@ -20,6 +20,7 @@ from ..planner import Plan, execute, open_evaluation, parse_budget, plan
 from ..protocols.clear_auc import rank_sum_auc
 from ..protocols.errors import DeploymentError, InputError
 from ..protocols.inputs.encoding import FINITE
+from ..protocols.inputs.weights import bits_for, check_weights, error_bound
 from ..protocols.inputs.submission import Roster
 from ..protocols.mpc.ranking_job import roles_started
 from ..protocols.runtime import deployment as deploy
@@ -114,16 +115,17 @@ def cmd_run(args) -> int:
     if args.protocol != "clear" and not args.deployment:
         _check_ledger(args.ledger or default_directory())
     if args.protocol == "clear":
-        evalset, clients, record, ids = _read_run_input(args, request.encoder)
+        evalset, clients, record, ids, weights = _read_run_input(args, request.encoder)
         start = time.perf_counter()
-        outcome = execute(request, clients)
+        outcome = execute(request, clients, weights=weights)
         record.update(auc=outcome.auc, provider=None, revealed=["all scores and labels (no privacy)"],
                       metrics=outcome.metrics, **column_records(args.score_col, outcome))
         return _write_run(args, evalset, record, (entered, entered_unix), start)
     with roles_started(request.placement, request.timeout) as placement:  # they start while the input is read
-        evalset, clients, record, ids = _read_run_input(args, request.encoder)
+        evalset, clients, record, ids, weights = _read_run_input(args, request.encoder)
         start = time.perf_counter()  # the roles may still be starting: wall_s includes waiting for them
-        outcome = execute(dataclasses.replace(request, placement=placement), clients, progress.RoleProgress())
+        outcome = execute(dataclasses.replace(request, placement=placement), clients, progress.RoleProgress(),
+                          weights)
     if args.protocol == "mpc-central":
         record.update(central_record(outcome, request.noise, args.method))
     else:
@@ -136,15 +138,16 @@ def cmd_run(args) -> int:
 
 def _columns(args) -> Columns:
     """The prediction file's columns the command line names (--client-col, --score-col, --label-col, --id-col)."""
-    return Columns(args.client_col, tuple(args.score_col), args.label_col, args.id_col)
+    return Columns(args.client_col, tuple(args.score_col), args.label_col, args.id_col,
+                   getattr(args, "weight_col", None))
 
 
 def _read_run_input(args, encoder):
-    """(evalset, its clients, the record's input part, client -> its rows' ids or None) of ``mpc-auc run``; every
-    check runs here."""
+    """(evalset, its clients, the record's input part, client -> its rows' ids or None, each client's sample
+    weights or None) of ``mpc-auc run``; every check runs here."""
     declared = args.clients.split(",") if args.clients else None
-    evalset, scores, ids = read_score_columns(args.input, _columns(args), encoder, declared, sep=args.sep,
-                                              positive_label=args.positive_label)
+    evalset, scores, ids, weights = read_score_columns(args.input, _columns(args), encoder, declared, sep=args.sep,
+                                                       positive_label=args.positive_label)
     clients = evalset.clients() if len(args.score_col) == 1 else \
         [(name, scores[rows], evalset.label[rows]) for name, rows in evalset.client_rows()]
     narrow = encoder.narrower(evalset.score) if args.protocol != "clear" and args.method == "radix" else None
@@ -164,7 +167,13 @@ def _read_run_input(args, encoder):
         "encoding": {"dtype": encoder.dtype, "range": [encoder.lo, encoder.hi], "exact": encoder.exact},
     }
     by_client = None if ids is None else {name: ids[rows] for name, rows in evalset.client_rows()}
-    return evalset, clients, record, by_client
+    if weights is not None:
+        weights = check_weights(weights, evalset.m, lambda i: f"{args.input} line {i + 2}")
+        record["sample_weights"] = {"column": args.weight_col, "weight_error": error_bound(weights, bits_for(weights)),
+                                    "note": "weighted AUC; weight_error: the most the weights' rounding to the "
+                                            "MPC's integer units can have moved it"}
+        weights = [weights[rows] for _, rows in evalset.client_rows()]
+    return evalset, clients, record, by_client, weights
 
 
 def _write_run(args, evalset, record, entered: tuple, start: float) -> int:
@@ -313,7 +322,7 @@ def cmd_client_submit(args) -> int:
         if os.path.exists(args.ranks_out):
             raise InputError(f"--ranks-out {args.ranks_out} exists already; choose a new file")
     # every score finite (the declared range comes with the ticket), every row this client's own
-    evalset, _, ids = read_score_columns(args.input, _columns(args), FINITE,
+    evalset, _, ids, _ = read_score_columns(args.input, _columns(args), FINITE,
                                          [args.client], both_classes=False, sep=args.sep,
                                          positive_label=args.positive_label)
     receipt = submit(args.deployment, evaluation=args.evaluation, client=args.client, key=args.key,

@@ -204,6 +204,10 @@ def _run_command(sub) -> None:
                           "recognised by content; other columns than those named are ignored")
     _table_options(run)
     _column_options(run, several=True)
+    run.add_argument("--weight-col", default=None, metavar="NAME",
+                     help="a column of non-negative sample weights: the weighted AUC, as scikit-learn's "
+                          "sample_weight (mpc-exact and clear, the AUC alone; docs/protocols/mpc-exact.md, "
+                          "'Weighted AUC')")
     run.add_argument("--out", required=True, help="result JSON (written only on success)")
     run.add_argument("--clients", help="comma-separated ids of all clients; each must have rows")
     run.add_argument("--ranks-dir", help="also deliver each client its rows' global ranks: one file per "
