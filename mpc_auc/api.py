@@ -22,7 +22,7 @@ from .protocols.clear_metrics import paired_test
 from .protocols.dp.suite import MECHANISMS
 from .protocols.errors import InputError
 from .protocols.inputs.encoding import FINITE
-from .protocols.inputs.weights import bits_for, check_weights, error_bound
+from .protocols.inputs.weights import check_weights, rounding_error
 from .protocols.metric_catalogue import CI_MAX_ROWS
 from .protocols.ustat.two_party import Sample, ustat_2pc
 from .protocols.validation import PARAMETERS, checked
@@ -371,10 +371,7 @@ def _client_weights(sample_weight, m: int, groups) -> list:
 
 def _weight_error(sample_weight):
     """The rounding bound of the units the simulated clients send (protocols.inputs.weights); None unweighted."""
-    if sample_weight is None:
-        return None
-    weights = np.asarray(sample_weight, dtype=np.float64)
-    return error_bound(weights, bits_for(weights))
+    return None if sample_weight is None else rounding_error(sample_weight)
 
 
 def _unweighted(sample_weight) -> None:

@@ -82,13 +82,12 @@ def _fields(header: str, sep: str) -> list:
     return next(csv.reader([header.rstrip("\r\n")], delimiter=sep))
 
 
-def _separator(path, sep, wanted) -> str:
-    """The given separator, or the one of SEPARATORS that splits the header into every wanted column."""
+def _separator(path, header: str, sep, wanted) -> str:
+    """The given separator, or the one of SEPARATORS that splits ``header`` into every wanted column."""
     if sep is not None:
         if len(sep) != 1:
             raise InputError(f"the separator must be one character, not {sep!r}")
         return sep
-    header = _header(path)
     fits = [s for s in SEPARATORS if set(wanted) <= {f.strip() for f in _fields(header, s)}]
     if len(fits) == 1:
         return fits[0]
@@ -133,8 +132,9 @@ def read_table(path, columns, sep: str = None, types: dict = None) -> dict:
         out = {c: pc.cast(pc.cast(out[c], pa.int8()) if pa.types.is_boolean(out[c].type) else out[c], pa.string())
                for c in columns}
     else:
-        delimiter = _separator(path, sep, columns)
-        names = _fields(_header(path), delimiter)
+        header = _header(path)
+        delimiter = _separator(path, header, sep, columns)
+        names = _fields(header, delimiter)
         _check_header(path, names, columns)
         raw = [n for n in names if n.strip() in columns]  # as the header spells them
         table = _typed_csv(path, delimiter, raw, types) if types else None

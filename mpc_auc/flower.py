@@ -19,6 +19,7 @@ sealed, straight to the two compute parties over the client's own TLS links; the
 what the evaluation releases.
 """
 import secrets
+from logging import WARNING
 
 from flwr.app import ConfigRecord, Context, Message, MetricRecord, RecordDict
 from flwr.common import log
@@ -29,7 +30,6 @@ from .protocols.errors import InputError
 
 EVALUATION_KEY = "mpcauc-evaluation"  # the round's evaluate config: the mpc-auc evaluation to submit to
 PREFIX = "mpcauc-"  # the round's metrics opened by mpc-auc
-WARNING = 30
 
 
 class MpcAucEvaluation:

@@ -141,8 +141,7 @@ def execute(request: Plan, clients: list, on_progress=None, weights: list = None
                            placement=request.placement, timeout_s=request.timeout, on_progress=on_progress,
                            decimals=request.decimals, metrics=request.metrics, points=request.points,
                            max_fpr=request.max_fpr, weights=None if weights is None else [weights])[0]
-    return Outcome(result.auc, m, len(clients), release=result, metrics=result.metrics, others=result.others,
-                   covariance=result.covariance)
+    return _exact_outcome(result)
 
 
 def open_evaluation(request: Plan, evaluation_id: str, roster, deadline: float, allow_missing: bool = False,
@@ -172,7 +171,11 @@ def shared_outcome(ticket, shared: list) -> Outcome:
 def _released(run, noise, method: str) -> Outcome:
     if noise is not None:
         return central_outcome(released(run, noise), noise)
-    result = exact_result(run, "TTP", method)
+    return _exact_outcome(exact_result(run, "TTP", method))
+
+
+def _exact_outcome(result) -> Outcome:
+    """An mpc-exact result (protocols.mpc.exact.MpcAucResult) as the planner's Outcome."""
     return Outcome(result.auc, result.m, result.clients, release=result, metrics=result.metrics,
                    others=result.others, covariance=result.covariance)
 

@@ -68,20 +68,23 @@ def dataset(directory: str, m: int, dtype: str = "float64") -> str:
 
 
 def paired_dataset(directory: str, m: int) -> str:
-    """The benchmark's rows with a second model's scores beside the first (client,score,second,label): the
-    first model's scores plus Gaussian noise (sd 0.1), clipped to [0, 1]; for DeLong's test."""
-    path = os.path.join(directory, f"criteo-shaped-{m}-two-models.csv")
+    """The benchmark's rows with a second model's scores beside the first and a sample weight
+    (client,score,second,weight,label): the first model's scores plus Gaussian noise (sd 0.1), clipped to [0, 1],
+    for DeLong's test; integer weights 1..4, for the weighted AUC."""
+    path = os.path.join(directory, f"criteo-shaped-{m}-two-models-weights.csv")
     if not os.path.exists(path):
         table = pd.read_csv(dataset(directory, m), dtype={"client": str})
         rng = np.random.default_rng(m)
         table.insert(2, "second", np.clip(table["score"] + rng.normal(0, 0.1, len(table)), 0, 1))
+        table.insert(3, "weight", rng.integers(1, 5, len(table)))
         table.to_csv(path, index=False, float_format="%.17g")
     return path
 
 
 METRIC_JOBS = (("full report: --metrics auc,ci,ap,roc,ks", [], ["--metrics", "auc,ci,ap,roc,ks"]),
                ("two-model DeLong test: --score-col score,second --metrics auc,ci", ["two"],
-                ["--score-col", "score,second", "--metrics", "auc,ci"]))
+                ["--score-col", "score,second", "--metrics", "auc,ci"]),
+               ("weighted AUC: --weight-col weight", ["two"], ["--weight-col", "weight"]))
 
 
 def metric_rows(directory: str, tmp: str, m: int, timeout_s: float, repeat: int, alone: dict) -> list:

@@ -20,7 +20,7 @@ from ..planner import Plan, execute, open_evaluation, parse_budget, plan
 from ..protocols.clear_auc import rank_sum_auc
 from ..protocols.errors import DeploymentError, InputError
 from ..protocols.inputs.encoding import FINITE
-from ..protocols.inputs.weights import bits_for, check_weights, error_bound
+from ..protocols.inputs.weights import check_weights, rounding_error
 from ..protocols.inputs.submission import Roster
 from ..protocols.mpc.ranking_job import roles_started
 from ..protocols.runtime import deployment as deploy
@@ -169,7 +169,7 @@ def _read_run_input(args, encoder):
     by_client = None if ids is None else {name: ids[rows] for name, rows in evalset.client_rows()}
     if weights is not None:
         weights = check_weights(weights, evalset.m, lambda i: f"{args.input} line {i + 2}")
-        record["sample_weights"] = {"column": args.weight_col, "weight_error": error_bound(weights, bits_for(weights)),
+        record["sample_weights"] = {"column": args.weight_col, "weight_error": rounding_error(weights),
                                     "note": "weighted AUC; weight_error: the most the weights' rounding to the "
                                             "MPC's integer units can have moved it"}
         weights = [weights[rows] for _, rows in evalset.client_rows()]

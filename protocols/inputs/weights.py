@@ -84,3 +84,10 @@ def error_bound(weights, bits: int) -> float:
     w = w[w > 0]
     delta = float(np.max(np.abs(np.ldexp(np.rint(np.ldexp(w, bits)), -bits) - w) / w, initial=0.0))
     return math.inf if delta >= 1 else ((1 + delta) / (1 - delta)) ** 2 - 1
+
+
+def rounding_error(weights) -> float:
+    """:func:`error_bound` at the precision :func:`bits_for` picks: what the Python API and ``mpc-auc run``, which
+    hold every weight, report beside the weighted AUC."""
+    w = np.asarray(weights, dtype=np.float64)
+    return error_bound(w, bits_for(w))

@@ -2,6 +2,7 @@
 predictions (mpc_auc.flower.MpcAucFedAvg); it logs, per round, that private AUC beside the clear one of the
 union of the test sets (computable here only because the example's data is public)."""
 import json
+from logging import INFO
 
 from flwr.app import ArrayRecord, Context, MetricRecord
 from flwr.common import log
@@ -13,7 +14,6 @@ from mpc_auc.flower import MpcAucFedAvg
 from .task import initial_weights, scores, setting, union_of_tests
 
 app = ServerApp()
-INFO = 20
 
 
 @app.main()
