@@ -202,12 +202,13 @@ def machine() -> str:
             f"{platform.system()} {platform.release()}")
 
 
-def write_doc(path: str, lines, argv) -> None:
+def write_doc(path: str, lines, argv, markers=MARKERS, module: str = "bench_e2e", target: str = "make bench-e2e") -> None:
+    """Replace the block between ``markers`` in the markdown file with the table, its command and machine."""
     with open(path) as f:
         text = f.read()
-    begin, end = (text.index(m) for m in MARKERS)
-    command = "python -m mpc_auc.sims.bench_e2e " + " ".join(argv)
-    block = [MARKERS[0], "", f"Command: `{command.strip()}` (`make bench-e2e`). Machine: {machine()}. "
+    begin, end = (text.index(m) for m in markers)
+    command = f"python -m mpc_auc.sims.{module} " + " ".join(argv)
+    block = [markers[0], "", f"Command: `{command.strip()}` (`{target}`). Machine: {machine()}. "
              f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; the load column is the 1-minute "
              "load average just before each run.", "", *lines, ""]
     with open(path, "w") as f:

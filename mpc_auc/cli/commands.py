@@ -251,9 +251,9 @@ def cmd_party(args) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     tune_allocator()
     prepare_process(SERVED)
-    listener = Listener(identity, deployment, args.timeout)
-    print(f"[{args.role}] listening on {deployment.address(args.role)}; serving until stopped", file=sys.stderr,
-          flush=True)
+    listener = Listener(identity, deployment, args.timeout, listen=args.listen)
+    where = args.listen or deployment.address(args.role)
+    print(f"[{args.role}] listening on {where}; serving until stopped", file=sys.stderr, flush=True)
     try:
         serve(identity, deployment, listener, ledger=LedgerPlace(args.ledger, own_budget))
     except KeyboardInterrupt:

@@ -258,6 +258,10 @@ def _party_command(sub) -> None:
     party.add_argument("--budget", metavar="EPS[,DELTA]",
                        help="this party's own privacy budget per evaluation set: it refuses any DP release past it, "
                             "whatever budget the organiser's job names (default delta 1e-9; default: none)")
+    party.add_argument("--listen", metavar="HOST:PORT",
+                       help="the local address to listen on when the deployment's address for this role is not "
+                            "this host's own (behind NAT or a relay that forwards it here); peers still dial the "
+                            "deployment's address and check the pinned key (default: the deployment's address)")
     _timeout_option(party, 20.0, "seconds of silence from a peer or the coordinator before a session is dropped")
     party.set_defaults(func=commands.cmd_party)
 

@@ -156,8 +156,9 @@ class JobRun:
 
     def traffic(self) -> dict:
         """Per role: the parties' meters for this job, and the dealer's totals for the session."""
-        meters = ("bytes", "rounds", "sent_bytes", "peak_rss")
-        return {**{role: {k: o[k] for k in meters} for role, o in zip(PARTIES, self.outs)}, **self.dealer_traffic}
+        meters = ("bytes", "rounds", "sent_bytes", "sent_to", "hops", "phases", "peak_rss")
+        return {**{role: {k: o[k] for k in meters if k in o} for role, o in zip(PARTIES, self.outs)},
+                **self.dealer_traffic}
 
 
 def run_ranking_jobs(requests, provider, method, ranks, central, placement, timeout_s, on_progress,

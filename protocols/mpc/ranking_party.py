@@ -115,7 +115,7 @@ def _terms(ctx, job) -> ReleaseTerms:
 def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> dict:
     """The oblivious ranking and the opened outputs of one job, on the agreed inputs: one sort per score column,
     the AUC and the job's metrics of each, and with several columns and ``ci`` DeLong's covariances."""
-    meter = TrafficMeter()
+    meter = TrafficMeter(phases=ctx.rank == 0)
     m = sum(len(o.label_shares) for o in opened)
     if job.evaluation.direct and job.central is None and FLAGGED & set(job.evaluation.metrics):
         if thin := thin_slices(m, job.evaluation.points):  # the rows are not the organiser's: no thin slices

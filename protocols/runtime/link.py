@@ -19,8 +19,10 @@ reused, and seal at most 2^38 bytes (RFC 8446 §5.5's margin for AES-GCM).
 Each link is driven by its own I/O thread over a non-blocking socket: it
 seals and writes queued frames and reads and opens incoming ones at the
 same time, so two roles that send each other large messages at once never
-deadlock.  Frames are ``kind (1 byte), channel (1 byte), 6 reserved bytes,
-length (8 bytes)`` (one sealed record) and the payload (its own records).
+deadlock.  Frames are ``kind (1 byte), channel (1 byte), 2 reserved bytes,
+hop stamp (4 bytes), length (8 bytes)`` (one sealed record) and the payload
+(its own records); the hop stamp feeds :data:`HOPS`, the process's count of
+the longest chain of messages behind it (what a network's latency costs).
 
 * DATA frames are queued per channel for :meth:`Link.recv`;
 * a HEARTBEAT goes out whenever the link has been quiet for ``heartbeat_s``,
@@ -57,7 +59,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from ..errors import ChannelIntegrityError, PeerLost
 from .identity import CLIENT_PREFIX, fingerprint
 
-_FRAME = struct.Struct(">BB6xQ")
+_FRAME = struct.Struct(">BB2xIQ")  # kind, channel, hop stamp (HopClock), payload length
 FRAME_BYTES = _FRAME.size  # a heartbeat is one bare frame header; each message starts with one
 DATA, HEARTBEAT, CLOSE = 1, 2, 3
 SEALED = 0x5E  # first byte of a sealed record (no TLS content type: a capture tells them apart)
@@ -172,6 +174,28 @@ class Opener:
         self._aead.decrypt_into(nonce, ciphertext, header, out)
 
 
+class HopClock:
+    """A Lamport clock of message hops: the length of the longest chain of messages, each sent after the last
+    one arrived, that leads to this point of this process (every link stamps the messages it sends with it).
+
+    On a network whose one-way delay is d, a protocol whose clock ends at h waits at least h d for the
+    network, however fast its links: the benchmarks' latency term (sims.bench_net).  Heartbeats and closes
+    carry no stamp that counts.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.value = 0
+
+    def arrived(self, stamp: int) -> None:
+        """A message sent at the sender's ``stamp`` was received here."""
+        with self._lock:
+            self.value = max(self.value, stamp + 1)
+
+
+HOPS = HopClock()  # this process's clock (one per process: every link of it)
+
+
 class Link:
     """An established link to ``peer`` (its keys exchanged inside TLS), run by an I/O thread."""
 
@@ -220,7 +244,7 @@ class Link:
         view = memoryview(payload).cast("B")
         with self._cond:
             self._raise_if_failed("send")
-            self._outbox.append(memoryview(_FRAME.pack(DATA, channel, len(view))))
+            self._outbox.append(memoryview(_FRAME.pack(DATA, channel, HOPS.value, len(view))))
             if len(view):
                 self._outbox.append(view)
             wake = self._selecting
@@ -251,7 +275,8 @@ class Link:
                     raise PeerLost([self.peer], operation, TimeoutError(
                         f"{self.peer} sent no answer within {self.wait_limit_s:.0f} s"))
                 self._cond.wait(min(0.25, self.timeout_s / 4))
-            payload = self._inbox[channel].popleft()
+            payload, stamp = self._inbox[channel].popleft()
+            HOPS.arrived(stamp)
             if self._notify and not any(self._inbox.values()):
                 self._drain_ready()
             return payload
@@ -296,7 +321,7 @@ class Link:
         """Send what is queued and a CLOSE frame (bounded by ``flush_s``), then end the link."""
         with self._cond:
             if self._failure is None and not self._closing:
-                self._outbox.append(memoryview(_FRAME.pack(CLOSE, 0, 0)))
+                self._outbox.append(memoryview(_FRAME.pack(CLOSE, 0, 0, 0)))
                 self._closing = True
         self._wake()
         self._thread.join(flush_s)
@@ -330,11 +355,11 @@ class Link:
             while self._failure is None:
                 # open every complete record already received
                 while (frame := incoming.step(self.sock)) is not None:
-                    kind, channel, payload = frame
+                    kind, channel, stamp, payload = frame
                     if kind == CLOSE:
                         raise ConnectionAbortedError(f"{self.peer} closed the link")
                     if kind == DATA:
-                        self._deliver(channel, payload)
+                        self._deliver(channel, payload, stamp)
                 if incoming.received:
                     self.bytes_received += incoming.received
                     self.last_seen = time.monotonic()
@@ -378,7 +403,7 @@ class Link:
                     raw_out.popleft()
                 if current is None and not raw_out and time.monotonic() - self._last_sent >= self.heartbeat_s:
                     with self._cond:
-                        self._outbox.append(memoryview(_FRAME.pack(HEARTBEAT, 0, 0)))
+                        self._outbox.append(memoryview(_FRAME.pack(HEARTBEAT, 0, 0, 0)))
         except _PeerRefused:
             self._fail(ChannelIntegrityError(self.channel_name, f"{self.peer} found a record from here changed in "
                                                                 "transit and ended the link", self.peer))
@@ -403,9 +428,9 @@ class Link:
         except OSError:
             pass
 
-    def _deliver(self, channel: int, payload) -> None:
+    def _deliver(self, channel: int, payload, stamp: int) -> None:
         with self._cond:
-            self._inbox[channel].append(payload)
+            self._inbox[channel].append((payload, stamp))
             self._cond.notify_all()
             if self._notify:
                 self._signal_ready()
@@ -435,7 +460,8 @@ class _Incoming:
         self._head = memoryview(bytearray(_SEAL_HEADER.size))
         self._body = memoryview(bytearray(RECORD + TAG_BYTES))
         self._frame = memoryview(bytearray(FRAME_BYTES))
-        self._message, self._filled, self._channel = None, 0, 0  # the payload being received, its bytes so far
+        self._message, self._filled, self._channel, self._stamp = None, 0, 0, 0  # the payload being received, its
+        # bytes so far, its channel and hop stamp
         self._have, self._want = 0, _SEAL_HEADER.size  # bytes of the current header or body, and its size
         self._in_body = False
         self.received = 0
@@ -465,7 +491,8 @@ class _Incoming:
         return True
 
     def step(self, sock):
-        """(kind, channel, payload) once a frame is complete, else None when the socket has nothing more."""
+        """(kind, channel, hop stamp, payload) once a frame is complete, else None when the socket has nothing
+        more."""
         while True:
             if not self._in_body:
                 if not self._read(sock, self._head):
@@ -482,21 +509,22 @@ class _Incoming:
             self._in_body, self._have, self._want = False, 0, _SEAL_HEADER.size
             if self._message is None:
                 self._opener.open_into(self._head, body, self._frame)
-                kind, channel, length = _FRAME.unpack(self._frame)
+                kind, channel, stamp, length = _FRAME.unpack(self._frame)
                 cap = self._cap()
                 if cap is not None and length > cap:
                     raise _Oversized(f"the peer announced a message of {length:,} bytes; this link takes at most "
                                      f"{cap:,}")
                 if kind == DATA and length:
-                    self._message, self._filled, self._channel = np.empty(length, dtype=np.uint8), 0, channel
+                    self._message, self._filled = np.empty(length, dtype=np.uint8), 0
+                    self._channel, self._stamp = channel, stamp
                     continue
-                return kind, channel, np.empty(0, dtype=np.uint8)
+                return kind, channel, stamp, np.empty(0, dtype=np.uint8)
             size = len(body) - TAG_BYTES
             self._opener.open_into(self._head, body, memoryview(self._message)[self._filled:self._filled + size])
             self._filled += size
             if self._filled == len(self._message):
                 message, self._message = self._message, None
-                return DATA, self._channel, message
+                return DATA, self._channel, self._stamp, message
 
 
 # ------------------------------------------------------------ making links
@@ -577,13 +605,14 @@ class Listener:
     a link from a role pinned in the deployment takes frames of any size.
     """
 
-    def __init__(self, me, deployment, timeout_s: float, sock: socket.socket = None):
-        """Listen on ``me``'s configured address, or on ``sock`` already bound (local runs)."""
+    def __init__(self, me, deployment, timeout_s: float, sock: socket.socket = None, listen: str = None):
+        """Listen on ``me``'s configured address, or on ``listen`` (HOST:PORT, where a NAT or relay forwards
+        the configured address), or on ``sock`` already bound (local runs)."""
         self.me, self.deployment, self.timeout_s = me, deployment, timeout_s
         self._peers = {p.fingerprint: p.role for p in deployment.peers_of(me.role)}
         self._context = me.tls_context(server=True, trusted=deployment.peers_of(me.role))
         if sock is None:
-            host, port = split_address(deployment.address(me.role))
+            host, port = split_address(listen or deployment.address(me.role))
             sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET,
                                         backlog=socket.SOMAXCONN)
         self.sock = sock

@@ -1,7 +1,11 @@
 """What a role measures of itself: traffic with its peers and peak memory (run JSON, benchmarks)."""
 import resource
+import time
 
 from ...circuits.crypten_compat import crypten
+from .link import HOPS
+
+_ACTIVE = []  # the meter that records phases in this process (at most one: the job's)
 
 
 def peak_rss_bytes() -> int:
@@ -13,17 +17,58 @@ class TrafficMeter:
     """What this role sent to its peers since it was made (or since its session began).
 
     CrypTen counts 8 bytes per tensor element for every send, receive and
-    collective it runs, and one round per call; ``sent_bytes`` is what the
-    role really wrote to its links with the other roles (TLS records included).
+    collective it runs, and one round per call ("rounds": messages, not
+    round trips); ``sent_bytes`` is what the role really wrote to its links
+    with the other roles (TLS records included); ``hops`` is how far the
+    process's hop clock (protocols.runtime.link.HopClock) moved: the longest
+    chain of messages, each waiting for the last, in the metered work (a
+    round trip is two hops).  With ``phases``, :func:`phase` marks where each
+    named phase of the work begins, and ``read`` gives per phase its seconds,
+    the bytes sent to each peer and its hops; ``sent_to`` splits ``sent_bytes`` by peer.
     """
 
-    def __init__(self, since_session_start: bool = False):
-        self._sent = 0 if since_session_start else crypten.communicator.get().bytes_sent()
+    def __init__(self, since_session_start: bool = False, phases: bool = False):
+        comm = crypten.communicator.get()
+        self._sent = 0 if since_session_start else comm.bytes_sent()
+        self._sent_to = {} if since_session_start else _sent_to(comm)
+        self._hops = 0 if since_session_start else HOPS.value
         if not since_session_start:
-            crypten.communicator.get().reset_communication_stats()
+            comm.reset_communication_stats()
+        self._marks = []  # (phase, perf_counter, {peer: bytes sent so far}, hop clock)
+        if phases:
+            _ACTIVE[:] = [self]
+            self.mark("start")
+
+    def mark(self, name: str) -> None:
+        comm = crypten.communicator.get()
+        if self._marks and self._marks[-1][0] == name:
+            return
+        self._marks.append((name, time.perf_counter(), _sent_to(comm), HOPS.value))
 
     def read(self) -> dict:
         comm = crypten.communicator.get()
         stats = comm.get_communication_stats()
-        return {"bytes": int(stats["bytes"]), "rounds": int(stats["rounds"]),
-                "sent_bytes": comm.bytes_sent() - self._sent, "peak_rss": peak_rss_bytes()}
+        out = {"bytes": int(stats["bytes"]), "rounds": int(stats["rounds"]),
+               "sent_bytes": comm.bytes_sent() - self._sent, "hops": HOPS.value - self._hops,
+               "sent_to": {peer: n - self._sent_to.get(peer, 0) for peer, n in _sent_to(comm).items()},
+               "peak_rss": peak_rss_bytes()}
+        if self._marks:
+            if _ACTIVE and _ACTIVE[0] is self:
+                _ACTIVE.clear()
+            self.mark("end")
+            out["phases"] = [{"phase": name, "s": round(t1 - t0, 6), "hops": h1 - h0,
+                              "sent_bytes": {peer: sent1[peer] - sent0.get(peer, 0) for peer in sent1}}
+                             for (name, t0, sent0, h0), (_, t1, sent1, h1) in zip(self._marks, self._marks[1:])
+                             if name != "end"]
+        return out
+
+
+def _sent_to(comm) -> dict:
+    """Bytes written so far to each peer role, by name."""
+    return {comm.names[rank]: link.bytes_sent for rank, link in comm.links.items()}
+
+
+def phase(text: str) -> None:
+    """Mark the start of a phase (a progress line; a sort's steps are one phase) on the job's meter, if any."""
+    if _ACTIVE:
+        _ACTIVE[0].mark(text.split(": step")[0])

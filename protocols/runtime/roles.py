@@ -33,7 +33,7 @@ from .dealer import Dealer
 from .identity import COMPUTE, COORDINATOR, DEALER
 from .ledger import LedgerPlace
 from .link import Listener, dial
-from .metrics import TrafficMeter
+from .metrics import TrafficMeter, phase
 
 
 class RoleContext:
@@ -64,6 +64,7 @@ class RoleContext:
         return payload
 
     def progress(self, text: str) -> None:
+        phase(text)
         self.send("progress", text)
 
     def sign(self, data: bytes) -> bytes:

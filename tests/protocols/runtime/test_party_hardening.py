@@ -107,7 +107,7 @@ def test_an_oversized_message_from_a_client_ends_its_link_only(limited, tmp_path
     link, _ = submitter._connect(identity, deployment, "P0", "oversized", 5.0, 60.0)
     chunk = memoryview(bytearray(8 << 20))
     with link._cond:  # a frame header announcing 16 GiB, then its payload as fast as the link takes it
-        link._outbox.append(memoryview(link_module._FRAME.pack(link_module.DATA, 1, 16 << 30)))
+        link._outbox.append(memoryview(link_module._FRAME.pack(link_module.DATA, 1, 0, 16 << 30)))
     deadline = time.monotonic() + 60
     while link.failure is None:
         assert time.monotonic() < deadline, "the party kept taking the oversized message"

@@ -212,7 +212,7 @@ def _sealed(sealer, frames) -> list:
     """The wire records (clear header + ciphertext) of ``frames`` ((channel, payload)), as a link sends them."""
     out = []
     for channel, payload in frames:
-        out.append(b"".join(sealer.seal(_FRAME.pack(DATA, channel, len(payload)))))
+        out.append(b"".join(sealer.seal(_FRAME.pack(DATA, channel, 0, len(payload)))))
         view = memoryview(payload)
         for at in range(0, len(payload), RECORD):
             out.append(b"".join(sealer.seal(view[at:at + RECORD])))
@@ -235,7 +235,7 @@ def _opened(key: bytes, wire: list, pending: bytes = b"") -> list:
             while True:
                 frame = incoming.step(theirs)
                 if frame is not None:
-                    got.append((frame[1], bytes(frame[2])))
+                    got.append((frame[1], bytes(frame[3])))
     finally:
         theirs.close()
         writer.join(5)
@@ -290,7 +290,7 @@ def test_an_observer_reads_a_record_only_if_the_nonce_repeats(sealer, readable):
     """AES-GCM is a stream cipher: two records under one (key, nonce) XOR to their plaintexts' XOR.  The
     observer knows the first frame's header (a HELLO of known length) and so reads the second's."""
     source = sealer(secrets.token_bytes(32))
-    known, unknown = _FRAME.pack(DATA, 250, 37), _FRAME.pack(DATA, 3, 458_407 * 16)
+    known, unknown = _FRAME.pack(DATA, 250, 0, 37), _FRAME.pack(DATA, 3, 0, 458_407 * 16)
     first, second = (source.seal(header)[1] for header in (known, unknown))
     guess = bytes(a ^ b ^ c for a, b, c in zip(first, second, known))
     assert (guess == unknown) is readable
