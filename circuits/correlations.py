@@ -39,6 +39,64 @@ def correction(mask_stream: KeyStream, perm: np.ndarray, backwards: bool, mask_i
     return mask(permute(a, perm, backwards), b, xor_from)
 
 
+def position_bytes(m: int) -> int:
+    """Bytes of a word that hold every position 0..m-1: a sharing of positions is needed only mod 2^(8 bytes),
+    so only that many low bytes of each share word travel (:func:`narrow`)."""
+    return max(1, -(-(m - 1).bit_length() // 8))
+
+
+def packed_size(m: int, widths) -> int:
+    """Bytes :func:`narrow` makes of m rows whose column j keeps ``widths[j]`` bytes."""
+    return m * sum(widths)
+
+
+def narrow(words: np.ndarray, widths) -> np.ndarray:
+    """The low ``widths[j]`` bytes of every word of column j of ``words`` (M, c), column after column, as one
+    uint8 array of :func:`packed_size` bytes: what travels of a sharing needed only mod 2^(8 widths[j]) (masked
+    words are uniform modulo that too).  Little-endian words, as on every platform the roles run on."""
+    words = np.asarray(words)
+    return np.concatenate([_pack(words[:, j], w) for j, w in enumerate(widths)]) if len(widths) else \
+        np.zeros(0, dtype=np.uint8)
+
+
+def widen(packed: np.ndarray, widths, dtype, m: int) -> np.ndarray:
+    """The words (m, c) of ``dtype`` that :func:`narrow` packed, the bytes above each column's width zero."""
+    out = np.empty((m, len(widths)), dtype=dtype)
+    packed, at = np.asarray(packed).view(np.uint8).reshape(-1), 0
+    for j, w in enumerate(widths):
+        size = packed_size(m, (w,))
+        out[:, j] = _unpack(packed[at:at + size], w, m, out.dtype)
+        at += size
+    return out
+
+
+def _pack(column: np.ndarray, w: int) -> np.ndarray:
+    """A column's low w bytes; 3-byte words as the block of their low 16 bits, then the block of their third
+    bytes (contiguous blocks: several times faster than interleaving them)."""
+    if w == column.dtype.itemsize:
+        return np.ascontiguousarray(column).view(np.uint8)
+    if w in (1, 2, 4):
+        return column.astype(f"uint{8 * w}").view(np.uint8)
+    if w != 3:
+        raise ValueError(f"a narrowed word keeps 1, 2, 3, 4 or all of its bytes, not {w}")
+    n = len(column)
+    out = np.empty(3 * n, dtype=np.uint8)
+    np.copyto(out[:2 * n].view(np.uint16), column, casting="unsafe")  # the low 16 bits (unsafe: wraps)
+    np.copyto(out[2 * n:], column >> 16, casting="unsafe")
+    return out
+
+
+def _unpack(raw: np.ndarray, w: int, m: int, dtype) -> np.ndarray:
+    if w == np.dtype(dtype).itemsize:
+        return raw.view(dtype)
+    if w != 3:
+        return raw.view(f"uint{8 * w}")
+    out = raw[2 * m:].astype(dtype)
+    out <<= 16
+    out |= raw[:2 * m].view(np.uint16)
+    return out
+
+
 def as_words(values: np.ndarray) -> torch.Tensor:
     """An array of any integer dtype as the int64 tensor a dealer request answers with (zero-padded)."""
     return torch.from_numpy(words_of(values))

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .correlations import position_bytes
 from .comparators import all_set, flip
 from .select import digit_destinations
 from .shares import public_share, share_of
@@ -166,7 +167,8 @@ def tie_groups(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray, f
     perm, masks, onehot = shuffler.schedule()
     if rank == 0 and shuffler.PREFETCH:  # the dealer makes the partition's correlations after the triples
         shuffler.post([shuffler.select_request(m, onehot),
-                       shuffler.shuffle_request((m, moving + 1), perm, masks, False, moving + 1, np.int64, False)])
+                       shuffler.shuffle_request((m, moving + 1), perm, masks, False, moving + 1, np.int64, False,
+                                                (position_bytes(m),) + (8,) * moving)])
     pairs = [(starts, pos_below - positives), (positives, negatives)]
     if weights is None:
         a_off = starts * (np.arange(m, dtype=np.int64) - m)  # e_j (j - M): the positions are public

@@ -14,14 +14,15 @@ parties open c = d XOR r, which is uniform and hides d.  Then
       y_d = a_0 + sum_{u>=1} e_u delta_u + sum_{u>=1} e_u b_u:
   linear in the shares, since delta is public.
 
-Everything here is mod 2^32: the selected values are positions below M < 2^31.
-Per element: the dealer sends P0 four 32-bit words, the parties exchange one
-byte for c and three 32-bit words for delta.  ``digit_destinations`` uses it for
+Everything here is mod 2^32: the selected values are positions below M < 2^31,
+needed modulo 2^(8 w) only, w = circuits.correlations.position_bytes(M).  Per
+element: the dealer sends P0 four w-byte words, the parties exchange one
+byte for c and three w-byte words for delta.  ``digit_destinations`` uses it for
 the stable partition by a digit, the step of the radix sort (circuits.radix).
 """
 import numpy as np
 
-from .correlations import RING, from_words
+from .correlations import RING, from_words, packed_size, position_bytes, widen
 from .streams import DIGIT_MASK, ONEHOT_SHARE, PRODUCT_MASK, PRODUCT_SHARE
 
 class DigitSelector:
@@ -39,7 +40,9 @@ class DigitSelector:
         stream = shuffler.stream
         if shuffler.rank == 0:
             function, args = shuffler.select_request(m, self.index)
-            correlated = from_words(shuffler.request(function, *args), RING, (4, m))
+            width = (position_bytes(m),)
+            packed = from_words(shuffler.request(function, *args), np.uint8, (packed_size(4 * m, width),))
+            correlated = widen(packed, width, RING, 4 * m).reshape(4, m)
             rest, self._picked_mask = correlated[:3], correlated[3]
         else:
             rest = stream.words(ONEHOT_SHARE, self.index, (3, m), RING)
@@ -70,7 +73,8 @@ class DigitSelector:
         """Shares of values[d_i, i] for shares of values (4, M) mod 2^32; usable once per correlation."""
         arranged = self.arrange(values)  # arranged[u] = values[u ^ c]
         masks = self.shuffler.stream.words(PRODUCT_MASK, self.index, (3, len(self._picked_mask)), RING)
-        delta = self.shuffler.open(arranged[1:] - arranged[0] - masks, kind="masked product")
+        delta = self.shuffler.open(arranged[1:] - arranged[0] - masks, kind="masked product",
+                                   width=position_bytes(len(self._picked_mask)))
         return arranged[0] + (self._onehot_r[1:] * delta).sum(axis=0, dtype=RING) + self._picked_mask
 
     def _open_xor(self, own: np.ndarray) -> np.ndarray:

@@ -17,8 +17,14 @@ Destination vectors are shared mod 2^32 (int32 shares; positions are below
 M < 2^31), everything else mod 2^64 as CrypTen shares it.  A shuffle runs on
 32-bit words when all its columns are 32-bit (the radix sort's inner steps:
 half the bytes of 64-bit words) and on 64-bit words otherwise, a destination
-column then sign-extended; either way each party opens only the low 32 bits
-of its share of sigma[pi], which are uniform.
+column then sign-extended; either way each party opens only the low bytes
+of its share of sigma[pi] that hold a position (circuits.correlations.
+position_bytes: 3 up to 2^24 rows), which are uniform.  A column needed
+only modulo 2^(8 w) (positions, a 2-bit digit) travels as its w low bytes
+in every message of a shuffle, the dealer's corrections included
+(circuits.correlations.narrow): the masked words are uniform modulo that
+too, and the receiver's share is then right modulo 2^(8 w), which is all
+that is ever opened or moved of it.
 """
 from collections import deque
 
@@ -26,7 +32,7 @@ import numpy as np
 import torch
 
 from .crypten_compat import crypten
-from .correlations import RING, from_words, mask, step_plan, unmask
+from .correlations import RING, from_words, mask, narrow, packed_size, position_bytes, step_plan, unmask, widen
 from .dealer_line import dealer_line
 from .streams import MASK_IN, MASK_OUT, KeyStream, permute
 
@@ -69,26 +75,30 @@ class Shuffler:
         s, pi, _ = self.open_shuffled(sigma, np.empty((0, len(sigma)), dtype=RING))
         return self.gather_back(s, pi, rows)
 
-    def open_shuffled(self, sigma: np.ndarray, columns: np.ndarray, xor_columns: int = 0):
+    def open_shuffled(self, sigma: np.ndarray, columns: np.ndarray, xor_columns: int = 0, widths=None):
         """(s = sigma[pi] opened, pi, this party's shares of columns[:, pi]) for a fresh pi.
 
         sigma: this party's int32 share of a destination vector; columns: (c, M)
         shares (int32 or int64), of which the last ``xor_columns`` are XOR-shared.
+        widths: the low bytes of each column's words that matter (None: all); sigma's are its positions'.
         """
         m = len(sigma)
         if m >= 2 ** 31:
             raise ValueError("destination vectors are shared mod 2^32: at most 2^31 - 1 elements")
         pi = self.fresh(m)
         stacked = np.concatenate([sigma[None].astype(columns.dtype), columns])
-        shuffled = self.shuffle(stacked, pi, xor_from=len(stacked) - xor_columns)
-        s = self.open(shuffled[0].astype(RING)).view(np.uint32).astype(np.int64)  # the low 32 bits
+        width = position_bytes(m)
+        shuffled = self.shuffle(stacked, pi, xor_from=len(stacked) - xor_columns,
+                                widths=(width, *(widths or [columns.dtype.itemsize] * len(columns))))
+        s = self.open(shuffled[0].astype(RING), width=width).view(np.uint32).astype(np.int64)  # the low bytes
         if not is_permutation(s):
             raise RuntimeError("opened destinations are not a permutation: the parties' shares disagree")
         return s, pi, shuffled[1:]
 
-    def gather_back(self, s, pi, rows: np.ndarray) -> np.ndarray:
-        """Shares of z with z[i] = v[sigma[i]], from shares of rows v, the opened s = sigma[pi], and pi."""
-        return self.unshuffle(rows[:, s], pi)  # rows[:, s] = z[pi]
+    def gather_back(self, s, pi, rows: np.ndarray, widths=None) -> np.ndarray:
+        """Shares of z with z[i] = v[sigma[i]], from shares of rows v, the opened s = sigma[pi], and pi; widths:
+        as in :meth:`open_shuffled`."""
+        return self.unshuffle(rows[:, s], pi, widths)  # rows[:, s] = z[pi]
 
     # the shuffle itself --------------------------------------------------
     def fresh(self, n: int) -> "JointPermutation":
@@ -115,19 +125,32 @@ class Shuffler:
             raise ValueError("destination vectors are shared mod 2^32: at most 2^31 - 1 elements")
         own = self.stream.permutation(self._perm_count + len(self._announced), n)
         self._announced.append(own)
-        self.comm.send_array(own.astype(np.int32), self.comm.get_ttp_rank(), self.comm.permutation_group)
+        self.comm.send_array(narrow(own.astype(np.int32)[:, None], (position_bytes(n),)), self.comm.get_ttp_rank(),
+                             self.comm.permutation_group)
 
-    def shuffle(self, shares: np.ndarray, pi: "JointPermutation", xor_from=None) -> np.ndarray:
-        """This party's share of x[pi] for its share of x (shape (c, M); rows from ``xor_from`` on are XOR-shared)."""
-        return self._run(shares, pi, False, len(np.atleast_2d(shares)) if xor_from is None else xor_from)
+    def shuffle(self, shares: np.ndarray, pi: "JointPermutation", xor_from=None, widths=None) -> np.ndarray:
+        """This party's share of x[pi] for its share of x (shape (c, M); rows from ``xor_from`` on are XOR-shared;
+        the shares needed only mod 2^(8 widths[j]) in row j, None: in full)."""
+        return self._run(shares, pi, False, len(np.atleast_2d(shares)) if xor_from is None else xor_from, widths)
 
-    def unshuffle(self, shares: np.ndarray, pi: "JointPermutation") -> np.ndarray:
+    def unshuffle(self, shares: np.ndarray, pi: "JointPermutation", widths=None) -> np.ndarray:
         """This party's share of y with y[pi] = x, i.e. undo ``shuffle`` (fresh masks)."""
-        return self._run(shares, pi, True, len(np.atleast_2d(shares)))
+        return self._run(shares, pi, True, len(np.atleast_2d(shares)), widths)
 
-    def open(self, shares: np.ndarray, kind: str = "destinations") -> np.ndarray:
-        """Open a sharing to both parties (one exchange); ``kind`` labels it in the recorded view."""
-        opened = self.comm.all_reduce(torch.from_numpy(np.ascontiguousarray(shares))).numpy()
+    def open(self, shares: np.ndarray, kind: str = "destinations", width: int = None) -> np.ndarray:
+        """Open a sharing to both parties (one exchange); ``kind`` labels it in the recorded view.  width: only
+        the value mod 2^(8 width) is needed (positions: :func:`circuits.correlations.position_bytes`), so only
+        that many low bytes of each share travel; the result, of the shares' dtype, is that residue."""
+        shares = np.ascontiguousarray(shares)
+        if width is None or width >= shares.dtype.itemsize:
+            opened = self.comm.all_reduce(torch.from_numpy(shares)).numpy()
+        else:
+            n, width = shares.size, (width,)
+            own = narrow(shares.reshape(-1, 1), width)
+            self.comm.send_array(own, 1 - self.rank)
+            other = self.comm.recv_array(own.shape, np.uint8, 1 - self.rank, operation=kind)
+            total = shares.reshape(-1) + widen(other, width, shares.dtype, n)[:, 0]
+            opened = (total & shares.dtype.type((1 << 8 * width[0]) - 1)).reshape(shares.shape)
         if self.view is not None:
             self.view.append((kind, opened.copy()))
         return opened
@@ -149,12 +172,13 @@ class Shuffler:
 
     @staticmethod
     def shuffle_request(shape, perm: int, mask: int, inverse_order: bool, xor_from: int, dtype,
-                        announced: bool) -> tuple:
+                        announced: bool, widths) -> tuple:
         """(function, args) of the dealer request for one shuffle's correlation: the shares' (M, c) shape,
-        the permutation and mask indexes, the direction, the first XOR-shared column, the word type and
-        whether the parties announced the permutation.  One definition for the request and its posts."""
+        the permutation and mask indexes, the direction, the first XOR-shared column, the word type,
+        whether the parties announced the permutation and the bytes of each column's words that travel.
+        One definition for the request and its posts."""
         return ("permutation_correlation", (tuple(shape), perm, mask, inverse_order, xor_from,
-                                            np.dtype(dtype).name, announced))
+                                            np.dtype(dtype).name, announced, tuple(int(w) for w in widths)))
 
     @staticmethod
     def select_request(m: int, index: int) -> tuple:
@@ -165,27 +189,30 @@ class Shuffler:
         """(next permutation, next mask, next one-hot index): where the counters stand, for planning posts."""
         return self._perm_count, self._mask_count, self.onehot_count
 
-    def _run(self, shares, pi, inverse_order: bool, xor_from: int) -> np.ndarray:
+    def _run(self, shares, pi, inverse_order: bool, xor_from: int, widths) -> np.ndarray:
         shares = np.atleast_2d(shares)
         dtype = shares.dtype if shares.dtype == RING else np.dtype(np.int64)
         shares = np.ascontiguousarray(shares.T, dtype=dtype)  # (M, c): elements as rows
         shape = shares.shape
+        widths = tuple(widths) if widths is not None else (dtype.itemsize,) * shape[1]
+        packed = packed_size(shape[0], widths)  # what travels: the low bytes that matter of each word
         mask_index = self._mask_count
         self._mask_count += 1
         if self.rank == 0:
             function, args = self.shuffle_request(shape, pi.index, mask_index, inverse_order, xor_from, dtype,
-                                                  pi.announced)
-            delta = from_words(self.request(function, *args), dtype, shape)
+                                                  pi.announced, widths)
+            delta = widen(from_words(self.request(function, *args), np.uint8, (packed,)), widths, dtype, shape[0])
         else:
-            delta = self.comm.recv_array(shape, dtype, self.comm.get_ttp_rank(), self.comm.ttp_group)
+            delta = widen(self.comm.recv_array((packed,), np.uint8, self.comm.get_ttp_rank(), self.comm.ttp_group),
+                          widths, dtype, shape[0])
         for step, (holder, other) in enumerate(step_plan(inverse_order)):
             stream_index = 2 * mask_index + step
             if self.rank == other:
                 a = self.stream.words(MASK_IN, stream_index, shape, dtype)
-                self.comm.send_array(mask(shares, a, xor_from), holder)
+                self.comm.send_array(narrow(mask(shares, a, xor_from), widths), holder)
                 shares = self.stream.words(MASK_OUT, stream_index, shape, dtype)
             else:
-                masked = self.comm.recv_array(shape, dtype, other)
+                masked = widen(self.comm.recv_array((packed,), np.uint8, other), widths, dtype, shape[0])
                 if self.view is not None:
                     self.view.append(("masked shares", masked.copy()))
                 shares = unmask(permute(unmask(shares, masked, xor_from), pi.own, inverse_order), delta, xor_from)

@@ -211,7 +211,7 @@ def measured(record: dict, total: float) -> dict:
     download = {role: sum(to.get(role, 0) for to in sent.values()) for role in sent}
     busiest = max([(v, f"{r} up") for r, v in upload.items()] + [(v, f"{r} down") for r, v in download.items()])
     return {"protocol": record["mpc_wall_s"] - record["sharing_s"], "total": total, "auc": record["auc"],
-            "p0_bytes": traffic["P0"]["sent_bytes"], "hops": traffic["P0"]["hops"], "busiest": busiest,
+            "p0_bytes": traffic["P0"]["sent_bytes"], "hops": int(traffic["P0"]["hops"]), "busiest": busiest,
             "m": record["input_summary"]["M"]}
 
 

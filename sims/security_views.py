@@ -35,6 +35,7 @@ from scipy.stats import chi2, chisquare, rankdata
 from ..circuits import bitonic, kernels, noise
 from ..circuits.bitonic import BitonicRanking, padded_size
 from ..circuits.bits import unpack_bits
+from ..circuits.correlations import position_bytes
 from ..circuits.crypten_compat import crypten
 from ..circuits.gates import Gates
 from ..circuits.noise_laws import DiscreteLaplace, RandomizedResponse
@@ -54,10 +55,10 @@ class OpenSigma(Shuffler):
     """A deliberately leaky variant: opens sigma itself instead of sigma[pi]."""
     PREFETCH = False  # it asks the dealer for no shuffle
 
-    def open_shuffled(self, sigma, columns, xor_columns=0):
-        return self.open(sigma), None, columns
+    def open_shuffled(self, sigma, columns, xor_columns=0, widths=None):
+        return self.open(sigma, width=position_bytes(len(sigma))), None, columns
 
-    def gather_back(self, s, pi, rows):
+    def gather_back(self, s, pi, rows, widths=None):
         return rows[:, s]
 
 

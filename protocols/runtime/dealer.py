@@ -32,8 +32,11 @@ vector e of r (P1's from its stream, P0's sent), Beaver masks b_1..b_3
 its stream, P0's sent).  P0 receives four 32-bit words per element; P1 nothing.
 
 The shuffle runs on 64-bit words (CrypTen's ring) or, for the radix sort's
-destination vectors, on 32-bit words; a dealer answer to P0 travels as
-int64 words either way (:func:`as_words`).
+destination vectors, on 32-bit words; of a column needed only modulo
+2^(8 w) (positions, digits) only the w low bytes of each correction travel
+(circuits.correlations.narrow), and likewise of the one-hot correlation and
+of the permutations the parties announce; a dealer answer to P0 travels as
+int64 words (:func:`as_words`).
 """
 import secrets
 
@@ -41,7 +44,7 @@ import numpy as np
 import torch
 
 from ...circuits.bits import unpack_bits
-from ...circuits.correlations import RING, as_words, correction, step_plan
+from ...circuits.correlations import RING, as_words, correction, narrow, packed_size, position_bytes, step_plan, widen
 from ...circuits.crypten_compat import crypten
 from ...circuits.streams import (AND_A, AND_B, AND_C, BIT_MASK, BIT_SHARE, DIGIT_MASK, KEY_BYTES, MUL_A, MUL_B, MUL_C,
                                  ONEHOT_SHARE, PRODUCT_MASK, PRODUCT_SHARE, KeyStream)
@@ -78,16 +81,18 @@ class Dealer(TTPServer):
         if perm_index not in self._perms:
             if announced:
                 comm = crypten.communicator.get()
-                perms = [comm.recv_array((n,), np.int32, party, comm.permutation_group, "permutation")
-                         for party in COMPUTE_PARTIES]
+                width = (position_bytes(n),)
+                perms = [widen(comm.recv_array((packed_size(n, width),), np.uint8, party, comm.permutation_group,
+                                               "permutation"), width, np.int32, n)[:, 0] for party in COMPUTE_PARTIES]
             else:
                 perms = [s.permutation(perm_index, n) for s in self._streams]
             self._perms = {perm_index: perms}
         return self._perms[perm_index]
 
     def permutation_correlation(self, shape, perm_index, mask_index, inverse_order, xor_from, dtype="int64",
-                                announced=False):
-        """Send P1 its correction and return P0's (CrypTen forwards it to P0); words of ``dtype``."""
+                                announced=False, widths=None):
+        """Send P1 its correction and return P0's (CrypTen forwards it to P0); words of ``dtype``, of which
+        only the low ``widths[j]`` bytes in column j travel (the parties need those columns only modulo that)."""
         shape, dtype = tuple(shape), np.dtype(dtype)  # (M, columns): one row per element
         if dtype == np.int64:  # a 64-bit move after the sort's 32-bit steps: other sizes from here on
             release_free_memory()
@@ -96,13 +101,15 @@ class Dealer(TTPServer):
         for step, (holder, other) in enumerate(step_plan(inverse_order)):
             deltas[holder] = correction(self._streams[other], perms[holder], inverse_order,
                                         2 * mask_index + step, shape, xor_from, dtype)
+        widths = tuple(widths) if widths is not None else (dtype.itemsize,) * shape[1]
         comm = crypten.communicator.get()
-        comm.send_array(deltas[1], 1, comm.ttp_group)
-        return as_words(deltas[0])
+        comm.send_array(narrow(deltas[1], widths), 1, comm.ttp_group)
+        return as_words(narrow(deltas[0], widths))
 
     def onehot_correlation(self, m, index):
         """P0's part of the one-hot correlation of ``index`` (mod 2^32, one row per slot): its shares of
-        e_1..e_3 and of sum_u e_u b_u = [r != 0] b[r]."""
+        e_1..e_3 and of sum_u e_u b_u = [r != 0] b[r], of which the low bytes of m's positions travel (the
+        selections are positions, needed modulo 2^(8 position_bytes(m)))."""
         p0, p1 = self._streams
         r = (p0.words(DIGIT_MASK, index, (m,), RING) ^ p1.words(DIGIT_MASK, index, (m,), RING)) & 3
         onehot = (r[None, :] == np.arange(1, 4, dtype=RING)[:, None]).astype(RING)
@@ -110,7 +117,7 @@ class Dealer(TTPServer):
         out = np.empty((4, m), dtype=RING)
         out[:3] = onehot - p1.words(ONEHOT_SHARE, index, (3, m), RING)
         out[3] = (onehot * masks).sum(axis=0, dtype=RING) - p1.words(PRODUCT_SHARE, index, (m,), RING)
-        return as_words(out)
+        return as_words(narrow(out.reshape(-1, 1), (position_bytes(m),)))
 
     def and_triples(self, count, index):
         """P0's share c_0 = (a AND b) XOR c_1 of ``count`` AND triples (circuits.gates); a, b, c_1 from the streams."""

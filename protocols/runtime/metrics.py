@@ -48,16 +48,18 @@ class TrafficMeter:
     def read(self) -> dict:
         comm = crypten.communicator.get()
         stats = comm.get_communication_stats()
+        # the figures that follow timing (a heartbeat's bytes, the dealer's pace) travel as floats: a float's
+        # pickle has one length whatever its value, so no record's length follows them
         out = {"bytes": int(stats["bytes"]), "rounds": int(stats["rounds"]),
-               "sent_bytes": comm.bytes_sent() - self._sent, "hops": HOPS.value - self._hops,
-               "sent_to": {peer: n - self._sent_to.get(peer, 0) for peer, n in _sent_to(comm).items()},
+               "sent_bytes": comm.bytes_sent() - self._sent, "hops": float(HOPS.value - self._hops),
+               "sent_to": {peer: float(n - self._sent_to.get(peer, 0)) for peer, n in _sent_to(comm).items()},
                "peak_rss": peak_rss_bytes()}
         if self._marks:
             if _ACTIVE and _ACTIVE[0] is self:
                 _ACTIVE.clear()
             self.mark("end")
-            out["phases"] = [{"phase": name, "s": round(t1 - t0, 6), "hops": h1 - h0,
-                              "sent_bytes": {peer: sent1[peer] - sent0.get(peer, 0) for peer in sent1}}
+            out["phases"] = [{"phase": name, "s": t1 - t0, "hops": float(h1 - h0),
+                              "sent_bytes": {peer: float(sent1[peer] - sent0.get(peer, 0)) for peer in sent1}}
                              for (name, t0, sent0, h0), (_, t1, sent1, h1) in zip(self._marks, self._marks[1:])
                              if name != "end"]
         return out

@@ -37,6 +37,7 @@ def _tie_cases():
 def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
     import torch
 
+    from mpc_auc.circuits.correlations import position_bytes
     from mpc_auc.circuits.gates import Gates
     from mpc_auc.circuits.radix import RadixRanking
     from mpc_auc.circuits.rank_auc import auc_fraction, group_starts_from_keys, group_starts_from_xor_keys, tie_groups
@@ -67,7 +68,8 @@ def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
         own = public_share(keys, ctx.rank)  # P0 holds the values, P1 zeros: a valid XOR and additive sharing
         starts, (sorted_keys, origin) = ranking.sort(None, own, [own, public_share(np.arange(len(keys)), ctx.rank)])
         back = ranking.to_input_order(sorted_keys)
-        out["sorts"].append([shuffler.open(ranking.sigma).view(np.uint32).astype(np.int64)]
+        sigma = shuffler.open(ranking.sigma, width=position_bytes(len(keys)))  # shared modulo its positions' bytes
+        out["sorts"].append([sigma.astype(np.int64)]
                            + [shuffler.open(t) for t in (sorted_keys, origin, back, starts)])
     # group starts both ways, and the tie-aware AUC fraction and mid-ranks on sorted keys
     out["ties"] = []
@@ -176,12 +178,15 @@ def test_radix_sort_is_the_stable_sort(outputs, i):
 def _dealer_derives(sent, stream_key, drawn: int) -> bool:
     """Whether every array a party sent the dealer came on the permutations channel and is, in order, one
     of the party's own shuffle permutations as the dealer derives them from the party's stream key."""
+    from mpc_auc.circuits.correlations import packed_size, position_bytes, widen
     from mpc_auc.circuits.streams import KeyStream
 
     if {group for group, _ in sent} != {"permutations"}:
         return False
     stream, index = KeyStream(stream_key), 0
-    for _, array in sent:  # announced in the order drawn: each one a later permutation than the last
+    for _, packed in sent:  # announced in the order drawn: each one a later permutation than the last
+        n = next(n for n in range(1, len(packed) + 1) if packed_size(n, (position_bytes(n),)) == len(packed))
+        array = widen(packed, (position_bytes(n),), np.int32, n)[:, 0]  # as the dealer reads it
         while index < drawn and not np.array_equal(stream.permutation(index, len(array)), array):
             index += 1
         if index == drawn:
@@ -193,13 +198,16 @@ def _dealer_derives(sent, stream_key, drawn: int) -> bool:
 def test_the_dealer_receives_only_permutations_it_derives_itself(outputs):
     """The dealer learns nothing new from the announced permutations; the check flags a weakened party that
     sends the dealer one of its key shares in place of a permutation."""
+    from mpc_auc.circuits.correlations import narrow, packed_size, position_bytes
+
     cases, parties = outputs
     for party in parties:
         sent = party["to dealer"]
         assert sent and _dealer_derives(sent, party["stream key"], party["permutations drawn"])
         share = cases[-1][0]  # a weakened variant: P0's key share of the last case where its permutation went
-        first = next(i for i, (_, array) in enumerate(sent) if len(array) == len(share))
-        weakened = sent[:first] + [("permutations", share)] + sent[first + 1:]
+        width = (position_bytes(len(share)),)
+        first = next(i for i, (_, array) in enumerate(sent) if len(array) == packed_size(len(share), width))
+        weakened = sent[:first] + [("permutations", narrow(share.astype(np.int32)[:, None], width))] + sent[first + 1:]
         assert not _dealer_derives(weakened, party["stream key"], party["permutations drawn"])
 
 
