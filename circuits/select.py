@@ -16,8 +16,9 @@ parties open c = d XOR r, which is uniform and hides d.  Then
 
 Everything here is mod 2^32: the selected values are positions below M < 2^31,
 needed modulo 2^(8 w) only, w = circuits.correlations.position_bytes(M).  Per
-element: the dealer sends P0 four w-byte words, the parties exchange one
-byte for c and three w-byte words for delta.  ``digit_destinations`` uses it for
+element: the dealer sends one party four w-byte words (P0 and P1 in turn,
+:func:`onehot_receiver`), the parties exchange two bits for c and three
+w-byte words for delta.  ``digit_destinations`` uses it for
 the stable partition by a digit, the step of the radix sort (circuits.radix).
 """
 import numpy as np
@@ -38,10 +39,18 @@ class DigitSelector:
         self.index = shuffler.onehot_count
         shuffler.onehot_count += 1
         stream = shuffler.stream
-        if shuffler.rank == 0:
+        answer = None
+        if shuffler.rank == 0:  # P0 asks for every correlation; its answer is empty when P1 receives it
             function, args = shuffler.select_request(m, self.index)
+            answer = shuffler.request(function, *args)
+        if shuffler.rank == onehot_receiver(self.index):
             width = (position_bytes(m),)
-            packed = from_words(shuffler.request(function, *args), np.uint8, (packed_size(4 * m, width),))
+            size = packed_size(4 * m, width)
+            if answer is None:
+                comm = shuffler.comm
+                packed = comm.recv_array((size,), np.uint8, comm.get_ttp_rank(), comm.ttp_group)
+            else:
+                packed = from_words(answer, np.uint8, (size,))
             correlated = widen(packed, width, RING, 4 * m).reshape(4, m)
             rest, self._picked_mask = correlated[:3], correlated[3]
         else:
@@ -49,7 +58,7 @@ class DigitSelector:
             self._picked_mask = stream.words(PRODUCT_SHARE, self.index, (m,), RING)
         self._onehot_r = np.empty((4, m), dtype=RING)
         self._onehot_r[1:] = rest
-        self._onehot_r[0] = (1 if shuffler.rank == 0 else 0) - rest.sum(axis=0, dtype=RING)
+        self._onehot_r[0] = (1 if shuffler.rank == 0 else 0) - rest.sum(axis=0, dtype=RING)  # e_0 = 1 - e_1 - ...
         own = (digit.astype(RING) ^ stream.words(DIGIT_MASK, self.index, (m,), RING)) & 3
         c = self._open_xor(own.astype(np.uint8))
         self._swap = [-(c & 1).astype(RING), -((c >> 1) & 1).astype(RING)]  # all ones where bit b of c is set
@@ -78,9 +87,25 @@ class DigitSelector:
         return arranged[0] + (self._onehot_r[1:] * delta).sum(axis=0, dtype=RING) + self._picked_mask
 
     def _open_xor(self, own: np.ndarray) -> np.ndarray:
-        """d XOR r from this party's 2-bit share (the sum of the two shares fits a byte)."""
-        total = self.shuffler.open(own, kind="digit")
-        return own ^ (total - own)
+        """d XOR r from this party's 2-bit shares, four to a byte on the wire."""
+        n = len(own)
+        quads = np.zeros(-(-n // 4) * 4, dtype=np.uint8)
+        quads[:n] = own
+        quads = quads.reshape(-1, 4)
+        packed = quads[:, 0] | (quads[:, 1] << 2) | (quads[:, 2] << 4) | (quads[:, 3] << 6)
+        comm = self.shuffler.comm
+        comm.send_array(packed, 1 - self.shuffler.rank)
+        both = packed ^ comm.recv_array(packed.shape, np.uint8, 1 - self.shuffler.rank, operation="digit")
+        c = ((both[:, None] >> np.array([0, 2, 4, 6], dtype=np.uint8)) & 3).reshape(-1)[:n]
+        if self.shuffler.view is not None:
+            self.shuffler.view.append(("digit", c.copy()))
+        return c
+
+
+def onehot_receiver(index: int) -> int:
+    """The party the dealer sends its part of one-hot correlation ``index`` (the other expands its part from
+    its stream): P0 and P1 in turn, so that neither's download carries them all."""
+    return index % 2
 
 
 def digit_destinations(shuffler, digit: np.ndarray) -> np.ndarray:

@@ -27,9 +27,11 @@ of + and -.
 One-hot correlation (for selecting by a secret 2-bit digit, circuits.select),
 over the ring Z_2^32 of destination vectors: a random digit r = r0 XOR r1
 (r_p from party p's stream), additive shares of e_1..e_3 of the one-hot
-vector e of r (P1's from its stream, P0's sent), Beaver masks b_1..b_3
-(b_u = b0_u + b1_u, from the streams) and shares of sum_u e_u b_u (P1's from
-its stream, P0's sent).  P0 receives four 32-bit words per element; P1 nothing.
+vector e of r (one party's from its stream, the other's sent), Beaver masks
+b_1..b_3 (b_u = b0_u + b1_u, from the streams) and shares of sum_u e_u b_u
+(likewise).  The receiving party (P0 and P1 in turn,
+circuits.select.onehot_receiver) gets four words per element, the other
+nothing.
 
 The shuffle runs on 64-bit words (CrypTen's ring) or, for the radix sort's
 destination vectors, on 32-bit words; of a column needed only modulo
@@ -46,6 +48,7 @@ import torch
 from ...circuits.bits import unpack_bits
 from ...circuits.correlations import RING, as_words, correction, narrow, packed_size, position_bytes, step_plan, widen
 from ...circuits.crypten_compat import crypten
+from ...circuits.select import onehot_receiver
 from ...circuits.streams import (AND_A, AND_B, AND_C, BIT_MASK, BIT_SHARE, DIGIT_MASK, KEY_BYTES, MUL_A, MUL_B, MUL_C,
                                  ONEHOT_SHARE, PRODUCT_MASK, PRODUCT_SHARE, KeyStream)
 from .csprng import TUPLES, KeyedGenerator
@@ -107,17 +110,26 @@ class Dealer(TTPServer):
         return as_words(narrow(deltas[0], widths))
 
     def onehot_correlation(self, m, index):
-        """P0's part of the one-hot correlation of ``index`` (mod 2^32, one row per slot): its shares of
-        e_1..e_3 and of sum_u e_u b_u = [r != 0] b[r], of which the low bytes of m's positions travel (the
-        selections are positions, needed modulo 2^(8 position_bytes(m)))."""
+        """The receiving party's part of the one-hot correlation of ``index`` (circuits.select.onehot_receiver;
+        mod 2^32, one row per slot): its shares of e_1..e_3 and of sum_u e_u b_u = [r != 0] b[r], the other's
+        being words of its stream; of each word the low bytes of m's positions travel (the selections are
+        positions, needed modulo 2^(8 position_bytes(m))).  Sent to P1, or returned for P0 (then P1's
+        answer is empty)."""
+        receiver = onehot_receiver(index)
+        other = self._streams[1 - receiver]
         p0, p1 = self._streams
         r = (p0.words(DIGIT_MASK, index, (m,), RING) ^ p1.words(DIGIT_MASK, index, (m,), RING)) & 3
         onehot = (r[None, :] == np.arange(1, 4, dtype=RING)[:, None]).astype(RING)
         masks = p0.words(PRODUCT_MASK, index, (3, m), RING) + p1.words(PRODUCT_MASK, index, (3, m), RING)
         out = np.empty((4, m), dtype=RING)
-        out[:3] = onehot - p1.words(ONEHOT_SHARE, index, (3, m), RING)
-        out[3] = (onehot * masks).sum(axis=0, dtype=RING) - p1.words(PRODUCT_SHARE, index, (m,), RING)
-        return as_words(narrow(out.reshape(-1, 1), (position_bytes(m),)))
+        out[:3] = onehot - other.words(ONEHOT_SHARE, index, (3, m), RING)
+        out[3] = (onehot * masks).sum(axis=0, dtype=RING) - other.words(PRODUCT_SHARE, index, (m,), RING)
+        packed = narrow(out.reshape(-1, 1), (position_bytes(m),))
+        if receiver == 0:
+            return as_words(packed)
+        comm = crypten.communicator.get()
+        comm.send_array(packed, 1, comm.ttp_group)
+        return as_words(np.zeros(0, dtype=np.uint8))
 
     def and_triples(self, count, index):
         """P0's share c_0 = (a AND b) XOR c_1 of ``count`` AND triples (circuits.gates); a, b, c_1 from the streams."""
