@@ -35,7 +35,7 @@ from scipy.stats import chi2, chisquare, rankdata
 from ..circuits import bitonic, kernels, noise
 from ..circuits.bitonic import BitonicRanking, padded_size
 from ..circuits.bits import unpack_bits
-from ..circuits.correlations import position_bytes
+from ..circuits.correlations import position_bytes, widen
 from ..circuits.crypten_compat import crypten
 from ..circuits.gates import Gates
 from ..circuits.noise_laws import DiscreteLaplace, RandomizedResponse
@@ -376,15 +376,38 @@ def ustat_secrets(x, y, outs) -> dict:
 
 def aligned(array: np.ndarray, pairs: int) -> list:
     """The pair-aligned vectors in a received array: element-wise chunks (of a (c, pairs) or a (pairs, c)
-    layout), and packed bit words unpacked."""
+    layout), packed bit words unpacked, and the words of the protocol's narrowed layouts decoded
+    (:func:`narrowed`)."""
     words = -(-pairs // 64)
     out = []
     if len(array) % pairs == 0:
         out += list(array.reshape(-1, pairs))
         if len(array) > pairs:
             out += list(array.reshape(pairs, -1).T)
-    if len(array) % words == 0:
+    if len(array) and len(array) % words == 0 and array.dtype.itemsize == 8:  # bits travel in 64-bit words
         out += list(unpack_bits(array.reshape(-1, words), pairs))
+    return out + narrowed(array, pairs)
+
+
+def narrowed(array: np.ndarray, pairs: int) -> list:
+    """The vectors of a byte message in every layout circuits.correlations.narrow makes for ``pairs`` elements:
+    one column of words of w = position_bytes(pairs) bytes (rows of pairs), columns of w bytes, w then a digit
+    byte, w then 64-bit words, and 2-bit digits four to a byte (circuits.select)."""
+    if array.dtype != np.uint8 or not len(array):
+        return []
+    n, w = len(array), position_bytes(pairs)
+    out = []
+    if n == -(-pairs // 4):  # 2-bit digits
+        out.append(((array[:, None] >> np.array([0, 2, 4, 6], dtype=np.uint8)) & 3).reshape(-1)[:pairs])
+    if n % w == 0 and (n // w) % pairs == 0:
+        out += list(widen(array, (w,), np.int64, n // w).reshape(-1, pairs))
+    if n % pairs == 0:
+        k = n // pairs
+        layouts = [(w,) * (k // w)] if k % w == 0 else []
+        layouts += [(w, 1)] if k == w + 1 else []
+        layouts += [(w,) + (8,) * ((k - w) // 8)] if k > w and (k - w) % 8 == 0 else []
+        for widths in layouts:
+            out += list(widen(array, widths, np.int64, pairs).T)
     return out
 
 

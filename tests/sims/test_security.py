@@ -142,3 +142,29 @@ def test_ustat_2pc_per_user_noise_keeps_its_epsilon_and_the_aggregator_stays_und
         assert result.epsilon_lb <= claimed * 1.05
         accuracy, bound = sc.ustat_inference(kernel, 1.0, 1, 50_000, rng)
         assert 0.6 < accuracy <= bound + 0.01
+
+
+def test_the_job_view_audit_reads_the_narrowed_wire_layouts():
+    """Messages travel narrowed (circuits.correlations.narrow; 2-bit digits four to a byte): a secret sent in
+    any of those layouts, alone or beside a masked column, is found by the leak audit, and masked ones are not."""
+    from mpc_auc.circuits.correlations import narrow, position_bytes
+    from mpc_auc.sims.security_views import job_secrets, leaks
+
+    rng = np.random.default_rng(4)
+    m = 300  # two-byte positions: no layout of them is a plain reshape of the bytes
+    keys, labels = rng.integers(0, 10 ** 6, m), rng.integers(0, 2, m)
+    secrets_ = job_secrets(keys, labels)
+    w = position_bytes(m)
+    destinations = secrets_["destinations"]
+    masked = rng.integers(0, 2 ** 31, m)
+    quads = np.zeros(-(-m // 4) * 4, dtype=np.uint8)
+    quads[:m] = labels
+    packed_digits = (quads.reshape(-1, 4) << np.array([0, 2, 4, 6], dtype=np.uint8)).sum(axis=1).astype(np.uint8)
+    carriers = {"one column": narrow(destinations[:, None], (w,)),
+                "three values a row": narrow(np.concatenate([masked, destinations, masked])[:, None], (w,)),
+                "position then digit": narrow(np.stack([masked, labels], axis=1), (w, 1)),
+                "position then words": narrow(np.stack([masked, keys], axis=1), (w, 8)),
+                "digits four to a byte": packed_digits}
+    for name, message in carriers.items():
+        assert leaks([message], secrets_, m, 1e-3), name
+    assert not leaks([narrow(np.stack([masked, rng.integers(0, 4, m)], axis=1), (w, 1))], secrets_, m, 1e-3)
