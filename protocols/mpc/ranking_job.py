@@ -23,6 +23,7 @@ from ..inputs.encoding import ScoreEncoder
 from ..inputs.submission import Evaluation, Roster, make_submission
 from ..inputs.weights import bits_for, check_weights
 from ..runtime.ledger import Budget
+from ..runtime.metrics import plain
 from ..runtime.identity import CLIENT_PREFIX, Identity, check_client_id, client_role
 from ..runtime.control import Service
 from ..runtime.sealing import KeyPair
@@ -157,8 +158,8 @@ class JobRun:
     def traffic(self) -> dict:
         """Per role: the parties' meters for this job, and the dealer's totals for the session."""
         meters = ("bytes", "rounds", "sent_bytes", "sent_to", "hops", "phases", "peak_rss")
-        return {**{role: {k: o[k] for k in meters if k in o} for role, o in zip(PARTIES, self.outs)},
-                **self.dealer_traffic}
+        return plain({**{role: {k: o[k] for k in meters if k in o} for role, o in zip(PARTIES, self.outs)},
+                      **self.dealer_traffic})
 
 
 def run_ranking_jobs(requests, provider, method, ranks, central, placement, timeout_s, on_progress,

@@ -2,7 +2,8 @@
 import resource
 import time
 
-from ...circuits.crypten_compat import crypten
+import numpy as np
+
 from .link import HOPS
 
 _ACTIVE = []  # the meter that records phases in this process (at most one: the job's)
@@ -28,7 +29,7 @@ class TrafficMeter:
     """
 
     def __init__(self, since_session_start: bool = False, phases: bool = False):
-        comm = crypten.communicator.get()
+        comm = _communicator()
         self._sent = 0 if since_session_start else comm.bytes_sent()
         self._sent_to = {} if since_session_start else _sent_to(comm)
         self._hops = 0 if since_session_start else HOPS.value
@@ -40,29 +41,53 @@ class TrafficMeter:
             self.mark("start")
 
     def mark(self, name: str) -> None:
-        comm = crypten.communicator.get()
+        comm = _communicator()
         if self._marks and self._marks[-1][0] == name:
             return
         self._marks.append((name, time.perf_counter(), _sent_to(comm), HOPS.value))
 
     def read(self) -> dict:
-        comm = crypten.communicator.get()
+        comm = _communicator()
         stats = comm.get_communication_stats()
-        # the figures that follow timing (a heartbeat's bytes, the dealer's pace) travel as floats: a float's
-        # pickle has one length whatever its value, so no record's length follows them
+        # figures that follow timing (a heartbeat's bytes, the dealer's pace, memory) travel as 0-d float64 arrays:
+        # control messages write numbers as text, arrays as fixed-size blobs, and no record's length may follow
+        # them (the network observer's check); :func:`plain` turns them back into numbers
         out = {"bytes": int(stats["bytes"]), "rounds": int(stats["rounds"]),
-               "sent_bytes": comm.bytes_sent() - self._sent, "hops": float(HOPS.value - self._hops),
-               "sent_to": {peer: float(n - self._sent_to.get(peer, 0)) for peer, n in _sent_to(comm).items()},
-               "peak_rss": peak_rss_bytes()}
+               "sent_bytes": _fixed(comm.bytes_sent() - self._sent), "hops": _fixed(HOPS.value - self._hops),
+               "sent_to": {peer: _fixed(n - self._sent_to.get(peer, 0)) for peer, n in _sent_to(comm).items()},
+               "peak_rss": _fixed(peak_rss_bytes())}
         if self._marks:
             if _ACTIVE and _ACTIVE[0] is self:
                 _ACTIVE.clear()
             self.mark("end")
-            out["phases"] = [{"phase": name, "s": t1 - t0, "hops": float(h1 - h0),
-                              "sent_bytes": {peer: float(sent1[peer] - sent0.get(peer, 0)) for peer in sent1}}
+            out["phases"] = [{"phase": name, "s": _fixed(t1 - t0), "hops": _fixed(h1 - h0),
+                              "sent_bytes": {peer: _fixed(sent1[peer] - sent0.get(peer, 0)) for peer in sent1}}
                              for (name, t0, sent0, h0), (_, t1, sent1, h1) in zip(self._marks, self._marks[1:])
                              if name != "end"]
         return out
+
+
+def _fixed(value) -> np.ndarray:
+    return np.array(value, dtype=np.float64)
+
+
+def plain(figures):
+    """A meter's reading (:meth:`TrafficMeter.read`) with its arrays as numbers (int where whole), for records."""
+    if isinstance(figures, dict):
+        return {k: plain(v) for k, v in figures.items()}
+    if isinstance(figures, list):
+        return [plain(v) for v in figures]
+    if isinstance(figures, np.ndarray):
+        value = float(figures)
+        return int(value) if value.is_integer() else value
+    return figures
+
+
+def _communicator():
+    """The role's communicator (CrypTen loaded lazily: a coordinator reads meters with :func:`plain` alone)."""
+    from ...circuits.crypten_compat import crypten
+
+    return crypten.communicator.get()
 
 
 def _sent_to(comm) -> dict:

@@ -31,6 +31,7 @@ from ..dp.fedauc import generator
 from ..validation import checked
 from ..dp.swamping import swamped as swamped_release
 from ..runtime.control import Service
+from ..runtime.metrics import plain
 from ..runtime.session import PARTIES, Session
 from ..runtime import wire
 
@@ -293,5 +294,5 @@ def ustat_2pc(kernel: str, samples: list, epsilon: float, k: int = 1, seed=None,
         results.append(UstatRelease(value, kernel, count, k, epsilon, eff, delta,
                                     received="one noisy kernel value per pair (its two shares)", std=std,
                                     swamped=swamped(kernel, value, std), wall_s=wall,
-                                    traffic=dict(zip(PARTIES, (meter0, meter1)))))
+                                    traffic=plain(dict(zip(PARTIES, (meter0, meter1))))))
     return results
