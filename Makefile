@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-all flower-demo bench bench-e2e bench-ustat bench-read bench-link compare table7 table5 ustat clean
+.PHONY: demo test test-all flower-demo bench bench-e2e bench-net bench-threads bench-ustat bench-read bench-link compare table7 table5 ustat clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,14 @@ $(SPU_VENV)/.installed:
 
 bench-e2e: $(STAMP) $(SPU_VENV)/.installed
 	$(PY) -m mpc_auc.sims.bench_e2e --spu-python $(SPU_VENV)/bin/python --doc docs/BENCHMARKS.md
+
+# P0, P1, the dealer and the organiser in their own network namespaces on tc-shaped links (needs root; skips
+# with the reason otherwise): every rate and round trip of sims/bench_net.py, the model beside (docs/BENCHMARKS.md)
+bench-net: $(STAMP)
+	$(PY) -m mpc_auc.sims.bench_net --doc docs/BENCHMARKS.md
+
+bench-threads: $(STAMP)
+	$(PY) -m mpc_auc.sims.bench_threads
 
 bench-ustat: $(STAMP)
 	$(PY) -m mpc_auc.sims.bench_ustat

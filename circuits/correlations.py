@@ -7,6 +7,7 @@ import numpy as np
 import torch
 
 from .bits import words_of
+from .workers import each
 from .streams import MASK_IN, MASK_OUT, KeyStream, permute
 
 RING = np.int32  # destination vectors and their one-hot selections are shared mod 2^32 (positions < 2^31)
@@ -19,15 +20,22 @@ def step_plan(inverse_order: bool):
 
 def mask(x: np.ndarray, a: np.ndarray, xor_from: int) -> np.ndarray:
     """x - a on the additive columns [0, xor_from), x XOR a on the XOR-shared ones (rows are elements)."""
-    out = x - a
-    out[:, xor_from:] = x[:, xor_from:] ^ a[:, xor_from:]
-    return out
+    return _combine(x, a, xor_from, np.subtract)
 
 
 def unmask(x: np.ndarray, a: np.ndarray, xor_from: int) -> np.ndarray:
     """x + a on the additive columns, x XOR a on the XOR-shared ones."""
-    out = x + a
-    out[:, xor_from:] = x[:, xor_from:] ^ a[:, xor_from:]
+    return _combine(x, a, xor_from, np.add)
+
+
+def _combine(x: np.ndarray, a: np.ndarray, xor_from: int, additive) -> np.ndarray:
+    out = np.empty(np.broadcast_shapes(x.shape, a.shape), dtype=np.result_type(x, a))
+
+    def rows(start: int, stop: int) -> None:  # by elements, on the worker threads
+        additive(x[start:stop, :xor_from], a[start:stop, :xor_from], out=out[start:stop, :xor_from])
+        np.bitwise_xor(x[start:stop, xor_from:], a[start:stop, xor_from:], out=out[start:stop, xor_from:])
+
+    each(rows, len(out))
     return out
 
 

@@ -19,6 +19,8 @@ import numpy as np
 import torch
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
+from .workers import each
+
 KEY_BYTES = 32
 STREAM_LIMIT = 1 << 36  # bytes of one (purpose, index) stream: its 32-bit block counter never wraps into the index
 
@@ -55,11 +57,15 @@ class KeyStream:
         count = int(np.prod(shape, dtype=np.int64))
         if count * np.dtype(dtype).itemsize > STREAM_LIMIT:
             raise ValueError(f"one stream holds at most {STREAM_LIMIT} bytes")
-        block = struct.pack(">IQI", purpose, index, 0)  # 96-bit (purpose, index), 32-bit block counter
-        encryptor = Cipher(algorithms.AES(self._key), modes.CTR(block)).encryptor()
         out = np.zeros(count, dtype=dtype)
         buffer = memoryview(out).cast("B")
-        encryptor.update_into(buffer, buffer)  # keystream XOR zeros
+
+        def expand(start: int, stop: int) -> None:  # bytes [start, stop), start a whole block: counter start / 16
+            block = struct.pack(">IQI", purpose, index, start // 16)  # 96-bit (purpose, index), 32-bit counter
+            encryptor = Cipher(algorithms.AES(self._key), modes.CTR(block)).encryptor()
+            encryptor.update_into(buffer[start:stop], buffer[start:stop])  # keystream XOR zeros
+
+        each(expand, len(buffer), align=16)
         return out.reshape(shape)
 
     def permutation(self, index: int, n: int) -> np.ndarray:
@@ -103,7 +109,10 @@ def permute(rows: np.ndarray, perm: np.ndarray, backwards: bool) -> np.ndarray:
 
 
 def _move(source: np.ndarray, target: np.ndarray, perm: np.ndarray, backwards: bool) -> None:
-    if backwards:
-        target[perm] = source
-    else:
-        target[...] = source[perm]
+    def part(start: int, stop: int) -> None:  # disjoint parts of target: perm is a permutation
+        if backwards:
+            target[perm[start:stop]] = source[start:stop]
+        else:
+            target[start:stop] = source[perm[start:stop]]
+
+    each(part, len(perm))

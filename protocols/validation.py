@@ -50,6 +50,7 @@ PARAMETERS = {
     "deadline": Interval(float, 0, MAX_SECONDS, lo_open=True, what="a number of seconds"),
     "rows": Interval(int, 1, 10**10, what="a count of rows"),
     "count": Interval(int, 1, 10**9, what="a count"),
+    "threads": Interval(int, 1, 1024, what="a number of threads"),
     "k": Interval(int, 1, 10**9, what="a number of pairs per user"),
     "draws": Interval(int, 2, 10**9, what="a number of noise draws"),
     "seed": Interval(int, 0, 2**63 - 1, what="a non-negative integer seed"),

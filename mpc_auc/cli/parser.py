@@ -7,10 +7,12 @@ commands (compare, table7, ustat-experiment, security) are not known here: the s
 as ``mpc_auc.commands`` entry points in pyproject.toml, and their options are built only when one runs.
 """
 import argparse
+import os
 import sys
 from importlib.metadata import entry_points
 
 from .. import progress
+from ..circuits.workers import ENV as THREADS_ENV, available_cores
 from ..planner import DTYPES, PROTOCOLS
 from ..protocols.dp.central_law import NEIGHBOURS
 from ..protocols.errors import DeploymentError, InputError, PartyFailure
@@ -361,6 +363,11 @@ def parser(building=()) -> argparse.ArgumentParser:
     talk.add_argument("--quiet", "-q", action="store_true", help="print errors and the result line only")
     talk.add_argument("--verbose", "-v", action="store_true",
                       help="also print every role's progress message and every experiment cell")
+    top.add_argument("--threads", type=typed("threads"), metavar="N",
+                     help="worker threads of each role this command runs (party: itself; run, demo and the "
+                          "experiments: each of the three roles they start here) for its local work on long "
+                          "vectors (default: party: the cores it may use; otherwise those cores shared by the "
+                          "three local roles)")
     sub = top.add_subparsers(dest="command", required=True)
 
     _demo_command(sub)
@@ -383,6 +390,8 @@ def run(argv=None) -> int:
     words = sys.argv[1:] if argv is None else argv
     args = parser(building=[word for word in words if not word.startswith("-")][:1]).parse_args(argv)
     progress.set_level(progress.QUIET if args.quiet else progress.VERBOSE if args.verbose else progress.NORMAL)
+    cores = available_cores()
+    os.environ[THREADS_ENV] = str(args.threads or (cores if args.command == "party" else max(1, cores // 3)))
     try:
         return args.func(args)
     except (InputError, DeploymentError, ValueError) as err:

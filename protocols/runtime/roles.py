@@ -24,6 +24,7 @@ import threading
 
 import torch
 
+from ...circuits import workers
 from ...circuits.crypten_compat import crypten
 from ..errors import ChannelIntegrityError, PeerLost
 from . import csprng, wire
@@ -73,10 +74,13 @@ class RoleContext:
 
 
 def prepare_process(services=()) -> None:
-    """Once per role process: the modules of the ``services`` it offers, one torch thread, torch's RNG disabled,
+    """Once per role process: the modules of the ``services`` it offers, its worker threads (the command's
+    ``--threads``, handed down in the environment; 1 without it), as many torch threads, torch's RNG disabled,
     CrypTen's randomness from the CSPRNG."""
     load(services)
-    torch.set_num_threads(1)
+    count = int(os.environ.get(workers.ENV, "1"))
+    workers.set_threads(count)
+    torch.set_num_threads(count)
     csprng.install()
     csprng.forbid_torch_rng()
 

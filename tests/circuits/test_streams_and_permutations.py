@@ -90,3 +90,33 @@ def test_streams_of_neighbouring_indices_share_no_block(stream, overlaps):
 def test_a_stream_refuses_more_than_its_counter_covers():
     with pytest.raises(ValueError, match="at most"):
         KeyStream(secrets.token_bytes(32)).words(MASK_IN, 0, (STREAM_LIMIT // 8 + 1,))
+
+
+def test_worker_threads_change_no_word():
+    """The dealer and each party may run different --threads: streams, gathers, scatters and masks must be the
+    same whatever the number of threads (ranges of 16-byte blocks for the keystream, disjoint slices else)."""
+    import secrets
+
+    from mpc_auc.circuits import workers
+    from mpc_auc.circuits.correlations import mask, unmask
+    from mpc_auc.circuits.streams import MASK_IN, KeyStream, permute
+
+    stream = KeyStream(secrets.token_bytes(32))
+    m = 3 * workers.MIN_RANGE + 5  # three ranges, the last one ragged
+    perm = np.random.default_rng(3).permutation(m)
+
+    def work():
+        words = stream.words(MASK_IN, 7, (m, 3), np.int32)
+        odd = stream.words(MASK_IN, 8, (m + 1,))  # a byte count that is no multiple of the ranges
+        return [words, odd, permute(words, perm, False), permute(words, perm, True), mask(words, words[::-1], 2),
+                unmask(words, words[::-1], 1)]
+
+    try:
+        workers.set_threads(1)
+        one = work()
+        workers.set_threads(3)
+        three = work()
+    finally:
+        workers.set_threads(1)
+    assert all(np.array_equal(a, b) for a, b in zip(one, three))
+    assert not np.array_equal(one[0], one[2])
