@@ -89,17 +89,17 @@ METRIC_JOBS = (("full report: --metrics auc,ci,ap,roc,ks", [], ["--metrics", "au
 
 def metric_rows(directory: str, tmp: str, m: int, timeout_s: float, repeat: int, alone: dict) -> list:
     """The metrics' rows at M (float64): each job's median protocol time against the AUC alone's."""
-    lines = ["| M | job | runs | protocol s (median) | x AUC alone | P0 bytes GB | P0 rounds |",
+    lines = ["| M | job | runs | protocol s (median) | x AUC alone | P0 sent GB | P0 hops |",
              "|---|---|---|---|---|---|---|",
              f"| {m:,} | AUC alone | {len(alone['runs'])} | {alone['protocol']:.2f} | 1.00 "
-             f"| {alone['bytes'] / GB:.2f} | {alone['rounds']} |"]
+             f"| {alone['sent'] / GB:.2f} | {alone['hops']} |"]
     for name, files, options in METRIC_JOBS:
         path = paired_dataset(directory, m) if files else dataset(directory, m)
         runs = sorted((run_ours(path, tmp, timeout_s, "float64", options) for _ in range(repeat)),
                       key=lambda r: r["protocol"])
         row = runs[len(runs) // 2]
         lines.append(f"| {m:,} | {name} | {repeat} | **{row['protocol']:.2f}** "
-                     f"| **{row['protocol'] / alone['protocol']:.2f}** | {row['bytes'] / GB:.2f} | {row['rounds']} |")
+                     f"| **{row['protocol'] / alone['protocol']:.2f}** | {row['sent'] / GB:.2f} | {row['hops']} |")
         print(f"  done: M={m:,} {name}: protocol {row['protocol']:.2f} s", file=sys.stderr, flush=True)
     return lines
 
@@ -143,7 +143,27 @@ def run_ours(path: str, directory: str, timeout_s: float, dtype: str = "float64"
                                                for role in ("P0", "P1", "dealer"))
     return {"m": record["input_summary"]["M"], "dtype": dtype, "total": total, "phases": phases, "protocol": protocol,
             "check": record["input_check_s"], "rss": rss, "auc": record["auc"], "load": load,
-            "bytes": record["traffic"]["P0"]["bytes"], "rounds": record["traffic"]["P0"]["rounds"]}
+            "sent": record["traffic"]["P0"]["sent_bytes"], "hops": record["traffic"]["P0"].get("hops"),
+            "sent_to": record["traffic"]["P0"].get("sent_to", {}), "messages": record["traffic"]["P0"]["rounds"],
+            "p0_phases": record["traffic"]["P0"].get("phases", [])}
+
+
+def phase_table(rows) -> list:
+    """P0's bytes and hops per phase of each row's median run (protocols.runtime.metrics): where a network's
+    bandwidth and latency would go."""
+    lines = ["| M | scores | P0's phase | s | MB to P1 | MB to the dealer | hops | B per score per key bit |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        bits = ScoreEncoder(0.0, 1.0, r["dtype"]).key_bits
+        for p in r["p0_phases"] + [{"phase": "**all**", "s": r["protocol"], "hops": r["hops"],
+                                    "sent_bytes": r["sent_to"]}]:
+            sent = p["sent_bytes"]
+            total = sum(sent.values())
+            if p["phase"] == "start" and not total:
+                continue
+            lines.append(f"| {r['m']:,} | {r['dtype']} | {p['phase']} | {p['s']:.2f} | {sent.get('P1', 0) / 1e6:.1f} "
+                         f"| {sent.get('dealer', 0) / 1e6:.1f} | {p['hops']} | {total / r['m'] / bits:.2f} |")
+    return lines
 
 
 def run_spu(python: str, path: str) -> dict:
@@ -202,7 +222,8 @@ def machine() -> str:
             f"{platform.system()} {platform.release()}")
 
 
-def write_doc(path: str, lines, argv, markers=MARKERS, module: str = "bench_e2e", target: str = "make bench-e2e") -> None:
+def write_doc(path: str, lines, argv, markers=MARKERS, module: str = "bench_e2e",
+              target: str = "make bench-e2e") -> None:
     """Replace the block between ``markers`` in the markdown file with the table, its command and machine."""
     with open(path) as f:
         text = f.read()
@@ -253,6 +274,9 @@ def main(argv=None) -> int:
         alone = next((r for r in rows if r["m"] == args.metrics_size and r["dtype"] == "float64"), None)
         metrics = metric_rows(directory, tmp, args.metrics_size, args.timeout, args.repeat, alone) if alone else []
     lines = table(rows, spu)
+    lines += ["", "P0's traffic per phase (the median run of each row; **all**: every byte P0 sent, to P1 and the "
+                  "dealer, over the whole protocol; hops: protocols.runtime.link.HopClock, a round trip is two):", "",
+              *phase_table(rows)]
     if metrics:
         lines += ["", "Metrics from the same sort (docs/protocols/mpc-exact.md), float64, P0's protocol time:", "",
                   *metrics]
