@@ -130,27 +130,62 @@ def less_than_public(gates, u: np.ndarray, thresholds: np.ndarray) -> np.ndarray
 def all_set(gates, shares: np.ndarray, bits: int) -> np.ndarray:
     """XOR shares (W,) of [the low ``bits`` bits of x are all 1], packed 64 lanes per word, from this party's
     XOR shares (n,) of x; ceil(log2 bits) rounds (at least 3), about n bits / 64 word-ANDs."""
-    n, width = len(shares), 8
-    while width < bits:
-        width *= 2
-    own = np.asarray(shares, dtype=np.int64)
-    if bits < 64:  # the bits above ``bits`` count as set: P0's shares hold 1s there, P1's 0s
-        above = np.int64(-1 << bits)
-        own = own | above if gates.rank == 0 else own & ~above
-    lanes = own.view(np.uint64).astype(f"uint{width}")
-    halves = [-(-n * w // 128) for w in (64, 32, 16) if w <= width]  # words of one half at each width
-    gates.reserve("and", sum(halves) + 7 * -(-n // LANES))
-    while width > 8:
-        half = np.dtype(f"uint{width // 2}")
-        pairs = lanes.view(half).reshape(n, 2)  # little-endian: an element's low half, then its high half
-        (lanes,) = gates.and_((words_of(pairs[:, 0]), words_of(pairs[:, 1])))
-        lanes = lanes.view(half)[:n]
-        width //= 2
-    bit_planes = planes(lanes, 8)
-    while len(bit_planes) > 1:
-        half = len(bit_planes) // 2
-        (bit_planes,) = gates.and_((bit_planes[:half], bit_planes[half:]))
-    return bit_planes[0]
+    return all_set_groups(gates, [(shares, bits)])[0]
+
+
+def all_set_groups(gates, groups) -> list:
+    """:func:`all_set` of several (shares, bits) groups at once: their ANDs share rounds, so the whole takes the
+    rounds of the widest group, and each group costs only its own bits."""
+    states = [_AllSet(gates.rank, np.asarray(shares, dtype=np.int64), bits) for shares, bits in groups]
+    gates.reserve("and", sum(state.ands for state in states))
+    while not all(state.done for state in states):
+        pairs = [state.pairs() for state in states]
+        results = iter(gates.and_(*[pair for pair in pairs if pair is not None]))
+        for state, pair in zip(states, pairs):
+            if pair is not None:
+                state.take(next(results))
+    return [state.planes[0] for state in states]
+
+
+class _AllSet:
+    """One group of :func:`all_set_groups`: an element's two halves ANDed, round after round.  While a half is a
+    byte or wider the halves of all elements are packed densely into words, so no lane is wasted and nothing is
+    transposed; the last byte is bit-sliced and its planes ANDed."""
+
+    def __init__(self, rank: int, own: np.ndarray, bits: int):
+        self.n, self.width = len(own), 8
+        while self.width < bits:
+            self.width *= 2
+        if bits < 64:  # the bits above ``bits`` count as set: P0's shares hold 1s there, P1's 0s
+            above = np.int64(-1 << bits)
+            own = own | above if rank == 0 else own & ~above
+        self.lanes = own.view(np.uint64).astype(f"uint{self.width}")
+        halves = [-(-self.n * w // 128) for w in (64, 32, 16) if w <= self.width]  # words of a half per width
+        self.ands = sum(halves) + 7 * -(-self.n // LANES)
+        self.planes = planes(self.lanes, 8) if self.width == 8 else None
+
+    @property
+    def done(self) -> bool:
+        return self.planes is not None and len(self.planes) == 1
+
+    def pairs(self):
+        """The (x, y) this group ANDs in the next round, or None when it is done."""
+        if self.done:
+            return None
+        if self.planes is None:  # dense: an element's low half, then its high half (little-endian)
+            pairs = self.lanes.view(f"uint{self.width // 2}").reshape(self.n, 2)
+            return words_of(pairs[:, 0]), words_of(pairs[:, 1])
+        half = len(self.planes) // 2
+        return self.planes[:half], self.planes[half:]
+
+    def take(self, anded: np.ndarray) -> None:
+        if self.planes is None:
+            self.width //= 2
+            self.lanes = anded.view(f"uint{self.width}")[:self.n]
+            if self.width == 8:
+                self.planes = planes(self.lanes, 8)
+        else:
+            self.planes = anded
 
 
 def bit_decompose(gates, shares: np.ndarray, bits: int) -> np.ndarray:

@@ -23,14 +23,15 @@ XOR shares of [row i is valid] for every row without opening anything:
 * **Weight** (weighted AUC): the units u lie in [0, most] the same way,
   u >= 0 and most - u >= 0 as signed words (:func:`valid_weights`).
 
-All label and radix-key equalities of a job go through one all_set call, so
-the whole check of the radix path is 7 rounds: 6 for all_set and 1 AND that
-joins the label and key verdicts.
+All label and radix-key equalities of a job share the rounds of one
+all_set_groups call, the key's group only as wide as the bits the key may not
+use (2 for float64 keys, 34 for float32), so the whole check of the radix path
+is 7 rounds: 6 for all_set and 1 AND that joins the label and key verdicts.
 """
 import numpy as np
 
 from .bits import LANES
-from .comparators import all_set, flip, nonnegative, sign_bits
+from .comparators import all_set_groups, flip, nonnegative, sign_bits
 
 KEY_OFFSET = 1 << 61  # protocols.inputs.encoding: XOR-shared keys are k + 2^61
 
@@ -57,17 +58,14 @@ def valid_rows(gates, labels: np.ndarray, key_xor: np.ndarray = None, key_bits: 
     own = -labels if rank == 0 else labels  # y = 0: -a == b
     one = 1 - labels if rank == 0 else labels  # y = 1: 1 - a == b
     words = -(-n // LANES)
-    columns = [_equal_zero_inputs(own, rank), _equal_zero_inputs(one, rank)]
+    groups = [(np.concatenate([_equal_zero_inputs(own, rank), _equal_zero_inputs(one, rank)]), 64)]
+    if key_xor is not None:  # the bits the key may not use, moved down: (k + 2^61) >> key_bits == 0
+        groups.append((_equal_zero_inputs(np.asarray(key_xor, dtype=np.int64) >> key_bits, rank), 64 - key_bits))
+    verdicts = all_set_groups(gates, groups)
+    labels_ok = verdicts[0].reshape(2, words)
+    label_ok = labels_ok[0] ^ labels_ok[1]
     if key_xor is not None:
-        high = np.asarray(key_xor, dtype=np.int64)
-        if key_bits < 64:
-            low = np.int64((1 << key_bits) - 1)
-            high = high & ~low  # the bits the key may use do not count: x = the bits above key_bits
-        columns.append(_equal_zero_inputs(high, rank))
-    verdicts = all_set(gates, np.concatenate(columns), 64).reshape(len(columns), words)
-    label_ok = verdicts[0] ^ verdicts[1]
-    if key_xor is not None:
-        key_ok = verdicts[2]
+        key_ok = verdicts[1]
     else:
         shifted = np.asarray(keys, dtype=np.int64) + np.int64(KEY_OFFSET if rank == 0 else 0)
         key_ok = _within(gates, shifted, (1 << key_bits) - 1)
