@@ -15,7 +15,10 @@ that reuses its nonce lets an observer read a record it did not know.
 import multiprocessing as mp
 import secrets
 import socket
+import subprocess
+import sys
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -303,3 +306,35 @@ def test_a_key_seals_no_more_than_its_limit():
     sealer.seal(b"x" * 100)  # exactly at the limit
     with pytest.raises(ValueError, match="under one key"):
         sealer.seal(b"x")
+
+
+def test_a_party_behind_a_delaying_relay_listens_on_its_own_address(keys):
+    """``mpc-auc party --listen``: P0 listens on its own address while P1 dials the deployment's, where
+    sims.delay_relay forwards with 25 ms each way (the shaped-network benchmark's set-up).  The pinned keys
+    still authenticate the link, a round trip takes at least the two delays, and the hop clock counts both
+    messages of the chain."""
+    from mpc_auc.protocols.runtime.link import HOPS
+
+    _, identities, addresses = keys
+    deployment = Deployment({r: i.public for r, i in identities.items()}, addresses)
+    own = f"127.0.0.3:{free_port('127.0.0.3')}"
+    relay = subprocess.Popen([sys.executable, "-m", "mpc_auc.sims.delay_relay", "--delay-ms", "25",
+                              f"{addresses['P0']}={own}"], stderr=subprocess.PIPE, text=True)
+    try:
+        assert "listening" in relay.stderr.readline()  # the relay's routes are bound
+        listener = Listener(identities["P0"], deployment, 10.0, listen=own)
+        link = dial(identities["P1"], deployment, "P0", {"purpose": "relay test"}, 10.0)
+        _, accepted = listener.take(lambda hello: hello.get("purpose") == "relay test", 10.0)
+        payload, hops = secrets.token_bytes(4096), HOPS.value
+        began = time.perf_counter()
+        link.send(1, payload)
+        accepted.send(1, accepted.recv(1))
+        back = link.recv(1)
+        elapsed = time.perf_counter() - began
+        assert bytes(back) == payload and elapsed >= 0.05
+        assert HOPS.value == hops + 2
+        link.close()
+        listener.close()
+    finally:
+        relay.kill()
+        relay.wait()
