@@ -84,8 +84,8 @@ def plain(figures):
 
 
 def _communicator():
-    """The role's communicator (CrypTen loaded lazily: a coordinator reads meters with :func:`plain` alone)."""
-    from ...circuits.crypten_compat import crypten
+    """The role's communicator."""
+    from ...circuits.crypten_compat import crypten  # lazily: a coordinator reads meters (plain) without CrypTen
 
     return crypten.communicator.get()
 
