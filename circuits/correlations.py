@@ -40,9 +40,13 @@ def _combine(x: np.ndarray, a: np.ndarray, xor_from: int, additive) -> np.ndarra
 
 
 def correction(mask_stream: KeyStream, perm: np.ndarray, backwards: bool, mask_index: int, shape,
-               xor_from: int, dtype=np.int64) -> np.ndarray:
-    """delta = a[perm] - b (or a[perm^-1] - b; XOR columns: a[perm] ^ b) for the masks of ``mask_stream``."""
+               xor_from: int, dtype=np.int64, folded: int = None) -> np.ndarray:
+    """delta = a[perm] - b (or a[perm^-1] - b; XOR columns: a[perm] ^ b) for the masks of ``mask_stream``;
+    folded: column 0's a is that party's MASK_OUT words of this stream index instead (its share there, which
+    it then need not send: circuits.shuffle.Shuffler.shuffle)."""
     a = mask_stream.words(MASK_IN, mask_index, shape, dtype)
+    if folded is not None:
+        a[:, 0] = mask_stream.words(MASK_OUT, folded, (shape[0],), dtype)
     b = mask_stream.words(MASK_OUT, mask_index, shape, dtype)
     return mask(permute(a, perm, backwards), b, xor_from)
 

@@ -76,7 +76,7 @@ class RadixRanking:
         """This party's share (int32, mod 2^32) of sigma: sigma[i] is the position of element i after a
         stable sort by key.  then_moved: the 64-bit rows the caller moves by sigma next (the last of them
         XOR-shared), whose shuffle the dealer prepares during the last digit."""
-        sigma = None
+        sigma, fold = None, None
         m = len(key_xor)
         plan = self._dealer_plan(m, then_moved)
         for step, start in enumerate(range(0, self.bits, DIGIT_BITS)):
@@ -88,10 +88,12 @@ class RadixRanking:
             if sigma is None:
                 sigma = digit_destinations(self.shuffler, digit)
             else:
-                s, pi, moved = self.shuffler.open_shuffled(sigma, digit[None], xor_columns=1, widths=(1,))
+                s, pi, moved = self.shuffler.open_shuffled(sigma, digit[None], xor_columns=1, widths=(1,),
+                                                           fold=fold)
                 current = np.empty_like(digit)
                 current[s] = moved[0]
                 rho = digit_destinations(self.shuffler, current)
+                fold = self.shuffler.schedule()[1]  # the unshuffle's masks: P1's sigma is its stream's words then
                 sigma = self.shuffler.gather_back(s, pi, rho[None], (position_bytes(m),))[0]
             if self.progress is not None:
                 self.progress(min(start + DIGIT_BITS, self.bits), self.bits)
@@ -109,8 +111,9 @@ class RadixRanking:
         digits = -(-self.bits // DIGIT_BITS)
         width = position_bytes(m)
         plan = [[shuffler.select_request(m, onehot)]]
-        for t in range(1, digits):  # shuffle (sigma, digit), select, unshuffle rho
-            plan.append([shuffler.shuffle_request((m, 2), perm, masks, False, 1, RING, True, (width, 1)),
+        for t in range(1, digits):  # shuffle (sigma, digit; P1's sigma folded after the first), select, unshuffle rho
+            plan.append([shuffler.shuffle_request((m, 2), perm, masks, False, 1, RING, True, (width, 1),
+                                                  masks - 1 if t > 1 else None),
                          shuffler.select_request(m, onehot + t),
                          shuffler.shuffle_request((m, 1), perm, masks + 1, True, 1, RING, True, (width,))])
             perm, masks = perm + 1, masks + 2

@@ -75,12 +75,15 @@ class Shuffler:
         s, pi, _ = self.open_shuffled(sigma, np.empty((0, len(sigma)), dtype=RING))
         return self.gather_back(s, pi, rows)
 
-    def open_shuffled(self, sigma: np.ndarray, columns: np.ndarray, xor_columns: int = 0, widths=None):
+    def open_shuffled(self, sigma: np.ndarray, columns: np.ndarray, xor_columns: int = 0, widths=None,
+                      fold: int = None):
         """(s = sigma[pi] opened, pi, this party's shares of columns[:, pi]) for a fresh pi.
 
         sigma: this party's int32 share of a destination vector; columns: (c, M)
         shares (int32 or int64), of which the last ``xor_columns`` are XOR-shared.
         widths: the low bytes of each column's words that matter (None: all); sigma's are its positions'.
+        fold: sigma came out of the unshuffle of this mask index (P1's share is then its stream's words): see
+        :meth:`shuffle`.
         """
         m = len(sigma)
         if m >= 2 ** 31:
@@ -89,7 +92,7 @@ class Shuffler:
         stacked = np.concatenate([sigma[None].astype(columns.dtype), columns])
         width = position_bytes(m)
         shuffled = self.shuffle(stacked, pi, xor_from=len(stacked) - xor_columns,
-                                widths=(width, *(widths or [columns.dtype.itemsize] * len(columns))))
+                                widths=(width, *(widths or [columns.dtype.itemsize] * len(columns))), fold=fold)
         s = self.open(shuffled[0].astype(RING), width=width).view(np.uint32).astype(np.int64)  # the low bytes
         if not is_permutation(s):
             raise RuntimeError("opened destinations are not a permutation: the parties' shares disagree")
@@ -128,10 +131,18 @@ class Shuffler:
         self.comm.send_array(narrow(own.astype(np.int32)[:, None], (position_bytes(n),)), self.comm.get_ttp_rank(),
                              self.comm.permutation_group)
 
-    def shuffle(self, shares: np.ndarray, pi: "JointPermutation", xor_from=None, widths=None) -> np.ndarray:
+    def shuffle(self, shares: np.ndarray, pi: "JointPermutation", xor_from=None, widths=None,
+                fold: int = None) -> np.ndarray:
         """This party's share of x[pi] for its share of x (shape (c, M); rows from ``xor_from`` on are XOR-shared;
-        the shares needed only mod 2^(8 widths[j]) in row j, None: in full)."""
-        return self._run(shares, pi, False, len(np.atleast_2d(shares)) if xor_from is None else xor_from, widths)
+        the shares needed only mod 2^(8 widths[j]) in row j, None: in full).
+
+        fold: the mask index of an earlier unshuffle that produced row 0, whose second step left P1 holding
+        its stream's words MASK_OUT there.  The dealer knows them too, so it folds them into P0's correction
+        of the first step in place of P1's mask for that row, and P1 sends nothing of row 0: P0's correction
+        b_old[p0] - b_new is still uniform to it (b_new is fresh), and P1 saves a word per element.
+        """
+        xor_from = len(np.atleast_2d(shares)) if xor_from is None else xor_from
+        return self._run(shares, pi, False, xor_from, widths, fold)
 
     def unshuffle(self, shares: np.ndarray, pi: "JointPermutation", widths=None) -> np.ndarray:
         """This party's share of y with y[pi] = x, i.e. undo ``shuffle`` (fresh masks)."""
@@ -172,13 +183,13 @@ class Shuffler:
 
     @staticmethod
     def shuffle_request(shape, perm: int, mask: int, inverse_order: bool, xor_from: int, dtype,
-                        announced: bool, widths) -> tuple:
+                        announced: bool, widths, fold: int = None) -> tuple:
         """(function, args) of the dealer request for one shuffle's correlation: the shares' (M, c) shape,
         the permutation and mask indexes, the direction, the first XOR-shared column, the word type,
-        whether the parties announced the permutation and the bytes of each column's words that travel.
-        One definition for the request and its posts."""
+        whether the parties announced the permutation, the bytes of each column's words that travel and the
+        unshuffle folded into column 0 (:meth:`shuffle`).  One definition for the request and its posts."""
         return ("permutation_correlation", (tuple(shape), perm, mask, inverse_order, xor_from,
-                                            np.dtype(dtype).name, announced, tuple(int(w) for w in widths)))
+                                            np.dtype(dtype).name, announced, tuple(int(w) for w in widths), fold))
 
     @staticmethod
     def select_request(m: int, index: int) -> tuple:
@@ -189,7 +200,7 @@ class Shuffler:
         """(next permutation, next mask, next one-hot index): where the counters stand, for planning posts."""
         return self._perm_count, self._mask_count, self.onehot_count
 
-    def _run(self, shares, pi, inverse_order: bool, xor_from: int, widths) -> np.ndarray:
+    def _run(self, shares, pi, inverse_order: bool, xor_from: int, widths, fold: int = None) -> np.ndarray:
         shares = np.atleast_2d(shares)
         dtype = shares.dtype if shares.dtype == RING else np.dtype(np.int64)
         shares = np.ascontiguousarray(shares.T, dtype=dtype)  # (M, c): elements as rows
@@ -200,19 +211,23 @@ class Shuffler:
         self._mask_count += 1
         if self.rank == 0:
             function, args = self.shuffle_request(shape, pi.index, mask_index, inverse_order, xor_from, dtype,
-                                                  pi.announced, widths)
+                                                  pi.announced, widths, fold)
             delta = widen(from_words(self.request(function, *args), np.uint8, (packed,)), widths, dtype, shape[0])
         else:
             delta = widen(self.comm.recv_array((packed,), np.uint8, self.comm.get_ttp_rank(), self.comm.ttp_group),
                           widths, dtype, shape[0])
         for step, (holder, other) in enumerate(step_plan(inverse_order)):
             stream_index = 2 * mask_index + step
+            sent = 1 if fold is not None and step == 0 else 0  # a folded column 0 does not travel
             if self.rank == other:
                 a = self.stream.words(MASK_IN, stream_index, shape, dtype)
-                self.comm.send_array(narrow(mask(shares, a, xor_from), widths), holder)
+                self.comm.send_array(narrow(mask(shares, a, xor_from)[:, sent:], widths[sent:]), holder)
                 shares = self.stream.words(MASK_OUT, stream_index, shape, dtype)
             else:
-                masked = widen(self.comm.recv_array((packed,), np.uint8, other), widths, dtype, shape[0])
+                masked = np.zeros(shape, dtype=dtype)
+                size = packed_size(shape[0], widths[sent:])
+                masked[:, sent:] = widen(self.comm.recv_array((size,), np.uint8, other), widths[sent:], dtype,
+                                         shape[0])
                 if self.view is not None:
                     self.view.append(("masked shares", masked.copy()))
                 shares = unmask(permute(unmask(shares, masked, xor_from), pi.own, inverse_order), delta, xor_from)

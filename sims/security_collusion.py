@@ -39,10 +39,10 @@ class IndexRecordingShuffler(Shuffler):
             self.view.append(("permutation index", pi.index))
         return pi
 
-    def _run(self, shares, pi, inverse_order: bool, xor_from: int, widths):
+    def _run(self, shares, pi, inverse_order: bool, xor_from: int, widths, fold=None):
         if self.view is not None:
             self.view.append(("mask index", (self._mask_count, inverse_order, xor_from)))
-        return super()._run(shares, pi, inverse_order, xor_from, widths)
+        return super()._run(shares, pi, inverse_order, xor_from, widths, fold)
 
 
 def collusion_party(ctx, key_shares, label_shares, bits: int) -> dict:

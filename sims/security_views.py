@@ -55,7 +55,7 @@ class OpenSigma(Shuffler):
     """A deliberately leaky variant: opens sigma itself instead of sigma[pi]."""
     PREFETCH = False  # it asks the dealer for no shuffle
 
-    def open_shuffled(self, sigma, columns, xor_columns=0, widths=None):
+    def open_shuffled(self, sigma, columns, xor_columns=0, widths=None, fold=None):
         return self.open(sigma, width=position_bytes(len(sigma))), None, columns
 
     def gather_back(self, s, pi, rows, widths=None):

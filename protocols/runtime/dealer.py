@@ -93,17 +93,19 @@ class Dealer(TTPServer):
         return self._perms[perm_index]
 
     def permutation_correlation(self, shape, perm_index, mask_index, inverse_order, xor_from, dtype="int64",
-                                announced=False, widths=None):
+                                announced=False, widths=None, fold=None):
         """Send P1 its correction and return P0's (CrypTen forwards it to P0); words of ``dtype``, of which
-        only the low ``widths[j]`` bytes in column j travel (the parties need those columns only modulo that)."""
+        only the low ``widths[j]`` bytes in column j travel (the parties need those columns only modulo that).
+        fold: the unshuffle whose output is column 0, folded into the first step (circuits.shuffle.Shuffler.shuffle)."""
         shape, dtype = tuple(shape), np.dtype(dtype)  # (M, columns): one row per element
         if dtype == np.int64:  # a 64-bit move after the sort's 32-bit steps: other sizes from here on
             release_free_memory()
         perms = self._permutations(perm_index, shape[0], announced)
         deltas = {}
         for step, (holder, other) in enumerate(step_plan(inverse_order)):
+            folded = 2 * fold + 1 if fold is not None and step == 0 else None  # the unshuffle's second step
             deltas[holder] = correction(self._streams[other], perms[holder], inverse_order,
-                                        2 * mask_index + step, shape, xor_from, dtype)
+                                        2 * mask_index + step, shape, xor_from, dtype, folded)
         widths = tuple(widths) if widths is not None else (dtype.itemsize,) * shape[1]
         comm = crypten.communicator.get()
         comm.send_array(narrow(deltas[1], widths), 1, comm.ttp_group)

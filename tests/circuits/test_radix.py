@@ -91,8 +91,9 @@ def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
 
 
 DEALER_VIEW_INPUTS = {"distinct": np.arange(64, dtype=np.int64) * 3 + 1, "tied": np.full(64, 5, dtype=np.int64)}
-INDEX_ARGS = {"permutation_correlation": (1, 2), "onehot_correlation": (1,), "and_triples": (1,), "mul_triples": (1,),
-              "bit_correlation": (2,)}  # the positions of stream indexes in each request's arguments
+INDEX_ARGS = {"permutation_correlation": (1, 2, 8), "onehot_correlation": (1,), "and_triples": (1,),
+              "mul_triples": (1,), "bit_correlation": (2,)}  # the positions of stream indexes in each request's arguments
+SAME_INDEXES = {("permutation_correlation", 8): 2}  # a folded unshuffle's mask index counts among the mask indexes
 
 
 def _exact_path_requests(ctx, shuffler, gates, keys, leak: bool) -> list:
@@ -135,9 +136,9 @@ def _exact_path_requests(ctx, shuffler, gates, keys, leak: bool) -> list:
     order = {}  # (function, argument position) -> {stream index: its order of first use}
 
     def relative(function, i, value):
-        if i not in INDEX_ARGS.get(function, ()):
+        if i not in INDEX_ARGS.get(function, ()) or value is None:
             return value
-        seen = order.setdefault((function, i), {})
+        seen = order.setdefault((function, SAME_INDEXES.get((function, i), i)), {})
         return seen.setdefault(value, len(seen))
 
     return [(function, tuple(relative(function, i, v) for i, v in enumerate(args))) for function, args in posted]
