@@ -91,8 +91,9 @@ def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
 
 
 DEALER_VIEW_INPUTS = {"distinct": np.arange(64, dtype=np.int64) * 3 + 1, "tied": np.full(64, 5, dtype=np.int64)}
+# the positions of stream indexes in each request's arguments
 INDEX_ARGS = {"permutation_correlation": (1, 2, 8), "onehot_correlation": (1,), "and_triples": (1,),
-              "mul_triples": (1,), "bit_correlation": (2,)}  # the positions of stream indexes in each request's arguments
+              "mul_triples": (1,), "bit_correlation": (2,)}
 SAME_INDEXES = {("permutation_correlation", 8): 2}  # a folded unshuffle's mask index counts among the mask indexes
 
 
