@@ -12,7 +12,9 @@ is off in every namespace (``net.ipv4.tcp_slow_start_after_idle=0``, as on hosts
 protocols); the links are the project's own (TLS 1.3 with pinned keys, then AES-GCM records).
 
 Each run is ``mpc-auc --quiet run --deployment ...`` in the organiser's namespace against the three
-``mpc-auc party`` processes, which stay up over all runs.  Measured per row: the protocol time (P0's,
+``mpc-auc party`` processes, which stay up over all runs; they share this machine's cores, so each gets a
+third of them as worker threads (``--threads``, as the roles of a local run), not all of them as a party on
+a host of its own would.  Measured per row: the protocol time (P0's,
 from the submissions to the results; the run's ``mpc_wall_s`` less the clients' sharing), the end-to-end
 time of the command, P0's bytes and hops (the Lamport count of message hops on its critical path,
 protocols.runtime.link.HopClock; a round trip is two).
@@ -37,6 +39,7 @@ import sys
 import tempfile
 import time
 
+from ..circuits.workers import available_cores
 from ..protocols.inputs.encoding import ScoreEncoder
 from .bench_e2e import DTYPES, SIZES, dataset, machine, reference_auc, write_doc
 
@@ -150,8 +153,9 @@ class Roles:
         subprocess.run([sys.executable, "-m", "mpc_auc", "deploy", "init", "--dir", directory,
                         *(x for r in SERVING for x in (f"--{r.lower()}", Topology.public(r)))],
                        check=True, capture_output=True)
-        self.parties = [self._start(r, [sys.executable, "-m", "mpc_auc", "party", "--role", r, "--deployment",
-                                        self.deployment, "--key", os.path.join(directory, f"{r}.key"),
+        threads = str(max(1, available_cores() // 3))  # the roles share this machine's cores, as in a local run
+        self.parties = [self._start(r, [sys.executable, "-m", "mpc_auc", "--threads", threads, "party", "--role", r,
+                                        "--deployment", self.deployment, "--key", os.path.join(directory, f"{r}.key"),
                                         "--listen", Topology.own(r), "--ledger", os.path.join(directory, "ledger"),
                                         "--timeout", str(timeout_s)], "serving until stopped")
                         for r in SERVING]
