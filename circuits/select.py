@@ -88,18 +88,26 @@ class DigitSelector:
 
     def _open_xor(self, own: np.ndarray) -> np.ndarray:
         """d XOR r from this party's 2-bit shares, four to a byte on the wire."""
-        n = len(own)
-        quads = np.zeros(-(-n // 4) * 4, dtype=np.uint8)
-        quads[:n] = own
-        quads = quads.reshape(-1, 4)
-        packed = quads[:, 0] | (quads[:, 1] << 2) | (quads[:, 2] << 4) | (quads[:, 3] << 6)
-        comm = self.shuffler.comm
-        comm.send_array(packed, 1 - self.shuffler.rank)
-        both = packed ^ comm.recv_array(packed.shape, np.uint8, 1 - self.shuffler.rank, operation="digit")
-        c = ((both[:, None] >> np.array([0, 2, 4, 6], dtype=np.uint8)) & 3).reshape(-1)[:n]
+        packed = pack_digits(own)
+        c = unpack_digits(packed ^ self.shuffler.exchange(packed, "digit"), len(own))
         if self.shuffler.view is not None:
             self.shuffler.view.append(("digit", c.copy()))
         return c
+
+
+_SHIFTS = np.array([0, 2, 4, 6], dtype=np.uint8)
+
+
+def pack_digits(digits: np.ndarray) -> np.ndarray:
+    """2-bit values four to a byte (the first in the low bits), zero-padded to whole bytes."""
+    quads = np.zeros(-(-len(digits) // 4) * 4, dtype=np.uint8)
+    quads[:len(digits)] = digits
+    return np.bitwise_or.reduce(quads.reshape(-1, 4) << _SHIFTS, axis=1)
+
+
+def unpack_digits(packed: np.ndarray, n: int) -> np.ndarray:
+    """The first n 2-bit values :func:`pack_digits` packed."""
+    return ((packed[:, None] >> _SHIFTS) & 3).reshape(-1)[:n]
 
 
 def onehot_receiver(index: int) -> int:

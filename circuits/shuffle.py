@@ -157,14 +157,17 @@ class Shuffler:
             opened = self.comm.all_reduce(torch.from_numpy(shares)).numpy()
         else:
             n, width = shares.size, (width,)
-            own = narrow(shares.reshape(-1, 1), width)
-            self.comm.send_array(own, 1 - self.rank)
-            other = self.comm.recv_array(own.shape, np.uint8, 1 - self.rank, operation=kind)
+            other = self.exchange(narrow(shares.reshape(-1, 1), width), kind)
             total = shares.reshape(-1) + widen(other, width, shares.dtype, n)[:, 0]
             opened = (total & shares.dtype.type((1 << 8 * width[0]) - 1)).reshape(shares.shape)
         if self.view is not None:
             self.view.append((kind, opened.copy()))
         return opened
+
+    def exchange(self, own: np.ndarray, kind: str) -> np.ndarray:
+        """Send this party's array to the other compute party and return the other's (one round)."""
+        self.comm.send_array(own, 1 - self.rank)
+        return self.comm.recv_array(own.shape, own.dtype, 1 - self.rank, operation=kind)
 
     def request(self, function: str, *args) -> np.ndarray:
         """P0 only: the dealer's answer to ``function(*args)``: collected if posted ahead, else asked now."""

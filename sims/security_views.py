@@ -40,6 +40,7 @@ from ..circuits.crypten_compat import crypten
 from ..circuits.gates import Gates
 from ..circuits.noise_laws import DiscreteLaplace, RandomizedResponse
 from ..circuits.radix import RadixRanking
+from ..circuits.select import unpack_digits
 from ..circuits.shares import from_share, public_share, reveal_int
 from ..circuits.shuffle import Shuffler
 from ..protocols.dp.central_law import CentralNoise
@@ -398,7 +399,7 @@ def narrowed(array: np.ndarray, pairs: int) -> list:
     n, w = len(array), position_bytes(pairs)
     out = []
     if n == -(-pairs // 4):  # 2-bit digits
-        out.append(((array[:, None] >> np.array([0, 2, 4, 6], dtype=np.uint8)) & 3).reshape(-1)[:pairs])
+        out.append(unpack_digits(array, pairs))
     if n % w == 0 and (n // w) % pairs == 0:
         out += list(widen(array, (w,), np.int64, n // w).reshape(-1, pairs))
     if n % pairs == 0:

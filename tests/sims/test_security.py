@@ -148,6 +148,7 @@ def test_the_job_view_audit_reads_the_narrowed_wire_layouts():
     """Messages travel narrowed (circuits.correlations.narrow; 2-bit digits four to a byte): a secret sent in
     any of those layouts, alone or beside a masked column, is found by the leak audit, and masked ones are not."""
     from mpc_auc.circuits.correlations import narrow, position_bytes
+    from mpc_auc.circuits.select import pack_digits
     from mpc_auc.sims.security_views import job_secrets, leaks
 
     rng = np.random.default_rng(4)
@@ -157,14 +158,11 @@ def test_the_job_view_audit_reads_the_narrowed_wire_layouts():
     w = position_bytes(m)
     destinations = secrets_["destinations"]
     masked = rng.integers(0, 2 ** 31, m)
-    quads = np.zeros(-(-m // 4) * 4, dtype=np.uint8)
-    quads[:m] = labels
-    packed_digits = (quads.reshape(-1, 4) << np.array([0, 2, 4, 6], dtype=np.uint8)).sum(axis=1).astype(np.uint8)
     carriers = {"one column": narrow(destinations[:, None], (w,)),
                 "three values a row": narrow(np.concatenate([masked, destinations, masked])[:, None], (w,)),
                 "position then digit": narrow(np.stack([masked, labels], axis=1), (w, 1)),
                 "position then words": narrow(np.stack([masked, keys], axis=1), (w, 8)),
-                "digits four to a byte": packed_digits}
+                "digits four to a byte": pack_digits(labels)}
     for name, message in carriers.items():
         assert leaks([message], secrets_, m, 1e-3), name
     assert not leaks([narrow(np.stack([masked, rng.integers(0, 4, m)], axis=1), (w, 1))], secrets_, m, 1e-3)
