@@ -52,6 +52,8 @@ class DigitSelector:
             else:
                 packed = from_words(answer, np.uint8, (size,))
             correlated = widen(packed, width, RING, 4 * m).reshape(4, m)
+            if shuffler.view is not None:  # the audits': the receiver's words must be uniform to it
+                shuffler.view.append(("one-hot part", correlated.T.copy()))
             rest, self._picked_mask = correlated[:3], correlated[3]
         else:
             rest = stream.words(ONEHOT_SHARE, self.index, (3, m), RING)

@@ -231,10 +231,21 @@ class Shuffler:
                 size = packed_size(shape[0], widths[sent:])
                 masked[:, sent:] = widen(self.comm.recv_array((size,), np.uint8, other), widths[sent:], dtype,
                                          shape[0])
-                if self.view is not None:
-                    self.view.append(("masked shares", masked.copy()))
+                before = shares
                 shares = unmask(permute(unmask(shares, masked, xor_from), pi.own, inverse_order), delta, xor_from)
+                if self.view is not None:
+                    self._record(masked, delta, before, shares, xor_from, widths[0], fold is not None and step == 0)
         return np.ascontiguousarray(shares.T)
+
+    def _record(self, masked, delta, before, after, xor_from: int, width: int, folded: bool) -> None:
+        """The audits' view of one step this party permuted: the masked shares and the correction it received,
+        and how its share of column 0 changed (mod 2^(8 width)), which the other party's fresh mask must hide
+        (named apart in a folded step, whose place in the schedule is public)."""
+        change = after[:, 0] ^ before[:, 0] if xor_from == 0 else after[:, 0] - before[:, 0]
+        if width < change.dtype.itemsize:
+            change = change & change.dtype.type((1 << 8 * width) - 1)
+        self.view.extend([("masked shares", masked.copy()), ("correction", delta.copy()),
+                          ("folded share change" if folded else "share change", change[:, None].copy())])
 
 
 def is_permutation(s: np.ndarray) -> bool:

@@ -3,7 +3,10 @@
 **Radix sort.**
 The radix sort (circuits.radix) opens, per digit, the masked digit and
 Beaver differences, and per stable partition the destinations sigma[pi]
-under a fresh joint shuffle pi.  Over many runs on two inputs of the same
+under a fresh joint shuffle pi; a party also records the masked shares and
+the dealer's correction of each shuffle step it permutes, how its share
+changed there, and the one-hot words it receives (:func:`word_uniformity`
+and the controls of sims.weakened_shuffles).  Over many runs on two inputs of the same
 public shape (distinct keys vs all tied), every opened value must follow
 one distribution (chi-square homogeneity over the cells below) and every
 opened destination vector must be a uniform permutation (chi-square
@@ -223,6 +226,29 @@ def uniformity(views) -> float:
     opened = sum(1 for kind, _ in views[0] if kind == "destinations")
     observed = [counts.get(("destinations", j, p), 0) for j in range(opened) for p in PERMUTATIONS]
     return float(chisquare(observed).pvalue)
+
+
+def word_uniformity(views, kind: str) -> float:
+    """p-value of a chi-square test that the low two bits of every word of ``kind`` (the shuffle's
+    "correction", the receiver's "one-hot part") are uniform, as the low bits of a word under a uniform mask
+    are.  One goodness-of-fit test per element (its occurrence in a run, row, column) over the runs; the
+    statistics summed and the smallest p-value (Bonferroni), each at half the level, as in :func:`homogeneity`."""
+    counts = {}
+    for run in views:
+        occurrence = 0
+        for seen, value in run:
+            if seen != kind:
+                continue
+            low = np.asarray(value).astype(np.int64).reshape(len(value), -1) & 3
+            for (i, u), v in np.ndenumerate(low):
+                counts.setdefault((occurrence, i, u), np.zeros(4))[v] += 1
+            occurrence += 1
+    if not counts:
+        raise ValueError(f"no {kind!r} in the views")
+    statistics = [chisquare(c).statistic for c in counts.values()]
+    summed = chi2.sf(sum(statistics), 3 * len(statistics))
+    single = chi2.sf(statistics, 3).min() * len(statistics)
+    return float(min(1.0, 2 * min(summed, single)))
 
 
 def p_values(party_views) -> list:

@@ -3,11 +3,14 @@ import numpy as np
 import pytest
 from scipy.stats import rankdata
 
-from mpc_auc.protocols.runtime.session import run_parties
-from mpc_auc.sims.security_views import VIEW_BITS, VIEW_INPUTS, homogeneity, radix_views, uniformity
+from mpc_auc.protocols.runtime.session import Placement, run_parties
+from mpc_auc.sims.security_views import VIEW_BITS, VIEW_INPUTS, homogeneity, radix_views, uniformity, word_uniformity
+from mpc_auc.sims.weakened_shuffles import DEALERS, decoded_digits, only, variant_views
 
 SORT_CASES = [(1, 4), (2, 1), (7, 3), (64, 6), (257, 12), (1000, 62), (999, 2), (300, 62)]
-AUDIT_INPUTS, AUDIT_BITS, AUDIT_RUNS = VIEW_INPUTS, VIEW_BITS, 150  # distinct keys vs all tied
+AUDIT_INPUTS, AUDIT_RUNS = VIEW_INPUTS, 150  # distinct keys vs all tied
+AUDIT_BITS = VIEW_BITS + 2  # three digits: the third digit's shuffle folds P1's share (Shuffler.shuffle)
+CONTROL_RUNS = 100  # the weakened variants' runs per input (their p-values fall below 1e-8)
 TIE_SIZES = [1, 2, 3, 6, 40, 129]
 
 
@@ -248,6 +251,58 @@ def test_the_same_audit_flags_a_leaky_variant(outputs):
     print(f"leaky variant p-values (homogeneity, uniformity A): {p_values}")
     assert max(p_values) < 1e-6
     assert homogeneity(*p0["reused"]) < 1e-6  # one digit mask reused: the opened digits follow the input
+
+
+def _mask_checks(views) -> list:
+    """p-values of one party's views (two inputs) for the claims that rest on the other party's fresh masks:
+    its corrections and one-hot words are uniform to it, and two attacks on them fail to tell the inputs apart
+    (its share's change in each step it permutes; the digits read off its one-hot words)."""
+    both = views[0] + views[1]
+    out = {"decoded digits": homogeneity(*[decoded_digits(v) for v in views])}
+    for kind in ("share change", "folded share change"):
+        if any(k == kind for run in both for k, _ in run):
+            out[kind] = homogeneity(*[only(v, kind) for v in views])
+    for kind in ("correction", "one-hot part"):
+        if any(k == kind for run in both for k, _ in run):
+            out[kind] = word_uniformity(both, kind)
+    return out
+
+
+def test_corrections_and_onehot_words_are_uniform_to_their_receiver(outputs):
+    """P0 and P1 each: a miss at 1e-3 (Bonferroni over 9) is re-tested once on fresh runs."""
+    _, parties = outputs
+    found = [_mask_checks(party["radix"]) for party in parties]
+    assert len(found[0]) == 5 and len(found[1]) == 4  # both permute and receive one-hot words; P0 folds
+    if min(min(f.values()) for f in found) <= 1e-3:
+        found = [_mask_checks(views) for views in _variant("real", AUDIT_RUNS)]
+    print(f"p-values, P0 and P1: {found}")
+    assert min(min(f.values()) for f in found) > 1e-3, found
+
+
+def _variant(name: str, runs: int = CONTROL_RUNS) -> list:
+    """Each party's views of the sorts by variant ``name``; the variant's last sort of each input is right."""
+    parties = run_parties(variant_views, (name, AUDIT_INPUTS, AUDIT_BITS, runs), provider="TTP", timeout_s=60,
+                          placement=Placement(dealer=DEALERS[name]))
+    for keys, sigma in zip(AUDIT_INPUTS, parties[0]["destinations"]):
+        assert np.array_equal(sigma, np.argsort(np.argsort(keys, kind="stable"), kind="stable")), name
+    return [party["views"] for party in parties]
+
+
+def test_the_audit_flags_a_fold_without_a_fresh_mask():
+    """StaleFold: P1 keeps its share of a folded column; P0's correction is no longer uniform, and P0's share
+    moves by sigma[p0] - sigma, which tells the inputs apart.  P1's view is unchanged."""
+    p0, p1 = (_mask_checks(views) for views in _variant("stale fold"))
+    print(f"stale fold p-values, P0 {p0}, P1 {p1}")
+    assert p0["correction"] < 1e-6 and p0["folded share change"] < 1e-6
+    assert min(p1.values()) > 1e-6
+
+
+def test_the_audit_flags_onehot_words_that_are_the_onehot_vector():
+    """ClearOnehot: the party that does not receive holds zero shares, so each receiver's words are e itself
+    (not uniform) and it reads the digits off them."""
+    for found in (_mask_checks(views) for views in _variant("clear one-hot")):
+        print(f"clear one-hot p-values: {found}")
+        assert found["one-hot part"] < 1e-6 and found["decoded digits"] < 1e-6
 
 
 @pytest.mark.parametrize("i", range(len(TIE_SIZES) + 2))
