@@ -113,9 +113,9 @@ class RadixRanking:
         plan = [[shuffler.select_request(m, onehot)]]
         for t in range(1, digits):  # shuffle (sigma, digit; P1's sigma folded after the first), select, unshuffle rho
             plan.append([shuffler.shuffle_request((m, 2), perm, masks, False, 1, RING, True, (width, 1),
-                                                  masks - 1 if t > 1 else None),
+                                                  masks - 1 if t > 1 else None, True),
                          shuffler.select_request(m, onehot + t),
                          shuffler.shuffle_request((m, 1), perm, masks + 1, True, 1, RING, True, (width,))])
             perm, masks = perm + 1, masks + 2
         return plan + [[shuffler.shuffle_request((m, then_moved + 1), perm, masks, False, then_moved, np.int64, True,
-                                                 (width,) + (8,) * then_moved)]]
+                                                 (width,) + (8,) * then_moved, reveal=True)]]

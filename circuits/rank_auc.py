@@ -168,7 +168,7 @@ def tie_groups(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray, f
     if rank == 0 and shuffler.PREFETCH:  # the dealer makes the partition's correlations after the triples
         shuffler.post([shuffler.select_request(m, onehot),
                        shuffler.shuffle_request((m, moving + 1), perm, masks, False, moving + 1, np.int64, False,
-                                                (position_bytes(m),) + (8,) * moving)])
+                                                (position_bytes(m),) + (8,) * moving, reveal=True)])
     pairs = [(starts, pos_below - positives), (positives, negatives)]
     if weights is None:
         a_off = starts * (np.arange(m, dtype=np.int64) - m)  # e_j (j - M): the positions are public

@@ -92,8 +92,9 @@ class Shuffler:
         stacked = np.concatenate([sigma[None].astype(columns.dtype), columns])
         width = position_bytes(m)
         shuffled = self.shuffle(stacked, pi, xor_from=len(stacked) - xor_columns,
-                                widths=(width, *(widths or [columns.dtype.itemsize] * len(columns))), fold=fold)
-        s = self.open(shuffled[0].astype(RING), width=width).view(np.uint32).astype(np.int64)  # the low bytes
+                                widths=(width, *(widths or [columns.dtype.itemsize] * len(columns))), fold=fold,
+                                reveal=True)
+        s = self._revealed(shuffled[0], width)
         if not is_permutation(s):
             raise RuntimeError("opened destinations are not a permutation: the parties' shares disagree")
         return s, pi, shuffled[1:]
@@ -132,7 +133,7 @@ class Shuffler:
                              self.comm.permutation_group)
 
     def shuffle(self, shares: np.ndarray, pi: "JointPermutation", xor_from=None, widths=None,
-                fold: int = None) -> np.ndarray:
+                fold: int = None, reveal: bool = False) -> np.ndarray:
         """This party's share of x[pi] for its share of x (shape (c, M); rows from ``xor_from`` on are XOR-shared;
         the shares needed only mod 2^(8 widths[j]) in row j, None: in full).
 
@@ -140,9 +141,13 @@ class Shuffler:
         its stream's words MASK_OUT there.  The dealer knows them too, so it folds them into P0's correction
         of the first step in place of P1's mask for that row, and P1 sends nothing of row 0: P0's correction
         b_old[p0] - b_new is still uniform to it (b_new is fresh), and P1 saves a word per element.
+
+        reveal: row 0 is opened right after (x[pi] in :meth:`open_shuffled`), so its second step needs no
+        masks: P0 sends its share of x[pi0] as it is, P1 ends holding x[pi] itself (P0 zero) and takes no
+        correction for it.  P1 learns x[pi0] = x[pi][pi1^-1], which the opening gives it anyway.
         """
         xor_from = len(np.atleast_2d(shares)) if xor_from is None else xor_from
-        return self._run(shares, pi, False, xor_from, widths, fold)
+        return self._run(shares, pi, False, xor_from, widths, fold, reveal)
 
     def unshuffle(self, shares: np.ndarray, pi: "JointPermutation", widths=None) -> np.ndarray:
         """This party's share of y with y[pi] = x, i.e. undo ``shuffle`` (fresh masks)."""
@@ -162,6 +167,19 @@ class Shuffler:
             opened = (total & shares.dtype.type((1 << 8 * width[0]) - 1)).reshape(shares.shape)
         if self.view is not None:
             self.view.append((kind, opened.copy()))
+        return opened
+
+    def _revealed(self, share: np.ndarray, width: int) -> np.ndarray:
+        """Positions (int64) that P1 holds in full after a revealing shuffle (:meth:`shuffle`), P0 zero: P1
+        sends their w low bytes to P0 (one message, one way)."""
+        if self.rank == 1:
+            self.comm.send_array(narrow(share[:, None], (width,)), 0)
+            opened = share.astype(np.int64) & ((1 << 8 * width) - 1)
+        else:
+            packed = self.comm.recv_array((packed_size(len(share), (width,)),), np.uint8, 1, operation="destinations")
+            opened = widen(packed, (width,), np.int64, len(share))[:, 0]
+        if self.view is not None:
+            self.view.append(("destinations", opened.copy()))
         return opened
 
     def exchange(self, own: np.ndarray, kind: str) -> np.ndarray:
@@ -186,13 +204,15 @@ class Shuffler:
 
     @staticmethod
     def shuffle_request(shape, perm: int, mask: int, inverse_order: bool, xor_from: int, dtype,
-                        announced: bool, widths, fold: int = None) -> tuple:
+                        announced: bool, widths, fold: int = None, reveal: bool = False) -> tuple:
         """(function, args) of the dealer request for one shuffle's correlation: the shares' (M, c) shape,
         the permutation and mask indexes, the direction, the first XOR-shared column, the word type,
-        whether the parties announced the permutation, the bytes of each column's words that travel and the
-        unshuffle folded into column 0 (:meth:`shuffle`).  One definition for the request and its posts."""
+        whether the parties announced the permutation, the bytes of each column's words that travel, the
+        unshuffle folded into column 0 and whether column 0 is revealed to P1 (:meth:`shuffle`).  One
+        definition for the request and its posts."""
         return ("permutation_correlation", (tuple(shape), perm, mask, inverse_order, xor_from,
-                                            np.dtype(dtype).name, announced, tuple(int(w) for w in widths), fold))
+                                            np.dtype(dtype).name, announced, tuple(int(w) for w in widths), fold,
+                                            reveal))
 
     @staticmethod
     def select_request(m: int, index: int) -> tuple:
@@ -203,29 +223,38 @@ class Shuffler:
         """(next permutation, next mask, next one-hot index): where the counters stand, for planning posts."""
         return self._perm_count, self._mask_count, self.onehot_count
 
-    def _run(self, shares, pi, inverse_order: bool, xor_from: int, widths, fold: int = None) -> np.ndarray:
+    def _run(self, shares, pi, inverse_order: bool, xor_from: int, widths, fold: int = None,
+             reveal: bool = False) -> np.ndarray:
+        if reveal and inverse_order:
+            raise ValueError("only a shuffle reveals its row 0 to P1, not an unshuffle")
         shares = np.atleast_2d(shares)
         dtype = shares.dtype if shares.dtype == RING else np.dtype(np.int64)
         shares = np.ascontiguousarray(shares.T, dtype=dtype)  # (M, c): elements as rows
         shape = shares.shape
         widths = tuple(widths) if widths is not None else (dtype.itemsize,) * shape[1]
-        packed = packed_size(shape[0], widths)  # what travels: the low bytes that matter of each word
+        corrected = 1 if reveal and self.rank == 1 else 0  # a revealed column 0 takes no correction
+        packed = packed_size(shape[0], widths[corrected:])  # what travels: the low bytes that matter of each word
         mask_index = self._mask_count
         self._mask_count += 1
         if self.rank == 0:
             function, args = self.shuffle_request(shape, pi.index, mask_index, inverse_order, xor_from, dtype,
-                                                  pi.announced, widths, fold)
-            delta = widen(from_words(self.request(function, *args), np.uint8, (packed,)), widths, dtype, shape[0])
+                                                  pi.announced, widths, fold, reveal)
+            answer = from_words(self.request(function, *args), np.uint8, (packed,))
         else:
-            delta = widen(self.comm.recv_array((packed,), np.uint8, self.comm.get_ttp_rank(), self.comm.ttp_group),
-                          widths, dtype, shape[0])
+            answer = self.comm.recv_array((packed,), np.uint8, self.comm.get_ttp_rank(), self.comm.ttp_group)
+        delta = np.zeros(shape, dtype=dtype)
+        delta[:, corrected:] = widen(answer, widths[corrected:], dtype, shape[0])
         for step, (holder, other) in enumerate(step_plan(inverse_order)):
             stream_index = 2 * mask_index + step
             sent = 1 if fold is not None and step == 0 else 0  # a folded column 0 does not travel
             if self.rank == other:
                 a = self.stream.words(MASK_IN, stream_index, shape, dtype)
+                if reveal and step == 1:  # column 0 travels as it is; the holder ends with its value
+                    a[:, 0] = 0
                 self.comm.send_array(narrow(mask(shares, a, xor_from)[:, sent:], widths[sent:]), holder)
                 shares = self.stream.words(MASK_OUT, stream_index, shape, dtype)
+                if reveal and step == 1:
+                    shares[:, 0] = 0
             else:
                 masked = np.zeros(shape, dtype=dtype)
                 size = packed_size(shape[0], widths[sent:])
@@ -234,18 +263,20 @@ class Shuffler:
                 before = shares
                 shares = unmask(permute(unmask(shares, masked, xor_from), pi.own, inverse_order), delta, xor_from)
                 if self.view is not None:
-                    self._record(masked, delta, before, shares, xor_from, widths[0], fold is not None and step == 0)
+                    self._record(masked, delta[:, corrected:], before, shares, xor_from, widths[0],
+                                 fold is not None and step == 0)
         return np.ascontiguousarray(shares.T)
 
     def _record(self, masked, delta, before, after, xor_from: int, width: int, folded: bool) -> None:
         """The audits' view of one step this party permuted: the masked shares and the correction it received,
         and how its share of column 0 changed (mod 2^(8 width)), which the other party's fresh mask must hide
-        (named apart in a folded step, whose place in the schedule is public)."""
+        (both named apart in a folded step, whose place in the schedule is public)."""
         change = after[:, 0] ^ before[:, 0] if xor_from == 0 else after[:, 0] - before[:, 0]
         if width < change.dtype.itemsize:
             change = change & change.dtype.type((1 << 8 * width) - 1)
-        self.view.extend([("masked shares", masked.copy()), ("correction", delta.copy()),
-                          ("folded share change" if folded else "share change", change[:, None].copy())])
+        named = "folded {}" if folded else "{}"
+        self.view.extend([("masked shares", masked.copy()), (named.format("correction"), delta.copy()),
+                          (named.format("share change"), change[:, None].copy())])
 
 
 def is_permutation(s: np.ndarray) -> bool:

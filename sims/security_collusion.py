@@ -39,10 +39,10 @@ class IndexRecordingShuffler(Shuffler):
             self.view.append(("permutation index", pi.index))
         return pi
 
-    def _run(self, shares, pi, inverse_order: bool, xor_from: int, widths, fold=None):
+    def _run(self, shares, pi, inverse_order: bool, xor_from: int, widths, fold=None, reveal=False):
         if self.view is not None:
             self.view.append(("mask index", (self._mask_count, inverse_order, xor_from)))
-        return super()._run(shares, pi, inverse_order, xor_from, widths, fold)
+        return super()._run(shares, pi, inverse_order, xor_from, widths, fold, reveal)
 
 
 def collusion_party(ctx, key_shares, label_shares, bits: int) -> dict:

@@ -71,10 +71,10 @@ class StaleFold(Shuffler):
         super().__init__(stream_key, view)
         self.stream = _StaleFoldStream(self.stream)
 
-    def shuffle(self, shares, pi, xor_from=None, widths=None, fold=None):
+    def shuffle(self, shares, pi, xor_from=None, widths=None, fold=None, reveal=False):
         self.stream.folding = _folding(self._mask_count, fold)
         try:
-            return super().shuffle(shares, pi, xor_from, widths, fold)
+            return super().shuffle(shares, pi, xor_from, widths, fold, reveal)
         finally:
             self.stream.folding = None
 
@@ -85,12 +85,12 @@ class StaleFoldDealer(Dealer):
         self._streams = [_StaleFoldStream(s) for s in self._streams]
 
     def permutation_correlation(self, shape, perm_index, mask_index, inverse_order, xor_from, dtype="int64",
-                                announced=False, widths=None, fold=None):
+                                announced=False, widths=None, fold=None, reveal=False):
         for stream in self._streams:
             stream.folding = _folding(mask_index, fold)
         try:
             return super().permutation_correlation(shape, perm_index, mask_index, inverse_order, xor_from, dtype,
-                                                   announced, widths, fold)
+                                                   announced, widths, fold, reveal)
         finally:
             for stream in self._streams:
                 stream.folding = None

@@ -20,7 +20,10 @@ delta (uniform, b is unknown to h); o sees nothing new.  The dealer sees
 only its own randomness (the radix sort's parties send it their
 permutations, which it would otherwise derive: circuits.shuffle.Shuffler.announce).
 Undoing the shuffle runs the inverse
-permutations in the reverse order with fresh masks.  Columns may be
+permutations in the reverse order with fresh masks.  A column opened right
+after the shuffle (the destinations sigma[pi]) travels unmasked in the
+second step and takes no correction: P1 ends holding it
+(circuits.shuffle.Shuffler.shuffle, ``reveal``).  Columns may be
 XOR-shared instead of additively shared: the same step with XOR in place
 of + and -.
 
@@ -93,10 +96,11 @@ class Dealer(TTPServer):
         return self._perms[perm_index]
 
     def permutation_correlation(self, shape, perm_index, mask_index, inverse_order, xor_from, dtype="int64",
-                                announced=False, widths=None, fold=None):
+                                announced=False, widths=None, fold=None, reveal=False):
         """Send P1 its correction and return P0's (CrypTen forwards it to P0); words of ``dtype``, of which
         only the low ``widths[j]`` bytes in column j travel (the parties need those columns only modulo that).
-        fold: the unshuffle whose output is column 0, folded into the first step (circuits.shuffle.Shuffler.shuffle)."""
+        fold: the unshuffle whose output is column 0, folded into the first step; reveal: column 0 is revealed
+        to P1 in the second, which takes no correction for it (circuits.shuffle.Shuffler.shuffle)."""
         shape, dtype = tuple(shape), np.dtype(dtype)  # (M, columns): one row per element
         if dtype == np.int64:  # a 64-bit move after the sort's 32-bit steps: other sizes from here on
             release_free_memory()
@@ -107,8 +111,9 @@ class Dealer(TTPServer):
             deltas[holder] = correction(self._streams[other], perms[holder], inverse_order,
                                         2 * mask_index + step, shape, xor_from, dtype, folded)
         widths = tuple(widths) if widths is not None else (dtype.itemsize,) * shape[1]
+        revealed = 1 if reveal else 0
         comm = crypten.communicator.get()
-        comm.send_array(narrow(deltas[1], widths), 1, comm.ttp_group)
+        comm.send_array(narrow(deltas[1][:, revealed:], widths[revealed:]), 1, comm.ttp_group)
         return as_words(narrow(deltas[0], widths))
 
     def onehot_correlation(self, m, index):
