@@ -16,8 +16,8 @@ parties open c = d XOR r, which is uniform and hides d.  Then
 
 Everything here is mod 2^32: the selected values are positions below M < 2^31,
 needed modulo 2^(8 w) only, w = circuits.correlations.position_bytes(M).  Per
-element: the dealer sends one party four w-byte words (P0 and P1 in turn,
-:func:`onehot_receiver`), the parties exchange two bits for c and three
+element: the dealer sends one party four w-byte words (P0 for three
+correlations in eight, P1 for five: :func:`onehot_receiver`), the parties exchange two bits for c and three
 w-byte words for delta.  ``digit_destinations`` uses it for
 the stable partition by a digit, the step of the radix sort (circuits.radix).
 """
@@ -114,8 +114,16 @@ def unpack_digits(packed: np.ndarray, n: int) -> np.ndarray:
 
 def onehot_receiver(index: int) -> int:
     """The party the dealer sends its part of one-hot correlation ``index`` (the other expands its part from
-    its stream): P0 and P1 in turn, so that neither's download carries them all."""
-    return index % 2
+    its stream): P0 three times in eight, P1 five, which evens their downloads per radix digit.  Without the
+    one-hot words P0 receives 7w + 2.25 bytes per element and digit (P1's masked digit, s, c, three Beaver
+    differences, the unshuffle's second message; the dealer's corrections of the folded shuffle step and of
+    the unshuffle's), P1 6w + 2.25 (P0's shuffle message, c, the differences, the unshuffle's first message;
+    two corrections, none for the revealed sigma): with 3/8 of the 4w one-hot words each receives
+    8.5w + 2.25, 27.75 bytes at w = 3, where turn about left P0 with 29.25."""
+    return 0 if index % ONEHOT_PERIOD in _P0_ONEHOTS else 1
+
+
+ONEHOT_PERIOD, _P0_ONEHOTS = 8, (0, 3, 5)
 
 
 def digit_destinations(shuffler, digit: np.ndarray) -> np.ndarray:

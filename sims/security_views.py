@@ -43,7 +43,7 @@ from ..circuits.crypten_compat import crypten
 from ..circuits.gates import Gates
 from ..circuits.noise_laws import DiscreteLaplace, RandomizedResponse
 from ..circuits.radix import RadixRanking
-from ..circuits.select import unpack_digits
+from ..circuits.select import ONEHOT_PERIOD, unpack_digits
 from ..circuits.shares import from_share, public_share, reveal_int
 from ..circuits.shuffle import Shuffler
 from ..protocols.dp.central_law import CentralNoise
@@ -94,6 +94,7 @@ def radix_views(ctx, shuffler, gates, inputs, bits: int, runs: int) -> dict:
     for name, service in variants:
         views = []
         for keys in inputs:
+            align_onehots(service)
             seen = []
             for _ in range(runs):
                 service.view = []
@@ -103,6 +104,13 @@ def radix_views(ctx, shuffler, gates, inputs, bits: int, runs: int) -> dict:
         out[name] = views
     shuffler.view = None
     return out
+
+
+def align_onehots(shuffler) -> None:
+    """Both parties: skip to the next one-hot correlation that starts the receivers' pattern
+    (circuits.select.onehot_receiver), so that the runs of every input see the same schedule of who receives
+    which (public, the same for any data; the homogeneity test compares inputs under one schedule)."""
+    shuffler.onehot_count = -(-shuffler.onehot_count // ONEHOT_PERIOD) * ONEHOT_PERIOD
 
 
 def view_party(ctx, inputs, bits: int, runs: int) -> dict:

@@ -27,6 +27,7 @@ from ..circuits.shares import public_share
 from ..circuits.shuffle import Shuffler
 from ..circuits.streams import MASK_OUT, ONEHOT_SHARE, PRODUCT_SHARE
 from ..protocols.runtime.dealer import Dealer
+from .security_views import align_onehots
 
 
 class _Weakened:
@@ -119,6 +120,7 @@ def variant_views(ctx, variant: str, inputs, bits: int, runs: int) -> dict:
     shuffler, gates = SHUFFLERS[variant](ctx.stream_key), Gates(ctx.stream_key)
     out = {"views": [], "destinations": []}
     for keys in inputs:
+        align_onehots(shuffler)
         seen = []
         for _ in range(runs):
             shuffler.view = []

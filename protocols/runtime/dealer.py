@@ -32,8 +32,8 @@ over the ring Z_2^32 of destination vectors: a random digit r = r0 XOR r1
 (r_p from party p's stream), additive shares of e_1..e_3 of the one-hot
 vector e of r (one party's from its stream, the other's sent), Beaver masks
 b_1..b_3 (b_u = b0_u + b1_u, from the streams) and shares of sum_u e_u b_u
-(likewise).  The receiving party (P0 and P1 in turn,
-circuits.select.onehot_receiver) gets four words per element, the other
+(likewise).  The receiving party (P0 three times in
+eight, P1 five: circuits.select.onehot_receiver) gets four words per element, the other
 nothing.
 
 The shuffle runs on 64-bit words (CrypTen's ring) or, for the radix sort's
