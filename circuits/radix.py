@@ -113,7 +113,7 @@ class RadixRanking:
         plan = [[shuffler.select_request(m, onehot)]]
         for t in range(1, digits):  # shuffle (sigma, digit; P1's sigma folded after the first), select, unshuffle rho
             plan.append([shuffler.shuffle_request((m, 2), perm, masks, False, 1, RING, True, (width, 1),
-                                                  masks - 1 if t > 1 else None, True),
+                                                  fold=masks - 1 if t > 1 else None, reveal=True),
                          shuffler.select_request(m, onehot + t),
                          shuffler.shuffle_request((m, 1), perm, masks + 1, True, 1, RING, True, (width,))])
             perm, masks = perm + 1, masks + 2

@@ -90,20 +90,24 @@ def radix_views(ctx, shuffler, gates, inputs, bits: int, runs: int) -> dict:
         service = weakened.__new__(weakened)
         service.__dict__ = shuffler.__dict__
         variants.append((name, service))
-    out = {}
-    for name, service in variants:
-        views = []
-        for keys in inputs:
-            align_onehots(service)
-            seen = []
-            for _ in range(runs):
-                service.view = []
-                RadixRanking(service, gates, bits).sort(None, public_share(keys, ctx.rank), [])
-                seen.append(service.view)
-            views.append(seen)
-        out[name] = views
+    out = {name: [sort_views(ctx, service, gates, keys, bits, runs)[0] for keys in inputs]
+           for name, service in variants}
     shuffler.view = None
     return out
+
+
+def sort_views(ctx, service, gates, keys, bits: int, runs: int) -> tuple:
+    """(the views of ``runs`` radix sorts of ``keys`` by ``service``, the last sort's ranking), the runs aligned
+    to the one-hot receivers' pattern (:func:`align_onehots`); the service's view is None afterwards."""
+    align_onehots(service)
+    seen = []
+    for _ in range(runs):
+        service.view = []
+        ranking = RadixRanking(service, gates, bits)
+        ranking.sort(None, public_share(keys, ctx.rank), [])
+        seen.append(service.view)
+    service.view = None
+    return seen, ranking
 
 
 def align_onehots(shuffler) -> None:

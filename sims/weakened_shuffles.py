@@ -22,12 +22,10 @@ import numpy as np
 
 from ..circuits.correlations import position_bytes
 from ..circuits.gates import Gates
-from ..circuits.radix import RadixRanking
-from ..circuits.shares import public_share
 from ..circuits.shuffle import Shuffler
 from ..circuits.streams import MASK_OUT, ONEHOT_SHARE, PRODUCT_SHARE
 from ..protocols.runtime.dealer import Dealer
-from .security_views import align_onehots
+from .security_views import sort_views
 
 
 class _Weakened:
@@ -120,14 +118,7 @@ def variant_views(ctx, variant: str, inputs, bits: int, runs: int) -> dict:
     shuffler, gates = SHUFFLERS[variant](ctx.stream_key), Gates(ctx.stream_key)
     out = {"views": [], "destinations": []}
     for keys in inputs:
-        align_onehots(shuffler)
-        seen = []
-        for _ in range(runs):
-            shuffler.view = []
-            ranking = RadixRanking(shuffler, gates, bits)
-            ranking.sort(None, public_share(keys, ctx.rank), [])
-            seen.append(shuffler.view)
-        shuffler.view = None
+        seen, ranking = sort_views(ctx, shuffler, gates, keys, bits, runs)
         out["views"].append(seen)
         out["destinations"].append(shuffler.open(ranking.sigma, width=position_bytes(len(keys))).astype(np.int64))
     return out
