@@ -131,11 +131,12 @@ def carries_window(stream: bytes, secret: bytes, width: int = 16) -> bool:
     starts = range(0, len(secret) - width + 1, 8)
     if not starts or len(stream) < width:
         return False
-    firsts = np.frombuffer(b"".join(secret[i:i + 8] for i in starts), dtype=np.uint64)
+    firsts = np.unique(np.frombuffer(b"".join(secret[i:i + 8] for i in starts), dtype=np.uint64))  # sorted
     windows = {secret[i:i + width] for i in starts}
     for offset in range(8):
         words = np.frombuffer(stream, dtype=np.uint64, count=(len(stream) - offset) // 8, offset=offset)
-        for hit in np.flatnonzero(np.isin(words, firsts)):
+        slot = np.searchsorted(firsts, words).clip(max=len(firsts) - 1)  # no sort of the stream's words
+        for hit in np.flatnonzero(firsts[slot] == words):
             at = offset + 8 * int(hit)
             if stream[at:at + width] in windows:
                 return True

@@ -455,9 +455,22 @@ def carry_moments(vectors: np.ndarray, secret: np.ndarray, secret_values: np.nda
     """Per row of ``vectors`` (V, n): the positions equal to ``secret``, and the mean and variance of that count
     were the row independent of the secret (position i matches with P(secret = vector_i))."""
     vectors = np.atleast_2d(vectors)
-    at = np.searchsorted(secret_values, vectors).clip(0, len(secret_values) - 1)
-    p = np.where(secret_values[at] == vectors, secret_freq[at], 0.0)
+    integers = secret_values.dtype.kind in "iu" and vectors.dtype.kind in "iub" and (
+        vectors.dtype.itemsize < 8 or vectors.dtype.kind == "i")  # offsets from the secret's least value exact
+    lo = int(secret_values[0]) if integers else 0
+    span = int(secret_values[-1]) - lo if integers else DENSE_SPAN
+    if span < DENSE_SPAN:
+        table = np.zeros(span + 2)  # the frequencies by value, and a slot past them for every other value
+        table[secret_values - lo] = secret_freq
+        offset = np.subtract(vectors, lo, dtype=np.int64)  # wraps only to values outside [0, span]
+        p = table[np.where((offset >= 0) & (offset <= span), offset, span + 1)]
+    else:
+        at = np.searchsorted(secret_values, vectors).clip(0, len(secret_values) - 1)
+        p = np.where(secret_values[at] == vectors, secret_freq[at], 0.0)
     return (vectors == secret).sum(axis=1), p.sum(axis=1), (p * (1 - p)).sum(axis=1)
+
+
+DENSE_SPAN = 1 << 16  # secrets whose values span less than this look frequencies up in a table
 
 
 def carry_pvalues(vectors: np.ndarray, secret: np.ndarray, secret_values: np.ndarray,

@@ -8,7 +8,7 @@ from mpc_auc.sims.security_views import VIEW_BITS, VIEW_INPUTS, homogeneity, rad
 from mpc_auc.sims.weakened_shuffles import DEALERS, decoded_digits, only, variant_views
 
 SORT_CASES = [(1, 4), (2, 1), (7, 3), (64, 6), (257, 12), (1000, 62), (999, 2), (300, 62)]
-AUDIT_INPUTS, AUDIT_RUNS = VIEW_INPUTS, 150  # distinct keys vs all tied
+AUDIT_INPUTS, AUDIT_RUNS = VIEW_INPUTS, 100  # distinct keys vs all tied
 AUDIT_BITS = VIEW_BITS + 2  # three digits: the third digit's shuffle folds P1's share (Shuffler.shuffle)
 CONTROL_RUNS = 100  # the weakened variants' runs per input (their p-values fall below 1e-8)
 TIE_SIZES = [1, 2, 3, 6, 40, 129]

@@ -77,10 +77,10 @@ def test_our_dealer_keys_resist_p0_and_the_weakened_dealers_do_not():
 
 def test_the_command_writes_the_report_and_its_verdict(tmp_path):
     config = tmp_path / "small.yaml"
-    config.write_text("audit_draws: 60000\nmpc_audit_draws: 2000\ninference_m: 50\ninference_draws: 40\n"
-                      "inference_epsilons: [1, 4]\ntop_k_m: 5000\ntop_k: [10, 100]\nseed_bits: 8\nview_runs: 60\n"
-                      "collusion_m: 100\nustat_view_pairs: 1024\nbitonic_view_m: 256\njob_view_runs: 10\n"
-                      "job_view_m: 256\nnoise_view_draws: 1024\nobserver_m: 128\n")
+    config.write_text("audit_draws: 60000\nmpc_audit_draws: 1000\ninference_m: 50\ninference_draws: 40\n"
+                      "inference_epsilons: [1, 4]\ntop_k_m: 5000\ntop_k: [10, 100]\nseed_bits: 8\nview_runs: 20\n"
+                      "collusion_m: 100\nustat_view_pairs: 512\nbitonic_view_m: 256\njob_view_runs: 5\n"
+                      "job_view_m: 128\nnoise_view_draws: 512\nobserver_m: 64\n")
     out = tmp_path / "report"
     assert main(["security", "--suite", "quick", "--config", str(config), "--out", str(out), "--seed", "9"]) == 0
     text = (out / "report.json").read_text()

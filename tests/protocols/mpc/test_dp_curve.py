@@ -24,9 +24,8 @@ def test_every_prefix_is_a_sum_of_at_most_one_node_per_level(count):
     assert np.array_equal(prefix_sums(nodes, count), np.cumsum(leaves))
     levels = CurveNoise(1.0, count).levels(10 * count)
     assert len(nodes) == 2 * (1 << (count - 1).bit_length()) - 1 == 2 ** levels - 1
-    for k in range(1, count + 1):  # which nodes the prefix of k leaves reads: at most one per level
-        used = [i for i in range(len(nodes)) if prefix_sums(np.eye(len(nodes))[i], count)[k - 1] == 1]
-        assert len(used) <= levels
+    reads = prefix_sums(np.eye(len(nodes), dtype=np.int64), count)  # reads[i, k - 1]: the prefix of k reads node i
+    assert set(np.unique(reads)) <= {0, 1} and (reads.sum(axis=0) <= levels).all()  # at most one node per level
 
 
 def test_slices_count_the_positives_between_the_cuts():

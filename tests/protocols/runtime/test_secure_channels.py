@@ -46,13 +46,14 @@ def _beaver_target(ctx):
             "product": reveal_int(product).numpy()}
 
 
-def _role_main(role, key_path, deployment, timeout_s):
+def _role_main(role, key_path, deployment, timeout_s, listening):
     from mpc_auc.protocols.runtime.roles import prepare_process, serve
 
     identity = Identity.load(key_path)
     prepare_process()
-    serve(identity, deployment, Listener(identity, deployment, timeout_s),
-          {target_name(_beaver_target): _beaver_target}, once=True)
+    listener = Listener(identity, deployment, timeout_s)
+    listening.set()
+    serve(identity, deployment, listener, {target_name(_beaver_target): _beaver_target}, once=True)
 
 
 @pytest.fixture
@@ -62,6 +63,9 @@ def keys(tmp_path):
         identity.save(str(tmp_path / f"{role}.key"))
     addresses = {role: f"127.0.0.2:{free_port('127.0.0.2')}" for role in SERVING}
     return tmp_path, identities, addresses
+
+
+STARTUP_S = 300  # a bound on a role process's start, not a timing: the run's own timeouts start once all listen
 
 
 def _run(keys, tamper_record=None, impostor=None, replay_record=None):
@@ -76,12 +80,16 @@ def _run(keys, tamper_record=None, impostor=None, replay_record=None):
     if impostor:  # this role runs with a key the deployment does not pin
         Identity(impostor).save(str(directory / f"{impostor}.impostor.key"))
     context = mp.get_context("spawn")
-    procs = []
+    procs, listening = [], []
     for role in SERVING:
         key = directory / (f"{role}.impostor.key" if role == impostor else f"{role}.key")
         deployment = Deployment(publics, addresses) if role == "P0" else proxied
-        procs.append(context.Process(target=_role_main, args=(role, str(key), deployment, 10.0), daemon=True))
+        listening.append(context.Event())
+        procs.append(context.Process(target=_role_main, args=(role, str(key), deployment, 10.0, listening[-1]),
+                                     daemon=True))
         procs[-1].start()
+    for role, event in zip(SERVING, listening):  # a loaded machine starts processes slowly: wait for the state
+        assert event.wait(STARTUP_S), f"{role} did not start listening within {STARTUP_S} s"
     x = np.arange(1, 4097, dtype=np.int64) * 1_000_003
     shares = sharing.split(x)
     try:
