@@ -8,12 +8,12 @@ STAMP  := $(VENV)/.installed
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	# --no-compile: Python compiles what it imports on first use; byte-compiling all 16,000 files of torch,
-	# Ray and the rest up front took 80 of 163 s of this step on a 2-core VM.
-	$(PY) -m pip install -q --disable-pip-version-check --no-compile -e ".[test,flower]"
+	# pip byte-compiles here on purpose: these machines set PYTHONDONTWRITEBYTECODE, so a module compiled
+	# on import is compiled again by every process (with --no-compile make test took 22 min, not 13)
+	$(PY) -m pip install -q --disable-pip-version-check -e ".[test,flower]"
 	# CrypTen's PyPI metadata is broken (requires `sklearn`, torchvision):
 	# install it alone; its real runtime deps come from pyproject.toml.
-	$(PY) -m pip install -q --disable-pip-version-check --no-compile --no-deps crypten==0.4.1
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps crypten==0.4.1
 	touch $(STAMP)
 
 demo: $(STAMP)
