@@ -455,12 +455,9 @@ def carry_moments(vectors: np.ndarray, secret: np.ndarray, secret_values: np.nda
     """Per row of ``vectors`` (V, n): the positions equal to ``secret``, and the mean and variance of that count
     were the row independent of the secret (position i matches with P(secret = vector_i))."""
     vectors = np.atleast_2d(vectors)
-    integers = secret_values.dtype.kind in "iu" and vectors.dtype.kind in "iub" and (
-        vectors.dtype.itemsize < 8 or vectors.dtype.kind == "i")  # offsets from the secret's least value exact
-    lo = int(secret_values[0]) if integers else 0
-    span = int(secret_values[-1]) - lo if integers else DENSE_SPAN
-    if span < DENSE_SPAN:
-        table = np.zeros(span + 2)  # the frequencies by value, and a slot past them for every other value
+    if _dense(secret_values, vectors):  # a table of the frequencies by value, a slot past them for the rest
+        lo, span = int(secret_values[0]), int(secret_values[-1]) - int(secret_values[0])
+        table = np.zeros(span + 2)
         table[secret_values - lo] = secret_freq
         offset = np.subtract(vectors, lo, dtype=np.int64)  # wraps only to values outside [0, span]
         p = table[np.where((offset >= 0) & (offset <= span), offset, span + 1)]
@@ -471,6 +468,13 @@ def carry_moments(vectors: np.ndarray, secret: np.ndarray, secret_values: np.nda
 
 
 DENSE_SPAN = 1 << 16  # secrets whose values span less than this look frequencies up in a table
+
+
+def _dense(secret_values: np.ndarray, vectors: np.ndarray) -> bool:
+    """Integer secret values spanning less than DENSE_SPAN, and vectors whose offsets from them are exact in
+    int64 (any integer type but uint64)."""
+    return (secret_values.dtype.kind in "iu" and vectors.dtype.kind in "iub" and vectors.dtype != np.uint64
+            and int(secret_values[-1]) - int(secret_values[0]) < DENSE_SPAN)
 
 
 def carry_pvalues(vectors: np.ndarray, secret: np.ndarray, secret_values: np.ndarray,
