@@ -132,6 +132,15 @@ class DiscreteLaplace:
         return (1.0 + math.exp(self.epsilon)) * self.total_variation
 
     @property
+    def delta_ceiling(self) -> float:
+        """An upper bound of :attr:`delta` that grows with the width B, hence with the sensitivity at one epsilon:
+        (1 + e^eps)(2^-L + (B + 2)(2^-L + 2^-52)) (the tail is at most 2^-L by the width's definition, each of
+        the B + 2 coins' rounding at most 2^-L, its float error 2^-52), so that the ceiling at the largest
+        sensitivity bounds the delta at every smaller one."""
+        per_coin = 2.0**-self.bits + 2.0**-52
+        return (1.0 + math.exp(self.epsilon)) * (2.0**-self.bits + (self.width + 2) * per_coin)
+
+    @property
     def variance(self) -> float:
         """Var Z~ = p~_nz E[(1 + G~)^2] (exact for the sampler; the sign is exactly fair)."""
         nonzero, _, p = self.rounded[0], self.rounded[1], self.rounded[2:]

@@ -114,7 +114,9 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
     y_score : array-like of shape (M,) or (M, classes)
         Scores, finite and inside ``score_range``; one column per class for ``multi_class="ovr"``.
     clients : array-like of shape (M,), optional
-        The client holding each row (ids: letters, digits, ``._-``); default: one client.
+        The client holding each row (ids: letters, digits, ``._-``); default: one client.  With mpc-central each
+        client id names an owner of its rows, whose spend the parties' ledgers keep across evaluations (without
+        ``clients``, only the rows as a multiset are charged).
     protocol : {"mpc-exact", "mpc-central", "clear"}
         mpc-exact opens the exact AUC; mpc-central one noisy release (label DP, or record DP with
         ``neighbours="record"``) at ``epsilon``; clear computes in this process (no privacy).
@@ -205,7 +207,7 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
         warnings.warn(f"DeLong's interval is computed for at most {CI_MAX_ROWS} rows; this set has {evalset.m}: "
                       "std and ci are left out (ci=False says so without the warning)", UserWarning, stacklevel=2)
         request = dataclasses.replace(request, metrics=("auc",))
-    outcome = execute(request, data, weights=weights)
+    outcome = execute(request, data, weights=weights, owners=clients is not None)
     found = outcome.auc
     if partial:
         if "mcclish" not in outcome.metrics["pauc"]:

@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 
 from .labels import binary_labels
-from .planner import open_evaluation, plan, shared_outcome
+from .planner import open_evaluation, parse_budget, plan, shared_outcome
 from .progress import RoleProgress, say
 from .protocols.errors import InputError
-from .protocols.inputs.submission import DEFAULT_MAX_ROWS, Roster
-from .protocols.inputs.submitter import submit as submit_rows
+from .protocols.inputs.submission import DEFAULT_MAX_ROWS, Accepts, Roster
+from .protocols.inputs.submitter import Policy, submit as submit_rows
 from .protocols.metric_catalogue import DEFAULT_POINTS
 from .protocols.runtime.deployment import Deployment
 from .protocols.runtime.identity import CLIENT_PREFIX, Identity
@@ -45,7 +45,9 @@ class Receipt:
     ``status``: "computed", or why the client was left out; ``terms``: what the job released, as both parties'
     tickets stated it before the client sent anything; ``ranks``: the client's rows' global 1-based mid-ranks
     (evaluations with ranks), in row order, a pandas Series indexed by ``ids`` when given; ``result``: the
-    released result (evaluations that share it), an :class:`EvaluationResult`."""
+    released result (evaluations that share it), an :class:`EvaluationResult`, checked field by field across both
+    parties; ``standings``: what each party's ledger held for the client's key before the job (its spent epsilon,
+    budget, exact releases and their pins: protocols.runtime.ledger.Standing)."""
     evaluation: str
     client: str
     rows: int
@@ -53,6 +55,7 @@ class Receipt:
     terms: str
     ranks: object = None
     result: EvaluationResult = None
+    standings: tuple = ()
 
 
 class Evaluation:
@@ -116,34 +119,45 @@ class Evaluation:
 
 
 def submit(deployment: str, *, evaluation: str, client: str, key: str, y_true, y_score, ids=None,
-           pos_label=None, max_epsilon: float = None, timeout: float = 20.0, connect_timeout: float = 60.0,
+           pos_label=None, max_epsilon: float = None, budget=None, max_exact: int = None, max_decimals: int = None,
+           ledger: str = None, timeout: float = 20.0, connect_timeout: float = 60.0,
            progress: bool = False) -> Receipt:
     """Submit one client's rows to an open evaluation on the parties of ``deployment`` (its deployment.yaml)
     with the client's ``key`` file (``mpc-auc client keygen``), as ``mpc-auc client submit`` does.
 
     ``y_true``, ``y_score``: the client's rows (labels of two values as :func:`mpc_auc.roc_auc_score` reads
-    them, or ``pos_label``); ``ids``: their ids, to key the ranks by; ``max_epsilon``: submit only to a DP
-    release of at most this epsilon (an exact release counts as unbounded).  Returns a :class:`Receipt` once
-    the job has ended; raises InputError (bad rows, a refused submission or job) before or instead."""
+    them, or ``pos_label``; all of one class is fine: the evaluation needs both classes overall); ``ids``: their
+    ids, to key the ranks by.  What the client accepts (docs/client-submissions.md, "What a client accepts"):
+    ``max_epsilon``: a DP release of at most this epsilon; ``budget`` (epsilon or (epsilon, delta)): what all
+    releases its own ledger records (``ledger``: its file, default one per key) may spend; ``max_exact``: the
+    exact releases of its rows it accepts in all (default 1, or 0 with ``max_epsilon``: a client that caps
+    epsilon takes no exact release unless it says how many), and ``max_decimals``: the most decimals of any
+    exact value, both stated in its signed statement and enforced by the parties too.  Returns a :class:`Receipt` once the job has ended; raises InputError (bad rows, a refused
+    submission or job) before or instead."""
     identity = Identity.load(key)
     if identity.role != CLIENT_PREFIX + client:
         raise InputError(f"{key} is the key of {identity.role}, not of {CLIENT_PREFIX}{client}")
     scores = np.asarray(y_score)
-    labels = binary_labels(y_true, pos_label)
+    labels = binary_labels(y_true, pos_label, one_class=True)
     if scores.ndim != 1 or len(scores) != len(labels):
         raise InputError(f"y_score must be one score per row of y_true: shape {scores.shape} for {len(labels)} labels")
     if ids is not None and len(ids) != len(labels):
         raise InputError(f"ids must be one per row: {len(ids)} ids for {len(labels)} rows")
+    if max_exact is None:
+        max_exact = 0 if max_epsilon is not None else 1
+    policy = Policy(max_epsilon, None if budget is None else parse_budget(budget), Accepts(max_exact, max_decimals),
+                    None if ledger is None else str(ledger))
     outcome = submit_rows(identity, Deployment.load(deployment), evaluation, scores.astype(np.float64), labels,
                           timeout, connect_timeout, (lambda text: say(f"  [{client}] {text}")) if progress else None,
-                          max_epsilon)
+                          policy)
     ranks = outcome.ranks
     if ranks is not None and ids is not None:
         ranks = pd.Series(ranks, index=pd.Index(np.asarray(ids), name="id"), name="rank")
     result = None
     if outcome.shared is not None:
         result = _result(shared_outcome(outcome.ticket, outcome.shared), outcome.ticket.terms.protocol, 0.0)
-    return Receipt(evaluation, client, outcome.rows, outcome.status, outcome.ticket.terms.describe(), ranks, result)
+    return Receipt(evaluation, client, outcome.rows, outcome.status, outcome.ticket.terms.describe(), ranks, result,
+                   outcome.standings)
 
 
 def _result(outcome, protocol: str, wall_s: float) -> EvaluationResult:

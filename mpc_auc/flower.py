@@ -6,13 +6,17 @@ local ones; docs/flower.md).
   FedAvg)``; :class:`MpcAucFedAvg` is that one).  In each round that evaluates, it opens an mpc-auc evaluation on
   the deployment's running parties for the rostered clients (:class:`mpc_auc.Evaluation`) and names it in the
   round's evaluate config; when the clients have replied it waits for the release and adds it to the round's
-  metrics: ``mpcauc-auc`` and every opened metric under ``mpcauc-`` (exact, or the DP release with
-  ``protocol="mpc-central"``).  The inner strategy still aggregates what the clients report (``num-examples``).
+  metrics: ``mpcauc-auc`` and every opened metric under ``mpcauc-``.  By default each round is one DP release
+  (``protocol="mpc-central"`` at ``epsilon=1.0``): the server chooses the model the clients score with, so an
+  exact AUC would be an oracle on single labels (docs/flower.md, "What a server that chooses the model can
+  learn").  The inner strategy still aggregates what the clients report (``num-examples``).
 * ClientApp side: :func:`submit_predictions` in the ``@app.evaluate()`` handler submits the client's
   predictions on its local test set to that evaluation (:func:`mpc_auc.submit`) and returns the reply message;
   the client's mpc-auc name, key and deployment come from its node config (``mpcauc-client``, ``mpcauc-key``,
   ``mpcauc-deployment``), or, in Flower's simulation, from the run config (``mpcauc-keys``: a directory of
-  ``client-<partition-id>.key``; ``mpcauc-deployment``).
+  ``client-<partition-id>.key``; ``mpcauc-deployment``).  It accepts DP releases only unless the client opts in
+  to exact ones (``max_exact``), and takes :func:`mpc_auc.submit`'s ``max_epsilon`` and ``budget``, which its
+  own ledger enforces across rounds.
 
 Neither the Flower server nor the SuperLink sees a score or a label: the client's rows go, secret-shared and
 sealed, straight to the two compute parties over the client's own TLS links; the round's metrics carry only
@@ -30,6 +34,7 @@ from .protocols.errors import InputError
 
 EVALUATION_KEY = "mpcauc-evaluation"  # the round's evaluate config: the mpc-auc evaluation to submit to
 PREFIX = "mpcauc-"  # the round's metrics opened by mpc-auc
+DEFAULT_OPTIONS = {"protocol": "mpc-central", "epsilon": 1.0, "deadline": 600.0}  # a round: one DP release
 
 
 class MpcAucEvaluation:
@@ -38,12 +43,16 @@ class MpcAucEvaluation:
     deployment: the deployment.yaml of the running mpc-auc roles (the coordinator's key beside it, or ``key``);
     rosters: the roster files of every client node (``mpc-auc client keygen``; all must take part in each
     evaluation round: sample every node, ``fraction_evaluate=1.0``); options: :meth:`mpc_auc.Evaluation.open`'s
-    (protocol, metrics, epsilon, deadline, ...)."""
+    (protocol, metrics, epsilon, budget, deadline, ...) over :data:`DEFAULT_OPTIONS`: one DP release per round
+    unless ``protocol="mpc-exact"`` is asked for, which runs only where every client opted in to exact releases."""
 
     def __init__(self, *args, deployment: str, rosters, key: str = None, mpcauc_options: dict = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.mpcauc_deployment, self.mpcauc_rosters, self.mpcauc_key = str(deployment), list(rosters), key
-        self.mpcauc_options = {"deadline": 600.0, **(mpcauc_options or {})}
+        options = {**DEFAULT_OPTIONS, **(mpcauc_options or {})}
+        if options["protocol"] != "mpc-central" and "epsilon" not in (mpcauc_options or {}):
+            del options["epsilon"]  # an exact release takes no epsilon
+        self.mpcauc_options = options
         self._evaluations = {}  # round -> its open mpc_auc.Evaluation
 
     def configure_evaluate(self, server_round: int, arrays, config: ConfigRecord, grid):
@@ -68,6 +77,8 @@ class MpcAucEvaluation:
             return metrics
         record = MetricRecord(dict(metrics or {}))
         record.update(round_metrics(released.value))
+        if released.epsilon is not None:
+            record[f"{PREFIX}epsilon"] = float(released.epsilon)
         return record
 
 
@@ -107,17 +118,27 @@ def node_settings(context: Context) -> tuple:
 
 
 def submit_predictions(message: Message, context: Context, y_true, y_score, ids=None, *, client: str = None,
-                       key: str = None, deployment: str = None, config_key: str = "config", **options) -> Message:
+                       key: str = None, deployment: str = None, config_key: str = "config", max_exact: int = 0,
+                       **options) -> Message:
     """Submit this client's predictions on its local test set to the round's mpc-auc evaluation and return the
-    reply to ``message`` (its MetricRecord holds ``num-examples`` only: no local metric leaves the node).
+    reply to ``message`` (its MetricRecord holds ``num-examples`` and whether it took part, ``mpcauc-submitted``:
+    no local metric leaves the node; a submission this client's terms or budget refuse is logged, not raised).
     client, key, deployment: this node's mpc-auc name, key file and deployment file (default: from its node or
-    run config, :func:`node_settings`); options: :func:`mpc_auc.submit`'s (max_epsilon, timeout, ...)."""
+    run config, :func:`node_settings`); max_exact: the exact releases of its rows this client accepts (default
+    0: DP rounds only, since the server chooses the model it scores with); options: :func:`mpc_auc.submit`'s
+    (max_epsilon, budget, ledger, timeout, ...)."""
     config = message.content[config_key]
     if EVALUATION_KEY not in config:
         raise InputError("the server opened no mpc-auc evaluation for this round (its strategy needs "
                          "MpcAucEvaluation)")
     if client is None or key is None or deployment is None:
         client, key, deployment = node_settings(context)
-    receipt = submit(deployment, evaluation=str(config[EVALUATION_KEY]), client=client, key=key, y_true=y_true,
-                     y_score=y_score, ids=ids, **options)
-    return Message(RecordDict({"metrics": MetricRecord({"num-examples": receipt.rows})}), reply_to=message)
+    try:
+        submit(deployment, evaluation=str(config[EVALUATION_KEY]), client=client, key=key, y_true=y_true,
+               y_score=y_score, ids=ids, max_exact=max_exact, **options)
+        submitted = 1
+    except InputError as err:  # refused by this client's terms or own budget, or by the parties: the round goes on
+        log(WARNING, "mpc-auc: %s did not take part in evaluation %s: %s", client, config[EVALUATION_KEY], err)
+        submitted = 0
+    reply = MetricRecord({"num-examples": len(y_true), f"{PREFIX}submitted": submitted})
+    return Message(RecordDict({"metrics": reply}), reply_to=message)

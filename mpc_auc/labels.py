@@ -20,22 +20,25 @@ def classes_of(y_true) -> tuple:
         raise InputError("y_true mixes label kinds that cannot be ordered (e.g. numbers and strings)") from None
 
 
-def binary_labels(y_true, pos_label=None, greater: bool = False) -> np.ndarray:
+def binary_labels(y_true, pos_label=None, greater: bool = False, one_class: bool = False) -> np.ndarray:
     """0/1 labels, 1 for the positive class: ``pos_label``, else the greater of the two classes (``greater``:
-    roc_auc_score's rule) or 1 when the labels are {0, 1} or {-1, 1} (the curves' and average precision's)."""
+    roc_auc_score's rule) or 1 when the labels are {0, 1} or {-1, 1} (the curves' and average precision's).
+    ``one_class``: the rows may all be of one class (a client's share of a test set), ``pos_label`` absent."""
     labels, classes = classes_of(y_true)
     if len(classes) > 2:
         shown = ", ".join(map(str, classes[:5])) + (", ..." if len(classes) > 5 else "")
         raise InputError(f"y_true has {len(classes)} classes ({shown}): a binary metric takes two; for "
                          "roc_auc_score pass one score column per class with multi_class='ovr'")
     if pos_label is None:
-        if greater or labels.dtype == bool:
+        if labels.dtype == bool:
+            return labels.astype(np.int64)
+        if greater:
             return (labels == classes[-1]).astype(np.int64)
         if not (set(classes.tolist()) <= {0, 1} or set(classes.tolist()) <= {-1, 1}):
             raise InputError(f"y_true's labels are {', '.join(map(repr, classes.tolist()))}: name the positive class "
                              "with pos_label")
         pos_label = 1
-    if pos_label not in classes.tolist():
+    if pos_label not in classes.tolist() and not (one_class and len(classes) < 2):
         raise InputError(f"pos_label={pos_label!r} is not a label of y_true (labels: "
                          f"{', '.join(map(repr, classes.tolist()))})")
     return (labels == pos_label).astype(np.int64)

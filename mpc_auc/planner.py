@@ -119,9 +119,11 @@ def parse_budget(value) -> Budget:
     return Budget(*_numbers(value, "budget", 1))
 
 
-def execute(request: Plan, clients: list, on_progress=None, weights: list = None) -> Outcome:
+def execute(request: Plan, clients: list, on_progress=None, weights: list = None, owners: bool = True) -> Outcome:
     """Run ``request`` on ``clients`` ((id, scores, labels) each, checked); the same dispatch for every front end.
-    weights: each client's sample weights, for the weighted AUC (mpc-exact or clear, the AUC alone)."""
+    weights: each client's sample weights, for the weighted AUC (mpc-exact or clear, the AUC alone); owners: the
+    client ids name the owners of their rows (a DP release is charged to each: protocols.mpc.accounting), not
+    placeholders."""
     m = sum(len(labels) for _, _, labels in clients)
     if score_columns(clients) > 1 and (request.protocol == "mpc-central" or request.ranks):
         raise InputError("several score columns (models compared on the same rows) need protocol mpc-exact or "
@@ -135,7 +137,7 @@ def execute(request: Plan, clients: list, on_progress=None, weights: list = None
     if request.protocol == "mpc-central":
         declared = [request.dataset_id] if request.dataset_id else None
         release = mpc_central_auc([clients], request.noise, request.encoder, request.method, request.placement,
-                                  request.timeout, on_progress, request.budget, declared)[0]
+                                  request.timeout, on_progress, request.budget, declared, owners)[0]
         return central_outcome(release, request.noise)
     result = mpc_exact_auc([clients], request.encoder, method=request.method, ranks=request.ranks,
                            placement=request.placement, timeout_s=request.timeout, on_progress=on_progress,
@@ -161,11 +163,12 @@ def open_evaluation(request: Plan, evaluation_id: str, roster, deadline: float, 
     return _released(run, request.noise, request.method)
 
 
-def shared_outcome(ticket, shared: list) -> Outcome:
-    """The release both parties shared with a client (protocols.inputs.submitter.Outcome.shared), read as the
-    organiser reads it: the same checks (the parties' copies must agree) and the same numbers."""
-    run = JobRun([dict(copy) for copy in shared], ticket)
-    return _released(run, shared[0].get("noise"), shared[0].get("method", "radix"))
+def shared_outcome(ticket, shared) -> Outcome:
+    """The release both parties shared with a client (protocols.inputs.submitter.Outcome.shared, checked field by
+    field across the parties), read as the organiser reads it: the same numbers."""
+    out = {"clients": list(shared.clients), "rows": list(shared.rows), "missing": list(shared.missing),
+           "check_s": 0.0, "ledger": None, **shared.opened}
+    return _released(JobRun([out, out], ticket), shared.noise, shared.method)
 
 
 def _released(run, noise, method: str) -> Outcome:

@@ -61,6 +61,8 @@ PARAMETERS = {
     "points": Interval(int, 1, 10**4, what="a number of curve points"),
     "columns": Interval(int, 1, 16, what="a number of score columns"),
     "max_fpr": Interval(float, 0, 1, lo_open=True, what="a false positive rate"),
+    "max_exact": Interval(int, 0, 10**6, what="a number of exact releases"),
+    "max_decimals": Interval(int, 1, MAX_AUC_DECIMALS, what="a number of decimals"),
 }
 
 

@@ -6,19 +6,22 @@ import subprocess
 import sys
 import time
 
+from mpc_auc.protocols.inputs.submission import Roster
+from mpc_auc.protocols.runtime.identity import Identity, client_role
 from mpc_auc.protocols.runtime.link import free_port
 
 CLI = [sys.executable, "-m", "mpc_auc"]
 HOSTS = {"P0": "127.0.0.2", "P1": "127.0.0.3", "dealer": "127.0.0.4"}
 
 
-def start_role(directory, role, log, nofile: int = None, extra=()):
-    """``mpc-auc party`` for ``role``; nofile: its descriptor limit (RLIMIT_NOFILE, as ``ulimit -n``)."""
+def start_role(directory, role, log, nofile: int = None, extra=(), command=CLI):
+    """``mpc-auc party`` for ``role``; nofile: its descriptor limit (RLIMIT_NOFILE, as ``ulimit -n``); command:
+    what runs the command line (a weakened party's wrapper, e.g. tests/weakened_party.py)."""
     def limit():
         if nofile is not None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
 
-    return subprocess.Popen(CLI + ["party", "--role", role, "--deployment", str(directory / "deployment.yaml"),
+    return subprocess.Popen(list(command) + ["party", "--role", role, "--deployment", str(directory / "deployment.yaml"),
                                    "--key", str(directory / f"{role}.key"), "--timeout", "5", *extra],
                             stdout=log, stderr=subprocess.STDOUT, preexec_fn=limit)
 
@@ -40,9 +43,10 @@ def listening(pid: int):
     return sorted(found)
 
 
-def deploy(tmp_path_factory, nofile: int = None, extra=()):
+def deploy(tmp_path_factory, nofile: int = None, extra=(), commands=None):
     """A deployment on 127.0.0.2/3/4 with its three roles serving (a generator: stop them after); nofile and
-    extra: each role's descriptor limit and further ``mpc-auc party`` options."""
+    extra: each role's descriptor limit and further ``mpc-auc party`` options; commands: role -> what runs its
+    command line instead of ``python -m mpc_auc``."""
     directory = tmp_path_factory.mktemp("deployment")
     ports = {role: free_port(host) for role, host in HOSTS.items()}
     subprocess.run(CLI + ["deploy", "init", "--dir", str(directory)]
@@ -52,7 +56,8 @@ def deploy(tmp_path_factory, nofile: int = None, extra=()):
     subprocess.run(CLI + ["generate", "--out", str(data), "--m", "1500", "--clients", "4", "--decimals", "2"],
                    check=True, capture_output=True)
     logs = {role: open(directory / f"{role}.log", "w") for role in HOSTS}
-    procs = {role: start_role(directory, role, logs[role], nofile, extra) for role in HOSTS}
+    procs = {role: start_role(directory, role, logs[role], nofile, extra, (commands or {}).get(role, CLI))
+             for role in HOSTS}
     wait_listening(procs)
     yield directory, procs, logs, ports
     for proc in procs.values():
@@ -68,7 +73,11 @@ def wait_listening(procs, timeout_s=60):
 
 
 def client_keys(directory, names) -> None:
-    """Each client's key and one-entry roster in ``directory`` (NAME.key, NAME.roster.yaml), by the CLI."""
+    """Each client's fresh key and one-entry roster in ``directory`` (NAME.key, NAME.roster.yaml, replacing any),
+    as ``mpc-auc client keygen`` writes them: a new key is a new owner in the parties' ledgers."""
     for name in names:
-        subprocess.run(CLI + ["client", "keygen", "--name", name, "--key", str(directory / f"{name}.key"),
-                              "--roster", str(directory / f"{name}.roster.yaml")], check=True, capture_output=True)
+        for suffix in (".key", ".roster.yaml"):
+            (directory / f"{name}{suffix}").unlink(missing_ok=True)
+        identity = Identity(client_role(name))
+        identity.save(str(directory / f"{name}.key"))
+        Roster((identity.public,)).save(str(directory / f"{name}.roster.yaml"))

@@ -3,7 +3,8 @@
 mpc-auc: a deployment on 127.0.0.2/3/4 and its three ``mpc-auc party`` processes (P0, P1, the dealer), five
 client keys.  Flower: a SuperLink and five SuperNodes (partition-id 0..4), then ``flwr run`` of this app against
 the SuperLink.  Each round's evaluation opens an mpc-auc evaluation; every SuperNode's ClientApp submits its test
-predictions to the parties directly; the ServerApp logs the private global AUC beside the clear one.  Prints the
+predictions to the parties directly (one DP release per round; the parties and each client hold every client key to
+epsilon 2 in all); the ServerApp logs the private global AUC beside the clear one.  Prints the
 processes it started and the rounds, and stops everything at the end (or on failure).  docs/flower.md.
 """
 import json
@@ -68,7 +69,8 @@ def main() -> int:
         for role in ("P0", "P1", "dealer"):
             start(f"mpc-auc party {role}", [BIN / "mpc-auc", "party", "--role", role, "--deployment",
                                             str(work / "mpcauc" / "deployment.yaml"), "--key",
-                                            str(work / "mpcauc" / f"{role}.key")])
+                                            str(work / "mpcauc" / f"{role}.key"), "--budget", "2",
+                                            "--ledger", str(work / "ledgers")])  # each client key: epsilon 2 at most
         (work / "keys").mkdir()
         for p in range(CLIENTS):
             subprocess.run([BIN / "mpc-auc", "client", "keygen", "--name", f"client-{p}", "--key",
@@ -99,8 +101,13 @@ def main() -> int:
         for name, proc in procs.items():
             print(f"  pid {proc.pid:>7}  {name}")
         for r in json.loads(out.read_text())["rounds"]:
-            print(f"round {r['round']}: private global AUC (mpc-auc) {r['private_auc']:.15f}, "
-                  f"clear AUC {r['clear_auc']:.15f}, difference {abs(r['private_auc'] - r['clear_auc']):.1e}")
+            if r["private_auc"] is None:
+                print(f"round {r['round']}: no private AUC released (see the logs), clear AUC {r['clear_auc']:.6f}")
+                continue
+            how = f"DP at epsilon {r['epsilon']:g}, 95% interval {r['interval'][0]:.3f} .. {r['interval'][1]:.3f}" \
+                if r.get("epsilon") is not None else "exact"
+            print(f"round {r['round']}: private global AUC (mpc-auc, {how}) {r['private_auc']:.6f}, "
+                  f"clear AUC {r['clear_auc']:.6f}")
         print(f"logs: {logs}")
         return 0
     finally:

@@ -327,7 +327,9 @@ def cmd_client_submit(args) -> int:
                                          positive_label=args.positive_label)
     receipt = submit(args.deployment, evaluation=args.evaluation, client=args.client, key=args.key,
                      y_true=evalset.label, y_score=evalset.score, ids=ids, max_epsilon=args.max_epsilon,
-                     timeout=args.timeout, connect_timeout=args.connect_timeout, progress=True)
+                     budget=args.budget, ledger=args.ledger, max_exact=args.max_exact,
+                     max_decimals=args.max_decimals, timeout=args.timeout, connect_timeout=args.connect_timeout,
+                     progress=True)
     if args.ranks_out:
         if receipt.ranks is None:
             raise InputError(f"evaluation {args.evaluation!r} does not deliver ranks (the job finished: "

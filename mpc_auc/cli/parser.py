@@ -317,7 +317,21 @@ def _client_command(sub) -> None:
     submit_.add_argument("--ranks-out", help="wait for this client's rows' global ranks and write them here")
     submit_.add_argument("--max-epsilon", type=typed("max_epsilon", "epsilon"), default=None, metavar="EPS",
                          help="submit only to a DP release of at most this epsilon (the parties' ticket states it); "
-                              "an exact release counts as unbounded and is refused too (default: any release)")
+                              "an exact release is refused too unless --max-exact is given (default: any release)")
+    submit_.add_argument("--budget", metavar="EPS[,DELTA]",
+                         help="this client's own privacy budget over every release its own ledger records (DELTA "
+                              "default 1e-9): a DP release past it is refused before anything is sent, whatever the "
+                              "parties allow (default: none)")
+    submit_.add_argument("--ledger", metavar="FILE",
+                         help="this client's own ledger file (default: one per key under $XDG_STATE_HOME/mpc-auc/"
+                              "client-ledger)")
+    submit_.add_argument("--max-exact", type=typed("max_exact"), default=None, metavar="K",
+                         help="the most exact (not DP) releases of this client's rows it accepts in all, stated in its "
+                              "signed submission and enforced by both parties too; 0: DP releases only (default: 1, "
+                              "or 0 with --max-epsilon)")
+    submit_.add_argument("--max-decimals", type=typed("max_decimals"), default=None, metavar="D",
+                         help="accept an exact release only if every value it opens is rounded to at most D decimals "
+                              "(the AUC with --auc-decimals; other exact metrics open 52 bits) (default: any)")
     _timeout_option(submit_, 20.0, "seconds of silence from a party before it counts as lost")
     submit_.add_argument("--connect-timeout", type=typed("connect_timeout", "timeout"), default=60.0,
                          help="seconds to keep trying while the evaluation is not open yet")

@@ -54,6 +54,11 @@ class CentralNoise:
     def delta(self, m: int) -> float:
         return self.statistic_noise(m).delta + self.count_noise().delta
 
+    def delta_ceiling(self, m: int) -> float:
+        """A bound of :meth:`delta` at every M up to ``m`` (circuits.noise_laws.DiscreteLaplace.delta_ceiling):
+        what a ticket states before M is known."""
+        return self.statistic_noise(m).delta_ceiling + self.count_noise().delta_ceiling
+
     def release(self, m: int):
         """What one job charges to the privacy ledger: its discrete Laplace terms and the circuits' delta."""
         stat, count = self.statistic_noise(m), self.count_noise()

@@ -16,6 +16,7 @@ Post-processing of the nodes only (no privacy cost): TP~_k from the dyadic decom
 TP~_K (clamped to [1, M - 1]), TPR = TP~/P~, FPR = (c_k - TP~_k)/(M - P~), precision = TP~_k / c_k, each
 clamped to [0, 1]; the area under the noisy ROC by the trapezoid rule.
 """
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,6 +59,15 @@ class CurveNoise:
     def delta(self, m: int) -> float:
         """The circuit's delta: a label flip moves L + 1 nodes, each draw adding its own."""
         return self.levels(m) * self.node_noise(m).delta
+
+    def delta_ceiling(self, m: int) -> float:
+        """A bound of :meth:`delta` at every M up to ``m``: at most levels(m) nodes (the levels grow with M), each
+        drawn at epsilon / L for some L <= levels(m), whose delta ceiling is at most the one at epsilon with the
+        width of epsilon / levels(m) (circuits.noise_laws.DiscreteLaplace.delta_ceiling)."""
+        levels = self.levels(m)
+        widest = DiscreteLaplace(self.epsilon / levels, 1)
+        per_coin = 2.0**-widest.bits + 2.0**-52
+        return levels * (1.0 + math.exp(self.epsilon)) * (2.0**-widest.bits + (widest.width + 2) * per_coin)
 
     def release(self, m: int) -> Release:
         """What one job charges to the privacy ledger: one discrete Laplace term per level, and the delta."""

@@ -7,10 +7,13 @@
 2. **Collect.** Relayed: one ``submissions`` message from the coordinator,
    which must list them in roster order.  Direct: each rostered client
    dials the party (TLS; the roster's certificates are trusted for this job
-   only), receives the ticket, sends its submission and is told
-   ``accepted`` or ``refused`` with the cause.  The parties poll each other
-   every POLL_S seconds until both hold the whole roster or either has
-   passed the deadline.
+   only), receives the ticket (with what this party's ledger holds for its
+   key), sends its submission and is told
+   ``accepted`` or ``refused`` with the cause, or declines the job with its
+   reason (its terms refuse the release).  The parties poll each other
+   every POLL_S seconds until each rostered client has submitted or
+   declined at both, either has passed the deadline, or a client declined
+   an evaluation that does not allow missing clients.
 3. **Agree.** Both close their intake and exchange, for each roster name
    in order, the SHA-256 of the statement they admitted (zeros if none).  A
    client counts as present when both parties hold the same statement (it
@@ -25,6 +28,7 @@
 4. **Finish.** Direct clients get their rank bundle (if the evaluation
    delivers ranks) or ``done``, or the job's refusal, on their own link.
 """
+import dataclasses
 import secrets
 import struct
 import threading
@@ -56,8 +60,10 @@ def refusal(problem: str) -> str:
 class Intake:
     """One job's submissions at this party (module docstring)."""
 
-    def __init__(self, ctx, job, terms: ReleaseTerms = None):
-        """terms: what the job releases, for the clients' tickets (both parties must pass the same)."""
+    def __init__(self, ctx, job, terms: ReleaseTerms = None, standing=None):
+        """terms: what the job releases, for the clients' tickets (both parties must pass the same); standing:
+        a client's roster entry -> what this party's ledger holds for it (runtime.ledger.Standing), stated in
+        its ticket."""
         self.ctx, self.evaluation, self.rows = ctx, job.evaluation, job.rows
         self.links, self._links_lock = {}, threading.Lock()  # direct: client name -> its link
         self.missing = []
@@ -67,7 +73,8 @@ class Intake:
             self.problem = "a weighted evaluation delivers no ranks (the weights do not change them: ask unweighted)"
         nonce = job_nonce(self.evaluation.id, [d[32:] for d in draws])
         self.ticket = Ticket(self.evaluation.id, nonce, self.evaluation.encoder, job.ranks, terms,
-                             self.evaluation.columns)
+                             self.evaluation.columns, len(self.evaluation.roster.members))
+        self._standing = standing
         self.inbox = Inbox(self.evaluation, nonce, ctx.rank, ctx.seal_key)
 
     def collect(self) -> list:
@@ -107,8 +114,11 @@ class Intake:
                     shown = sum(present)
                     ctx.progress(f"evaluation {evaluation.id}: {shown} of {len(present)} clients submitted here")
                 late = time.monotonic() - start > evaluation.deadline_s
-                flags = [struct.unpack(">qq", f) for f in gather_bytes(struct.pack(">qq", all(present), late))]
-                if all(done for done, _ in flags) or any(late for _, late in flags):
+                declined = self.inbox.declined
+                settled = all(p or n in declined for p, n in zip(present, evaluation.roster.names))
+                hopeless = bool(declined) and not evaluation.allow_missing
+                flags = [struct.unpack(">qqq", f) for f in gather_bytes(struct.pack(">qqq", settled, late, hopeless))]
+                if all(f[0] for f in flags) or any(f[1] or f[2] for f in flags):
                     return
         finally:
             ctx.listener.distrust(members)
@@ -118,8 +128,13 @@ class Intake:
         name = hello["from"][len(CLIENT_PREFIX):]
         link.max_frame = self.evaluation.max_submission_bytes  # a larger announced message ends this link only
         try:
-            send_message(link, "ticket", self.ticket)
+            standing = self._standing(self.evaluation.roster.member(name)) if self._standing else None
+            send_message(link, "ticket", dataclasses.replace(self.ticket, standing=standing))
             kind, submission = recv_message(link, "waiting for the submission")
+            if kind == "declined":  # the client refused the job's terms: no need to wait for it
+                self.inbox.decline(name, str(submission)[:500])
+                _tell(link, [])
+                return
             if kind != "submission":
                 raise SubmissionRefused(f"client {name!r} sent {kind!r} instead of its submission")
             self.inbox.offer(submission, sender=name)

@@ -35,6 +35,7 @@ admits it only when (each failure refused with its own message):
 Before computing, P0 and P1 compare the list of statement digests in roster
 order (protocols.mpc.exact): they compute only on the same submissions.
 """
+import dataclasses
 import functools
 import hashlib
 import json
@@ -52,12 +53,13 @@ from .encoding import KEY_OFFSET, ScoreEncoder
 from .weights import check_weight_bits, weight_units
 from ..errors import BundleIntegrityError, DeploymentError, InputError
 from ..runtime.identity import CLIENT_PREFIX, PublicIdentity, check_client_id, client_role
+from ..runtime.ledger import Standing
 from ..metric_catalogue import DEFAULT_POINTS, metric_names
 from ..validation import checked
 from ..runtime import wire
 
 ROSTER_FORMAT = "mpc-auc-roster/1"
-STATEMENT_FORMAT = "mpc-auc-submission/1"
+STATEMENT_FORMAT = "mpc-auc-submission/2"
 NONCE_BYTES = 32
 
 
@@ -220,7 +222,7 @@ class ReleaseTerms:
     epsilon: float = None  # mpc-central: this release's epsilon
     delta: float = None  # mpc-central: the noise circuit's delta bound
     neighbours: str = None  # mpc-central: "label" or "record"
-    budget: tuple = None  # (epsilon, delta): the tightest budget of the two parties' ledgers for this set, if any
+    budget: tuple = None  # (epsilon, delta): the tighter of the two parties' budgets this release must fit, if any
     allow_missing: bool = False  # the job may run without some rostered clients
     decimals: int = None  # mpc-exact: the AUC is opened rounded to this many decimals (None: 52 bits)
     ranks: bool = False  # each client gets its rows' global mid-ranks
@@ -229,6 +231,17 @@ class ReleaseTerms:
     max_fpr: float = None  # mpc-exact with pauc: where the partial AUC stops
     weight_bits: int = None  # mpc-exact: the AUC is weighted by the rows' weights, sent in units of 2^-weight_bits
     share_result: bool = False  # every client that took part receives the released result from both parties
+    noise: object = None  # mpc-central: its CentralNoise or CurveNoise (protocols.dp), all its parameters
+
+    @property
+    def exact(self) -> bool:
+        return self.protocol == "mpc-exact"
+
+    @property
+    def finest_decimals(self):
+        """The most decimals any exact value this job opens has: the AUC's ``decimals``, or None (52 bits) when
+        it opens the AUC unrounded or any other exact metric (those open to 52 bits or 2^-40)."""
+        return self.decimals if self.exact and self.metrics == ("auc",) and self.decimals else None
 
     def describe(self) -> str:
         if self.protocol == "mpc-exact":
@@ -239,11 +252,11 @@ class ReleaseTerms:
             what += f"; also {', '.join(more)} ({self.points} cuts for curves)" if more else ""
             what += f"; the partial AUC to FPR {self.max_fpr:g}" if self.max_fpr is not None else ""
         else:
-            delta = f"delta {self.delta:.2g}" if self.delta is not None else "the circuit's delta, about 1e-13"
+            delta = f"delta at most {self.delta:.2g}" if self.delta is not None else "the circuit's delta, about 1e-13"
             what = (f"one DP release at epsilon {self.epsilon:g} ({self.neighbours} neighbours, {delta})"
                     + (f": the ROC curve's counts at {self.points} cuts" if "roc" in self.metrics else ""))
-        budget = f"; budget {self.budget[0]:g} (delta {self.budget[1]:g}) for this set" if self.budget else \
-            "; no budget set"
+        budget = "" if self.exact else f"; budget {self.budget[0]:g} (delta {self.budget[1]:g}) for each client's key" \
+            if self.budget else "; no budget set"
         return (f"{what}{budget}{'; ranks to each client' if self.ranks else ''}"
                 f"{'; the result shared with every client' if self.share_result else ''}"
                 f"{'; may run without some clients' if self.allow_missing else ''}")
@@ -259,6 +272,12 @@ class Ticket:
     ranks: bool  # the parties send each client its rows' mid-ranks
     terms: ReleaseTerms = None  # what the job releases (shown to the client, checked by --max-epsilon)
     columns: int = 1  # score columns per row the client submits
+    roster_size: int = None  # the clients on the evaluation's roster
+    standing: Standing = None  # what the issuing party's ledger holds for this client's key (differs per party)
+
+    def common(self) -> "Ticket":
+        """The ticket without its party's standing: what P0 and P1 must agree on."""
+        return dataclasses.replace(self, standing=None)
 
     @property
     def weight_bits(self):
@@ -268,6 +287,22 @@ class Ticket:
     @property
     def job(self) -> JobId:
         return JobId(self.evaluation, self.nonce)
+
+
+@wire.message
+@dataclass(frozen=True)
+class SharedResult:
+    """Every released field of a job, as each party sends it to each client that took part in an evaluation
+    that shares its result (the client compares the two copies field by field, and the noise with its own
+    ticket's: protocols.inputs.submitter)."""
+    nonce: bytes  # the job's
+    clients: tuple  # the clients computed on, in roster order
+    rows: tuple  # their row counts, in that order
+    missing: tuple  # the rostered clients left out
+    method: str
+    opened: dict  # what was opened: mpc-exact {"defined", "scaled", "metrics", "others", "covariance"}, mpc-central
+    #               {"central"}, as the coordinator's result holds it
+    noise: object = None  # mpc-central: its CentralNoise or CurveNoise
 
 
 def job_nonce(evaluation: str, draws) -> bytes:
@@ -293,11 +328,42 @@ def _digest(bundle: SealedBundle) -> str:
     return hashlib.sha256(bundle.signed_part).hexdigest()
 
 
-def make_submission(identity, ticket: Ticket, scores, labels, seal_keys, reply_to: bytes, weights=None) -> list:
+@dataclass(frozen=True)
+class Accepts:
+    """What a client accepts of exact releases of its rows, stated in its signed statement so that both parties
+    enforce it: at most ``max_exact`` of them in all (the parties count per client key), and no exact value
+    opened to more than ``max_decimals`` decimals; None: no limit (relayed clients, whose rows the
+    coordinator holds)."""
+    max_exact: int = None
+    max_decimals: int = None
+
+    def __post_init__(self):
+        if self.max_exact is not None:
+            checked("max_exact", self.max_exact)
+        if self.max_decimals is not None:
+            checked("max_decimals", self.max_decimals)
+
+    def refusal(self, terms: ReleaseTerms) -> str:
+        """Why this client does not take part in a job releasing ``terms``, as far as its terms alone tell
+        (the count of its earlier exact releases is the ledgers'), or ""."""
+        if not terms.exact or self.max_decimals is None:
+            return ""
+        finest = terms.finest_decimals
+        if finest is not None and finest <= self.max_decimals:
+            return ""
+        opened = f"{finest} decimals" if finest is not None else "52 bits" + (
+            f" ({', '.join(m for m in terms.metrics if m != 'auc')} cannot be rounded)" if terms.metrics != ("auc",)
+            else "")
+        return f"the job opens exact values to {opened}; this client accepts at most {self.max_decimals} decimals"
+
+
+def make_submission(identity, ticket: Ticket, scores, labels, seal_keys, reply_to: bytes, weights=None,
+                    accepts: Accepts = Accepts()) -> list:
     """[submission for P0, for P1] of one client's rows, signed with its identity key.
 
     seal_keys: P0's and P1's X25519 keys from the pinned deployment; reply_to: the client's key for its ranks;
-    weights: the rows' sample weights, exactly when the job is weighted.
+    weights: the rows' sample weights, exactly when the job is weighted; accepts: the client's terms for exact
+    releases of its rows (stated in the signed statement).
     """
     if not identity.role.startswith(CLIENT_PREFIX):
         raise InputError(f"the key of {identity.role} is not a client's key")
@@ -314,6 +380,7 @@ def make_submission(identity, ticket: Ticket, scores, labels, seal_keys, reply_t
     statement = json.dumps({
         "format": STATEMENT_FORMAT, "evaluation": ticket.evaluation, "nonce": ticket.nonce.hex(), "client": name,
         "rows": len(labels), "reply_to": reply_to.hex(),
+        "accepts": {"max_exact": accepts.max_exact, "max_decimals": accepts.max_decimals},
         "bundles": [{"recipient": key.hex(), "sha256": _digest(b)} for key, b in zip(seal_keys, bundles)]},
         sort_keys=True, separators=(",", ":")).encode()
     signature = identity.tls_key.sign(statement)
@@ -328,6 +395,8 @@ class Admitted:
     rows: int
     statement_digest: str  # covers both parties' bundles: P0 and P1 compare these
     opened: object  # bundles.OpenedBundle
+    member: PublicIdentity = None  # its roster entry (its key is its account in the ledgers)
+    accepts: Accepts = Accepts()  # its signed terms for exact releases
 
 
 def admit(submission: Submission, party: int, seal_key, evaluation: Evaluation, nonce: bytes,
@@ -343,6 +412,7 @@ def admit(submission: Submission, party: int, seal_key, evaluation: Evaluation, 
                   stated["recipient"], stated["sha256"])
         if statement.get("format") != STATEMENT_FORMAT:
             raise ValueError("unknown format")
+        accepts = Accepts(**statement["accepts"])
     except (ValueError, KeyError, TypeError, IndexError):
         raise SubmissionRefused("a submission's statement is unreadable") from None
     if sender is not None and name != sender:
@@ -379,7 +449,7 @@ def admit(submission: Submission, party: int, seal_key, evaluation: Evaluation, 
         opened = open_bundle(seal_key, party, submission.bundle, evaluation.columns, evaluation.weight_bits is not None)
     except BundleIntegrityError as err:
         raise SubmissionRefused(f"client {name!r}: {err}") from None
-    return Admitted(name, header.rows, hashlib.sha256(submission.statement).hexdigest(), opened)
+    return Admitted(name, header.rows, hashlib.sha256(submission.statement).hexdigest(), opened, member, accepts)
 
 
 class Inbox:
@@ -388,7 +458,8 @@ class Inbox:
     def __init__(self, evaluation: Evaluation, nonce: bytes, party: int, seal_key):
         self.evaluation, self.nonce, self.party, self.seal_key = evaluation, nonce, party, seal_key
         self._admitted = {}
-        self.refusals = []  # why submissions were refused, in order
+        self._declined = set()  # clients that declined the job's terms
+        self.refusals = []  # why submissions were refused, or declined, in order
         self._lock = threading.Lock()
         self._closed = False
 
@@ -410,6 +481,17 @@ class Inbox:
             with self._lock:
                 self.refusals.append(str(err))
             raise
+
+    def decline(self, name: str, why: str) -> None:
+        """Record that client ``name`` declined the job (its terms refuse the release) and why."""
+        with self._lock:
+            self._declined.add(name)
+            self.refusals.append(f"client {name!r} declined the job: {why}")
+
+    @property
+    def declined(self) -> set:
+        with self._lock:
+            return set(self._declined)
 
     @property
     def present(self) -> list:

@@ -5,20 +5,28 @@
    certificate presented: a party accepts it only while an evaluation with
    the client on its roster is open, so the client retries until then).
 2. Take each party's ticket (evaluation id, job nonce, score encoding,
-   whether ranks come back, and the release's terms: protocol, epsilon,
-   delta, neighbour notion, the tighter party's budget, whether missing
-   clients are allowed, the AUC's decimals) and refuse to go on unless both
-   are the same and name the evaluation asked for; show the terms, and refuse
-   a looser release than ``max_epsilon``.
-3. Check the rows against the ticket's encoding, share and seal them to the
-   parties' pinned sealing keys, sign the statement (protocols.inputs.submission)
-   and send each party its submission; each answers ``accepted`` or
-   ``refused`` with the cause.
+   whether ranks come back, the roster's size and the release's terms:
+   protocol, epsilon, delta, neighbour notion, every noise parameter, the
+   tighter party's budget, whether missing clients are allowed, the AUC's
+   decimals; and what that party's ledger holds for this client's key) and
+   refuse to go on unless both agree (their standings aside) and name the
+   evaluation asked for; show the terms and standings, and refuse what the
+   client's :class:`Policy` does not accept (a looser release than its
+   ``max_epsilon``, an exact one past its ``Accepts``, a release past its own
+   budget in its own ledger: protocols.inputs.own_ledger).
+3. Check the rows against the ticket's encoding, record the release in the
+   client's own ledger, share and seal the rows to the parties' pinned
+   sealing keys, sign the statement with the client's terms
+   (protocols.inputs.submission) and send each party its submission; each
+   answers ``accepted`` or ``refused`` with the cause.
 4. Wait for the job's end: in an evaluation that shares its result, first
-   each party's copy of the release (the opened values, as the organiser gets
-   them); then the client's rank bundles (signed by each party, bound to this
-   job; protocols.inputs.bundles.open_ranks), ``done``, or the job's refusal.
+   each party's copy of the release, which must agree field by field, carry
+   the ticket's noise and nonce and count this client with its rows
+   (:func:`check_shared`); then the client's rank bundles (signed by each
+   party, bound to this job; protocols.inputs.bundles.open_ranks), ``done``,
+   or the job's refusal.
 """
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -28,15 +36,27 @@ from .bundles import open_ranks
 from .clients import check_client
 from ..errors import ChannelIntegrityError, InputError, PeerLost
 from ..runtime.identity import CLIENT_PREFIX, COMPUTE
+from ..runtime.ledger import Budget
 from ..runtime.link import dial
 from ..runtime.control import recv_message, send_message
 from ..runtime.sealing import KeyPair
-from .submission import SubmissionRefused, Ticket, make_submission
+from .own_ledger import OwnLedger, default_path, ticket_release
+from .submission import Accepts, SharedResult, SubmissionRefused, Ticket, make_submission
 from ..runtime.wire import WireError
 
 
 class JobRefused(InputError):
-    """The parties refused the client's submission or the whole job; the message says why."""
+    """The parties refused the client's submission or the whole job, or the client refused the job; the message
+    says why."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What a client accepts before it sends its rows, checked against both parties' tickets."""
+    max_epsilon: float = None  # the most one DP release may spend
+    budget: Budget = None  # the client's own budget over every release its own ledger records
+    accepts: Accepts = Accepts(max_exact=1)  # exact releases: stated in the signed statement, enforced by both parties
+    ledger: str = None  # the client's own ledger file (None: own_ledger.default_path of its key)
 
 
 @dataclass
@@ -45,37 +65,50 @@ class Outcome:
     rows: int
     status: str  # "computed", or why this client was left out
     ranks: np.ndarray = None  # the client's rows' global 1-based mid-ranks, when the evaluation delivers them
-    ticket: Ticket = None  # the job's ticket (what it released: ticket.terms)
-    shared: list = None  # each party's copy of the released result, when the evaluation shares it
+    ticket: Ticket = None  # the job's ticket, both parties' common part (what it released: ticket.terms)
+    shared: SharedResult = None  # the released result, checked (:func:`check_shared`), when the evaluation shares it
+    standings: tuple = ()  # what each party's ledger held for this client's key before the job
 
 
 def submit(identity, deployment, evaluation: str, scores, labels, timeout_s: float = 20.0,
-           connect_s: float = 60.0, on_progress=None, max_epsilon: float = None) -> Outcome:
+           connect_s: float = 60.0, on_progress=None, policy: Policy = Policy()) -> Outcome:
     """Submit one client's rows to ``evaluation`` on the deployment's parties; see the module docstring.
 
     connect_s: how long to keep trying while the parties have not opened the evaluation yet.
-    max_epsilon: refuse (JobRefused, nothing sent) a job whose ticket states a looser release: a DP release
-      past this epsilon, or an exact one.
+    policy: what this client accepts (:class:`Policy`); a job past it is refused before anything is sent.
     Raises JobRefused (submission or job refused), InputError (bad rows), PeerLost / ChannelIntegrityError.
     """
     name = identity.role[len(CLIENT_PREFIX):] if identity.role.startswith(CLIENT_PREFIX) else None
     if name is None:
         raise InputError(f"this key belongs to {identity.role}, not to a client")
     scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels)
-    links = {}
+    links, own, entry, sent = {}, OwnLedger(policy.ledger or default_path(identity.public)), None, False
     try:
         tickets = []
         for role in COMPUTE:
             links[role], ticket = _connect(identity, deployment, role, evaluation, timeout_s, connect_s)
             tickets.append(ticket)
-        if tickets[0] != tickets[1] or not isinstance(tickets[0], Ticket) or tickets[0].evaluation != evaluation:
+        if not all(isinstance(t, Ticket) for t in tickets) or tickets[0].common() != tickets[1].common() \
+                or tickets[0].evaluation != evaluation:
             raise JobRefused(f"P0 and P1 issued different tickets for evaluation {evaluation!r}: not submitting")
-        ticket = tickets[0]
-        _accept_terms(ticket.terms, max_epsilon, on_progress)
-        check_client(name, scores, labels, ticket.encoder)
+        ticket, standings = tickets[0].common(), tuple(t.standing for t in tickets)
+        try:
+            _accept_terms(ticket, standings, policy, on_progress)
+            check_client(name, scores, labels, ticket.encoder)
+            entry, why = own.charge(ticket_release(ticket.terms), {"evaluation": evaluation,
+                                                                    "nonce": ticket.nonce.hex(), "client": name},
+                                    policy.budget, policy.accepts.max_exact)
+            if why:
+                raise JobRefused(f"{why}: not submitting")
+        except InputError as err:  # the parties need not wait for this client until their deadline
+            for link in links.values():
+                _decline(link, str(err))
+            raise
         reply = KeyPair()
-        submissions = make_submission(identity, ticket, scores, labels, deployment.seal_keys(), reply.public)
+        submissions = make_submission(identity, ticket, scores, labels, deployment.seal_keys(), reply.public,
+                                      accepts=policy.accepts)
         for role, submission in zip(COMPUTE, submissions):
+            sent = True
             send_message(links[role], "submission", submission)
         for role in COMPUTE:
             kind, why = recv_message(links[role], f"waiting for {role} to admit the submission")
@@ -86,36 +119,93 @@ def submit(identity, deployment, evaluation: str, scores, labels, timeout_s: flo
         ends, shared = [], []
         for role in COMPUTE:
             kind, payload = recv_message(links[role], "waiting for the job to finish")
-            if kind == "shared" and isinstance(payload, dict):
+            if kind == "shared":
                 shared.append(payload)
                 kind, payload = recv_message(links[role], "waiting for the job to finish")
             ends.append((kind, payload))
     except WireError as err:
         raise JobRefused(f"a party sent a malformed message: {err}") from None
     finally:
+        if entry is not None and not sent:
+            own.void(entry, "nothing was sent")
         for link in links.values():
             link.close(flush_s=1.0)
     kinds = {kind for kind, _ in ends}
-    shared = shared if len(shared) == len(COMPUTE) else None
+    result = check_shared(shared, ticket, name, len(scores)) if shared else None
     if kinds == {"ranks"}:
         verify = [deployment.public(role).verify_key for role in COMPUTE]
         return Outcome(evaluation, len(scores), "computed",
-                       open_ranks(reply, name, ticket.job, [bundle for _, bundle in ends], verify), ticket, shared)
+                       open_ranks(reply, name, ticket.job, [bundle for _, bundle in ends], verify), ticket, result,
+                       standings)
     if kinds == {"done"}:
-        return Outcome(evaluation, len(scores), ends[0][1], None, ticket, shared)
+        return Outcome(evaluation, len(scores), ends[0][1], None, ticket, result, standings)
     reasons = [str(payload) for kind, payload in ends if kind != "done"]
     raise JobRefused(reasons[0] if reasons else "the parties ended the job differently")
 
 
-def _accept_terms(terms, max_epsilon, on_progress) -> None:
-    """Show the client what the job releases; raise JobRefused if it is looser than ``max_epsilon``."""
+def _decline(link, why: str) -> None:
+    try:
+        send_message(link, "declined", why)
+    except (PeerLost, ChannelIntegrityError, OSError):
+        pass  # the party learns at its deadline instead
+
+
+def _accept_terms(ticket: Ticket, standings, policy: Policy, on_progress) -> None:
+    """Show the client what the job releases and what each party's ledger holds for it; raise JobRefused if the
+    release is looser than its policy."""
+    terms = ticket.terms
     if terms is None:
         raise JobRefused("the parties' ticket does not state what the job releases: not submitting")
     if on_progress is not None:
-        on_progress(f"the job releases {terms.describe()}")
-    if max_epsilon is not None and (terms.epsilon is None or terms.epsilon > max_epsilon):
-        raise JobRefused(f"the job releases {terms.describe()}, looser than --max-epsilon {max_epsilon:g}: "
+        on_progress(f"the job releases {terms.describe()}; {ticket.roster_size} client(s) on the roster")
+        for standing in standings:
+            if standing is not None:
+                on_progress(standing.describe())
+    if terms.exact and policy.accepts.max_exact == 0:
+        why = (f"looser than --max-epsilon {policy.max_epsilon:g} (an exact release; --max-exact K accepts K)"
+               if policy.max_epsilon is not None else "and this client accepts no exact release (--max-exact 0)")
+        raise JobRefused(f"the job releases {terms.describe()}, {why}: not submitting")
+    if not terms.exact and policy.max_epsilon is not None and terms.epsilon > policy.max_epsilon:
+        raise JobRefused(f"the job releases {terms.describe()}, looser than --max-epsilon {policy.max_epsilon:g}: "
                          "not submitting")
+    if why := policy.accepts.refusal(terms):
+        raise JobRefused(f"{why}: not submitting")
+
+
+def check_shared(copies: list, ticket: Ticket, name: str, rows: int) -> SharedResult:
+    """The released result both parties sent this client, or JobRefused naming the first field that does not
+    hold: a field the two copies differ in, noise parameters other than the ticket's, another job's nonce, a
+    client list that leaves this client or its rows out, or that does not add up to the roster."""
+    if len(copies) != len(COMPUTE) or not all(isinstance(c, SharedResult) for c in copies):
+        raise JobRefused("the evaluation shares its result, but not both parties sent one: refusing the result")
+    first, second = copies
+    for field in dataclasses.fields(SharedResult):
+        if not _same(getattr(first, field.name), getattr(second, field.name)):
+            raise JobRefused(f"P0 and P1 sent different {field.name!r} in the shared result: refusing it")
+    if not _same(first.noise, ticket.terms.noise):
+        raise JobRefused("the shared result's 'noise' is not the one both tickets stated: refusing it")
+    if first.nonce != ticket.nonce:
+        raise JobRefused("the shared result's 'nonce' is another job's: refusing it")
+    clients, missing = list(first.clients), list(first.missing)
+    if name not in clients or list(first.rows)[clients.index(name)] != rows or len(first.rows) != len(clients):
+        raise JobRefused(f"the shared result's 'clients' and 'rows' do not count this client's {rows} rows: "
+                         "refusing it")
+    if len(set(clients + missing)) != len(clients) + len(missing) or len(clients) + len(missing) != ticket.roster_size:
+        raise JobRefused(f"the shared result's 'clients' and 'missing' do not make up the roster of "
+                         f"{ticket.roster_size}: refusing it")
+    return first
+
+
+def _same(a, b) -> bool:
+    """Equal as released values: numbers, strings, containers and numpy arrays compared element by element."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and \
+            a.dtype == b.dtype and bool((a == b).all())
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
 
 
 def _connect(identity, deployment, role: str, evaluation: str, timeout_s: float, connect_s: float):

@@ -80,21 +80,25 @@ class CurveRelease:
 
 
 def mpc_central_auc(datasets, noise, encoder=None, method: str = "radix", placement=None,
-                    timeout_s: float = 20.0, on_progress=None, budget=None, dataset_ids=None) -> list:
+                    timeout_s: float = 20.0, on_progress=None, budget=None, dataset_ids=None,
+                    owners: bool = True) -> list:
     """Run mpc-central on each dataset (a list of (client_id, scores, labels)); one CentralRelease each, or one
     CurveRelease each when ``noise`` is a CurveNoise (the DP curve).
 
-    Each release is first charged to both parties' privacy ledgers (protocols.runtime.ledger) under the
-    dataset's rows (:func:`dataset_id`) and, if ``dataset_ids`` gives one per dataset, under that id too
-    (a declared id narrows the budget, it cannot reset it), against ``budget`` (ledger.Budget or None:
-    record only); a release the ledgers refuse raises InputError and nothing is computed.
+    Each release is first charged to both parties' privacy ledgers (protocols.mpc.accounting) under each client
+    id of the dataset as a declared owner of its rows (``owners``; False: the ids are placeholders, no owner
+    is declared), under the dataset's rows (:func:`dataset_id`) and, if ``dataset_ids`` gives one per
+    dataset, under that id too (each account narrows the budget, none resets it), against ``budget``
+    (ledger.Budget or None: record only); a release the ledgers refuse raises InputError and nothing is
+    computed.
     """
 
     encoder = encoder or ScoreEncoder()
     for clients in datasets:  # before any process starts
         noise.check(sum(len(scores) for _, scores, _ in clients))
     declared = dataset_ids or [None] * len(datasets)
-    requests = [simulated(clients, encoder, (dataset_id(clients),) + ((f"declared:{i}",) if i else ()))
+    requests = [simulated(clients, encoder, (dataset_id(clients),) + ((f"declared:{i}",) if i else ()),
+                          owners=tuple(name for name, _, _ in clients) if owners else ())
                 for clients, i in zip(datasets, declared)]
     return [released(run, noise) for run in run_ranking_jobs(
         requests, "TTP", method, False, noise, placement or LOCAL, timeout_s, on_progress, budget)]
@@ -108,6 +112,7 @@ def released(run, noise):
 def curve_release(run, noise: CurveNoise) -> CurveRelease:
     """The noisy tree nodes both parties opened in one job, checked to agree, and the curves they give."""
     run.refused()
+    run.agreed()
     nodes = run.outs[0]["central"]
     if not (nodes == run.outs[1]["central"]).all():
         raise PartyFailure("P1", "the parties opened different releases")
@@ -121,6 +126,7 @@ def curve_release(run, noise: CurveNoise) -> CurveRelease:
 def central_release(run, noise: CentralNoise) -> CentralRelease:
     """The release both parties opened in one job (protocols.mpc.ranking_job.JobRun), checked to agree."""
     run.refused()
+    run.agreed()
     (stat0, p0), (stat1, p1) = run.outs[0]["central"], run.outs[1]["central"]
     if not ((stat0 == stat1).all() and (p0 == p1).all()):
         raise PartyFailure("P1", "the parties opened different releases")

@@ -40,7 +40,7 @@ from ..inputs.encoding import ScoreEncoder
 from ..inputs.weights import TOTAL_BITS
 from ..metric_catalogue import CI_MAX_ROWS, DEFAULT_POINTS, FPR_BITS, METRICS, metric_names, revealed
 from ..runtime.session import LOCAL, Placement
-from .ranking_job import FRACTION_BITS, JobRun, dataset_id, run_ranking_jobs, simulated
+from .ranking_job import FRACTION_BITS, JobRun, run_ranking_jobs, simulated
 
 
 @dataclass
@@ -75,8 +75,8 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
       here (:func:`simulated`) and its signed submissions relayed to the parties.
     provider: must be "TTP" (a separate dealer process; the shuffles need it).
     method: "radix" (the fast oblivious sort) or "bitonic" (the reference network).  ranks: also deliver each
-      client its rows' global mid-ranks (result.ranks), sealed so only that client can read them; the parties record the
-      delivery in their ledgers (under protocols.mpc.ranking_job.dataset_id) without charging any budget.
+      client its rows' global mid-ranks (result.ranks), sealed so only that client can read them (the coordinator
+      simulates every client and holds its rows: the parties' ledgers charge nothing for it, protocols.mpc.accounting).
     placement: the roles spawned here over loopback TLS (default), or a deployment's serving roles.
     decimals: open the AUC rounded to this many decimals instead of to 52 bits (docs/protocols/mpc-exact.md:
       what each opens).
@@ -94,8 +94,8 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
         raise InputError(f"the {' and '.join(bounded)} metric(s) are computed for at most {CI_MAX_ROWS} rows")
     if weights is not None and (ranks or len(weights) != len(datasets)):
         raise InputError("sample weights go one list per dataset, and take no ranks (the weights do not change them)")
-    requests = [simulated(clients, encoder, (dataset_id(clients),) if ranks else (), decimals, metrics, points,
-                          max_fpr, None if weights is None else weights[d]) for d, clients in enumerate(datasets)]
+    requests = [simulated(clients, encoder, (), decimals, metrics, points, max_fpr,
+                          None if weights is None else weights[d]) for d, clients in enumerate(datasets)]
     return [exact_result(run, provider, method)
             for run in run_ranking_jobs(requests, provider, method, ranks, None, placement, timeout_s, on_progress)]
 
@@ -104,6 +104,7 @@ def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: st
 def exact_result(run: JobRun, provider, method) -> MpcAucResult:
     """The AUC both parties opened (and, for simulated clients, their ranks), checked to agree."""
     run.refused()
+    run.agreed()
     outs = run.outs
     if any(outs[0].get(k) != outs[1].get(k) for k in ("defined", "scaled", "metrics", "others", "covariance")):
         raise PartyFailure("P1", "the parties opened different outputs: "

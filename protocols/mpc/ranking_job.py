@@ -45,17 +45,7 @@ class Job:
     central: CentralNoise = None  # open noisy statistics instead of the AUC
     datasets: tuple = ()  # ids of the evaluation set the coordinator names for the ledgers (each narrows)
     budget: Budget = None  # the budget the coordinator asks for (a party's ledger may only lower it)
-
-    @property
-    def ledger_ids(self) -> tuple:
-        """Every id a release is charged to.  Clients submitting directly: the roster as a set of keys, which
-        the parties compute themselves (no order, name or id string the organiser picks resets it), then
-        any ids the coordinator names.  Simulated clients (a local run, fresh keys per run): the ids the
-        coordinator names, the first being the rows' multiset (:func:`dataset_id`)."""
-        own = (f"roster-keys-sha256:{self.evaluation.roster.key_set_digest}",) \
-            if self.evaluation.direct or not self.datasets else ()
-        return own + tuple(self.datasets)
-
+    owners: tuple = ()  # a relayed job: the owners of its rows, as its coordinator declares them (accounting.owners)
 
 
 def dataset_id(clients) -> str:
@@ -102,17 +92,18 @@ class Request:
     """One job as the coordinator asks for it: the evaluation and, when it relays them, the clients' rows."""
     evaluation: Evaluation
     clients: list = None  # [(client identity, scores, labels)] simulated here; None: clients submit directly
-    datasets: tuple = ()  # ledger ids named by the coordinator (Job.ledger_ids)
+    datasets: tuple = ()  # ledger ids named by the coordinator (protocols.mpc.accounting.sets)
     weights: list = None  # a weighted evaluation's simulated clients: each one's sample weights, in order
+    owners: tuple = ()  # the declared owners of the rows (protocols.mpc.accounting.owners)
 
 
 def simulated(clients, encoder: ScoreEncoder, datasets: tuple = (), decimals: int = None, metrics: tuple = ("auc",),
-              points: int = DEFAULT_POINTS, max_fpr: float = None, weights: list = None) -> Request:
+              points: int = DEFAULT_POINTS, max_fpr: float = None, weights: list = None, owners: tuple = ()) -> Request:
     """Every client of ``clients`` ((id, scores, labels)) simulated in this process, each with a fresh key
     on a roster of its own; all rows are checked here, before any role starts.  decimals: open the AUC
     rounded to this many decimals; metrics, points: what else to open (submission.Evaluation); weights: each
     client's sample weights for the weighted AUC, in units of 2^-q with q chosen here for all of them
-    (protocols.inputs.weights.bits_for)."""
+    (protocols.inputs.weights.bits_for); owners: the owners of the rows the parties' ledgers charge."""
     columns = score_columns(clients)
     for name, scores, labels in clients:
         check_client_id(name)
@@ -129,7 +120,7 @@ def simulated(clients, encoder: ScoreEncoder, datasets: tuple = (), decimals: in
                             decimals=decimals, metrics=metrics, points=points, columns=columns, max_fpr=max_fpr,
                             weight_bits=weight_bits)
     return Request(evaluation, [(i, s, y) for i, (_, s, y) in zip(identities, clients)], tuple(datasets),
-                   None if weights is None else list(weights))
+                   None if weights is None else list(weights), tuple(owners))
 
 
 @dataclass
@@ -154,6 +145,13 @@ class JobRun:
         reasons = list(dict.fromkeys(out["refused"] for out in self.outs if "refused" in out))
         if reasons:
             raise InputError(" | ".join(reasons))
+
+    def agreed(self) -> None:
+        """Raise PartyFailure naming the field if P0 and P1 reported other clients, row counts or missing clients
+        for the job (the organiser takes every released field from both, not from P0 alone)."""
+        for field in ("clients", "rows", "missing"):
+            if list(self.outs[0].get(field, [])) != list(self.outs[1].get(field, [])):
+                raise PartyFailure("P1", f"P0 and P1 reported different {field!r} for the same job")
 
     def traffic(self) -> dict:
         """Per role: the parties' meters for this job, and the dealer's totals for the session."""
@@ -196,7 +194,7 @@ def run_ranking_jobs(requests, provider, method, ranks, central, placement, time
 def _run_job(session, request: Request, method, ranks, central, budget) -> JobRun:
     start = time.perf_counter()
     rows = tuple(len(y) for _, _, y in request.clients) if request.clients is not None else None
-    job = Job(request.evaluation, method, ranks, rows, central, request.datasets, budget)
+    job = Job(request.evaluation, method, ranks, rows, central, request.datasets, budget, request.owners)
     for role in PARTIES:
         session.send(role, "job", job)
     tickets = [session.recv(role, "ticket") for role in PARTIES]

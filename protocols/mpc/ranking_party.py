@@ -1,7 +1,9 @@
 """The compute parties' loop of mpc-exact and mpc-central: one job after another inside one session.
 
-Runs in P0 and P1 only (it loads CrypTen and the circuits): per job it issues the ticket, charges a DP
-release to this party's ledger, admits the clients' submissions (protocols.inputs.intake), checks every
+Runs in P0 and P1 only (it loads CrypTen and the circuits): per job it issues the ticket, charges the release
+to this party's ledger (protocols.mpc.accounting: a DP release to the owners of its rows and the evaluation set,
+before any input moves where it can; a direct evaluation's exact release, counted and pinned per client, once
+the submissions are agreed), admits the clients' submissions (protocols.inputs.intake), checks every
 row inside the MPC (circuits.validity), ranks obliviously (circuits.radix or circuits.bitonic), and opens
 only what the job releases (docs/protocols/mpc-exact.md and mpc-central.md state each role's view).
 """
@@ -30,17 +32,15 @@ from ..inputs.bundles import seal_ranks
 from ..inputs.encoding import PAD_KEY
 from ..inputs.intake import Intake, gather_bytes, refusal
 from ..dp.curve_law import CurveNoise, slice_counts, tree_nodes
-from ..inputs.submission import ReleaseTerms
+from ..inputs.submission import ReleaseTerms, SharedResult
 from ..inputs.weights import TOTAL_BITS, TOTAL_UNITS
-from ..metric_catalogue import CI_MAX_ROWS, FPR_BITS, cut_positions, thin_slices
-from ..runtime.ledger import ACCOUNTING, Release
+from ..metric_catalogue import CI_MAX_ROWS, FPR_BITS, cut_positions
+from ..runtime.ledger import ACCOUNTING
 from ..runtime.metrics import TrafficMeter
 from ..runtime.memory import release_free_memory
 from ..runtime.control import serves
+from . import accounting
 from .ranking_job import SERVICE
-
-RANKS_TO_CLIENTS = "ranks to their clients (not DP here: client-side DP on them is the clients' own business)"
-
 
 @serves(SERVICE)
 def serve_jobs(ctx, fraction_bits: int):
@@ -48,18 +48,21 @@ def serve_jobs(ctx, fraction_bits: int):
     # one sequential stream each per session: the dealer expands the same streams for its correlations
     shuffler, gates = Shuffler(ctx.stream_key), Gates(ctx.stream_key)
     while (job := ctx.recv("job")) is not None:
-        intake = Intake(ctx, job, _terms(ctx, job))
+        terms = _terms(ctx, job)
+        intake = Intake(ctx, job, terms, lambda member: ctx.ledger.standing(accounting.key_account(member), job.budget))
         charge = None
         if job.central is not None and job.rows is not None and not intake.problem:  # before any input moves
-            charge = _charge(ctx, job, sum(job.rows))
+            charge = _charge(ctx, accounting.charge(job, sum(job.rows)))
             intake.problem = charge.get("refused", "")
         ctx.send("ticket", {"refused": refusal(intake.problem)} if intake.problem else intake.ticket)
         if intake.problem:
             continue
         admitted = intake.collect()
-        if not intake.problem and job.central is not None and charge is None:  # direct: rows known only now
-            charge = _charge(ctx, job, sum(a.rows for a in admitted))
-            intake.problem = charge.get("refused", "")
+        if not intake.problem and job.evaluation.direct:  # the clients and M are known only now
+            intake.problem = accounting.direct_refusal(job, terms, admitted)
+            if not intake.problem:
+                charge = _charge(ctx, accounting.charge(job, sum(a.rows for a in admitted), admitted))
+                intake.problem = charge.get("refused", "")
         if intake.problem:
             intake.finish(lambda _: ("refused", refusal(intake.problem)))
             ctx.send("result", {"refused": refusal(intake.problem), "missing": intake.missing})
@@ -68,19 +71,17 @@ def serve_jobs(ctx, fraction_bits: int):
         del admitted  # _compute empties ``opened`` once it holds the rows: the bundles' buffers go with it
         result = _compute(ctx, job, intake, opened, fraction_bits, shuffler, gates)
         if "invalid" in result or "refused" in result:  # nothing was opened but validity bits: no release happened
-            if charge is not None:
+            if charge is not None and "entry" in charge:
                 ctx.ledger.void(charge["entry"], "the job stopped on invalid inputs before any release")
             problem = refusal(result.get("refused") or invalid_inputs(result["invalid"]))
             intake.finish(lambda _: ("refused", problem))
             ctx.send("result", {"refused": problem, "invalid": result.get("invalid", []), "missing": intake.missing})
             continue
         result.update(clients=[c for c, _ in owners], rows=[r for _, r in owners], missing=intake.missing)
-        if charge is not None:
+        if charge is not None and "charged" in charge:
             result["ledger"] = {k: v for k, v in charge.items() if k != "entry"}
         bundles = result.pop("rank_bundles", None) or {}
-        if bundles:  # recorded before delivery: no budget is charged here, the clients' own DP is theirs
-            ctx.ledger.record(job.ledger_ids, Release(RANKS_TO_CLIENTS, (), 0.0))
-        shared = {**result, "noise": job.central, "method": job.method} if job.evaluation.share_result else None
+        shared = shared_result(job, intake.ticket, result) if job.evaluation.share_result else None
         intake.finish(lambda name: ("ranks", bundles[name]) if name in bundles else
                       ("done", "computed" if name in result["clients"] else
                        "the other party holds no submission from you: left out"),
@@ -90,10 +91,19 @@ def serve_jobs(ctx, fraction_bits: int):
         ctx.send("result", result)
 
 
+SHARED_OPENINGS = ("defined", "scaled", "metrics", "others", "covariance", "central")
+
+
+def shared_result(job, ticket, result: dict) -> SharedResult:
+    """Every released field of ``result``, as this party sends it to each client that took part."""
+    return SharedResult(ticket.nonce, tuple(result["clients"]), tuple(result["rows"]), tuple(result["missing"]),
+                        job.method, {k: result[k] for k in SHARED_OPENINGS if k in result}, job.central)
+
+
 def _terms(ctx, job) -> ReleaseTerms:
     """What the job releases, for the clients' tickets; the budget is the tighter of the two parties'."""
     evaluation, central = job.evaluation, job.central
-    own = ctx.ledger.effective_budget(job.ledger_ids, job.budget) if central is not None else None
+    own = ctx.ledger.effective_budget(accounting.sets(job), job.budget) if central is not None else None
     mine = struct.pack(">dd", *(own.epsilon, own.delta) if own else (math.inf, math.inf))
     both = [struct.unpack(">dd", b) for b in gather_bytes(mine)]
     tightest = (min(e for e, _ in both), min(d for _, d in both))
@@ -105,21 +115,19 @@ def _terms(ctx, job) -> ReleaseTerms:
         return ReleaseTerms("mpc-exact", decimals=evaluation.decimals, metrics=evaluation.metrics,
                             points=evaluation.points if curves else None, max_fpr=evaluation.max_fpr,
                             weight_bits=evaluation.weight_bits, **common)
-    delta = central.delta(sum(job.rows)) * central.repetitions if job.rows is not None else None
+    # relayed: M is announced; direct: at most every rostered client's largest submission
+    m = sum(job.rows) if job.rows is not None else evaluation.max_rows * len(evaluation.roster.members)
+    delta = (central.delta(m) if job.rows is not None else central.delta_ceiling(m)) * central.repetitions
     curve = isinstance(central, CurveNoise)
     return ReleaseTerms("mpc-central", central.epsilon * central.repetitions, delta, central.neighbours,
                         metrics=("auc", "roc") if curve else ("auc",), points=central.points if curve else None,
-                        **common)
+                        noise=central, **common)
 
 
 def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> dict:
     """The oblivious ranking and the opened outputs of one job, on the agreed inputs: one sort per score column,
     the AUC and the job's metrics of each, and with several columns and ``ci`` DeLong's covariances."""
     meter = TrafficMeter(phases=ctx.rank == 0)
-    m = sum(len(o.label_shares) for o in opened)
-    if job.evaluation.direct and job.central is None and FLAGGED & set(job.evaluation.metrics):
-        if thin := thin_slices(m, job.evaluation.points):  # the rows are not the organiser's: no thin slices
-            return {"refused": thin, **meter.read()}
     keys = np.concatenate([o.key_shares for o in opened], axis=1)  # (columns, M)
     key_xor = np.concatenate([o.key_xor_shares for o in opened], axis=1)
     labels = np.concatenate([o.label_shares for o in opened])
@@ -288,19 +296,22 @@ def invalid_inputs(clients) -> str:
             f"2^{TOTAL_BITS}] units; checked inside the MPC, only one validity bit per client was opened)")
 
 
-def _charge(ctx, job, m: int) -> dict:
+def _charge(ctx, charge) -> dict:
     """Charge the release to this party's ledger if both parties' ledgers admit it; before any MPC work.
 
-    Returns {"refused": why} or what was charged.  m: the public total row count.
+    Returns {"refused": why}, {} (nothing to charge), or what was charged (with ``entry``, for a void).
     """
-    release = job.central.release(m)
-    verdict = ctx.ledger.charge(job.ledger_ids, job.budget, release)  # decided and recorded under one lock
+    if charge is None:
+        return {}
+    verdict = ctx.ledger.charge(charge)  # decided and recorded under one lock
     votes = crypten.communicator.get().all_gather(torch.tensor([int(verdict["fits"])]))
     if not all(int(v.item()) for v in votes):
         if verdict["fits"]:
             ctx.ledger.void(verdict["entry"], "the other compute party's ledger refused the release")
         return {"refused": verdict["message"] or "the other compute party's privacy ledger refused this release"}
-    budget = verdict["budget"]
+    if charge.release.exact is not None:
+        return {"entry": verdict["entry"]}
+    budget, release = verdict["budget"], charge.release
     return {"entry": verdict["entry"], "charged": {"epsilon": release.epsilon, "delta": release.circuit_delta},
             "spent": verdict["after"].as_dict(), "accounting": ACCOUNTING,
             "budget": [budget.epsilon, budget.delta] if budget else None,

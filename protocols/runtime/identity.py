@@ -106,6 +106,13 @@ class PublicIdentity:
         """The role's Ed25519 public key (from its certificate): checks what the role signs."""
         return x509.load_pem_x509_certificate(self.certificate.encode()).public_key()
 
+    @property
+    def key_sha256(self) -> str:
+        """SHA-256 of the raw Ed25519 public key, hex: the same for every certificate and name of one key (a
+        client's account in the parties' ledgers)."""
+        return hashlib.sha256(self.verify_key.public_bytes(serialization.Encoding.Raw,
+                                                           serialization.PublicFormat.Raw)).hexdigest()
+
 
 class Identity:
     """A role's private keys: the TLS key (Ed25519) and, for the compute parties, the sealing key (X25519).

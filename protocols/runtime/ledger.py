@@ -1,45 +1,47 @@
-"""The privacy ledger each compute party keeps: every DP release on an evaluation set is charged first.
+"""The privacy ledger each compute party keeps: every release is charged, first, to the people whose rows it used.
 
-A ledger lives in a directory of the party's own (``mpc-auc party --ledger``;
-for local runs ``mpc-auc run --ledger``, default ``$XDG_STATE_HOME/mpc-auc/
-ledger`` or ``~/.local/state/mpc-auc/ledger``), one JSON file per evaluation
-set (named by the SHA-256 of its id), under the role's own subdirectory.
-Writes are atomic and durable: a temporary file, fsync, rename, fsync of the
-directory, all under an exclusive lock, so a party killed mid-write leaves
-the previous state intact.
+The unit of privacy is a data owner.  A ledger lives in a directory of the party's own (``mpc-auc party
+--ledger``; for local runs ``mpc-auc run --ledger``, default ``$XDG_STATE_HOME/mpc-auc/ledger`` or
+``~/.local/state/mpc-auc/ledger``), one JSON file per *account* (named by the SHA-256 of its id) under the
+role's own subdirectory, written atomically and durably under one exclusive lock (protocols.runtime.durable),
+so a party killed mid-write leaves the previous state and concurrent jobs are serialised.
 
-Accounting (stated in every result): each release of mpc-central is a set
-of discrete Laplace mechanisms (parameter a = epsilon_i / Delta_i,
-sensitivity Delta_i) plus the circuit's stated delta_i (truncation and
-rounding, circuits.noise).  Their composition is computed with the privacy
-loss distributions of Google's ``dp-accounting`` (PLD, pessimistic
-discretisation): the spent epsilon is epsilon_PLD(delta_B - sum delta_i),
-where delta_B is the budget's delta; basic composition (sum epsilon_i,
-sum delta_i) is reported beside it as a cross-check and is never smaller
-(and counts alone past MAX_PLD_TERMS mechanisms).
+A release is charged to two kinds of account (a :class:`Charge`; protocols.mpc.accounting says which):
 
-Budget: ``(epsilon_B, delta_B)`` per evaluation set, fixed by the first job
-that names one; a later job may lower it, never raise it.  A party started
-with ``--budget`` also enforces its own on every set, whatever a job asks.  A release that
-would push the spent epsilon past epsilon_B (or the circuits' delta past
-delta_B) is refused before any data moves.  Without any budget the ledger
-records and reports only.
+* **owners**, each data owner whose rows it used: a client submitting directly by its key
+  (``client-key-sha256:``; one account whatever its name, roster or evaluation), a relayed job's declared
+  owner (``owner:NAME``: its coordinator holds those rows itself).  An owner's budget is this role's own
+  (``mpc-auc party --budget``) tightened, for one job only, by what the job asks: it is never recorded, so
+  no organiser raises it, nor lowers it for the jobs of others.
+* **sets**, ids of the evaluation set (the roster's key set, a local run's rows as a multiset, a declared
+  ``--dataset-id``): a budget fixed by the first job that names one, which a later job may lower, never
+  raise.  A set id only narrows: adding one never resets an owner's spend.
+
+DP releases must fit every account's budget and are then recorded in all of them.  Accounting (stated in
+every result): an mpc-central release is a set of discrete Laplace mechanisms (parameter a = eps_i /
+Delta_i, sensitivity Delta_i) plus the circuit's stated delta_i (circuits.noise_laws); a release known only
+as (eps, delta)-DP (a client's own ledger, protocols.inputs.own_ledger) enters as that privacy pair's
+dominating mechanism.  Composition: Google's ``dp-accounting`` privacy loss distributions (PLD, pessimistic
+discretisation 1e-4), spent epsilon = eps_PLD(delta_B - sum delta_i); basic composition (sum eps_i, sum
+delta_i) beside it, never smaller, and alone past MAX_PLD_TERMS mechanisms.
+
+Exact releases (not DP: the exact AUC, ranks, curves, the partial AUC, ...) are counted per owner, not
+composed: the owner's signed terms bound their number (:attr:`Charge.limits`), and every exact release of
+an owner's rows is pinned to the client set, the curves' cuts and the partial AUC's max FPR of its first
+(docs/protocols/mpc-exact.md, "Exact releases across evaluations": what a sequence may open at most).
 """
-import fcntl
 import hashlib
 import json
 import math
 import os
 import secrets
-import tempfile
 import time
 from collections import Counter
-from contextlib import contextmanager
 from dataclasses import dataclass
 
-from ..errors import InputError
 from ..validation import checked
 from . import wire
+from .durable import locked, write_durably
 
 DEFAULT_DELTA = 1e-9  # the budget's delta when only epsilon is given: room for the circuits' ~1e-13 per release
 MAX_PLD_TERMS = 200  # beyond this many composed mechanisms, basic composition (module docstring)
@@ -61,29 +63,53 @@ class Budget:
         checked("epsilon", self.epsilon)
         checked("delta", self.delta)
 
-    @classmethod
-    def parse(cls, text: str) -> "Budget":
-        """``EPS`` or ``EPS,DELTA``."""
-        parts = text.split(",")
-        try:
-            values = [float(p) for p in parts]
-        except ValueError:
-            raise InputError(f"--budget must be EPS or EPS,DELTA, not {text!r}") from None
-        if len(values) not in (1, 2):
-            raise InputError(f"--budget must be EPS or EPS,DELTA, not {text!r}")
-        return cls(*values)
+
+def _tightest(*budgets):
+    """The tightest of the budgets given (None for none)."""
+    budgets = [b for b in budgets if b is not None]
+    return Budget(min(b.epsilon for b in budgets), min(b.delta for b in budgets)) if budgets else None
+
+
+@dataclass(frozen=True)
+class Exact:
+    """What an exact release's openings depend on besides the rows: the clients' set and the public cuts."""
+    clients: tuple  # the participating owners' account ids, sorted
+    points: int = None  # the curves' cuts, when curves are opened
+    max_fpr: float = None  # where the partial AUC stops, when it is opened
 
 
 @dataclass(frozen=True)
 class Release:
-    """One DP release: discrete Laplace terms (parameter, sensitivity) and the circuits' total delta."""
+    """One release: discrete Laplace terms (parameter, sensitivity) and the circuits' total delta; or an
+    (epsilon, delta)-DP release known by its parameters only (``pure_epsilon``); or an exact one (``exact``)."""
     protocol: str
     terms: tuple  # ((parameter, sensitivity), ...)
     circuit_delta: float
+    pure_epsilon: float = None
+    exact: Exact = None
 
     @property
     def epsilon(self) -> float:
-        return sum(a * s for a, s in self.terms)
+        return self.pure_epsilon if self.pure_epsilon is not None else sum(a * s for a, s in self.terms)
+
+    def entry(self) -> dict:
+        """The release as a ledger file records it."""
+        out = {"protocol": self.protocol, "terms": [list(t) for t in self.terms], "circuit_delta": self.circuit_delta,
+               "epsilon": self.epsilon}
+        if self.pure_epsilon is not None:
+            out["pure_epsilon"] = self.pure_epsilon
+        if self.exact is not None:
+            out["exact"] = {"clients": list(self.exact.clients), "points": self.exact.points,
+                            "max_fpr": self.exact.max_fpr}
+        return out
+
+    @classmethod
+    def of(cls, entry: dict) -> "Release":
+        """The release a ledger entry records."""
+        exact = entry.get("exact")
+        return cls(entry["protocol"], tuple(tuple(t) for t in entry["terms"]), entry["circuit_delta"],
+                   entry.get("pure_epsilon"),
+                   Exact(tuple(exact["clients"]), exact["points"], exact["max_fpr"]) if exact else None)
 
 
 @dataclass(frozen=True)
@@ -103,26 +129,67 @@ def compose(releases, delta: float) -> Spent:
     experiments that draw thousands of repetitions) the PLD is skipped and basic composition, never
     smaller, is what counts.
     """
-    from dp_accounting.pld import privacy_loss_distribution as pld  # lazily: 0.9 s, only when a DP job composes
+    from dp_accounting.pld import common, privacy_loss_distribution as pld  # lazily: 0.9 s, when a DP job composes
 
     circuit = sum(r.circuit_delta for r in releases)
     basic = sum(r.epsilon for r in releases)
-    counts = Counter((float(a), int(s)) for r in releases for a, s in r.terms)
+    counts = Counter([("laplace", float(a), int(s)) for r in releases if r.pure_epsilon is None for a, s in r.terms]
+                     + [("pair", float(r.pure_epsilon), 0) for r in releases if r.pure_epsilon is not None])
     if not counts or sum(counts.values()) > MAX_PLD_TERMS:
         return Spent(basic, basic, circuit)
     total = None
-    for (parameter, sensitivity), count in counts.items():
-        d = pld.from_discrete_laplace_mechanism(parameter, sensitivity=sensitivity,
-                                                value_discretization_interval=1e-4)
+    for (kind, parameter, sensitivity), count in counts.items():
+        if kind == "laplace":
+            d = pld.from_discrete_laplace_mechanism(parameter, sensitivity=sensitivity,
+                                                    value_discretization_interval=1e-4)
+        else:
+            d = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(parameter),
+                                            value_discretization_interval=1e-4)
         d = d.self_compose(count) if count > 1 else d
         total = d if total is None else total.compose(d)
     return Spent(min(basic, float(total.get_epsilon_for_delta(max(0.0, delta - circuit)))), basic, circuit)
 
 
 @dataclass(frozen=True)
+class Charge:
+    """What one job charges, and to whom (module docstring)."""
+    release: Release
+    owners: tuple = ()  # (account id, the name messages show) of each owner whose rows the release used
+    sets: tuple = ()  # the evaluation set's account ids
+    budget: Budget = None  # what the job asks for
+    limits: tuple = ()  # exact releases: the most each owner (in order) accepts, None for no limit of its own
+
+    @property
+    def accounts(self) -> tuple:
+        return tuple(a for a, _ in self.owners) + tuple(self.sets)
+
+
+@wire.message
+@dataclass(frozen=True)
+class Standing:
+    """What one party's ledger holds for one owner, as that party states it in the owner's ticket."""
+    party: str
+    spent_epsilon: float  # composed at the budget's delta (DEFAULT_DELTA without one)
+    spent_delta: float
+    budget: tuple = None  # (epsilon, delta) this party enforces for the owner in this job, None: none
+    exact_releases: int = 0
+    pinned_clients: int = None  # exact releases pinned to a set of this many clients (None: none yet)
+    pinned_points: int = None
+    pinned_max_fpr: float = None
+
+    def describe(self) -> str:
+        budget = f" of a budget of {self.budget[0]:g}" if self.budget else " (no budget)"
+        pins = [f"{self.pinned_clients} client(s)"] if self.pinned_clients is not None else []
+        pins += [f"{self.pinned_points} cuts"] if self.pinned_points is not None else []
+        pins += [f"max FPR {self.pinned_max_fpr:g}"] if self.pinned_max_fpr is not None else []
+        return (f"{self.party}: your key has spent epsilon {self.spent_epsilon:.6g}{budget}, "
+                f"{self.exact_releases} exact release(s)" + (f" pinned to {', '.join(pins)}" if pins else ""))
+
+
+@dataclass(frozen=True)
 class LedgerPlace:
     """Where a party keeps its ledger (None: :func:`default_directory`) and the budget it enforces on every
-    evaluation set of its own accord (None: only the budgets jobs name)."""
+    owner and set of its own accord (None: only the budgets jobs name)."""
     directory: str = None
     budget: Budget = None
 
@@ -133,134 +200,144 @@ class LedgerPlace:
 class Ledger:
     """One role's ledger directory, with the role's own budget (``mpc-auc party --budget``), if any.
 
-    Evaluation sets are named by ids (``ids``: a tuple); a release is charged to every id the job names and
-    must fit under each one's budget, so a job that adds an id of its own narrows what it may spend, never
-    resets it.  :meth:`charge` decides and records under one exclusive file lock, so concurrent jobs on
-    one ledger directory are serialised.
+    :meth:`charge` decides and records under one exclusive file lock, so concurrent jobs on one directory are
+    serialised; :meth:`void` marks a charged release as not made.
     """
 
     def __init__(self, directory: str, role: str, own_budget: Budget = None):
+        self.role = role
         self.directory = os.path.join(directory, role)
         self.own_budget = own_budget
         os.makedirs(self.directory, mode=0o700, exist_ok=True)
 
-    def _path(self, dataset: str) -> str:
-        return os.path.join(self.directory, hashlib.sha256(dataset.encode()).hexdigest()[:32] + ".json")
+    def _path(self, account: str) -> str:
+        return os.path.join(self.directory, hashlib.sha256(account.encode()).hexdigest()[:32] + ".json")
 
-    @contextmanager
-    def _locked(self):
-        with open(os.path.join(self.directory, ".lock"), "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            yield
-
-    def state(self, dataset: str) -> dict:
+    def state(self, account: str) -> dict:
         try:
-            with open(self._path(dataset)) as f:
+            with open(self._path(account)) as f:
                 return json.load(f)
         except FileNotFoundError:
-            return {"dataset": dataset, "budget": None, "releases": []}
+            return {"dataset": account, "budget": None, "releases": []}
 
     @staticmethod
-    def _releases(state) -> list:
-        return [Release(r["protocol"], tuple(tuple(t) for t in r["terms"]), r["circuit_delta"])
-                for r in state["releases"] if not r.get("void")]
+    def releases(state) -> list:
+        """The releases an account's state records, the void ones left out."""
+        return [Release.of(r) for r in state["releases"] if not r.get("void")]
 
-    def _budget(self, state, requested):
-        """The tightest of the recorded budget, the requested one and this role's own."""
-        budgets = [b for b in (Budget(*state["budget"]) if state["budget"] else None, requested, self.own_budget)
-                   if b is not None]
-        if not budgets:
-            return None
-        return Budget(min(b.epsilon for b in budgets), min(b.delta for b in budgets))
+    def _budget(self, state, requested, owner: bool):
+        """An owner's budget: this role's own and the job's; a set's: its recorded one too."""
+        recorded = Budget(*state["budget"]) if state["budget"] and not owner else None
+        return _tightest(recorded, requested, self.own_budget)
 
-    def effective_budget(self, ids, requested=None):
-        """The budget a release on ``ids`` must fit (the tightest over the ids), or None: nothing to fit."""
-        budgets = [b for b in (self._budget(self.state(d), requested) for d in ids) if b is not None]
-        if not budgets:
-            return None
-        return Budget(min(b.epsilon for b in budgets), min(b.delta for b in budgets))
+    def effective_budget(self, sets, requested=None):
+        """The budget a release on ``sets`` must fit at the least (owners' accounts add no budget of their own)."""
+        return _tightest(self._budget({"budget": None}, requested, True),
+                         *(self._budget(self.state(s), requested, False) for s in sets))
 
-    def _decide_one(self, dataset: str, budget, release: Release) -> dict:
-        state = self.state(dataset)
-        budget = self._budget(state, budget)
+    def standing(self, account: str, requested=None) -> Standing:
+        """What this ledger holds for the owner ``account``: its spend, the budget it must fit, its exact
+        releases and their pins."""
+        state = self.state(account)
+        budget = self._budget(state, requested, True)
+        releases = self.releases(state)
+        spent = compose(releases, budget.delta if budget else DEFAULT_DELTA)
+        exact = [r.exact for r in releases if r.exact is not None]
+        pins = _pins(exact)
+        return Standing(self.role, spent.epsilon, spent.delta, (budget.epsilon, budget.delta) if budget else None,
+                        len(exact), len(pins["clients"]) if exact else None, pins["points"], pins["max_fpr"])
+
+    def _verdict(self, account, name, owner: bool, charge: Charge, limit, state=None) -> dict:
+        state = state or self.state(account)
+        budget = self._budget(state, charge.budget, owner)
+        releases, release = self.releases(state), charge.release
         target = budget.delta if budget else DEFAULT_DELTA
-        before = compose(self._releases(state), target)
-        after = compose(self._releases(state) + [release], target)
-        fits = budget is None or (after.epsilon <= budget.epsilon * (1 + 1e-9) and after.delta <= budget.delta)
+        before, after = compose(releases, target), compose(releases + [release], target)
         message = ""
-        if not fits:
+        if release.exact is None and budget is not None and not (after.epsilon <= budget.epsilon * (1 + 1e-9) and after.delta <= budget.delta):
             whose = " (this party's own budget)" if self.own_budget and budget.epsilon == self.own_budget.epsilon \
                 else ""
-            message = (f"privacy budget exceeded for evaluation set {dataset!r}: spent epsilon "
-                       f"{before.epsilon:.6g} (delta {before.delta:.3g}) of the budget ({budget.epsilon:g}, "
-                       f"{budget.delta:g}){whose}; this release requests epsilon {release.epsilon:g}, which "
-                       f"would make {after.epsilon:.6g}")
-        return {"fits": fits, "budget": budget, "spent": before, "after": after, "message": message,
-                "dataset": dataset}
+            what = f"evaluation set {account!r}" if not owner else f"client {name!r}" if name else "this release"
+            message = (f"privacy budget exceeded for {what}: spent epsilon {before.epsilon:.6g} (delta "
+                       f"{before.delta:.3g}) of the budget ({budget.epsilon:g}, {budget.delta:g}){whose}; this "
+                       f"release requests epsilon {release.epsilon:g}, which would make {after.epsilon:.6g}")
+        elif owner and release.exact is not None:
+            message = _exact_refusal(name, [r.exact for r in releases if r.exact is not None], release.exact, limit)
+        return {"fits": not message, "budget": budget, "spent": before, "after": after, "message": message,
+                "account": account}
 
-    def decide(self, ids, budget, release: Release) -> dict:
-        """Would ``release`` fit under every id's budget?  The verdict of the tightest id: {"fits", "budget",
-        "spent" (before), "after", "message", "dataset"}."""
-        verdicts = [self._decide_one(d, budget, release) for d in ids]
+    def decide(self, charge: Charge) -> dict:
+        """Would the release fit every account of ``charge``?  The verdict of the first that refuses, else of the
+        one with the least room left: {"fits", "budget", "spent" (before), "after", "message", "account"}."""
+        limits = list(charge.limits) + [None] * (len(charge.owners) - len(charge.limits))
+        verdicts = [self._verdict(a, n, True, charge, limit) for (a, n), limit in zip(charge.owners, limits)]
+        verdicts += [self._verdict(s, s, False, charge, None) for s in charge.sets]
+        if not verdicts:  # no account named: the release must fit the job's and this role's budgets on its own
+            verdicts = [self._verdict(None, "", True, charge, None, {"budget": None, "releases": []})]
         failing = [v for v in verdicts if not v["fits"]]
         if failing:
             return failing[0]
         return min(verdicts, key=lambda v: (v["budget"].epsilon - v["after"].epsilon) if v["budget"] else math.inf)
 
-    def charge(self, ids, budget, release: Release) -> dict:
-        """Decide and, if the release fits, record it under every id, atomically (one lock for both); the
+    def charge(self, charge: Charge) -> dict:
+        """Decide and, if the release fits, record it in every account, atomically (one lock for both); the
         verdict, with ``entry`` (for :meth:`void`) when charged."""
-        with self._locked():
-            verdict = self.decide(ids, budget, release)
+        with locked(os.path.join(self.directory, ".lock")):
+            verdict = self.decide(charge)
             if verdict["fits"]:
-                verdict["entry"] = self._append(ids, budget, release)
+                verdict["entry"] = self._append(charge)
         return verdict
-
-    def record(self, ids, release: Release) -> None:
-        """Record a release that spends no budget (e.g. ranks delivered to their clients)."""
-        with self._locked():
-            self._append(ids, None, release)
 
     def void(self, entry, reason: str) -> None:
         """Mark a charged release as not made (the job stopped before opening it); kept, with the reason."""
-        ids, stamp = entry
-        with self._locked():
-            for dataset in ids:
-                state = self.state(dataset)
+        accounts, stamp = entry
+        with locked(os.path.join(self.directory, ".lock")):
+            for account in accounts:
+                state = self.state(account)
                 for r in state["releases"]:
                     if r.get("entry") == stamp:
                         r["void"] = reason
-                _write_durably(self._path(dataset), json.dumps(state, indent=1))
+                write_durably(self._path(account), json.dumps(state, indent=1))
 
-    def _append(self, ids, budget, release: Release):
+    def _append(self, charge: Charge):
         stamp = secrets.token_hex(8)
-        for dataset in ids:
-            state = self.state(dataset)
-            if budget is not None:
+        budget = charge.budget
+        for account in charge.accounts:
+            state = self.state(account)
+            if budget is not None and account in charge.sets:
                 old = state["budget"]
                 state["budget"] = [min(old[0], budget.epsilon), min(old[1], budget.delta)] if old else \
                     [budget.epsilon, budget.delta]
-            state["releases"].append({"protocol": release.protocol, "terms": [list(t) for t in release.terms],
-                                      "circuit_delta": release.circuit_delta, "epsilon": release.epsilon,
-                                      "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "entry": stamp})
-            _write_durably(self._path(dataset), json.dumps(state, indent=1))
-        return tuple(ids), stamp
+            state["releases"].append({**charge.release.entry(), "entry": stamp,
+                                      "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+            write_durably(self._path(account), json.dumps(state, indent=1))
+        return charge.accounts, stamp
 
 
-def _write_durably(path: str, text: str) -> None:
-    directory = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(prefix=".ledger-", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    dir_fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+def _pins(exact: list) -> dict:
+    """The client set of an owner's first exact release, and the cuts and max FPR of its first with each."""
+    return {"clients": exact[0].clients if exact else None,
+            "points": next((e.points for e in exact if e.points is not None), None),
+            "max_fpr": next((e.max_fpr for e in exact if e.max_fpr is not None), None)}
+
+
+def _exact_refusal(name: str, history: list, new: Exact, limit) -> str:
+    """Why owner ``name``, whose earlier exact releases are ``history``, may not be part of ``new``, or ""."""
+    if limit is not None and len(history) + 1 > limit:
+        return (f"client {name!r} accepts at most {limit} exact release(s) of its rows (its signed terms, "
+                f"--max-exact) and has had {len(history)}")
+    if not history:
+        return ""
+    pins = _pins(history)
+    if pins["clients"] != new.clients:
+        return (f"the exact releases of client {name!r}'s rows are pinned to the set of {len(pins['clients'])} "
+                f"client(s) of its first; this job's {len(new.clients)} client(s) are another set (a client added, "
+                "dropped or replaced): two exact releases on different sets open what differs between them")
+    if new.points is not None and pins["points"] not in (None, new.points):
+        return (f"client {name!r}'s exact curves are pinned to {pins['points']} cuts (its first); this job asks "
+                f"{new.points}: cuts that move by a row between evaluations open single labels")
+    if new.max_fpr is not None and pins["max_fpr"] not in (None, new.max_fpr):
+        return (f"client {name!r}'s exact partial AUC is pinned to max FPR {pins['max_fpr']:g} (its first); this "
+                f"job asks {new.max_fpr:g}: two stops inside one ROC step open the positives between them")
+    return ""
+

@@ -17,9 +17,10 @@ from roles_on_hosts import CLI, client_keys
 NAMES = ("north", "south", "east")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def study(deployed):
-    """Each client's key and roster (``mpc-auc client keygen``) and its rows (a tie-heavy set of 600) with ids."""
+    """Each client's key and roster, fresh for each test (new owners in the parties' ledgers), and its rows (a
+    tie-heavy set of 600) with ids."""
     directory = deployed[0]
     client_keys(directory, NAMES)
     split = synthetic_evalset(m=600, clients=3, seed=27, decimals=2).clients()
@@ -63,7 +64,7 @@ def test_the_api_gives_the_clis_result_ranks_by_id_and_the_shared_result(study, 
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     clients = [subprocess.Popen(CLI + ["client", "submit", "--deployment", deployment,
                                        "--evaluation", "cli-study", "--client", n, "--key", str(directory / f"{n}.key"),
-                                       "--input", str(tmp_path / f"{n}.csv")],
+                                       "--input", str(tmp_path / f"{n}.csv"), "--max-exact", "2"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for n in NAMES]
     answers = [p.communicate(timeout=120) for p in [organiser] + clients]
     assert organiser.returncode == 0, answers[0][1]
@@ -118,3 +119,44 @@ def test_the_docs_example_runs_in_a_deployments_directory(study):
                           timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert "Report(auc=" in proc.stdout and "north-0" in proc.stdout
+
+
+def test_a_clients_own_budget_refuses_its_second_submission_against_parties_with_no_budget(study, tmp_path):
+    """The parties enforce no budget and the organiser asks none; the client's own ledger (its file, locked,
+    durable) holds it to epsilon 1: the second release is refused before anything is sent, and the parties stop
+    at once instead of waiting for it until the deadline."""
+    directory, rows = study
+    s, y, _ = rows["north"]
+    ledger = tmp_path / "north.ledger.json"
+    for evaluation in ("own-1", "own-2"):
+        opened = mpc_auc.Evaluation.open(directory / "deployment.yaml", id=evaluation,
+                                         roster=directory / "north.roster.yaml", protocol="mpc-central", epsilon=1.0,
+                                         deadline=120)
+        if evaluation == "own-1":
+            receipt = mpc_auc.submit(directory / "deployment.yaml", evaluation=evaluation, client="north",
+                                     key=directory / "north.key", y_true=y, y_score=s, budget=1.0, ledger=ledger)
+            assert receipt.status == "computed" and opened.result(timeout=120).epsilon == 1.0
+            assert [st.spent_epsilon for st in receipt.standings] == [0.0, 0.0]  # each party's, before the job
+            continue
+        with pytest.raises(mpc_auc.InputError, match=r"this client's own budget \(1, 1e-09\) would be passed"):
+            mpc_auc.submit(directory / "deployment.yaml", evaluation=evaluation, client="north",
+                           key=directory / "north.key", y_true=y, y_score=s, budget=1.0, ledger=ledger)
+        with pytest.raises(mpc_auc.InputError, match="'north' declined the job"):
+            opened.result(timeout=60)  # long before its 120 s deadline
+    (release,) = json.loads(ledger.read_text())["releases"]
+    assert release["epsilon"] == 1.0 and release["evaluation"] == "own-1"
+
+
+def test_a_client_whose_rows_are_all_one_class_submits(study):
+    """A client's test rows may all be negative (common in federated test sets): it submits; the evaluation needs
+    both classes overall, which the other clients bring."""
+    directory, rows = study
+    rows = dict(rows, north=(rows["north"][0], np.zeros_like(rows["north"][1]), rows["north"][2]))
+    opened = mpc_auc.Evaluation.open(directory / "deployment.yaml", id="one-class",
+                                     roster=[directory / f"{n}.roster.yaml" for n in NAMES], deadline=60)
+    receipts = _submit_all(directory, "one-class", rows)
+    result = opened.result(timeout=120)
+    assert all(r.status == "computed" for r in receipts.values())
+    scores = np.concatenate([rows[n][0] for n in NAMES])
+    labels = np.concatenate([rows[n][1] for n in NAMES])
+    assert abs(result["auc"] - roc_auc_score(labels, scores)) < 1e-12

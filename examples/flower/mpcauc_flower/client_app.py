@@ -1,6 +1,8 @@
 """The ClientApp: trains the shared model on its rows, and in evaluation rounds submits its test predictions to
 the round's mpc-auc evaluation (mpc_auc.flower.submit_predictions): no score, label or local metric goes to
-the Flower server."""
+the Flower server.  It accepts a DP release of at most ``mpcauc-max-epsilon`` per round and ``mpcauc-budget`` in
+all (its own ledger, beside its key), and exact releases only as many as ``mpcauc-max-exact`` (default none):
+the server chooses the model it scores with."""
 from flwr.app import ArrayRecord, Context, Message, MetricRecord, RecordDict
 from flwr.clientapp import ClientApp
 
@@ -27,7 +29,9 @@ def fit(message: Message, context: Context) -> Message:
 def evaluate(message: Message, context: Context) -> Message:
     _, (x, y, ids) = _rows(context)
     predicted = scores(message.content["arrays"].to_numpy_ndarrays(), x)
-    name = f"client-{context.node_config['partition-id']}"
-    return submit_predictions(message, context, y, predicted, ids=ids, client=name,
-                              key=f"{setting(context, 'mpcauc-keys')}/{name}.key",
-                              deployment=setting(context, "mpcauc-deployment"))
+    name, keys = f"client-{context.node_config['partition-id']}", setting(context, "mpcauc-keys")
+    return submit_predictions(message, context, y, predicted, ids=ids, client=name, key=f"{keys}/{name}.key",
+                              deployment=setting(context, "mpcauc-deployment"),
+                              max_epsilon=float(setting(context, "mpcauc-max-epsilon")),
+                              budget=float(setting(context, "mpcauc-budget")), ledger=f"{keys}/{name}.ledger.json",
+                              max_exact=int(setting(context, "mpcauc-max-exact")))

@@ -1,6 +1,7 @@
 """The ServerApp: FedAvg whose evaluation rounds ask mpc-auc for the global AUC of the clients' test
-predictions (mpc_auc.flower.MpcAucFedAvg); it logs, per round, that private AUC beside the clear one of the
-union of the test sets (computable here only because the example's data is public)."""
+predictions (mpc_auc.flower.MpcAucFedAvg), by default one DP release per round (``mpcauc-protocol``,
+``mpcauc-epsilon``); it logs, per round, that private AUC and its interval beside the clear AUC of the union of
+the test sets (computable here only because the example's data is public)."""
 import json
 from logging import INFO
 
@@ -20,8 +21,10 @@ app = ServerApp()
 def main(grid: Grid, context: Context) -> None:
     clients = int(setting(context, "clients"))
     rosters = [f"{setting(context, 'mpcauc-keys')}/client-{p}.roster.yaml" for p in range(clients)]
-    strategy = MpcAucFedAvg(deployment=setting(context, "mpcauc-deployment"), rosters=rosters,
-                            mpcauc_options={"deadline": float(setting(context, "mpcauc-deadline"))},
+    protocol = str(setting(context, "mpcauc-protocol"))
+    options = {"deadline": float(setting(context, "mpcauc-deadline")), "protocol": protocol,
+               **({"epsilon": float(setting(context, "mpcauc-epsilon"))} if protocol == "mpc-central" else {})}
+    strategy = MpcAucFedAvg(deployment=setting(context, "mpcauc-deployment"), rosters=rosters, mpcauc_options=options,
                             fraction_train=1.0, fraction_evaluate=1.0, min_train_nodes=clients,
                             min_evaluate_nodes=clients, min_available_nodes=clients)
     y_test, x_test = union_of_tests(clients)
@@ -34,9 +37,17 @@ def main(grid: Grid, context: Context) -> None:
     rounds = []
     for server_round, metrics in sorted(result.evaluate_metrics_clientapp.items()):
         clear = result.evaluate_metrics_serverapp[server_round]["clear-auc"]
-        private = metrics["mpcauc-auc"]
-        log(INFO, "round %s: private global AUC (mpc-auc) %.15f, clear AUC %.15f", server_round, private, clear)
-        rounds.append({"round": server_round, "private_auc": private, "clear_auc": clear})
+        if "mpcauc-auc" not in metrics:  # refused: e.g. the clients' budgets are spent
+            log(INFO, "round %s: no private AUC released, clear AUC %.15f", server_round, clear)
+            rounds.append({"round": server_round, "private_auc": None, "clear_auc": clear})
+            continue
+        private, epsilon = metrics["mpcauc-auc"], metrics.get("mpcauc-epsilon")
+        interval = [metrics["mpcauc-auc-ci-low"], metrics["mpcauc-auc-ci-high"]] if epsilon is not None else None
+        log(INFO, "round %s: private global AUC (mpc-auc%s) %.15f%s, clear AUC %.15f", server_round,
+            f", DP at epsilon {epsilon:g}" if epsilon is not None else ", exact", private,
+            f" (95% interval {interval[0]:.3f} .. {interval[1]:.3f})" if interval else "", clear)
+        rounds.append({"round": server_round, "private_auc": private, "clear_auc": clear, "epsilon": epsilon,
+                       "interval": interval, "std": metrics.get("mpcauc-auc-std")})
     if setting(context, "out"):
         with open(str(setting(context, "out")), "w") as f:
             json.dump({"rounds": rounds}, f, indent=1)

@@ -1,6 +1,8 @@
 """The example's data and model: scikit-learn's breast-cancer set (569 rows, shipped with scikit-learn), split
 over the clients at random (a fixed public seed), 70/30 train/test on each; a logistic regression trained by
 full-batch gradient descent on standardised features, whose weights FedAvg averages."""
+import os
+
 import numpy as np
 from sklearn.datasets import load_breast_cancer
 
@@ -9,12 +11,21 @@ FEATURES = 30
 # the run config's keys (pyproject.toml), with the values Flower's Python simulation API (which passes no run
 # config) gets: paths relative to the directory the run starts in
 DEFAULTS = {"clients": 5, "rounds": 2, "mpcauc-deployment": "deployment.yaml", "mpcauc-keys": "keys",
-            "mpcauc-deadline": 300.0, "out": "mpcauc-flower-rounds.json"}
+            "mpcauc-deadline": 300.0, "out": "mpcauc-flower-rounds.json",
+            # each round one DP release at this epsilon; each client accepts at most that per release and this much
+            # in all (its own ledger, beside its key), and no exact release unless mpcauc-max-exact says so
+            "mpcauc-protocol": "mpc-central", "mpcauc-epsilon": 1.0, "mpcauc-max-epsilon": 1.0, "mpcauc-budget": 2.0,
+            "mpcauc-max-exact": 0,
+            # crafted_server_app (the attack of docs/flower.md): its rounds and its output
+            "mpcauc-oracle-rounds": 3, "oracle-out": "mpcauc-oracle-rounds.json"}
 
 
 def setting(context, name: str):
-    """A run config value, or its default."""
-    return context.run_config.get(name, DEFAULTS[name])
+    """A run config value; else, for Flower's Python simulation API (which passes no run config), the environment's
+    MPCAUC_FLOWER_<NAME> (mpcauc-budget: MPCAUC_FLOWER_MPCAUC_BUDGET); else its default."""
+    if name in context.run_config:
+        return context.run_config[name]
+    return os.environ.get("MPCAUC_FLOWER_" + name.upper().replace("-", "_"), DEFAULTS[name])
 
 
 def partition(partition_id: int, partitions: int) -> tuple:

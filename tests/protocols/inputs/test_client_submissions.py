@@ -20,7 +20,7 @@ from mpc_auc.protocols.inputs import submission, submitter
 from mpc_auc.protocols.runtime.deployment import Deployment
 from mpc_auc.protocols.runtime.identity import Identity, PublicIdentity
 from mpc_auc.protocols.runtime.ledger import Ledger, default_directory
-from mpc_auc.protocols.mpc.ranking_party import RANKS_TO_CLIENTS
+from mpc_auc.protocols.mpc.accounting import key_account
 from mpc_auc.protocols.inputs.submission import Roster
 from mpc_auc.protocols.inputs.submitter import JobRefused
 from mpc_auc.synthetic import synthetic_evalset
@@ -30,18 +30,27 @@ CLIENTS = ("north", "south", "east")
 
 
 @pytest.fixture(scope="module")
-def clients(deployed):
-    """Each client's key, roster file and own CSV (a tie-heavy set of 900 rows), made by the CLI."""
+def shared_rows(deployed):
+    """Each client's own CSV (a tie-heavy set of 900 rows) beside the deployment."""
     directory = deployed[0]
     evalset = synthetic_evalset(m=900, clients=3, seed=11, decimals=2)
     rows = {}
-    client_keys(directory, CLIENTS)
     for name, (_, scores, labels) in zip(CLIENTS, evalset.clients()):
         with open(directory / f"{name}.csv", "w", newline="") as f:
             writer = csv.writer(f)
             writer.writerow(["client", "score", "label"])
             writer.writerows([name, repr(float(s)), int(y)] for s, y in zip(scores, labels))
         rows[name] = (np.asarray(scores), np.asarray(labels))
+    return directory, rows
+
+
+@pytest.fixture
+def clients(shared_rows):
+    """The clients' rows and, for this test alone, fresh keys and roster files (NAME.key, NAME.roster.yaml)
+    beside the deployment: each test's clients are new owners in the parties' ledgers, so that one test's exact
+    releases neither count towards nor pin another's."""
+    directory, rows = shared_rows
+    client_keys(directory, CLIENTS)
     return directory, rows
 
 
@@ -82,9 +91,12 @@ def test_clients_submit_from_their_own_processes_and_get_their_own_ranks(clients
     assert abs(result["auc"] - roc_auc_score(labels, scores)) < 1e-12
     assert result["input_summary"]["clients"] == 3 and result["input_summary"]["missing"] == []
     roster = Roster.load([str(directory / f"{n}.roster.yaml") for n in CLIENTS])
-    for role in ("P0", "P1"):  # the delivery is on each party's ledger, charging no budget
-        state = Ledger(default_directory(), role).state(f"roster-keys-sha256:{roster.key_set_digest}")
-        assert [r["protocol"] for r in state["releases"]] == [RANKS_TO_CLIENTS] and state["budget"] is None
+    accounts = sorted(key_account(m) for m in roster.members)
+    for role in ("P0", "P1"):  # the exact release is on each party's ledger, in each client's account, pinned
+        for member in roster.members:
+            (release,) = Ledger(default_directory(), role).state(key_account(member))["releases"]
+            assert release["protocol"] == "mpc-exact" and release["epsilon"] == 0
+            assert release["exact"] == {"clients": accounts, "points": None, "max_fpr": None}
     mid = rankdata(scores)  # global 1-based mid-ranks, in roster order
     start = 0
     for name in CLIENTS:
@@ -120,9 +132,11 @@ def test_a_second_submission_from_the_same_client_is_refused(clients):
     directory, rows = clients
     opened = _open(directory, "twice", "--deadline", "60", names=CLIENTS[:2])
     first = _submit(directory, "twice", "north")
-    assert "the job releases the exact AUC" in first.stderr.readline()  # the ticket's terms, then the admission
-    assert "both parties admitted" in first.stderr.readline()  # the job now waits for south
-    (code, _, err), = _finish(_submit(directory, "twice", "north"))
+    assert "the job releases the exact AUC" in first.stderr.readline()  # the ticket's terms, ...
+    shown = [first.stderr.readline() for _ in range(3)]  # ... each party's standing, then the admission
+    assert "P0: your key has spent epsilon 0 (no budget), 0 exact release(s)" in shown[0], shown
+    assert "P1: your key has spent epsilon 0" in shown[1] and "both parties admitted" in shown[2], shown
+    (code, _, err), = _finish(_submit(directory, "twice", "north", "--max-exact", "5"))  # past its own ledger
     assert code == 2 and "already submitted" in err, err
     (code, _, err), (first_code, _, _), (south, _, _) = _finish(opened, first, _submit(directory, "twice", "south"))
     assert code == 0 and first_code == 0 and south == 0, err
@@ -161,14 +175,16 @@ def test_a_submission_replayed_into_a_later_job_is_refused(clients, monkeypatch)
     deployment = Deployment.load(str(directory / "deployment.yaml"))
     identity = Identity.load(str(directory / "north.key"))
     recorded, honest = [], submission.make_submission
-    monkeypatch.setattr(submitter, "make_submission", lambda *a: recorded.append(honest(*a)) or recorded[-1])
+    monkeypatch.setattr(submitter, "make_submission", lambda *a, **k: recorded.append(honest(*a, **k)) or recorded[-1])
     opened = _open(directory, "again", "--deadline", "60", names=CLIENTS[:1])
-    assert submitter.submit(identity, deployment, "again", *rows["north"], timeout_s=5).status == "computed"
+    policy = submitter.Policy(accepts=submission.Accepts(max_exact=5))  # its own ledger lets it try again
+    assert submitter.submit(identity, deployment, "again", *rows["north"], timeout_s=5, policy=policy).status == \
+        "computed"
     assert _finish(opened)[0][0] == 0
-    monkeypatch.setattr(submitter, "make_submission", lambda *a: recorded[0])  # the next job: replay
+    monkeypatch.setattr(submitter, "make_submission", lambda *a, **k: recorded[0])  # the next job: replay
     opened = _open(directory, "again", "--deadline", "8", names=CLIENTS[:1])
     with pytest.raises(JobRefused, match="made for another job"):
-        submitter.submit(identity, deployment, "again", *rows["north"], timeout_s=5)
+        submitter.submit(identity, deployment, "again", *rows["north"], timeout_s=5, policy=policy)
     (code, _, err), = _finish(opened)
     assert code == 2 and "no client submitted to both parties" in err and "another job" in err, err
 
@@ -266,7 +282,7 @@ def test_clients_submitting_directly_get_the_metrics_and_the_dp_curve_they_were_
     assert abs(metrics["pauc"]["mcclish"] - roc_auc_score(labels, scores, max_fpr=0.5)) < 1e-9
     assert len(metrics["roc"]["fpr"]) == 20 and metrics["ci"]["std"] > 0
     opened = _open(directory, "thin", "--deadline", "60", "--metrics", "roc", "--points", "100")  # 9 rows a slice
-    subs = [_submit(directory, "thin", n) for n in CLIENTS]
+    subs = [_submit(directory, "thin", n, "--max-exact", "2") for n in CLIENTS]  # each accepts a second exact one
     (code, _, err), *answers = _finish(opened, *subs)
     assert code == 2 and "slices of fewer than 10 rows: a direct evaluation takes at most 90 cuts here" in err, err
     assert not (directory / "thin.json").exists()

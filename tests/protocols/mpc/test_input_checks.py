@@ -88,7 +88,7 @@ def test_a_record_dp_release_with_an_out_of_domain_row_is_refused_and_charges_no
     for role in ("P0", "P1"):
         ledger = Ledger(str(tmp_path), role)
         (release,) = ledger.state("rows-of-the-test")["releases"]
-        assert release["void"] and not Ledger._releases(ledger.state("rows-of-the-test"))
+        assert release["void"] and not Ledger.releases(ledger.state("rows-of-the-test"))
 
 
 def test_the_weakened_party_lets_one_row_void_everyones_record_dp(bypass, tmp_path):

@@ -12,7 +12,7 @@ from dp_accounting.pld import privacy_loss_distribution as pld
 from mpc_auc.cli import main
 from mpc_auc.csv_io import write_evalset
 from mpc_auc.protocols.errors import InputError
-from mpc_auc.protocols.runtime.ledger import Budget, Ledger, LedgerPlace, Release, compose
+from mpc_auc.protocols.runtime.ledger import Budget, Charge, Exact, Ledger, LedgerPlace, Release, compose
 from mpc_auc.protocols.dp.central_law import CentralNoise
 from mpc_auc.protocols.mpc.central import mpc_central_auc
 from mpc_auc.protocols.mpc.ranking_job import dataset_id
@@ -34,9 +34,12 @@ def test_second_release_past_the_budget_is_refused_before_any_input_moves(tmp_pa
     err = capsys.readouterr().err
     assert "privacy budget exceeded" in err and "spent epsilon 1" in err and "requests epsilon 1" in err
     assert not (tmp_path / "two.json").exists()
-    for role in ("P0", "P1"):  # both ledgers hold exactly the one release
-        (state,) = [json.loads(p.read_text()) for p in (tmp_path / "ledger" / role).glob("*.json")]
-        assert len(state["releases"]) == 1 and state["budget"] == [1.5, 1e-9]
+    for role in ("P0", "P1"):  # both ledgers hold exactly the one release, in each owner's and the rows' account
+        states = {s["dataset"]: s for s in (json.loads(p.read_text())
+                                            for p in (tmp_path / "ledger" / role).glob("*.json"))}
+        assert sorted(states) == sorted([f"owner:{c}" for c, _, _ in evalset.clients()] + [dataset_id(evalset.clients())])
+        assert all(len(s["releases"]) == 1 for s in states.values())
+        assert [s["budget"] for s in states.values() if s["dataset"].startswith("rows")] == [[1.5, 1e-9]]
 
 
 def test_the_api_refuses_too_and_a_later_job_cannot_raise_the_budget(tmp_path):
@@ -54,7 +57,7 @@ def test_charged_totals_equal_dp_accountings_composition(tmp_path):
     noises = [CentralNoise(e) for e in (0.3, 0.7, 1.1)]
     releases = [n.release(1000) for n in noises]
     for r in releases:
-        assert ledger.charge(("set",), Budget(10.0), r)["fits"]
+        assert ledger.charge(Charge(r, sets=("set",), budget=Budget(10.0)))["fits"]
     expected = None
     for n in noises:
         for d in (n.statistic_noise(1000), n.count_noise()):
@@ -63,18 +66,18 @@ def test_charged_totals_equal_dp_accountings_composition(tmp_path):
             expected = one if expected is None else expected.compose(one)
     circuit = sum(r.circuit_delta for r in releases)
     for target in (1e-9, 1e-6):
-        spent = compose(Ledger._releases(ledger.state("set")), target)
+        spent = compose(Ledger.releases(ledger.state("set")), target)
         assert spent.epsilon == pytest.approx(expected.get_epsilon_for_delta(target - circuit), rel=1e-12)
         assert spent.epsilon <= spent.epsilon_basic == pytest.approx(2.1)
         assert spent.delta == pytest.approx(circuit)
-    assert compose(Ledger._releases(ledger.state("set")), 1e-6).epsilon < 2.1  # PLD is tighter than basic
+    assert compose(Ledger.releases(ledger.state("set")), 1e-6).epsilon < 2.1  # PLD is tighter than basic
 
 
 def _write_forever(directory):
     ledger = Ledger(directory, "P0")
     release = Release("mpc-central", ((0.001, 500),) * 50, 1e-13)
     while True:
-        ledger.charge(("crash",), Budget(1e9), release)
+        ledger.charge(Charge(release, sets=("crash",), budget=Budget(1e9)))
 
 
 def test_a_party_killed_mid_write_leaves_the_ledger_intact(tmp_path):
@@ -113,7 +116,7 @@ def _charge_many(directory, results):
     ledger = Ledger(directory, "P0")
     release = Release("mpc-central", ((0.25, 1),), 0.0)
     for _ in range(8):
-        results.put(ledger.charge(("shared",), Budget(1.0), release)["fits"])
+        results.put(ledger.charge(Charge(release, (("shared", "c0"),), budget=Budget(1.0)))["fits"])
 
 
 def test_concurrent_charges_spend_at_most_the_budget(tmp_path):
@@ -128,40 +131,91 @@ def test_concurrent_charges_spend_at_most_the_budget(tmp_path):
         w.join()
     assert sum(fits) == 4
     state = Ledger(str(tmp_path), "P0").state("shared")
-    assert len(state["releases"]) == 4
+    assert len(state["releases"]) == 4  # an owner's account: the job's budget narrows each charge, is never recorded
+    assert state["budget"] is None
 
 
 def test_a_partys_own_budget_and_a_second_id_narrow_never_reset(tmp_path):
     release = Release("mpc-central", ((0.5, 1),), 0.0)
     own = LedgerPlace(str(tmp_path), Budget(0.6)).open("P0")
-    assert own.charge(("set",), Budget(10.0), release)["fits"]  # the organiser asks for 10: the party allows 0.6
-    refused = own.charge(("set",), Budget(10.0), release)
+    assert own.charge(Charge(release, sets=("set",), budget=Budget(10.0)))["fits"]  # the organiser asks for 10
+    refused = own.charge(Charge(release, sets=("set",), budget=Budget(10.0)))  # the party allows 0.6
     assert not refused["fits"] and "this party's own budget" in refused["message"]
     ledger = Ledger(str(tmp_path), "P1")
-    assert ledger.charge(("rows", "declared:a"), Budget(1.0), release)["fits"]
-    assert ledger.charge(("rows", "declared:b"), Budget(1.0), release)["fits"]  # a new id: the rows' set counts
-    assert not ledger.charge(("rows", "declared:c"), Budget(1.0), release)["fits"]
+    assert ledger.charge(Charge(release, sets=("rows", "declared:a"), budget=Budget(1.0)))["fits"]
+    assert ledger.charge(Charge(release, sets=("rows", "declared:b"), budget=Budget(1.0)))["fits"]  # rows count
+    assert not ledger.charge(Charge(release, sets=("rows", "declared:c"), budget=Budget(1.0)))["fits"]
+
+
+def test_an_owners_budget_is_the_partys_own_narrowed_per_job_never_recorded(tmp_path):
+    """An organiser can neither raise an owner's budget past the party's own nor lower it for later jobs."""
+    release = Release("mpc-central", ((0.5, 1),), 0.0)
+    ledger = LedgerPlace(str(tmp_path), Budget(1.0)).open("P0")
+    owner = (("client-key-sha256:aa", "c0"),)
+    assert not ledger.charge(Charge(release, owner, budget=Budget(0.1)))["fits"]  # this job asks for less: refused
+    assert ledger.charge(Charge(release, owner, budget=Budget(100.0)))["fits"]  # ... and that set nothing
+    assert ledger.charge(Charge(release, owner))["fits"]
+    third = ledger.charge(Charge(release, owner, sets=("declared:new",), budget=Budget(100.0)))
+    assert not third["fits"] and "client 'c0'" in third["message"] and "this party's own budget" in third["message"]
+    standing = ledger.standing("client-key-sha256:aa")
+    assert standing.spent_epsilon == pytest.approx(1.0, abs=1e-6) and standing.budget == (1.0, 1e-9)
+    assert standing.exact_releases == 0 and standing.pinned_clients is None
+
+
+def test_exact_releases_are_counted_and_pinned_per_owner(tmp_path):
+    ledger = Ledger(str(tmp_path), "P0")
+    owners = (("k0", "c0"), ("k1", "c1"))
+
+    def exact(clients=("k0", "k1"), points=None, max_fpr=None, limits=(9, 9)):
+        return ledger.charge(Charge(Release("mpc-exact", (), 0.0, exact=Exact(clients, points, max_fpr)),
+                                    tuple(o for o in owners if o[0] in clients), limits=limits))
+
+    assert exact()["fits"]
+    assert exact(points=100)["fits"]  # the first curves pin the cuts ...
+    refused = exact(points=99)
+    assert not refused["fits"] and "pinned to 100 cuts" in refused["message"]
+    assert not exact(clients=("k0",), limits=(9,))["fits"]  # another set: c1 dropped
+    assert exact(max_fpr=0.2)["fits"]
+    assert "max FPR 0.2" in exact(max_fpr=0.25)["message"]
+    assert "accepts at most 3" in exact(limits=(3, 9))["message"]  # c0 has had 3
+    standing = ledger.standing("k1")
+    assert (standing.exact_releases, standing.pinned_clients, standing.pinned_points, standing.pinned_max_fpr) == \
+        (3, 2, 100, 0.2)
+    dp = ledger.charge(Charge(Release("mpc-central", ((1.0, 1),), 0.0), owners[:1]))  # DP is not pinned
+    assert dp["fits"]
 
 
 def test_a_voided_charge_spends_nothing(tmp_path):
     ledger = Ledger(str(tmp_path), "P0")
     release = Release("mpc-central", ((1.0, 1),), 0.0)
-    verdict = ledger.charge(("set",), Budget(1.0), release)
+    verdict = ledger.charge(Charge(release, sets=("set",), budget=Budget(1.0)))
     ledger.void(verdict["entry"], "stopped before the release")
-    assert ledger.charge(("set",), Budget(1.0), release)["fits"]
+    assert ledger.charge(Charge(release, sets=("set",), budget=Budget(1.0)))["fits"]
     assert [bool(r.get("void")) for r in ledger.state("set")["releases"]] == [True, False]
 
 
-def test_the_rosters_key_set_ignores_order_and_is_what_direct_jobs_charge():
-    from mpc_auc.protocols.inputs.submission import Evaluation, Roster
-    from mpc_auc.protocols.mpc.ranking_job import Job
-    from mpc_auc.protocols.runtime.identity import Identity, client_role
+def test_a_release_known_by_its_parameters_composes_as_its_dominating_pair():
+    pairs = [Release("mpc-central", (), 1e-13, pure_epsilon=e) for e in (0.5, 0.5, 1.0)]
+    spent = compose(pairs, 1e-9)
+    assert spent.epsilon_basic == pytest.approx(2.0) and spent.epsilon <= 2.0 + 1e-9
+    assert spent.epsilon == pytest.approx(2.0, abs=1e-3)  # pure DP: three releases compose to about their sum
+    assert compose(pairs * 60, 1e-6).epsilon < 0.9 * compose(pairs * 60, 1e-6).epsilon_basic  # many: PLD wins
 
-    members = tuple(Identity(client_role(name)).public for name in ("a", "b", "c"))
-    forward, backward = Roster(members), Roster(members[::-1])
-    assert forward.digest != backward.digest  # the ordered digest (what P0 and P1 compare) differs ...
-    assert forward.key_set_digest == backward.key_set_digest  # ... the ledger's identity does not
-    jobs = [Job(Evaluation("e", roster, direct=True, deadline_s=60), "radix", False, datasets=declared)
-            for roster, declared in ((forward, ()), (backward, ("declared:x",)))]
-    assert jobs[0].ledger_ids[0] == jobs[1].ledger_ids[0] == f"roster-keys-sha256:{forward.key_set_digest}"
-    assert jobs[1].ledger_ids[1:] == ("declared:x",)  # a declared id is charged besides, never instead
+
+def test_one_extra_row_in_a_local_run_spends_from_the_same_owners(tmp_path, capsys):
+    """``mpc-auc run`` at a budget of 1: the same 3,000 rows plus one more (another multiset of rows) are still
+    the same clients' rows, so the second release is refused naming a client, the first's charge untouched."""
+    evalset = synthetic_evalset(m=3000, clients=3, seed=8)
+    write_evalset(tmp_path / "in.csv", evalset)
+    lines = (tmp_path / "in.csv").read_text().splitlines()
+    first_client = lines[1].split(",")[0]
+    (tmp_path / "more.csv").write_text("\n".join(lines + [f"{first_client},0.5,1"]) + "\n")
+    args = ["run", "--protocol", "mpc-central", "--epsilon", "1", "--budget", "1", "--ledger", str(tmp_path / "l")]
+    assert main(args + ["--input", str(tmp_path / "in.csv"), "--out", str(tmp_path / "one.json")]) == 0
+    capsys.readouterr()
+    assert main(args + ["--input", str(tmp_path / "more.csv"), "--out", str(tmp_path / "two.json")]) == 2
+    err = capsys.readouterr().err
+    assert "privacy budget exceeded for client" in err and not (tmp_path / "two.json").exists()
+    for role in ("P0", "P1"):
+        (release,) = Ledger.releases(Ledger(str(tmp_path / "l"), role).state(f"owner:{first_client}"))
+        assert release.epsilon == pytest.approx(1.0)
