@@ -86,3 +86,26 @@ def _combined(releases, m, others, noise, rounds, draws) -> float:
         zero = -rate_t * np.abs(stat + others) - rate_p * np.abs(noisy_p - others)
         scores[y] = (one - zero).sum(axis=1) > 0
     return balanced_accuracy(scores[1], scores[0])
+
+
+def main(argv=None) -> int:
+    """``python -m mpc_auc.sims.flower_oracle``: the rates of :func:`oracle_rates`, as JSON."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--m", type=int, default=179, help="rows of the union of test sets (the example's: 179)")
+    parser.add_argument("--positives", type=int, default=106, help="their positives (the example's: 106)")
+    parser.add_argument("--epsilon", type=float, default=1.0, help="each round's epsilon (Flower's default: 1)")
+    parser.add_argument("--budget", type=float, default=2.0, help="a client's own budget (the example's: 2)")
+    parser.add_argument("--draws", type=int, default=1_000_000, help="sampled rounds per label and reading")
+    parser.add_argument("--seed", type=int, default=2026, help="the simulation's seed (not a secret)")
+    args = parser.parse_args(argv)
+    rates = oracle_rates(args.m, args.positives, args.epsilon, args.budget, args.draws,
+                         np.random.default_rng(args.seed))
+    print(json.dumps(rates, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -33,6 +33,7 @@ from ..protocols.runtime.session import Placement, run_parties
 from ..results import provenance, strict, write_csv, write_json, write_text
 from ..synthetic import synthetic_evalset
 from ..version import __version__
+from . import flower_oracle, person_ledger
 from . import security_checks as sc
 from .dp_audit import clopper_pearson
 from .false_alarms import CHECK_ALPHA, FAMILY_ALPHA, MAX_CHECKS, Z_ONE_SIDED, Z_TWO_SIDED
@@ -445,6 +446,37 @@ def release_attacks(cfg: dict, rng) -> list:
     ]
 
 
+def across_evaluations(cfg: dict, rng) -> list:
+    """An organiser's sequences of evaluations on the same people (sims.person_ledger) against the parties'
+    accounting and the set-keyed control, and the crafted-model attack on Flower rounds (sims.flower_oracle) under
+    the DP default and the exact rounds of before."""
+    eps, draws = cfg["epsilon"], cfg["audit_draws"]
+    out = []
+    with tempfile.TemporaryDirectory(prefix="mpc-auc-person-") as directory:
+        for kind, charge, what in (("attack", person_ledger.charge_as_parties, "the parties' accounting"),
+                                   ("control", person_ledger.charge_by_set, "the set-keyed ledger of before")):
+            dp = person_ledger.dp_sequence(os.path.join(directory, f"{kind}-dp"), charge)
+            out.append(check(f"an organiser's roster tricks against per-person budgets ({what})", kind,
+                             "mpc-central", 1.0, None, dp["epsilon_on_c0"], 1.0, dp["epsilon_on_c0"] <= 1.0,
+                             {"attempts": {k: v or "released" for k, v in dp["attempts"].items()},
+                              "note": "budget 1, epsilon 1 per release: the epsilon released on c0's rows"}))
+            os.makedirs(os.path.join(directory, f"{kind}-exact"))
+            exact = person_ledger.exact_sequences(os.path.join(directory, f"{kind}-exact"), charge)
+            read = sum(e["labels_read"] for e in exact.values())
+            out.append(check(f"sequences of exact evaluations on the same clients ({what})", kind, "mpc-exact",
+                             None, None, read, 0, read == 0, {"sequences": exact, "note": "labels read"}))
+    rates = flower_oracle.oracle_rates(179, 106, eps, 2 * eps, draws, rng)  # the Flower example's test rows
+    slack = Z_ONE_SIDED * math.sqrt(0.25 / draws)
+    out.append(check("crafted-model oracle on Flower rounds (DP default)", "attack", "mpc-central (Flower)", eps, 0.0,
+                     rates["strongest_per_round"], rates["bound_per_round"] + slack,
+                     rates["strongest_per_round"] <= rates["bound_per_round"] + slack, rates))
+    out.append(check("crafted-model oracle on Flower rounds (exact rounds of before)", "control", "mpc-exact (Flower)",
+                     eps, 0.0, rates["exact_rounds"], rates["bound_per_round"] + slack,
+                     rates["exact_rounds"] <= rates["bound_per_round"] + slack,
+                     {"note": "an exact round reads the target's label for certain"}))
+    return out
+
+
 def top_k(cfg: dict, rng) -> tuple:
     evalset = synthetic_evalset(m=cfg["top_k_m"], clients=10, seed=int(rng.integers(2 ** 31)))
     base = evalset.positives / evalset.m
@@ -504,7 +536,8 @@ def run(suite: str, out_dir: str, config_path: str = None, seed: int = None, pro
                         ("views of mpc-central's noise gadgets", noise_views), ("views of ustat-2pc", ustat_views),
                         ("collusion", collusion), ("the network observer", network_observer),
                         ("DP audits and their controls", audits), ("label inference", label_inference),
-                        ("attacks on released AUCs and counts", release_attacks), ("top-K score attack", top_k),
+                        ("attacks on released AUCs and counts", release_attacks),
+                        ("privacy across evaluations", across_evaluations), ("top-K score attack", top_k),
                         ("dealer keys and the stock-CrypTen control", dealer_keys)):
         progress(f"security: {title} ...")
         done = step(cfg, rng)

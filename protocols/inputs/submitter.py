@@ -165,6 +165,8 @@ def _accept_terms(ticket: Ticket, standings, policy: Policy, on_progress) -> Non
         why = (f"looser than --max-epsilon {policy.max_epsilon:g} (an exact release; --max-exact K accepts K)"
                if policy.max_epsilon is not None else "and this client accepts no exact release (--max-exact 0)")
         raise JobRefused(f"the job releases {terms.describe()}, {why}: not submitting")
+    if not terms.exact and terms.delta is None:  # its own ledger could not account the release
+        raise JobRefused(f"the job releases {terms.describe()} without stating its delta: not submitting")
     if not terms.exact and policy.max_epsilon is not None and terms.epsilon > policy.max_epsilon:
         raise JobRefused(f"the job releases {terms.describe()}, looser than --max-epsilon {policy.max_epsilon:g}: "
                          "not submitting")

@@ -117,7 +117,10 @@ def _terms(ctx, job) -> ReleaseTerms:
                             weight_bits=evaluation.weight_bits, **common)
     # relayed: M is announced; direct: at most every rostered client's largest submission
     m = sum(job.rows) if job.rows is not None else evaluation.max_rows * len(evaluation.roster.members)
-    delta = (central.delta(m) if job.rows is not None else central.delta_ceiling(m)) * central.repetitions
+    try:
+        delta = (central.delta(m) if job.rows is not None else central.delta_ceiling(m)) * central.repetitions
+    except ValueError:  # no circuit draws this noise at the largest M admitted: the actual M decides, at the charge
+        delta = None
     curve = isinstance(central, CurveNoise)
     return ReleaseTerms("mpc-central", central.epsilon * central.repetitions, delta, central.neighbours,
                         metrics=("auc", "roc") if curve else ("auc",), points=central.points if curve else None,

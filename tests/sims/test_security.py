@@ -95,6 +95,9 @@ def test_the_command_writes_the_report_and_its_verdict(tmp_path):
     assert coalition[0]["details"]["recovered_exactly"] and coalition[1]["measured"] == 1.0  # the documented limit
     observer = [c for c in report["checks"] if c["name"].startswith("network observer")]
     assert len(observer) == 4 and all(c["passed"] for c in observer)
+    across = [c for c in report["checks"] if c["name"].startswith(("an organiser's", "sequences of exact",
+                                                                    "crafted-model oracle"))]
+    assert len(across) == 6 and all(c["passed"] == (c["kind"] == "attack") for c in across)  # controls caught
     views = {c["name"] for c in report["checks"] if c["kind"] == "view"}
     for protocol in ("mpc-central, every message", "mpc-exact --ranks, every message", "rank share",
                      "discrete Laplace gadgets", "bitonic", "radix", "ustat-2pc"):
