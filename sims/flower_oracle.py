@@ -17,6 +17,8 @@ readers: the server's, from the released AUC (read 1 when it exceeds 0.5), and t
 likelihood-ratio test on both opened values that knows every other label.  The sampling generator is a
 simulation's (not a secret): the parties draw their noise inside the MPC from the CSPRNG.
 """
+import argparse
+import json
 import math
 
 import numpy as np
@@ -90,9 +92,6 @@ def _combined(releases, m, others, noise, rounds, draws) -> float:
 
 def main(argv=None) -> int:
     """``python -m mpc_auc.sims.flower_oracle``: the rates of :func:`oracle_rates`, as JSON."""
-    import argparse
-    import json
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--m", type=int, default=179, help="rows of the union of test sets (the example's: 179)")
     parser.add_argument("--positives", type=int, default=106, help="their positives (the example's: 106)")
