@@ -14,9 +14,9 @@ local ones; docs/flower.md).
   predictions on its local test set to that evaluation (:func:`mpc_auc.submit`) and returns the reply message;
   the client's mpc-auc name, key and deployment come from its node config (``mpcauc-client``, ``mpcauc-key``,
   ``mpcauc-deployment``), or, in Flower's simulation, from the run config (``mpcauc-keys``: a directory of
-  ``client-<partition-id>.key``; ``mpcauc-deployment``).  It accepts DP releases only unless the client opts in
-  to exact ones (``max_exact``), and takes :func:`mpc_auc.submit`'s ``max_epsilon`` and ``budget``, which its
-  own ledger enforces across rounds.
+  ``client-<partition-id>.key``; ``mpcauc-deployment``).  Whatever the server asks, the client accepts DP
+  rounds of at most epsilon 1 and 10 in all (its own ledger) unless it says otherwise (``max_epsilon``,
+  ``budget``), and exact rounds only if it opts in (``max_exact``).
 
 Neither the Flower server nor the SuperLink sees a score or a label: the client's rows go, secret-shared and
 sealed, straight to the two compute parties over the client's own TLS links; the round's metrics carry only
@@ -119,14 +119,15 @@ def node_settings(context: Context) -> tuple:
 
 def submit_predictions(message: Message, context: Context, y_true, y_score, ids=None, *, client: str = None,
                        key: str = None, deployment: str = None, config_key: str = "config", max_exact: int = 0,
-                       **options) -> Message:
+                       max_epsilon: float = 1.0, budget=10.0, **options) -> Message:
     """Submit this client's predictions on its local test set to the round's mpc-auc evaluation and return the
     reply to ``message`` (its MetricRecord holds ``num-examples`` and whether it took part, ``mpcauc-submitted``:
     no local metric leaves the node; a submission this client's terms or budget refuse is logged, not raised).
     client, key, deployment: this node's mpc-auc name, key file and deployment file (default: from its node or
-    run config, :func:`node_settings`); max_exact: the exact releases of its rows this client accepts (default
-    0: DP rounds only, since the server chooses the model it scores with); options: :func:`mpc_auc.submit`'s
-    (max_epsilon, budget, ledger, timeout, ...)."""
+    run config, :func:`node_settings`).  What the client accepts, whatever the server asks (the server chooses
+    the model it scores with): ``max_exact`` exact releases of its rows (default 0: DP rounds only),
+    ``max_epsilon`` per round (default 1) and ``budget`` over all rounds in its own ledger (default 10);
+    options: :func:`mpc_auc.submit`'s (ledger, timeout, ...)."""
     config = message.content[config_key]
     if EVALUATION_KEY not in config:
         raise InputError("the server opened no mpc-auc evaluation for this round (its strategy needs "
@@ -135,7 +136,7 @@ def submit_predictions(message: Message, context: Context, y_true, y_score, ids=
         client, key, deployment = node_settings(context)
     try:
         submit(deployment, evaluation=str(config[EVALUATION_KEY]), client=client, key=key, y_true=y_true,
-               y_score=y_score, ids=ids, max_exact=max_exact, **options)
+               y_score=y_score, ids=ids, max_exact=max_exact, max_epsilon=max_epsilon, budget=budget, **options)
         submitted = 1
     except InputError as err:  # refused by this client's terms or own budget, or by the parties: the round goes on
         log(WARNING, "mpc-auc: %s did not take part in evaluation %s: %s", client, config[EVALUATION_KEY], err)

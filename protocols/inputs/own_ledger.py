@@ -86,15 +86,19 @@ class OwnLedger:
     def charge(self, release: Release, about: dict, budget=None, max_exact: int = None):
         """Record ``release`` (``about``: the job it belongs to) unless it passes the limits: (entry stamp, "") or
         (None, why not)."""
-        with locked(self.path + ".lock"):
-            why = self.refusal(release, budget, max_exact)
-            if why:
-                return None, why
-            state = self.state()
-            stamp = secrets.token_hex(8)
-            state["releases"].append({**release.entry(), **about, "entry": stamp,
-                                      "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-            write_durably(self.path, json.dumps(state, indent=1))
+        try:
+            with locked(self.path + ".lock"):
+                why = self.refusal(release, budget, max_exact)
+                if why:
+                    return None, why
+                state = self.state()
+                stamp = secrets.token_hex(8)
+                state["releases"].append({**release.entry(), **about, "entry": stamp,
+                                          "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+                write_durably(self.path, json.dumps(state, indent=1))
+        except OSError as err:
+            raise InputError(f"the client's own ledger {self.path} cannot be written ({err.strerror or err}): "
+                             "not submitting") from None
         return stamp, ""
 
     def void(self, stamp: str, reason: str) -> None:

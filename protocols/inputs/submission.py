@@ -111,9 +111,9 @@ class Roster:
 
     @property
     def key_set_digest(self) -> str:
-        """SHA-256 over the sorted certificate fingerprints: the same for any order or naming of the same keys
-        (the evaluation set's identity in the parties' privacy ledgers)."""
-        return hashlib.sha256("\n".join(sorted(m.fingerprint for m in self.members)).encode()).hexdigest()
+        """SHA-256 over the sorted SHA-256s of the members' public keys: the same for any order, naming or
+        certificate of the same keys (the evaluation set's account in the parties' privacy ledgers)."""
+        return hashlib.sha256("\n".join(sorted(m.key_sha256 for m in self.members)).encode()).hexdigest()
 
     def save(self, path: str) -> None:
         doc = {"format": ROSTER_FORMAT, "clients": {
@@ -222,7 +222,8 @@ class ReleaseTerms:
     epsilon: float = None  # mpc-central: this release's epsilon
     delta: float = None  # mpc-central: the noise circuit's delta bound
     neighbours: str = None  # mpc-central: "label" or "record"
-    budget: tuple = None  # (epsilon, delta): the tighter of the two parties' budgets this release must fit, if any
+    budget: tuple = None  # (epsilon, delta): the tightest budget this release must fit at either party, if any
+    #                       (each participating client's key, and the set's, may have spent part of it already)
     allow_missing: bool = False  # the job may run without some rostered clients
     decimals: int = None  # mpc-exact: the AUC is opened rounded to this many decimals (None: 52 bits)
     ranks: bool = False  # each client gets its rows' global mid-ranks
@@ -255,7 +256,7 @@ class ReleaseTerms:
             delta = f"delta at most {self.delta:.2g}" if self.delta is not None else "the circuit's delta, about 1e-13"
             what = (f"one DP release at epsilon {self.epsilon:g} ({self.neighbours} neighbours, {delta})"
                     + (f": the ROC curve's counts at {self.points} cuts" if "roc" in self.metrics else ""))
-        budget = "" if self.exact else f"; budget {self.budget[0]:g} (delta {self.budget[1]:g}) for each client's key" \
+        budget = "" if self.exact else f"; it must fit a budget of {self.budget[0]:g} (delta {self.budget[1]:g})" \
             if self.budget else "; no budget set"
         return (f"{what}{budget}{'; ranks to each client' if self.ranks else ''}"
                 f"{'; the result shared with every client' if self.share_result else ''}"
@@ -348,6 +349,9 @@ class Accepts:
         (the count of its earlier exact releases is the ledgers'), or ""."""
         if not terms.exact or self.max_decimals is None:
             return ""
+        if terms.ranks:
+            return (f"the job delivers exact global ranks; this client accepts at most {self.max_decimals} decimals "
+                    "of any exact value")
         finest = terms.finest_decimals
         if finest is not None and finest <= self.max_decimals:
             return ""
@@ -358,7 +362,7 @@ class Accepts:
 
 
 def make_submission(identity, ticket: Ticket, scores, labels, seal_keys, reply_to: bytes, weights=None,
-                    accepts: Accepts = Accepts()) -> list:
+                    accepts: Accepts = Accepts(max_exact=1)) -> list:
     """[submission for P0, for P1] of one client's rows, signed with its identity key.
 
     seal_keys: P0's and P1's X25519 keys from the pinned deployment; reply_to: the client's key for its ranks;

@@ -100,13 +100,13 @@ def submit(identity, deployment, evaluation: str, scores, labels, timeout_s: flo
                                     policy.budget, policy.accepts.max_exact)
             if why:
                 raise JobRefused(f"{why}: not submitting")
+            reply = KeyPair()
+            submissions = make_submission(identity, ticket, scores, labels, deployment.seal_keys(), reply.public,
+                                          accepts=policy.accepts)
         except InputError as err:  # the parties need not wait for this client until their deadline
             for link in links.values():
                 _decline(link, str(err))
             raise
-        reply = KeyPair()
-        submissions = make_submission(identity, ticket, scores, labels, deployment.seal_keys(), reply.public,
-                                      accepts=policy.accepts)
         for role, submission in zip(COMPUTE, submissions):
             sent = True
             send_message(links[role], "submission", submission)
@@ -131,7 +131,8 @@ def submit(identity, deployment, evaluation: str, scores, labels, timeout_s: flo
         for link in links.values():
             link.close(flush_s=1.0)
     kinds = {kind for kind, _ in ends}
-    result = check_shared(shared, ticket, name, len(scores)) if shared else None
+    computed = kinds == {"ranks"} or (kinds == {"done"} and ends[0][1] == "computed")
+    result = check_shared(shared, ticket, name, len(scores)) if ticket.terms.share_result and computed else None
     if kinds == {"ranks"}:
         verify = [deployment.public(role).verify_key for role in COMPUTE]
         return Outcome(evaluation, len(scores), "computed",
@@ -189,7 +190,7 @@ def check_shared(copies: list, ticket: Ticket, name: str, rows: int) -> SharedRe
     if first.nonce != ticket.nonce:
         raise JobRefused("the shared result's 'nonce' is another job's: refusing it")
     clients, missing = list(first.clients), list(first.missing)
-    if name not in clients or list(first.rows)[clients.index(name)] != rows or len(first.rows) != len(clients):
+    if len(first.rows) != len(clients) or name not in clients or list(first.rows)[clients.index(name)] != rows:
         raise JobRefused(f"the shared result's 'clients' and 'rows' do not count this client's {rows} rows: "
                          "refusing it")
     if len(set(clients + missing)) != len(clients) + len(missing) or len(clients) + len(missing) != ticket.roster_size:

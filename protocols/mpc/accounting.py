@@ -22,6 +22,7 @@ from ..metric_catalogue import thin_slices
 
 KEY_ACCOUNT = "client-key-sha256:"
 OWNER_ACCOUNT = "owner:"
+SET_ACCOUNTS = ("declared:", "rows-sha256:")  # the set accounts a coordinator may name (never an owner's)
 
 
 def key_account(member: PublicIdentity) -> str:
@@ -38,10 +39,24 @@ def owners(job, admitted=None) -> tuple:
 
 
 def sets(job) -> tuple:
-    """The evaluation set's accounts: a direct evaluation's roster as a set of keys, then any the coordinator
-    names (a relayed job's rows, a declared id)."""
-    own = (f"roster-keys-sha256:{job.evaluation.roster.key_set_digest}",) if job.evaluation.direct else ()
-    return own + tuple(job.datasets)
+    """The evaluation set's accounts: the roster as a set of keys (computed by the parties), then any the
+    coordinator names (a relayed job's rows, a declared id: :func:`job_refusal` admits no other)."""
+    return (f"roster-keys-sha256:{job.evaluation.roster.key_set_digest}",) + tuple(dict.fromkeys(job.datasets))
+
+
+def job_refusal(job) -> str:
+    """Why the parties refuse to account a job as its coordinator sent it, or "": a direct evaluation's row
+    counts and owners are the parties' to find; a relayed DP job announces its row counts, so that it is
+    charged before any input moves; a coordinator names evaluation sets, never another account."""
+    if job.evaluation.direct and (job.rows is not None or job.owners):
+        return "a direct evaluation's row counts and owners are the parties' to find, not the coordinator's to name"
+    if not job.evaluation.direct and job.central is not None and job.rows is None:
+        return "a relayed DP job must announce its row counts, so that it is charged before any input moves"
+    named = [d for d in job.datasets if not (isinstance(d, str) and d.startswith(SET_ACCOUNTS))]
+    if named:
+        return (f"a coordinator names evaluation sets ({', '.join(SET_ACCOUNTS)}...), not the ledger account "
+                f"{str(named[0])[:80]!r}")
+    return ""
 
 
 def charge(job, m: int, admitted=None):
@@ -55,7 +70,7 @@ def charge(job, m: int, admitted=None):
     evaluation = job.evaluation
     curves = bool({"roc", "pr"} & set(evaluation.metrics))
     exact = Exact(tuple(sorted(account for account, _ in who)), evaluation.points if curves else None,
-                  evaluation.max_fpr)
+                  evaluation.max_fpr, evaluation.decimals, evaluation.weight_bits)
     return Charge(Release("mpc-exact", (), 0.0, exact=exact), who, (), None,
                   tuple(a.accepts.max_exact for a in admitted))
 

@@ -20,7 +20,7 @@ from ..errors import InputError, PartyFailure
 from ..metric_catalogue import DEFAULT_POINTS
 from ..inputs.clients import check_client
 from ..inputs.encoding import ScoreEncoder
-from ..inputs.submission import Evaluation, Roster, make_submission
+from ..inputs.submission import Accepts, Evaluation, Roster, make_submission
 from ..inputs.weights import bits_for, check_weights
 from ..runtime.ledger import Budget
 from ..runtime.metrics import plain
@@ -211,7 +211,8 @@ def _run_job(session, request: Request, method, ranks, central, budget) -> JobRu
             reply = KeyPair()
             run.reply_keys[identity.role[len(CLIENT_PREFIX):]] = reply
             submissions.append(make_submission(identity, run.ticket, scores, labels, seal_keys, reply.public,
-                                               None if request.weights is None else request.weights[j]))
+                                               None if request.weights is None else request.weights[j],
+                                               Accepts()))  # relayed: the coordinator's own rows, not counted
         run.sharing_s = time.perf_counter() - sharing
         run.upload_bytes = sum(len(s.bundle.header) + len(s.bundle.sealed) + len(s.statement) + len(s.signature)
                                for pair in submissions for s in pair)

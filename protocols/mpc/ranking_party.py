@@ -50,8 +50,9 @@ def serve_jobs(ctx, fraction_bits: int):
     while (job := ctx.recv("job")) is not None:
         terms = _terms(ctx, job)
         intake = Intake(ctx, job, terms, lambda member: ctx.ledger.standing(accounting.key_account(member), job.budget))
+        intake.problem = intake.problem or accounting.job_refusal(job)
         charge = None
-        if job.central is not None and job.rows is not None and not intake.problem:  # before any input moves
+        if job.central is not None and not job.evaluation.direct and not intake.problem:  # before any input moves
             charge = _charge(ctx, accounting.charge(job, sum(job.rows)))
             intake.problem = charge.get("refused", "")
         ctx.send("ticket", {"refused": refusal(intake.problem)} if intake.problem else intake.ticket)
@@ -70,8 +71,8 @@ def serve_jobs(ctx, fraction_bits: int):
         owners, opened = [(a.client, a.rows) for a in admitted], [a.opened for a in admitted]
         del admitted  # _compute empties ``opened`` once it holds the rows: the bundles' buffers go with it
         result = _compute(ctx, job, intake, opened, fraction_bits, shuffler, gates)
-        if "invalid" in result or "refused" in result:  # nothing was opened but validity bits: no release happened
-            if charge is not None and "entry" in charge:
+        if "invalid" in result or "refused" in result:  # stopped before the release
+            if "invalid" in result and charge is not None and "entry" in charge:  # only validity bits were opened
                 ctx.ledger.void(charge["entry"], "the job stopped on invalid inputs before any release")
             problem = refusal(result.get("refused") or invalid_inputs(result["invalid"]))
             intake.finish(lambda _: ("refused", problem))

@@ -3,8 +3,9 @@
 The unit of privacy is a data owner.  A ledger lives in a directory of the party's own (``mpc-auc party
 --ledger``; for local runs ``mpc-auc run --ledger``, default ``$XDG_STATE_HOME/mpc-auc/ledger`` or
 ``~/.local/state/mpc-auc/ledger``), one JSON file per *account* (named by the SHA-256 of its id) under the
-role's own subdirectory, written atomically and durably under one exclusive lock (protocols.runtime.durable),
-so a party killed mid-write leaves the previous state and concurrent jobs are serialised.
+role's own subdirectory, each written atomically and durably, all under one exclusive lock
+(protocols.runtime.durable), so a party killed mid-write leaves each file's previous state and concurrent jobs
+are serialised.
 
 A release is charged to two kinds of account (a :class:`Charge`; protocols.mpc.accounting says which):
 
@@ -27,8 +28,9 @@ delta_i) beside it, never smaller, and alone past MAX_PLD_TERMS mechanisms.
 
 Exact releases (not DP: the exact AUC, ranks, curves, the partial AUC, ...) are counted per owner, not
 composed: the owner's signed terms bound their number (:attr:`Charge.limits`), and every exact release of
-an owner's rows is pinned to the client set, the curves' cuts and the partial AUC's max FPR of its first
-(docs/protocols/mpc-exact.md, "Exact releases across evaluations": what a sequence may open at most).
+an owner's rows is pinned to the client set, the AUC's decimals and weight precision of its first, and to the
+curves' cuts and the partial AUC's max FPR of its first with each (docs/protocols/mpc-exact.md, "Exact releases
+across evaluations": what a sequence may open at most).
 """
 import hashlib
 import json
@@ -72,10 +74,12 @@ def _tightest(*budgets):
 
 @dataclass(frozen=True)
 class Exact:
-    """What an exact release's openings depend on besides the rows: the clients' set and the public cuts."""
+    """What an exact release's openings depend on besides the rows: the clients' set and the public parameters."""
     clients: tuple  # the participating owners' account ids, sorted
     points: int = None  # the curves' cuts, when curves are opened
     max_fpr: float = None  # where the partial AUC stops, when it is opened
+    decimals: int = None  # the AUC's decimals (None: 52 bits)
+    weight_bits: int = None  # a weighted AUC's weight precision (None: unweighted)
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,8 @@ class Release:
             out["pure_epsilon"] = self.pure_epsilon
         if self.exact is not None:
             out["exact"] = {"clients": list(self.exact.clients), "points": self.exact.points,
-                            "max_fpr": self.exact.max_fpr}
+                            "max_fpr": self.exact.max_fpr, "decimals": self.exact.decimals,
+                            "weight_bits": self.exact.weight_bits}
         return out
 
     @classmethod
@@ -109,7 +114,8 @@ class Release:
         exact = entry.get("exact")
         return cls(entry["protocol"], tuple(tuple(t) for t in entry["terms"]), entry["circuit_delta"],
                    entry.get("pure_epsilon"),
-                   Exact(tuple(exact["clients"]), exact["points"], exact["max_fpr"]) if exact else None)
+                   Exact(tuple(exact["clients"]), exact["points"], exact["max_fpr"], exact.get("decimals"),
+                         exact.get("weight_bits")) if exact else None)
 
 
 @dataclass(frozen=True)
@@ -161,7 +167,8 @@ class Charge:
 
     @property
     def accounts(self) -> tuple:
-        return tuple(a for a, _ in self.owners) + tuple(self.sets)
+        """Every account charged, each once."""
+        return tuple(dict.fromkeys([a for a, _ in self.owners] + list(self.sets)))
 
 
 @wire.message
@@ -247,8 +254,8 @@ class Ledger:
         return Standing(self.role, spent.epsilon, spent.delta, (budget.epsilon, budget.delta) if budget else None,
                         len(exact), len(pins["clients"]) if exact else None, pins["points"], pins["max_fpr"])
 
-    def _verdict(self, account, name, owner: bool, charge: Charge, limit, state=None) -> dict:
-        state = state or self.state(account)
+    def _verdict(self, account, name, owner: bool, charge: Charge, limit) -> dict:
+        state = self.state(account)
         budget = self._budget(state, charge.budget, owner)
         releases, release = self.releases(state), charge.release
         target = budget.delta if budget else DEFAULT_DELTA
@@ -257,7 +264,7 @@ class Ledger:
         if release.exact is None and budget is not None and not (after.epsilon <= budget.epsilon * (1 + 1e-9) and after.delta <= budget.delta):
             whose = " (this party's own budget)" if self.own_budget and budget.epsilon == self.own_budget.epsilon \
                 else ""
-            what = f"evaluation set {account!r}" if not owner else f"client {name!r}" if name else "this release"
+            what = f"client {name!r}" if owner else f"evaluation set {account!r}"
             message = (f"privacy budget exceeded for {what}: spent epsilon {before.epsilon:.6g} (delta "
                        f"{before.delta:.3g}) of the budget ({budget.epsilon:g}, {budget.delta:g}){whose}; this "
                        f"release requests epsilon {release.epsilon:g}, which would make {after.epsilon:.6g}")
@@ -272,16 +279,17 @@ class Ledger:
         limits = list(charge.limits) + [None] * (len(charge.owners) - len(charge.limits))
         verdicts = [self._verdict(a, n, True, charge, limit) for (a, n), limit in zip(charge.owners, limits)]
         verdicts += [self._verdict(s, s, False, charge, None) for s in charge.sets]
-        if not verdicts:  # no account named: the release must fit the job's and this role's budgets on its own
-            verdicts = [self._verdict(None, "", True, charge, None, {"budget": None, "releases": []})]
+        if not verdicts:
+            raise ValueError("a release must be charged to at least one account")
         failing = [v for v in verdicts if not v["fits"]]
         if failing:
             return failing[0]
         return min(verdicts, key=lambda v: (v["budget"].epsilon - v["after"].epsilon) if v["budget"] else math.inf)
 
     def charge(self, charge: Charge) -> dict:
-        """Decide and, if the release fits, record it in every account, atomically (one lock for both); the
-        verdict, with ``entry`` (for :meth:`void`) when charged."""
+        """Decide and, if the release fits, record it in every account, under one lock for both (each account's
+        file is written atomically; a crash between two of them leaves some charged for a release not made,
+        never a release uncharged); the verdict, with ``entry`` (for :meth:`void`) when charged."""
         with locked(os.path.join(self.directory, ".lock")):
             verdict = self.decide(charge)
             if verdict["fits"]:
@@ -315,8 +323,10 @@ class Ledger:
 
 
 def _pins(exact: list) -> dict:
-    """The client set of an owner's first exact release, and the cuts and max FPR of its first with each."""
+    """The client set, decimals and weight precision of an owner's first exact release, and the cuts and max FPR
+    of its first with each."""
     return {"clients": exact[0].clients if exact else None,
+            "precision": (exact[0].decimals, exact[0].weight_bits) if exact else None,
             "points": next((e.points for e in exact if e.points is not None), None),
             "max_fpr": next((e.max_fpr for e in exact if e.max_fpr is not None), None)}
 
@@ -333,6 +343,10 @@ def _exact_refusal(name: str, history: list, new: Exact, limit) -> str:
         return (f"the exact releases of client {name!r}'s rows are pinned to the set of {len(pins['clients'])} "
                 f"client(s) of its first; this job's {len(new.clients)} client(s) are another set (a client added, "
                 "dropped or replaced): two exact releases on different sets open what differs between them")
+    if pins["precision"] != (new.decimals, new.weight_bits):
+        return (f"client {name!r}'s exact releases are pinned to the decimals and weight precision of its first "
+                f"{pins['precision']}; this job asks {(new.decimals, new.weight_bits)}: two roundings of one value "
+                "open more than either")
     if new.points is not None and pins["points"] not in (None, new.points):
         return (f"client {name!r}'s exact curves are pinned to {pins['points']} cuts (its first); this job asks "
                 f"{new.points}: cuts that move by a row between evaluations open single labels")

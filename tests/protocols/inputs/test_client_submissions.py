@@ -251,6 +251,11 @@ def test_a_client_outside_the_domain_is_named_and_no_auc_is_written(clients, cas
     assert "'east'" in err and "outside the protocol's domain" in err
     assert not (directory / f"{evaluation}.json").exists()
     assert all(c == 2 and "'east'" in e for c, _, e in answers), answers
+    for name in CLIENTS[:2]:  # the honest clients' exact release was charged, then voided: nothing was opened
+        key = key_account(Identity.load(str(directory / f"{name}.key")).public)
+        for role in ("P0", "P1"):
+            (release,) = Ledger(default_directory(), role).state(key)["releases"]
+            assert release["exact"] and "invalid inputs" in release["void"]
 
 
 def test_a_client_sees_the_release_terms_and_refuses_a_looser_release(clients):
