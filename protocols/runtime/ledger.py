@@ -2,10 +2,8 @@
 
 The unit of privacy is a data owner.  A ledger lives in a directory of the party's own (``mpc-auc party
 --ledger``; for local runs ``mpc-auc run --ledger``, default ``$XDG_STATE_HOME/mpc-auc/ledger`` or
-``~/.local/state/mpc-auc/ledger``), one JSON file per *account* (named by the SHA-256 of its id) under the
-role's own subdirectory, each written atomically and durably, all under one exclusive lock
-(protocols.runtime.durable), so a party killed mid-write leaves each file's previous state and concurrent jobs
-are serialised.
+``~/.local/state/mpc-auc/ledger``): one SQLite database under the role's own subdirectory (:class:`Ledger`),
+which records each release in all its *accounts* or in none, durably, one job at a time.
 
 A release is charged to two kinds of account (a :class:`Charge`; protocols.mpc.accounting says which):
 
@@ -32,18 +30,19 @@ an owner's rows is pinned to the client set, the AUC's decimals and weight preci
 curves' cuts and the partial AUC's max FPR of its first with each (docs/protocols/mpc-exact.md, "Exact releases
 across evaluations": what a sequence may open at most).
 """
-import hashlib
+import functools
 import json
 import math
 import os
 import secrets
+import sqlite3
 import time
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..validation import checked
 from . import wire
-from .durable import locked, write_durably
 
 DEFAULT_DELTA = 1e-9  # the budget's delta when only epsilon is given: room for the circuits' ~1e-13 per release
 MAX_PLD_TERMS = 200  # beyond this many composed mechanisms, basic composition (module docstring)
@@ -135,8 +134,6 @@ def compose(releases, delta: float) -> Spent:
     experiments that draw thousands of repetitions) the PLD is skipped and basic composition, never
     smaller, is what counts.
     """
-    from dp_accounting.pld import common, privacy_loss_distribution as pld  # lazily: 0.9 s, when a DP job composes
-
     circuit = sum(r.circuit_delta for r in releases)
     basic = sum(r.epsilon for r in releases)
     counts = Counter([("laplace", float(a), int(s)) for r in releases if r.pure_epsilon is None for a, s in r.terms]
@@ -144,16 +141,25 @@ def compose(releases, delta: float) -> Spent:
     if not counts or sum(counts.values()) > MAX_PLD_TERMS:
         return Spent(basic, basic, circuit)
     total = None
-    for (kind, parameter, sensitivity), count in counts.items():
-        if kind == "laplace":
-            d = pld.from_discrete_laplace_mechanism(parameter, sensitivity=sensitivity,
-                                                    value_discretization_interval=1e-4)
-        else:
-            d = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(parameter),
-                                            value_discretization_interval=1e-4)
-        d = d.self_compose(count) if count > 1 else d
+    for mechanism, count in counts.items():
+        d = _mechanism_pld(*mechanism, count)
         total = d if total is None else total.compose(d)
     return Spent(min(basic, float(total.get_epsilon_for_delta(max(0.0, delta - circuit)))), basic, circuit)
+
+
+@functools.lru_cache(maxsize=256)
+def _mechanism_pld(kind: str, parameter: float, sensitivity: int, count: int):
+    """The PLD of ``count`` runs of one mechanism (a discrete Laplace, or an (epsilon, 0) pair's dominating one),
+    remembered: building it takes a second at the sensitivities of large sets, and a ledger composes the same few
+    mechanisms for every account and job."""
+    from dp_accounting.pld import common, privacy_loss_distribution as pld  # lazily: 0.9 s, when a DP job composes
+
+    if kind == "laplace":
+        d = pld.from_discrete_laplace_mechanism(parameter, sensitivity=sensitivity, value_discretization_interval=1e-4)
+    else:
+        d = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(parameter),
+                                        value_discretization_interval=1e-4)
+    return d.self_compose(count) if count > 1 else d
 
 
 @dataclass(frozen=True)
@@ -205,10 +211,16 @@ class LedgerPlace:
 
 
 class Ledger:
-    """One role's ledger directory, with the role's own budget (``mpc-auc party --budget``), if any.
+    """One role's ledger, a SQLite database in its directory, with the role's own budget (``mpc-auc party
+    --budget``), if any.
 
-    :meth:`charge` decides and records under one exclusive file lock, so concurrent jobs on one directory are
-    serialised; :meth:`void` marks a charged release as not made.
+    Tables: ``releases`` (each release once: its entry stamp, its record as JSON, why it was voided), ``charged``
+    (account, entry: which accounts a release was charged to), ``budgets`` (a set's recorded budget).
+    :meth:`charge` decides and records inside one immediate transaction, so concurrent jobs on one directory are
+    serialised and a release is recorded in all its accounts or in none, durably (``synchronous=FULL``: a party
+    killed mid-write leaves the previous state); owners whose histories are the same are decided once, so a
+    release over many owners (a local run whose every row is its own client) costs one composition per
+    distinct history.  :meth:`void` marks a charged release as not made.
     """
 
     def __init__(self, directory: str, role: str, own_budget: Budget = None):
@@ -216,69 +228,103 @@ class Ledger:
         self.directory = os.path.join(directory, role)
         self.own_budget = own_budget
         os.makedirs(self.directory, mode=0o700, exist_ok=True)
+        self.path = os.path.join(self.directory, "ledger.sqlite3")
+        with self._database() as db:
+            db.executescript(_SCHEMA)
 
-    def _path(self, account: str) -> str:
-        return os.path.join(self.directory, hashlib.sha256(account.encode()).hexdigest()[:32] + ".json")
+    @contextmanager
+    def _database(self, write: bool = False):
+        """A connection; with ``write``, inside one immediate transaction (committed on leaving, else rolled back)."""
+        db = sqlite3.connect(self.path, timeout=LOCK_WAIT_S, isolation_level=None)
+        try:
+            db.execute("PRAGMA synchronous=FULL")
+            if not write:
+                yield db
+                return
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        finally:
+            db.close()
 
     def state(self, account: str) -> dict:
-        try:
-            with open(self._path(account)) as f:
-                return json.load(f)
-        except FileNotFoundError:
-            return {"dataset": account, "budget": None, "releases": []}
+        """What the ledger holds for ``account``: {"dataset", "budget" ([epsilon, delta] recorded, or None),
+        "releases" (each a record: protocol, terms, epsilon, ..., entry, time, and void where voided)}."""
+        with self._database() as db:
+            budget = db.execute("SELECT epsilon, delta FROM budgets WHERE account = ?", (account,)).fetchone()
+            rows = db.execute("SELECT r.record, r.void FROM charged c JOIN releases r ON r.entry = c.entry "
+                              "WHERE c.account = ? ORDER BY r.rowid", (account,)).fetchall()
+        return {"dataset": account, "budget": list(budget) if budget else None,
+                "releases": [{**json.loads(record), **({"void": void} if void else {})} for record, void in rows]}
 
     @staticmethod
     def releases(state) -> list:
         """The releases an account's state records, the void ones left out."""
         return [Release.of(r) for r in state["releases"] if not r.get("void")]
 
-    def _budget(self, state, requested, owner: bool):
-        """An owner's budget: this role's own and the job's; a set's: its recorded one too."""
-        recorded = Budget(*state["budget"]) if state["budget"] and not owner else None
-        return _tightest(recorded, requested, self.own_budget)
+    def _budget(self, recorded, requested):
+        """The tightest of an account's recorded budget (a set's; an owner's is None), the job's and this role's."""
+        return _tightest(Budget(*recorded) if recorded else None, requested, self.own_budget)
 
     def effective_budget(self, sets, requested=None):
         """The budget a release on ``sets`` must fit at the least (owners' accounts add no budget of their own)."""
-        return _tightest(self._budget({"budget": None}, requested, True),
-                         *(self._budget(self.state(s), requested, False) for s in sets))
+        return _tightest(self._budget(None, requested),
+                         *(self._budget(self.state(s)["budget"], requested) for s in sets))
 
     def standing(self, account: str, requested=None) -> Standing:
         """What this ledger holds for the owner ``account``: its spend, the budget it must fit, its exact
         releases and their pins."""
-        state = self.state(account)
-        budget = self._budget(state, requested, True)
-        releases = self.releases(state)
+        budget = self._budget(None, requested)
+        releases = self.releases(self.state(account))
         spent = compose(releases, budget.delta if budget else DEFAULT_DELTA)
         exact = [r.exact for r in releases if r.exact is not None]
         pins = _pins(exact)
         return Standing(self.role, spent.epsilon, spent.delta, (budget.epsilon, budget.delta) if budget else None,
                         len(exact), len(pins["clients"]) if exact else None, pins["points"], pins["max_fpr"])
 
-    def _verdict(self, account, name, owner: bool, charge: Charge, limit) -> dict:
-        state = self.state(account)
-        budget = self._budget(state, charge.budget, owner)
-        releases, release = self.releases(state), charge.release
-        target = budget.delta if budget else DEFAULT_DELTA
-        before, after = compose(releases, target), compose(releases + [release], target)
-        message = ""
-        if release.exact is None and budget is not None and not (after.epsilon <= budget.epsilon * (1 + 1e-9) and after.delta <= budget.delta):
-            whose = " (this party's own budget)" if self.own_budget and budget.epsilon == self.own_budget.epsilon \
-                else ""
-            what = f"client {name!r}" if owner else f"evaluation set {account!r}"
-            message = (f"privacy budget exceeded for {what}: spent epsilon {before.epsilon:.6g} (delta "
-                       f"{before.delta:.3g}) of the budget ({budget.epsilon:g}, {budget.delta:g}){whose}; this "
-                       f"release requests epsilon {release.epsilon:g}, which would make {after.epsilon:.6g}")
-        elif owner and release.exact is not None:
-            message = _exact_refusal(name, [r.exact for r in releases if r.exact is not None], release.exact, limit)
-        return {"fits": not message, "budget": budget, "spent": before, "after": after, "message": message,
-                "account": account}
+    def _histories(self, db, accounts) -> dict:
+        """account -> the entries of its releases not voided, in order (a tuple; empty for a new account)."""
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS wanted (account TEXT PRIMARY KEY)")
+        db.execute("DELETE FROM wanted")
+        db.executemany("INSERT OR IGNORE INTO wanted VALUES (?)", ((a,) for a in accounts))
+        found = {a: [] for a in accounts}
+        for account, entry in db.execute("SELECT c.account, c.entry FROM charged c JOIN wanted w ON w.account = "
+                                         "c.account JOIN releases r ON r.entry = c.entry WHERE r.void IS NULL "
+                                         "ORDER BY r.rowid"):
+            found[account].append(entry)
+        return {a: tuple(e) for a, e in found.items()}
 
-    def decide(self, charge: Charge) -> dict:
-        """Would the release fit every account of ``charge``?  The verdict of the first that refuses, else of the
-        one with the least room left: {"fits", "budget", "spent" (before), "after", "message", "account"}."""
+    def _decide(self, db, charge: Charge) -> dict:
+        histories = self._histories(db, charge.accounts)  # fills the temporary table ``wanted``
+        records = {entry: Release.of(json.loads(record)) for entry, record in db.execute(
+            "SELECT entry, record FROM releases WHERE entry IN (SELECT c.entry FROM charged c JOIN wanted w ON "
+            "w.account = c.account)")}
+        recorded = {a: (e, d) for a, e, d in db.execute("SELECT account, epsilon, delta FROM budgets JOIN wanted "
+                                                        "USING (account)")}
+        release, verdicts = charge.release, []
+        groups = {}  # an owners' history -> its owners (account, name, limit): owners alike are decided once
         limits = list(charge.limits) + [None] * (len(charge.owners) - len(charge.limits))
-        verdicts = [self._verdict(a, n, True, charge, limit) for (a, n), limit in zip(charge.owners, limits)]
-        verdicts += [self._verdict(s, s, False, charge, None) for s in charge.sets]
+        for (account, name), limit in zip(charge.owners, limits):
+            groups.setdefault(histories[account], []).append((account, name, limit))
+        owners_budget = self._budget(None, charge.budget)
+        for history, members in groups.items():
+            found = _verdict(self, [records[e] for e in history], owners_budget, release)
+            account, name, _ = members[0]
+            if found["fits"] and release.exact is not None:
+                earlier = [records[e].exact for e in history if records[e].exact is not None]
+                why = next((w for a, n, limit in members if (w := _exact_refusal(n, earlier, release.exact, limit))),
+                           "")
+                found.update(fits=not why, message=why)
+            verdicts.append({**found, "account": account, "message": found["message"].replace(WHO, f"client {name!r}")})
+        for account in charge.sets:
+            found = _verdict(self, [records[e] for e in histories[account]],
+                             self._budget(recorded.get(account), charge.budget), release)
+            verdicts.append({**found, "account": account,
+                             "message": found["message"].replace(WHO, f"evaluation set {account!r}")})
         if not verdicts:
             raise ValueError("a release must be charged to at least one account")
         failing = [v for v in verdicts if not v["fits"]]
@@ -286,40 +332,60 @@ class Ledger:
             return failing[0]
         return min(verdicts, key=lambda v: (v["budget"].epsilon - v["after"].epsilon) if v["budget"] else math.inf)
 
+    def decide(self, charge: Charge) -> dict:
+        """Would the release fit every account of ``charge``?  The verdict of the first that refuses, else of the
+        one with the least room left: {"fits", "budget", "spent" (before), "after", "message", "account"}."""
+        with self._database() as db:
+            return self._decide(db, charge)
+
     def charge(self, charge: Charge) -> dict:
-        """Decide and, if the release fits, record it in every account, under one lock for both (each account's
-        file is written atomically; a crash between two of them leaves some charged for a release not made,
-        never a release uncharged); the verdict, with ``entry`` (for :meth:`void`) when charged."""
-        with locked(os.path.join(self.directory, ".lock")):
-            verdict = self.decide(charge)
+        """Decide and, if the release fits, record it in every account, in one transaction; the verdict, with
+        ``entry`` (for :meth:`void`) when charged."""
+        with self._database(write=True) as db:
+            verdict = self._decide(db, charge)
             if verdict["fits"]:
-                verdict["entry"] = self._append(charge)
+                stamp = secrets.token_hex(8)
+                record = {**charge.release.entry(), "entry": stamp,
+                          "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+                db.execute("INSERT INTO releases (entry, record) VALUES (?, ?)", (stamp, json.dumps(record)))
+                db.executemany("INSERT OR IGNORE INTO charged VALUES (?, ?)", ((a, stamp) for a in charge.accounts))
+                if charge.budget is not None:
+                    db.executemany("INSERT INTO budgets VALUES (?, ?, ?) ON CONFLICT(account) DO UPDATE SET "
+                                   "epsilon = min(epsilon, excluded.epsilon), delta = min(delta, excluded.delta)",
+                                   ((s, charge.budget.epsilon, charge.budget.delta) for s in charge.sets))
+                verdict["entry"] = stamp
         return verdict
 
-    def void(self, entry, reason: str) -> None:
+    def void(self, entry: str, reason: str) -> None:
         """Mark a charged release as not made (the job stopped before opening it); kept, with the reason."""
-        accounts, stamp = entry
-        with locked(os.path.join(self.directory, ".lock")):
-            for account in accounts:
-                state = self.state(account)
-                for r in state["releases"]:
-                    if r.get("entry") == stamp:
-                        r["void"] = reason
-                write_durably(self._path(account), json.dumps(state, indent=1))
+        with self._database(write=True) as db:
+            db.execute("UPDATE releases SET void = ? WHERE entry = ?", (reason, entry))
 
-    def _append(self, charge: Charge):
-        stamp = secrets.token_hex(8)
-        budget = charge.budget
-        for account in charge.accounts:
-            state = self.state(account)
-            if budget is not None and account in charge.sets:
-                old = state["budget"]
-                state["budget"] = [min(old[0], budget.epsilon), min(old[1], budget.delta)] if old else \
-                    [budget.epsilon, budget.delta]
-            state["releases"].append({**charge.release.entry(), "entry": stamp,
-                                      "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
-            write_durably(self._path(account), json.dumps(state, indent=1))
-        return charge.accounts, stamp
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS releases (entry TEXT PRIMARY KEY, record TEXT NOT NULL, void TEXT);
+CREATE TABLE IF NOT EXISTS charged (account TEXT NOT NULL, entry TEXT NOT NULL, PRIMARY KEY (account, entry));
+CREATE TABLE IF NOT EXISTS budgets (account TEXT PRIMARY KEY, epsilon REAL NOT NULL, delta REAL NOT NULL);
+"""
+LOCK_WAIT_S = 600.0  # how long a job waits for another's charge on the same ledger (each takes well under a second)
+
+
+WHO = "\x00account\x00"  # where a refusal names the account (its name may hold any character but this one)
+
+
+def _verdict(ledger: Ledger, history: list, budget, release: Release) -> dict:
+    """Would ``release`` fit after ``history`` under ``budget``?  The message has :data:`WHO` for the account."""
+    target = budget.delta if budget else DEFAULT_DELTA
+    before, after = compose(history, target), compose(history + [release], target)
+    message = ""
+    if release.exact is None and budget is not None and not (after.epsilon <= budget.epsilon * (1 + 1e-9)
+                                                             and after.delta <= budget.delta):
+        whose = " (this party's own budget)" if ledger.own_budget and budget.epsilon == ledger.own_budget.epsilon \
+            else ""
+        message = (f"privacy budget exceeded for {WHO}: spent epsilon {before.epsilon:.6g} (delta "
+                   f"{before.delta:.3g}) of the budget ({budget.epsilon:g}, {budget.delta:g}){whose}; this release "
+                   f"requests epsilon {release.epsilon:g}, which would make {after.epsilon:.6g}")
+    return {"fits": not message, "budget": budget, "spent": before, "after": after, "message": message}
 
 
 def _pins(exact: list) -> dict:
