@@ -1,9 +1,8 @@
 """State files that survive a crash: written atomically and durably, read and changed under an exclusive lock.
 
-The parties' privacy ledgers (protocols.runtime.ledger) and a client's own ledger (protocols.inputs.own_ledger)
-keep their state this way: a temporary file beside the target, fsync, rename over it, fsync of the directory,
-so a process killed mid-write leaves the previous state; changes are decided and written under one
-``flock``, so concurrent processes on one directory are serialised.
+A client's own ledger (protocols.inputs.own_ledger) keeps its state this way: a temporary file beside the target,
+fsync, rename over it, fsync of the directory, so a process killed mid-write leaves the previous state; changes
+are decided and written under one ``flock``, so concurrent processes on one file are serialised.
 """
 import fcntl
 import os

@@ -96,7 +96,8 @@ def test_clients_submit_from_their_own_processes_and_get_their_own_ranks(clients
         for member in roster.members:
             (release,) = Ledger(default_directory(), role).state(key_account(member))["releases"]
             assert release["protocol"] == "mpc-exact" and release["epsilon"] == 0
-            assert release["exact"] == {"clients": accounts, "points": None, "max_fpr": None}
+            assert release["exact"] == {"clients": accounts, "points": None, "max_fpr": None, "decimals": None,
+                                        "weight_bits": None}
     mid = rankdata(scores)  # global 1-based mid-ranks, in roster order
     start = 0
     for name in CLIENTS:

@@ -82,13 +82,13 @@ def test_a_record_dp_release_with_an_out_of_domain_row_is_refused_and_charges_no
     stds; the check refuses it, and the voided charge leaves the whole budget."""
     noise = CentralNoise(1.0, neighbours="record")
     data = HONEST + [("cheat", np.array([0.0]), np.array([10**6]))]
-    (run,) = _exact([_unchecked(data, ["rows-of-the-test"])], ledger=str(tmp_path), central=noise)
+    (run,) = _exact([_unchecked(data, ["declared:rows-of-the-test"])], ledger=str(tmp_path), central=noise)
     with pytest.raises(InputError, match="'cheat'"):
         central_release(run, noise)
     for role in ("P0", "P1"):
         ledger = Ledger(str(tmp_path), role)
-        (release,) = ledger.state("rows-of-the-test")["releases"]
-        assert release["void"] and not Ledger.releases(ledger.state("rows-of-the-test"))
+        (release,) = ledger.state("declared:rows-of-the-test")["releases"]
+        assert release["void"] and not Ledger.releases(ledger.state("declared:rows-of-the-test"))
 
 
 def test_the_weakened_party_lets_one_row_void_everyones_record_dp(bypass, tmp_path):
