@@ -17,6 +17,8 @@ The decisions are the parties' own: a Job and the admitted clients as the intake
 real ledger directory.  What a release would open is the clear computation; nothing here runs the MPC.
 """
 import dataclasses
+import json
+import os
 import secrets
 import tempfile
 
@@ -176,3 +178,21 @@ def _read(read: dict, scores, labels, admitted, by_rank: bool = True) -> dict:
     truth = [int(labels[order[k]] if by_rank else labels[k]) for k in read]
     return {"admitted": sum(admitted), "of": len(admitted), "labels_read": len(read),
             "right": sum(int(v == t) for v, t in zip(read.values(), truth))}
+
+
+def main() -> int:
+    """``python -m mpc_auc.sims.person_ledger``: both sequences under the parties' accounting and the set-keyed
+    control, as JSON (the ledgers in a temporary directory)."""
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="mpc-auc-person-") as directory:
+        for name, charge in (("parties", charge_as_parties), ("set-keyed control", charge_by_set)):
+            dp = dp_sequence(os.path.join(directory, name.replace(" ", "-")), charge)
+            out[name] = {"dp": {"epsilon_on_c0": dp["epsilon_on_c0"],
+                                "attempts": {k: v or "released" for k, v in dp["attempts"].items()}},
+                         "exact": exact_sequences(directory, charge)}
+    print(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
