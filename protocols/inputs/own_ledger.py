@@ -18,7 +18,7 @@ import time
 
 from ..errors import InputError
 from ..runtime.durable import locked, write_durably
-from ..runtime.ledger import DEFAULT_DELTA, Exact, Release, compose
+from ..runtime.ledger import Exact, Release, compose
 from ..runtime.identity import PublicIdentity
 
 FORMAT = "mpc-auc-client-ledger/1"
@@ -109,7 +109,3 @@ class OwnLedger:
                 if r.get("entry") == stamp:
                     r["void"] = reason
             write_durably(self.path, json.dumps(state, indent=1))
-
-    def spent(self, delta: float = DEFAULT_DELTA):
-        """What the recorded DP releases have spent, at ``delta`` (runtime.ledger.Spent)."""
-        return compose(self.releases(), delta)

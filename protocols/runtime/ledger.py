@@ -299,6 +299,8 @@ class Ledger:
         return {a: tuple(e) for a, e in found.items()}
 
     def _decide(self, db, charge: Charge) -> dict:
+        """Would the release fit every account of ``charge``?  The verdict of the first that refuses, else of the
+        one with the least room left: {"fits", "budget", "spent" (before), "after", "message", "account"}."""
         histories = self._histories(db, charge.accounts)  # fills the temporary table ``wanted``
         records = {entry: Release.of(json.loads(record)) for entry, record in db.execute(
             "SELECT entry, record FROM releases WHERE entry IN (SELECT c.entry FROM charged c JOIN wanted w ON "
@@ -331,12 +333,6 @@ class Ledger:
         if failing:
             return failing[0]
         return min(verdicts, key=lambda v: (v["budget"].epsilon - v["after"].epsilon) if v["budget"] else math.inf)
-
-    def decide(self, charge: Charge) -> dict:
-        """Would the release fit every account of ``charge``?  The verdict of the first that refuses, else of the
-        one with the least room left: {"fits", "budget", "spent" (before), "after", "message", "account"}."""
-        with self._database() as db:
-            return self._decide(db, charge)
 
     def charge(self, charge: Charge) -> dict:
         """Decide and, if the release fits, record it in every account, in one transaction; the verdict, with
