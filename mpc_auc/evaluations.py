@@ -19,7 +19,7 @@ from .labels import binary_labels
 from .planner import open_evaluation, parse_budget, plan, shared_outcome
 from .progress import RoleProgress, say
 from .protocols.errors import InputError
-from .protocols.inputs.submission import DEFAULT_MAX_ROWS, Accepts, Roster
+from .protocols.inputs.submission import DEFAULT_MAX_ROWS, DEFAULT_MAX_TOTAL_ROWS, Accepts, Roster
 from .protocols.inputs.submitter import Policy, submit as submit_rows
 from .protocols.metric_catalogue import DEFAULT_POINTS
 from .protocols.runtime.deployment import Deployment
@@ -31,11 +31,13 @@ from .report import Report
 class EvaluationResult(Report):
     """What an evaluation released, as the organiser gets it (and, when it shares its result, every client that
     took part): ``value`` as :class:`mpc_auc.Report`'s ({"auc", and each metric}; a DP release's interval under
-    "ci" as {"std", "ci"}, as the exact one's); ``missing``: the rostered clients left out; ``epsilon``,
-    ``delta``: a DP release's (None for an exact one)."""
+    "ci" as {"std", "ci"}, as the exact one's); ``missing``: the rostered clients that did not submit to both
+    parties; ``excluded``: the clients left out because their rows failed the in-MPC domain check (an evaluation
+    opened with ``exclude_invalid``); ``epsilon``, ``delta``: a DP release's (None for an exact one)."""
     missing: tuple = ()
     epsilon: float = None
     delta: float = None
+    excluded: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ class Evaluation:
     def open(cls, deployment: str, *, id: str, roster, protocol: str = "mpc-exact", metrics=("auc",),
              epsilon: float = None, deadline: float = 600.0, key: str = None, ranks: bool = False,
              share_result: bool = False, allow_missing: bool = False, max_rows: int = DEFAULT_MAX_ROWS,
-             points: int = DEFAULT_POINTS, max_fpr: float = None, auc_decimals: int = None,
+             max_total_rows: int = DEFAULT_MAX_TOTAL_ROWS, exclude_invalid: bool = False, points: int = DEFAULT_POINTS, max_fpr: float = None, auc_decimals: int = None,
              score_range=(0.0, 1.0), score_dtype: str = "float64", neighbours: str = "label", alpha: float = 0.5,
              budget=None, dataset_id: str = None, method: str = "radix", timeout: float = 20.0,
              progress: bool = False) -> "Evaluation":
@@ -89,8 +91,10 @@ class Evaluation:
 
         def work():
             try:
-                box["outcome"] = open_evaluation(request, id, roster, deadline, allow_missing, max_rows, share_result,
-                                                 RoleProgress() if progress else None)
+                box["outcome"] = open_evaluation(request, id, roster, deadline, RoleProgress() if progress else None,
+                                                 allow_missing=allow_missing, max_rows=max_rows,
+                                                 max_total_rows=max_total_rows, share_result=share_result,
+                                                 exclude_invalid=exclude_invalid)
             except BaseException as err:  # handed to result(), in the caller's thread
                 box["error"] = err
             box["wall_s"] = time.perf_counter() - box["start"]
@@ -168,4 +172,4 @@ def _result(outcome, protocol: str, wall_s: float) -> EvaluationResult:
         value["ci"] = {"std": outcome.std, "ci": outcome.ci}
     return EvaluationResult(value, protocol, release.m, release.clients, tuple(getattr(release, "revealed", ())),
                             release.traffic, wall_s, tuple(release.missing), getattr(release, "epsilon", None),
-                            getattr(release, "delta", None))
+                            getattr(release, "delta", None), tuple(release.excluded or ()))

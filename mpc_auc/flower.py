@@ -9,7 +9,9 @@ local ones; docs/flower.md).
   metrics: ``mpcauc-auc`` and every opened metric under ``mpcauc-``.  By default each round is one DP release
   (``protocol="mpc-central"`` at ``epsilon=1.0``): the server chooses the model the clients score with, so an
   exact AUC would be an oracle on single labels (docs/flower.md, "What a server that chooses the model can
-  learn").  The inner strategy still aggregates what the clients report (``num-examples``).
+  learn").  With ``exclude_invalid=True`` a client whose rows fail the in-MPC domain check is left out of the
+  round's release (named in the server's log, counted in ``mpcauc-excluded``) instead of costing the round its
+  AUC.  The inner strategy still aggregates what the clients report (``num-examples``).
 * ClientApp side: :func:`submit_predictions` in the ``@app.evaluate()`` handler submits the client's
   predictions on its local test set to that evaluation (:func:`mpc_auc.submit`) and returns the reply message;
   the client's mpc-auc name, key and deployment come from its node config (``mpcauc-client``, ``mpcauc-key``,
@@ -79,6 +81,10 @@ class MpcAucEvaluation:
         record.update(round_metrics(released.value))
         if released.epsilon is not None:
             record[f"{PREFIX}epsilon"] = float(released.epsilon)
+        if released.excluded:  # an evaluation opened with exclude_invalid left these out
+            log(WARNING, "mpc-auc evaluation %s of round %s left out %s: rows outside the domain", evaluation.id,
+                server_round, ", ".join(map(repr, released.excluded)))
+            record[f"{PREFIX}excluded"] = len(released.excluded)
         return record
 
 

@@ -19,7 +19,7 @@ from .protocols.errors import InputError
 from .protocols.inputs.encoding import ScoreEncoder
 from .protocols.inputs.weights import check_weights
 from .protocols.metric_catalogue import DEFAULT_POINTS, cut_positions, metric_names
-from .protocols.inputs.submission import DEFAULT_MAX_ROWS, Evaluation, Roster
+from .protocols.inputs.submission import Evaluation, Roster
 from .protocols.mpc.central import mpc_central_auc, released
 from .protocols.mpc.exact import exact_result, mpc_exact_auc
 from .protocols.mpc.ranking_job import METHODS, JobRun, Request, run_ranking_jobs, score_columns
@@ -146,17 +146,18 @@ def execute(request: Plan, clients: list, on_progress=None, weights: list = None
     return _exact_outcome(result)
 
 
-def open_evaluation(request: Plan, evaluation_id: str, roster, deadline: float, allow_missing: bool = False,
-                    max_rows: int = DEFAULT_MAX_ROWS, share_result: bool = False, on_progress=None) -> Outcome:
+def open_evaluation(request: Plan, evaluation_id: str, roster, deadline: float, on_progress=None,
+                    **intake) -> Outcome:
     """Declare an evaluation whose clients submit from their own machines on the deployment ``request`` names,
     wait for the submissions and the parties' computation, and return what was released (the same for the
-    command's ``evaluation open`` and the API's :class:`mpc_auc.Evaluation`).  roster: a Roster, or its files."""
+    command's ``evaluation open`` and the API's :class:`mpc_auc.Evaluation`).  roster: a Roster, or its files;
+    intake: how the parties take the submissions in (protocols.inputs.submission.Evaluation's allow_missing,
+    max_rows, max_total_rows, share_result, exclude_invalid), each checked there."""
     if request.placement.deployment is None:
         raise InputError("an evaluation whose clients submit directly needs a deployment (mpc-auc deploy init)")
     evaluation = Evaluation(evaluation_id, roster if isinstance(roster, Roster) else Roster.load(roster),
-                            request.encoder, direct=True, deadline_s=deadline, allow_missing=allow_missing,
-                            max_rows=max_rows, decimals=request.decimals, metrics=request.metrics,
-                            points=request.points, max_fpr=request.max_fpr, share_result=share_result)
+                            request.encoder, direct=True, deadline_s=deadline, decimals=request.decimals,
+                            metrics=request.metrics, points=request.points, max_fpr=request.max_fpr, **intake)
     declared = (f"declared:{request.dataset_id}",) if request.dataset_id else ()
     (run,) = run_ranking_jobs([Request(evaluation, None, declared)], "TTP", request.method, request.ranks,
                               request.noise, request.placement, request.timeout, on_progress, request.budget)
@@ -167,6 +168,7 @@ def shared_outcome(ticket, shared) -> Outcome:
     """The release both parties shared with a client (protocols.inputs.submitter.Outcome.shared, checked field by
     field across the parties), read as the organiser reads it: the same numbers."""
     out = {"clients": list(shared.clients), "rows": list(shared.rows), "missing": list(shared.missing),
+           "excluded": list(shared.excluded),
            "check_s": 0.0, "ledger": None, **shared.opened}
     return _released(JobRun([out, out], ticket), shared.noise, shared.method)
 

@@ -547,9 +547,9 @@ def leaky_recording_party(ctx, fraction_bits: int) -> list:
     def weaken(party):
         check, seal = party._invalid_clients, party._rank_bundles
 
-        def opening_labels(ctx, job, gates, owners, labels, *rest):
-            reveal_int(from_share(labels))
-            return check(ctx, job, gates, owners, labels, *rest)
+        def opening_labels(ctx, job, gates, held):
+            reveal_int(from_share(held.labels))
+            return check(ctx, job, gates, held)
 
         def sealing_opened(ctx, job_id, owners, twice_rank):
             opened = reveal_int(from_share(twice_rank)).numpy()

@@ -271,8 +271,10 @@ def cmd_evaluation_open(args) -> int:
     roster = Roster.load(args.roster)
     progress.say(f"evaluation {args.id!r} open for {len(roster.names)} client(s) until {args.deadline:g} s from "
                  "now; the parties compute when all have submitted")
-    outcome = open_evaluation(request, args.id, roster, args.deadline, args.allow_missing, args.max_rows,
-                              args.share_result, progress.RoleProgress())
+    outcome = open_evaluation(request, args.id, roster, args.deadline, progress.RoleProgress(),
+                              allow_missing=args.allow_missing, max_rows=args.max_rows,
+                              max_total_rows=args.max_total_rows, share_result=args.share_result,
+                              exclude_invalid=args.exclude_invalid)
     release = outcome.release
     record = {"protocol": args.protocol, "evaluation": args.id, "roster_sha256": roster.digest,
               "encoding": {"dtype": encoder.dtype, "range": [encoder.lo, encoder.hi], "exact": encoder.exact}}
@@ -282,6 +284,7 @@ def cmd_evaluation_open(args) -> int:
         record.update(exact_record(release))
         del record["client_upload_bytes"], record["sharing_s"]  # the clients' own business, measured there
     record.update(input_summary={"M": release.m, "clients": release.clients, "missing": release.missing,
+                                 "excluded": list(release.excluded or []),
                                  "note": "public shape of the input (M and who took part)"},
                   ranks_delivered=bool(args.ranks), result_shared=bool(args.share_result),
                   provenance=provenance(_arguments(args)))

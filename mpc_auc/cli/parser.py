@@ -16,7 +16,7 @@ from ..circuits.workers import ENV as THREADS_ENV, available_cores
 from ..planner import DTYPES, PROTOCOLS
 from ..protocols.dp.central_law import NEIGHBOURS
 from ..protocols.errors import DeploymentError, InputError, PartyFailure
-from ..protocols.inputs.submission import DEFAULT_MAX_ROWS
+from ..protocols.inputs.submission import DEFAULT_MAX_ROWS, DEFAULT_MAX_TOTAL_ROWS
 from ..protocols.metric_catalogue import DEFAULT_POINTS, METRICS, metric_names
 from ..protocols.mpc.ranking_job import METHODS
 from ..protocols.runtime.identity import SERVING
@@ -288,6 +288,13 @@ def _evaluation_command(sub) -> None:
     opened.add_argument("--max-rows", type=typed("max_rows", "rows"), default=DEFAULT_MAX_ROWS,
                         help="the most rows one client may submit: each party refuses a larger message before "
                              "keeping it, which bounds its memory per client")
+    opened.add_argument("--max-total-rows", type=typed("max_total_rows", "rows"), default=DEFAULT_MAX_TOTAL_ROWS,
+                        help="the most rows all clients may submit together: each party counts every message "
+                             "against it before keeping it (first come), which bounds its memory for the "
+                             f"evaluation (default {DEFAULT_MAX_TOTAL_ROWS:,})")
+    opened.add_argument("--exclude-invalid", action="store_true",
+                        help="leave out a client whose rows fail the in-MPC domain check (named in every result) "
+                             "and release over the others (default: refuse the whole evaluation)")
     opened.add_argument("--ranks", action="store_true", help="mpc-exact: send each client its rows' global ranks")
     opened.add_argument("--share-result", action="store_true",
                         help="the parties also send the released result (the AUC and every metric, or the DP "

@@ -8,7 +8,11 @@
    which must list them in roster order.  Direct: each rostered client
    dials the party (TLS; the roster's certificates are trusted for this job
    only), receives the ticket (with what this party's ledger holds for its
-   key), sends its submission and is told
+   key, and the most rows it and all clients together may send), states its
+   row count and is given room for them in the evaluation's total (first
+   come; its link takes a message of that size only, so what the party
+   keeps of all submissions stays within Evaluation.max_total_bytes), sends
+   its submission and is told
    ``accepted`` or ``refused`` with the cause, or declines the job with its
    reason (its terms refuse the release).  The parties poll each other
    every POLL_S seconds until each rostered client has submitted or
@@ -73,7 +77,10 @@ class Intake:
             self.problem = "a weighted evaluation delivers no ranks (the weights do not change them: ask unweighted)"
         nonce = job_nonce(self.evaluation.id, [d[32:] for d in draws])
         self.ticket = Ticket(self.evaluation.id, nonce, self.evaluation.encoder, job.ranks, terms,
-                             self.evaluation.columns, len(self.evaluation.roster.members))
+                             self.evaluation.columns, len(self.evaluation.roster.members),
+                             self.evaluation.max_rows if self.evaluation.direct else None,
+                             self.evaluation.max_total_rows if self.evaluation.direct else None)
+        self._held = 0  # direct: the rows the clients have been given room for (at most max_total_rows)
         self._standing = standing
         self.inbox = Inbox(self.evaluation, nonce, ctx.rank, ctx.seal_key)
 
@@ -126,18 +133,24 @@ class Intake:
 
     def _serve_client(self, hello, link) -> None:
         name = hello["from"][len(CLIENT_PREFIX):]
-        link.max_frame = self.evaluation.max_submission_bytes  # a larger announced message ends this link only
         try:
             standing = self._standing(self.evaluation.roster.member(name)) if self._standing else None
             send_message(link, "ticket", dataclasses.replace(self.ticket, standing=standing))
-            kind, submission = recv_message(link, "waiting for the submission")
+            kind, submission = recv_message(link, "waiting for the client's row count")
+            held, held_rows = kind == "rows", submission
+            if held:  # room for them first; until then its link takes small frames only (HELLO_MAX)
+                self._hold(name, held_rows)
+                link.max_frame = self.evaluation.submission_bytes(held_rows)  # a larger message ends this link
+                send_message(link, "room")
+                kind, submission = recv_message(link, "waiting for the submission")
             if kind == "declined":  # the client refused the job's terms: no need to wait for it
                 self.inbox.decline(name, str(submission)[:500])
                 _tell(link, [])
                 return
-            if kind != "submission":
-                raise SubmissionRefused(f"client {name!r} sent {kind!r} instead of its submission")
-            self.inbox.offer(submission, sender=name)
+            if kind != "submission" or not held:
+                raise SubmissionRefused(f"client {name!r} sent {kind!r} where its "
+                                        f"{'submission' if held else 'row count'} was due")
+            self.inbox.offer(submission, sender=name, rows=held_rows)
             with self._links_lock:
                 self.links[name] = link
             send_message(link, "accepted")
@@ -145,6 +158,25 @@ class Intake:
             _tell(link, [("refused", str(err))])
         except (PeerLost, ChannelIntegrityError, WireError, OSError) as err:
             link.abort(err)
+
+    def _hold(self, name: str, rows) -> None:
+        """Hold room for client ``name``'s ``rows`` in the evaluation's total (max_total_rows over all its
+        clients: what this party keeps of their submissions is at most Evaluation.max_total_bytes), or raise
+        SubmissionRefused naming why not.  First come, first held, until the job ends."""
+        evaluation = self.evaluation
+        if not (isinstance(rows, int) and not isinstance(rows, bool) and 1 <= rows <= evaluation.max_rows):
+            why = (f"client {name!r} stated {str(rows)[:40]} rows; the evaluation takes 1 to "
+                   f"{evaluation.max_rows:,} per client")
+        else:
+            with self._links_lock:
+                left = evaluation.max_total_rows - self._held
+                if rows <= left:
+                    self._held += rows
+                    return
+            why = (f"client {name!r} would send {rows:,} rows when {left:,} are left of the evaluation's "
+                   f"{evaluation.max_total_rows:,} over all its clients (first come)")
+        self.inbox.turn_away(name, why)  # the organiser's refusal names it; the intake waits for it no more
+        raise SubmissionRefused(why)
 
     def _agree(self) -> list:
         names = self.evaluation.roster.names

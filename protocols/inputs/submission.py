@@ -147,6 +147,7 @@ class Roster:
 # -------------------------------------------------------------- evaluation
 
 DEFAULT_MAX_ROWS = 50_000_000  # per client and evaluation, unless the evaluation says otherwise
+DEFAULT_MAX_TOTAL_ROWS = 50_000_000  # over all of an evaluation's clients, unless it says otherwise
 MAX_ROWS_LIMIT = 1 << 36
 SUBMISSION_OVERHEAD = 64 << 10  # a submission's bytes besides its rows: headers, ids, statement, signature
 
@@ -161,6 +162,10 @@ class Evaluation:
     deadline_s: float = None  # direct: how long the parties wait for the whole roster
     allow_missing: bool = False  # direct: at the deadline, compute on the clients present at both parties
     max_rows: int = DEFAULT_MAX_ROWS  # direct: the most rows one client may submit (caps its message's size)
+    max_total_rows: int = DEFAULT_MAX_TOTAL_ROWS  # direct: the most rows all clients together may submit (caps what
+    #                                               a party holds for the evaluation: max_total_bytes)
+    exclude_invalid: bool = False  # direct: a client whose rows fail the in-MPC domain check is named and left
+    #                                out, and the release is over the others (else the job is refused)
     decimals: int = None  # mpc-exact: open the AUC rounded to this many decimals (None: to 52 bits)
     metrics: tuple = ("auc",)  # mpc-exact: what it opens (protocols.metric_catalogue), from one sort per column
     points: int = DEFAULT_POINTS  # mpc-exact with curves: the cuts of the ranking they are opened at
@@ -186,32 +191,45 @@ class Evaluation:
             check_weight_bits(self.weight_bits)
             if self.metrics != ("auc",):
                 raise InputError(f"a weighted evaluation opens the weighted AUC only, not {', '.join(self.metrics)}")
-        if not (isinstance(self.max_rows, int) and 1 <= self.max_rows <= MAX_ROWS_LIMIT):
-            raise InputError(f"the most rows per client must be an integer in [1, {MAX_ROWS_LIMIT}], not "
-                             f"{self.max_rows!r}")
+        for what, value in (("the most rows per client", self.max_rows),
+                            ("the most rows of all clients", self.max_total_rows)):
+            if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_ROWS_LIMIT):
+                raise InputError(f"{what} must be an integer in [1, {MAX_ROWS_LIMIT}], not {value!r}")
         if self.deadline_s is not None:
             checked("deadline", self.deadline_s)
         if self.direct and self.deadline_s is None:
             raise InputError("an evaluation with direct submissions needs a deadline")
-        if self.share_result and not self.direct:
-            raise InputError("share_result is for evaluations whose clients submit directly (relayed clients are "
-                             "the coordinator's own)")
+        for option in ("share_result", "exclude_invalid"):
+            if getattr(self, option) and not self.direct:
+                raise InputError(f"{option} is for evaluations whose clients submit directly (relayed clients are "
+                                 "the coordinator's own)")
 
     @property
     def digest(self) -> str:
         """What P0 and P1 compare: both must have been given the same evaluation."""
         fields = [self.id, self.roster.digest, self.encoder.lo, self.encoder.hi, self.encoder.dtype, self.direct,
                   self.deadline_s, self.allow_missing, self.max_rows, self.decimals, list(self.metrics), self.points,
-                  self.columns, self.max_fpr, self.weight_bits, self.share_result]
+                  self.columns, self.max_fpr, self.weight_bits, self.share_result, self.max_total_rows,
+                  self.exclude_invalid]
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
 
+    def submission_bytes(self, rows: int) -> int:
+        """The largest message a client's submission of ``rows`` rows to one party may take: its rows' words and
+        the sealing's and statement's overhead."""
+        return self._row_bytes * rows + SUBMISSION_OVERHEAD
+
     @property
-    def max_submission_bytes(self) -> int:
-        """The largest message a client's submission to one party may take: 2 c + 1 words per row (each of the
-        c score columns' additive and XOR key shares, the label's share), one more for a weight, and the
-        sealing's and statement's overhead."""
-        words = 2 * self.columns + 1 + (self.weight_bits is not None)
-        return words * 8 * self.max_rows + SUBMISSION_OVERHEAD
+    def max_total_bytes(self) -> int:
+        """The most a party holds of the evaluation's submissions at once: their messages' bytes, for at most
+        ``max_total_rows`` rows over all clients and each rostered client's overhead (protocols.inputs.intake
+        gives a client room for its rows only while they fit)."""
+        return self._row_bytes * self.max_total_rows + SUBMISSION_OVERHEAD * len(self.roster.members)
+
+    @property
+    def _row_bytes(self) -> int:
+        """2 c + 1 words per row (each of the c score columns' additive and XOR key shares, the label's share),
+        one more for a weight."""
+        return 8 * (2 * self.columns + 1 + (self.weight_bits is not None))
 
 
 @wire.message
@@ -233,6 +251,7 @@ class ReleaseTerms:
     weight_bits: int = None  # mpc-exact: the AUC is weighted by the rows' weights, sent in units of 2^-weight_bits
     share_result: bool = False  # every client that took part receives the released result from both parties
     noise: object = None  # mpc-central: its CentralNoise or CurveNoise (protocols.dp), all its parameters
+    exclude_invalid: bool = False  # a client whose rows fail the in-MPC domain check is left out, not the job
 
     @property
     def exact(self) -> bool:
@@ -260,7 +279,8 @@ class ReleaseTerms:
             if self.budget else "; no budget set"
         return (f"{what}{budget}{'; ranks to each client' if self.ranks else ''}"
                 f"{'; the result shared with every client' if self.share_result else ''}"
-                f"{'; may run without some clients' if self.allow_missing else ''}")
+                f"{'; may run without some clients' if self.allow_missing else ''}"
+                f"{'; a client whose rows fail the domain check is left out' if self.exclude_invalid else ''}")
 
 
 @wire.message
@@ -274,6 +294,8 @@ class Ticket:
     terms: ReleaseTerms = None  # what the job releases (shown to the client, checked by --max-epsilon)
     columns: int = 1  # score columns per row the client submits
     roster_size: int = None  # the clients on the evaluation's roster
+    max_rows: int = None  # the most rows this client may submit
+    max_total_rows: int = None  # the most rows all the evaluation's clients may submit together (first come)
     standing: Standing = None  # what the issuing party's ledger holds for this client's key (differs per party)
 
     def common(self) -> "Ticket":
@@ -299,11 +321,12 @@ class SharedResult:
     nonce: bytes  # the job's
     clients: tuple  # the clients computed on, in roster order
     rows: tuple  # their row counts, in that order
-    missing: tuple  # the rostered clients left out
+    missing: tuple  # the rostered clients that did not submit to both parties
     method: str
     opened: dict  # what was opened: mpc-exact {"defined", "scaled", "metrics", "others", "covariance"}, mpc-central
     #               {"central"}, as the coordinator's result holds it
     noise: object = None  # mpc-central: its CentralNoise or CurveNoise
+    excluded: tuple = ()  # the clients left out because their rows failed the domain check (exclude_invalid)
 
 
 def job_nonce(evaluation: str, draws) -> bytes:
@@ -462,17 +485,21 @@ class Inbox:
     def __init__(self, evaluation: Evaluation, nonce: bytes, party: int, seal_key):
         self.evaluation, self.nonce, self.party, self.seal_key = evaluation, nonce, party, seal_key
         self._admitted = {}
-        self._declined = set()  # clients that declined the job's terms
+        self._declined = set()  # clients that declined the job's terms or were turned away before submitting
         self.refusals = []  # why submissions were refused, or declined, in order
         self._lock = threading.Lock()
         self._closed = False
 
-    def offer(self, submission: Submission, sender: str = None) -> Admitted:
-        """Admit ``submission`` or raise SubmissionRefused (also recorded in :attr:`refusals`)."""
+    def offer(self, submission: Submission, sender: str = None, rows: int = None) -> Admitted:
+        """Admit ``submission`` or raise SubmissionRefused (also recorded in :attr:`refusals`); ``rows``: the
+        most it may hold (what its client was given room for)."""
         try:
             if not isinstance(submission, Submission):
                 raise SubmissionRefused("a message that is not a submission was offered as one")
             admitted = admit(submission, self.party, self.seal_key, self.evaluation, self.nonce, sender)
+            if rows is not None and admitted.rows > rows:
+                raise SubmissionRefused(f"client {admitted.client!r} submitted {admitted.rows:,} rows after "
+                                        f"stating {rows:,}")
             with self._lock:
                 if self._closed:
                     raise SubmissionRefused(f"client {admitted.client!r} submitted after the job closed its intake")
@@ -486,6 +513,13 @@ class Inbox:
                 self.refusals.append(str(err))
             raise
 
+    def turn_away(self, name: str, why: str) -> None:
+        """Record that client ``name`` was refused before it sent its submission (``why`` names it and the cause):
+        like a client that declined, it will not submit to this job."""
+        with self._lock:
+            self._declined.add(name)
+            self.refusals.append(why)
+
     def decline(self, name: str, why: str) -> None:
         """Record that client ``name`` declined the job (its terms refuse the release) and why."""
         with self._lock:
@@ -494,6 +528,7 @@ class Inbox:
 
     @property
     def declined(self) -> set:
+        """The clients that declined the job or were turned away: none of them will submit to it."""
         with self._lock:
             return set(self._declined)
 

@@ -5,7 +5,8 @@
    certificate presented: a party accepts it only while an evaluation with
    the client on its roster is open, so the client retries until then).
 2. Take each party's ticket (evaluation id, job nonce, score encoding,
-   whether ranks come back, the roster's size and the release's terms:
+   whether ranks come back, the roster's size, the most rows the client and
+   all clients together may send, and the release's terms:
    protocol, epsilon, delta, neighbour notion, every noise parameter, the
    tighter party's budget, whether missing clients are allowed, the AUC's
    decimals; and what that party's ledger holds for this client's key) and
@@ -14,8 +15,9 @@
    client's :class:`Policy` does not accept (a looser release than its
    ``max_epsilon``, an exact one past its ``Accepts``, a release past its own
    budget in its own ledger: protocols.inputs.own_ledger).
-3. Check the rows against the ticket's encoding, record the release in the
-   client's own ledger, share and seal the rows to the parties' pinned
+3. Check the rows against the ticket's encoding and limits, record the
+   release in the client's own ledger, ask each party for room for its row
+   count in the evaluation's total (first come), share and seal the rows to the parties' pinned
    sealing keys, sign the statement with the client's terms
    (protocols.inputs.submission) and send each party its submission; each
    answers ``accepted`` or ``refused`` with the cause.
@@ -95,11 +97,13 @@ def submit(identity, deployment, evaluation: str, scores, labels, timeout_s: flo
         try:
             _accept_terms(ticket, standings, policy, on_progress)
             check_client(name, scores, labels, ticket.encoder)
+            _check_size(ticket, len(scores))
             entry, why = own.charge(ticket_release(ticket.terms), {"evaluation": evaluation,
                                                                     "nonce": ticket.nonce.hex(), "client": name},
                                     policy.budget, policy.accepts.max_exact)
             if why:
                 raise JobRefused(f"{why}: not submitting")
+            _ask_room(links, len(scores))
             reply = KeyPair()
             submissions = make_submission(identity, ticket, scores, labels, deployment.seal_keys(), reply.public,
                                           accepts=policy.accepts)
@@ -151,6 +155,25 @@ def _decline(link, why: str) -> None:
         pass  # the party learns at its deadline instead
 
 
+def _ask_room(links: dict, rows: int) -> None:
+    """Tell both parties how many rows this client sends; each holds room for them in the evaluation's total
+    (first come) or says why not (JobRefused naming it).  P1 is asked only once P0 has held room, so that the
+    clients P1 holds room for are among P0's and no two clients each take the last room at one party."""
+    for role in COMPUTE:
+        send_message(links[role], "rows", rows)
+        kind, why = recv_message(links[role], f"waiting for {role} to hold room for the rows")
+        if kind != "room":
+            raise JobRefused(f"{role} refused the submission: {why}")
+
+
+def _check_size(ticket: Ticket, rows: int) -> None:
+    """InputError if the parties will not take this many rows from one client (the ticket's limits)."""
+    for limit, what in ((ticket.max_rows, "per client"), (ticket.max_total_rows, "over all its clients")):
+        if limit is not None and rows > limit:
+            raise InputError(f"this client has {rows:,} rows; evaluation {ticket.evaluation!r} takes at most "
+                             f"{limit:,} {what}")
+
+
 def _accept_terms(ticket: Ticket, standings, policy: Policy, on_progress) -> None:
     """Show the client what the job releases and what each party's ledger holds for it; raise JobRefused if the
     release is looser than its policy."""
@@ -178,7 +201,8 @@ def _accept_terms(ticket: Ticket, standings, policy: Policy, on_progress) -> Non
 def check_shared(copies: list, ticket: Ticket, name: str, rows: int) -> SharedResult:
     """The released result both parties sent this client, or JobRefused naming the first field that does not
     hold: a field the two copies differ in, noise parameters other than the ticket's, another job's nonce, a
-    client list that leaves this client or its rows out, or that does not add up to the roster."""
+    client list that leaves this client or its rows out, clients excluded where the tickets did not allow it, or
+    lists that do not add up to the roster."""
     if len(copies) != len(COMPUTE) or not all(isinstance(c, SharedResult) for c in copies):
         raise JobRefused("the evaluation shares its result, but not both parties sent one: refusing the result")
     first, second = copies
@@ -189,12 +213,16 @@ def check_shared(copies: list, ticket: Ticket, name: str, rows: int) -> SharedRe
         raise JobRefused("the shared result's 'noise' is not the one both tickets stated: refusing it")
     if first.nonce != ticket.nonce:
         raise JobRefused("the shared result's 'nonce' is another job's: refusing it")
-    clients, missing = list(first.clients), list(first.missing)
+    clients, missing, excluded = list(first.clients), list(first.missing), list(first.excluded)
     if len(first.rows) != len(clients) or name not in clients or list(first.rows)[clients.index(name)] != rows:
         raise JobRefused(f"the shared result's 'clients' and 'rows' do not count this client's {rows} rows: "
                          "refusing it")
-    if len(set(clients + missing)) != len(clients) + len(missing) or len(clients) + len(missing) != ticket.roster_size:
-        raise JobRefused(f"the shared result's 'clients' and 'missing' do not make up the roster of "
+    if excluded and not ticket.terms.exclude_invalid:
+        raise JobRefused("the shared result's 'excluded' leaves clients out, which the tickets did not allow: "
+                         "refusing it")
+    named = clients + missing + excluded
+    if len(set(named)) != len(named) or len(named) != ticket.roster_size:
+        raise JobRefused(f"the shared result's 'clients', 'missing' and 'excluded' do not make up the roster of "
                          f"{ticket.roster_size}: refusing it")
     return first
 

@@ -51,6 +51,7 @@ class CentralRelease:
     traffic: dict
     ledger: dict = None  # what the parties' ledgers charged, spent and have left
     missing: list = None  # rostered clients left out (an evaluation allowing it)
+    excluded: list = None  # clients left out for rows outside the domain (exclude_invalid)
 
 
 @dataclass
@@ -66,6 +67,7 @@ class CurveRelease:
     traffic: dict
     ledger: dict = None
     missing: list = None
+    excluded: list = None
 
     @property
     def aucs(self) -> list:
@@ -120,7 +122,7 @@ def curve_release(run, noise: CurveNoise) -> CurveRelease:
     flagged = cut_positions(m, noise.points)
     return CurveRelease([curve_from_nodes(n, flagged, m) for n in nodes], nodes.tolist(), m,
                         len(run.outs[0]["clients"]), noise.epsilon, noise.delta(m), noise.points, run.wall_s,
-                        run.traffic(), run.outs[0]["ledger"], run.outs[0]["missing"])
+                        run.traffic(), run.outs[0]["ledger"], run.outs[0]["missing"], run.outs[0].get("excluded", []))
 
 
 def central_release(run, noise: CentralNoise) -> CentralRelease:
@@ -135,4 +137,5 @@ def central_release(run, noise: CentralNoise) -> CentralRelease:
         aucs=[auc_from_release(int(s), int(p), m, noise.neighbours) for s, p in zip(stat0, p0)],
         opened=list(zip(stat0.tolist(), p0.tolist())), m=m, clients=len(run.outs[0]["clients"]),
         epsilon=noise.epsilon, delta=noise.delta(m), neighbours=noise.neighbours, wall_s=run.wall_s,
-        traffic=run.traffic(), ledger=run.outs[0]["ledger"], missing=run.outs[0]["missing"])
+        traffic=run.traffic(), ledger=run.outs[0]["ledger"], missing=run.outs[0]["missing"],
+        excluded=run.outs[0].get("excluded", []))

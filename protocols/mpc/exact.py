@@ -57,6 +57,7 @@ class MpcAucResult:
     exact_encoding: bool = True
     ranks: dict = None  # client -> its rows' global 1-based mid-ranks (only with ranks=True)
     missing: list = field(default_factory=list)  # rostered clients left out (an evaluation allowing it)
+    excluded: list = field(default_factory=list)  # clients left out for rows outside the domain (exclude_invalid)
     check_s: float = 0.0  # P0's time in the in-MPC check of the clients' rows (part of wall_s)
     revealed: tuple = ("AUC as floor(AUC * 2^52) / 2^52", "whether both classes occur",
                        "one validity bit per client (its rows are in the protocol's domain)")
@@ -136,6 +137,7 @@ def exact_result(run: JobRun, provider, method) -> MpcAucResult:
         exact_encoding=encoder.exact,
         ranks=ranks,
         missing=outs[0]["missing"],
+        excluded=outs[0].get("excluded", []),
         check_s=float(outs[0]["check_s"]),
         revealed=(("weighted " if weighted else "")
                   + (f"AUC rounded to {decimals} decimals" if decimals else MpcAucResult.revealed[0]),

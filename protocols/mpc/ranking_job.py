@@ -147,9 +147,9 @@ class JobRun:
             raise InputError(" | ".join(reasons))
 
     def agreed(self) -> None:
-        """Raise PartyFailure naming the field if P0 and P1 reported other clients, row counts or missing clients
-        for the job (the organiser takes every released field from both, not from P0 alone)."""
-        for field in ("clients", "rows", "missing"):
+        """Raise PartyFailure naming the field if P0 and P1 reported other clients, row counts, missing or excluded
+        clients for the job (the organiser takes every released field from both, not from P0 alone)."""
+        for field in ("clients", "rows", "missing", "excluded"):
             if list(self.outs[0].get(field, [])) != list(self.outs[1].get(field, [])):
                 raise PartyFailure("P1", f"P0 and P1 reported different {field!r} for the same job")
 

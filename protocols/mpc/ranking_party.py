@@ -1,12 +1,16 @@
 """The compute parties' loop of mpc-exact and mpc-central: one job after another inside one session.
 
 Runs in P0 and P1 only (it loads CrypTen and the circuits): per job it issues the ticket, charges the release
-to this party's ledger (protocols.mpc.accounting: a DP release to the owners of its rows and the evaluation set,
-before any input moves where it can; a direct evaluation's exact release, counted and pinned per client, once
-the submissions are agreed), admits the clients' submissions (protocols.inputs.intake), checks every
-row inside the MPC (circuits.validity), ranks obliviously (circuits.radix or circuits.bitonic), and opens
-only what the job releases (docs/protocols/mpc-exact.md and mpc-central.md state each role's view).
+to this party's ledger (protocols.mpc.accounting: a relayed DP release to the owners of its rows and the
+evaluation set before any input moves; a direct evaluation's release, DP or exact (counted and pinned per
+client), once the submissions are agreed and checked), admits the clients' submissions
+(protocols.inputs.intake), checks every row inside the MPC (circuits.validity: one bit per client opened; a
+client that fails is named, and left out if the evaluation says ``exclude_invalid`` and others remain, else the
+job is refused), ranks obliviously (circuits.radix or circuits.bitonic), and opens only what the job releases
+(docs/protocols/mpc-exact.md and mpc-central.md state each role's view).  What a job held is handed back to the
+system when it ends, refused or not.
 """
+import dataclasses
 import math
 import struct
 import time
@@ -40,6 +44,7 @@ from ..runtime.metrics import TrafficMeter
 from ..runtime.memory import release_free_memory
 from ..runtime.control import serves
 from . import accounting
+from .held_rows import HeldRows
 from .ranking_job import SERVICE
 
 @serves(SERVICE)
@@ -48,48 +53,74 @@ def serve_jobs(ctx, fraction_bits: int):
     # one sequential stream each per session: the dealer expands the same streams for its correlations
     shuffler, gates = Shuffler(ctx.stream_key), Gates(ctx.stream_key)
     while (job := ctx.recv("job")) is not None:
-        terms = _terms(ctx, job)
-        intake = Intake(ctx, job, terms, lambda member: ctx.ledger.standing(accounting.key_account(member), job.budget))
-        intake.problem = intake.problem or accounting.job_refusal(job)
-        charge = None
-        if job.central is not None and not job.evaluation.direct and not intake.problem:  # before any input moves
-            charge = _charge(ctx, accounting.charge(job, sum(job.rows)))
-            intake.problem = charge.get("refused", "")
-        ctx.send("ticket", {"refused": refusal(intake.problem)} if intake.problem else intake.ticket)
-        if intake.problem:
-            continue
-        admitted = intake.collect()
-        if not intake.problem and job.evaluation.direct:  # the clients and M are known only now
-            intake.problem = accounting.direct_refusal(job, terms, admitted)
-            if not intake.problem:
-                charge = _charge(ctx, accounting.charge(job, sum(a.rows for a in admitted), admitted))
-                intake.problem = charge.get("refused", "")
-        if intake.problem:
-            intake.finish(lambda _: ("refused", refusal(intake.problem)))
-            ctx.send("result", {"refused": refusal(intake.problem), "missing": intake.missing})
-            continue
-        owners, opened = [(a.client, a.rows) for a in admitted], [a.opened for a in admitted]
-        del admitted  # _compute empties ``opened`` once it holds the rows: the bundles' buffers go with it
-        result = _compute(ctx, job, intake, opened, fraction_bits, shuffler, gates)
-        if "invalid" in result or "refused" in result:  # stopped before the release
-            if "invalid" in result and charge is not None and "entry" in charge:  # only validity bits were opened
-                ctx.ledger.void(charge["entry"], "the job stopped on invalid inputs before any release")
-            problem = refusal(result.get("refused") or invalid_inputs(result["invalid"]))
-            intake.finish(lambda _: ("refused", problem))
-            ctx.send("result", {"refused": problem, "invalid": result.get("invalid", []), "missing": intake.missing})
-            continue
-        result.update(clients=[c for c, _ in owners], rows=[r for _, r in owners], missing=intake.missing)
-        if charge is not None and "charged" in charge:
-            result["ledger"] = {k: v for k, v in charge.items() if k != "entry"}
-        bundles = result.pop("rank_bundles", None) or {}
-        shared = shared_result(job, intake.ticket, result) if job.evaluation.share_result else None
-        intake.finish(lambda name: ("ranks", bundles[name]) if name in bundles else
-                      ("done", "computed" if name in result["clients"] else
-                       "the other party holds no submission from you: left out"),
-                      shared, result["clients"])
-        if not job.evaluation.direct:
-            result["rank_bundles"] = bundles or None
-        ctx.send("result", result)
+        _serve_job(ctx, job, fraction_bits, shuffler, gates)
+        release_free_memory()  # whatever the job held (its submissions, even refused ones) goes back at its end
+
+
+def _serve_job(ctx, job, fraction_bits: int, shuffler, gates) -> None:
+    """One job: ticket, charge, intake, the in-MPC check of every row, the ranking and what it opens."""
+    terms = _terms(ctx, job)
+    intake = Intake(ctx, job, terms, lambda member: ctx.ledger.standing(accounting.key_account(member), job.budget))
+    intake.problem = intake.problem or accounting.job_refusal(job)
+    charge = None
+    if job.central is not None and not job.evaluation.direct and not intake.problem:  # before any input moves
+        charge = _charge(ctx, accounting.charge(job, sum(job.rows)))
+        intake.problem = charge.get("refused", "")
+    ctx.send("ticket", {"refused": refusal(intake.problem)} if intake.problem else intake.ticket)
+    if intake.problem:
+        return
+    admitted = intake.collect()
+    if intake.problem:
+        return _refuse(ctx, intake, intake.problem)
+    meter = TrafficMeter(phases=ctx.rank == 0)
+    opened = [a.opened for a in admitted]
+    admitted = [dataclasses.replace(a, opened=None) for a in admitted]
+    held = HeldRows.take(opened, job.evaluation.weight_bits is not None)  # the bundles' buffers go
+    checking = time.perf_counter()
+    invalid = _invalid_clients(ctx, job, gates, held)
+    check_s = f"{time.perf_counter() - checking:015.6f}"  # fixed width: record lengths never follow timing
+    excluded = invalid if job.evaluation.exclude_invalid and len(invalid) < len(held.owners) else []
+    if invalid and not excluded:
+        if charge is not None and "entry" in charge:  # only validity bits were opened
+            ctx.ledger.void(charge["entry"], "the job stopped on invalid inputs before any release")
+        return _refuse(ctx, intake, invalid_inputs(invalid), invalid=invalid)
+    if excluded:  # their rows go; nothing of them was charged yet (only a relayed job charges first)
+        held, admitted = held.without(set(excluded)), [a for a in admitted if a.client not in excluded]
+        if ctx.rank == 0:
+            ctx.progress(f"left out {', '.join(map(repr, excluded))}: rows outside the domain")
+    if job.evaluation.direct:  # the clients and M are known only now
+        problem = accounting.direct_refusal(job, terms, admitted)
+        if not problem:
+            charge = _charge(ctx, accounting.charge(job, sum(a.rows for a in admitted), admitted))
+            problem = charge.get("refused", "")
+        if problem:
+            return _refuse(ctx, intake, problem)
+    held = [held]  # _compute takes the rows out of this list: freed there, once the sorts hold copies
+    result = _compute(ctx, job, intake, held, fraction_bits, shuffler, gates, meter)
+    if "refused" in result:  # stopped before the release
+        return _refuse(ctx, intake, result["refused"])
+    result.update(clients=[a.client for a in admitted], rows=[a.rows for a in admitted], missing=intake.missing,
+                  excluded=excluded, check_s=check_s)
+    if charge is not None and "charged" in charge:
+        result["ledger"] = {k: v for k, v in charge.items() if k != "entry"}
+    bundles = result.pop("rank_bundles", None) or {}
+    shared = shared_result(job, intake.ticket, result) if job.evaluation.share_result else None
+    left_out = refusal(invalid_inputs(excluded)) + "; the evaluation leaves such clients out and released over the others"
+    intake.finish(lambda name: ("ranks", bundles[name]) if name in bundles else
+                  ("done", "computed") if name in result["clients"] else
+                  ("refused", left_out) if name in excluded else
+                  ("done", "the other party holds no submission from you: left out"),
+                  shared, result["clients"])
+    if not job.evaluation.direct:
+        result["rank_bundles"] = bundles or None
+    ctx.send("result", result)
+
+
+def _refuse(ctx, intake, problem: str, **more) -> None:
+    """End the job refused, before any release: every direct client and the coordinator are told why."""
+    problem = refusal(problem)
+    intake.finish(lambda _: ("refused", problem))
+    ctx.send("result", {"refused": problem, **more, "missing": intake.missing})
 
 
 SHARED_OPENINGS = ("defined", "scaled", "metrics", "others", "covariance", "central")
@@ -98,7 +129,8 @@ SHARED_OPENINGS = ("defined", "scaled", "metrics", "others", "covariance", "cent
 def shared_result(job, ticket, result: dict) -> SharedResult:
     """Every released field of ``result``, as this party sends it to each client that took part."""
     return SharedResult(ticket.nonce, tuple(result["clients"]), tuple(result["rows"]), tuple(result["missing"]),
-                        job.method, {k: result[k] for k in SHARED_OPENINGS if k in result}, job.central)
+                        job.method, {k: result[k] for k in SHARED_OPENINGS if k in result}, job.central,
+                        tuple(result["excluded"]))
 
 
 def _terms(ctx, job) -> ReleaseTerms:
@@ -110,14 +142,15 @@ def _terms(ctx, job) -> ReleaseTerms:
     tightest = (min(e for e, _ in both), min(d for _, d in both))
     budget = tightest if math.isfinite(tightest[0]) else None
     common = dict(budget=budget, allow_missing=evaluation.allow_missing, ranks=job.ranks,
-                  share_result=evaluation.share_result)
+                  share_result=evaluation.share_result, exclude_invalid=evaluation.exclude_invalid)
     if central is None:
         curves = bool({"roc", "pr"} & set(evaluation.metrics))
         return ReleaseTerms("mpc-exact", decimals=evaluation.decimals, metrics=evaluation.metrics,
                             points=evaluation.points if curves else None, max_fpr=evaluation.max_fpr,
                             weight_bits=evaluation.weight_bits, **common)
-    # relayed: M is announced; direct: at most every rostered client's largest submission
-    m = sum(job.rows) if job.rows is not None else evaluation.max_rows * len(evaluation.roster.members)
+    # relayed: M is announced; direct: at most every rostered client's largest submission, and the total
+    m = sum(job.rows) if job.rows is not None else \
+        min(evaluation.max_rows * len(evaluation.roster.members), evaluation.max_total_rows)
     try:
         delta = (central.delta(m) if job.rows is not None else central.delta_ceiling(m)) * central.repetitions
     except ValueError:  # no circuit draws this noise at the largest M admitted: the actual M decides, at the charge
@@ -128,24 +161,16 @@ def _terms(ctx, job) -> ReleaseTerms:
                         noise=central, **common)
 
 
-def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> dict:
-    """The oblivious ranking and the opened outputs of one job, on the agreed inputs: one sort per score column,
-    the AUC and the job's metrics of each, and with several columns and ``ci`` DeLong's covariances."""
-    meter = TrafficMeter(phases=ctx.rank == 0)
-    keys = np.concatenate([o.key_shares for o in opened], axis=1)  # (columns, M)
-    key_xor = np.concatenate([o.key_xor_shares for o in opened], axis=1)
-    labels = np.concatenate([o.label_shares for o in opened])
-    weights = np.concatenate([o.weight_shares for o in opened]) if job.evaluation.weight_bits is not None else None
-    owners = [(o.client, o.reply_to, len(o.label_shares)) for o in opened]
-    opened.clear()  # the caller's list: the opened bundles' rows are copied above
-    release_free_memory()  # the sealed and opened bundles
-    checking = time.perf_counter()
-    invalid = _invalid_clients(ctx, job, gates, owners, labels, key_xor, keys, weights)
-    check_s = f"{time.perf_counter() - checking:015.6f}"  # fixed width: record lengths never follow timing
-    if invalid:
-        return {"invalid": invalid, **meter.read()}
+def _compute(ctx, job, intake, held: list, fraction_bits: int, shuffler, gates, meter) -> dict:
+    """The oblivious ranking and the opened outputs of one job, on the agreed and checked rows (the HeldRows
+    that ``held`` holds; the list is emptied): one sort per score column, the AUC and the job's metrics of each,
+    and with several columns and ``ci`` DeLong's covariances; {"refused": why} if the weights' total does not
+    fit (one bit opened)."""
+    rows = held.pop()
+    keys, key_xor, labels, weights, owners = rows.keys, rows.key_xor, rows.labels, rows.weights, rows.owners
+    del rows
     if weights is not None and not _total_fits(gates, weights):
-        return {"refused": TOTAL_REFUSAL, **meter.read()}
+        return {"refused": TOTAL_REFUSAL}
     metrics = job.evaluation.metrics if job.central is None else ("auc",)
     paired = job.evaluation.columns > 1 and "ci" in metrics
     flags = job.ranks or paired or bool(FLAGGED & set(metrics))
@@ -156,15 +181,14 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
                                                                  [labels] + ([] if weights is None else [weights]))
         release_free_memory()  # the sort's 32-bit steps
         if isinstance(job.central, CurveNoise):  # the DP curve needs the sorted labels only
-            return {"central": _curve_release(ctx, job.central, sorted_labels, gates), "check_s": check_s,
-                    **meter.read()}
+            return {"central": _curve_release(ctx, job.central, sorted_labels, gates), **meter.read()}
         if ctx.rank == 0:
             ctx.progress("tie groups and rank sum" + (f" of score column {k + 1}" if k else ""))
         groups = tie_groups(shuffler, gates, starts, sorted_labels, flags, *sorted_weights)
         twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, groups, mid_ranks=job.ranks and k == 0)
         if job.central is not None:
             release = _central_release(ctx, job.central, from_share(twice_u), from_share(labels), gates)
-            return {"central": release, "check_s": check_s, **meter.read()}
+            return {"central": release, **meter.read()}
         if k == 0:
             defined = bool(reveal_int(from_share(nonnegative(gates, twice_pn - public_share(1, ctx.rank)))).item())
             if not defined:
@@ -187,7 +211,7 @@ def _compute(ctx, job, intake, opened, fraction_bits: int, shuffler, gates) -> d
            "others": [{"scaled": c["scaled"], "metrics": c["metrics"]} for c in done[1:]]}
     if paired and defined and "scaled" in first["metrics"].get("ci", {}):
         out["covariance"] = _covariances(ctx, gates, labels, done)
-    return {**out, "rank_bundles": rank_bundles, "check_s": check_s, **meter.read()}
+    return {**out, "rank_bundles": rank_bundles, **meter.read()}
 
 
 def _opened_auc(ctx, job, gates, m: int, twice_u, twice_pn, fraction_bits: int, weighted: bool = False) -> int:
@@ -263,23 +287,22 @@ def _metrics(ctx, job, shuffler, gates, groups, twice_u, sorted_labels) -> dict:
     return opened
 
 
-def _invalid_clients(ctx, job, gates, owners, labels, key_xor, keys, weights=None) -> list:
+def _invalid_clients(ctx, job, gates, held) -> list:
     """The clients with a row outside the domain (a label other than 0 or 1, a key of any score column outside
     the declared encoding's range, in the representation the sort reads, or a weight outside [0, 2^30] units),
-    checked inside the MPC (circuits.validity); only one bit per client is opened.  keys, key_xor: (columns,
-    M)."""
+    checked inside the MPC (circuits.validity); only one bit per client is opened."""
     if ctx.rank == 0:
         ctx.progress("checking every client's rows inside the MPC")
     key_bits = job.evaluation.encoder.key_bits
     ok = None
-    for k in range(len(keys)):  # every score column: a row is valid when all its keys are
-        column = valid_rows(gates, labels, key_bits=key_bits,
-                            **({"key_xor": key_xor[k]} if job.method == "radix" else {"keys": keys[k]}))
+    for k in range(len(held.keys)):  # every score column: a row is valid when all its keys are
+        column = valid_rows(gates, held.labels, key_bits=key_bits,
+                            **({"key_xor": held.key_xor[k]} if job.method == "radix" else {"keys": held.keys[k]}))
         ok = column if ok is None else gates.and_((ok, column))[0]
-    if weights is not None:
-        (ok,) = gates.and_((ok, valid_weights(gates, weights, TOTAL_UNITS)))
-    verdicts = reveal_int(from_share(client_verdicts(gates, ok, [rows for _, _, rows in owners]))).numpy()
-    return [client for (client, _, _), good in zip(owners, verdicts) if good != 1]
+    if held.weights is not None:
+        (ok,) = gates.and_((ok, valid_weights(gates, held.weights, TOTAL_UNITS)))
+    verdicts = reveal_int(from_share(client_verdicts(gates, ok, held.rows))).numpy()
+    return [client for (client, _, _), good in zip(held.owners, verdicts) if good != 1]
 
 
 TOTAL_REFUSAL = (f"the sample weights add up to more than 2^{TOTAL_BITS} units of the evaluation's weight_bits "

@@ -160,3 +160,43 @@ def test_a_client_whose_rows_are_all_one_class_submits(study):
     scores = np.concatenate([rows[n][0] for n in NAMES])
     labels = np.concatenate([rows[n][1] for n in NAMES])
     assert abs(result["auc"] - roc_auc_score(labels, scores)) < 1e-12
+
+
+def test_the_evaluations_total_rows_bound_what_the_parties_hold_first_come(study):
+    """Three clients of about 200 rows submitting at once, max_total_rows two more than the largest two: two get
+    room, the last to ask is refused by name before its shares leave it; with allow_missing the release is over
+    the two, equal to sklearn's; a client past max_rows (the ticket states both limits) is refused by its own
+    check, naming it."""
+    directory, rows = study
+    sizes = {name: len(y) for name, (_, y, _) in rows.items()}
+    total = sum(sorted(sizes.values())[1:]) + 2
+    opened = mpc_auc.Evaluation.open(directory / "deployment.yaml", id="total-rows", deadline=60,
+                                     roster=[directory / f"{n}.roster.yaml" for n in NAMES], allow_missing=True,
+                                     max_rows=300, max_total_rows=total)
+    with ThreadPoolExecutor(len(NAMES)) as pool:
+        futures = {name: pool.submit(mpc_auc.submit, directory / "deployment.yaml", evaluation="total-rows",
+                                     client=name, key=directory / f"{name}.key", y_true=y, y_score=s)
+                   for name, (s, y, _) in rows.items()}
+        errors = {name: f.exception(timeout=120) for name, f in futures.items()}
+    refused = [name for name, err in errors.items() if err is not None]
+    assert len(refused) == 1, errors
+    (late,) = refused
+    left = total - sum(n for name, n in sizes.items() if name != late)
+    assert str(errors[late]).endswith(f"refused the submission: client {late!r} would send {sizes[late]} rows when "
+                                      f"{left} are left of the evaluation's {total} over all its clients (first come)")
+    result = opened.result(timeout=120)
+    first = [n for n in NAMES if n != late]
+    assert result.missing == (late,) and result.clients == 2
+    assert all(futures[n].result().status == "computed" for n in first)
+    scores = np.concatenate([rows[n][0] for n in first])
+    labels = np.concatenate([rows[n][1] for n in first])
+    assert abs(result["auc"] - roc_auc_score(labels, scores)) < 1e-12
+    small = mpc_auc.Evaluation.open(directory / "deployment.yaml", id="max-rows", deadline=60,
+                                    roster=directory / "north.roster.yaml", max_rows=100)
+    s, y, _ = rows["north"]
+    with pytest.raises(mpc_auc.InputError, match=f"this client has {len(y)} rows; evaluation 'max-rows' takes at "
+                                                 "most 100 per client"):
+        mpc_auc.submit(directory / "deployment.yaml", evaluation="max-rows", client="north",
+                       key=directory / "north.key", y_true=y, y_score=s)
+    with pytest.raises(mpc_auc.InputError, match="'north' declined the job"):
+        small.result(timeout=60)

@@ -25,25 +25,27 @@ pytest.importorskip("flwr", reason="Flower is the optional extra mpc-auc[flower]
 EXAMPLE = Path(__file__).parents[2] / "examples" / "flower"
 SIMULATION = """
 from flwr.simulation import run_simulation
-from mpcauc_flower.client_app import app as client_app
+from {client} import app as client_app
 from mpcauc_flower.{server} import app as server_app
 run_simulation(server_app, client_app, num_supernodes=5, backend_config={{"client_resources": {{"num_cpus": 0.2}}}})
 """
 
 
-def _simulate(deployed, tmp_path, server="server_app", **settings):
-    """Run the example's ClientApp with ``server`` in Flower's simulation, in a directory holding the deployment
-    file, the coordinator's key and five fresh client keys; ``settings``: the run config's values (by the
-    environment: the simulation API passes no run config).  Returns (the directory, the log)."""
+def _simulate(deployed, tmp_path, server="server_app", client="mpcauc_flower.client_app", **settings):
+    """Run ``client`` (the example's ClientApp, or a module of tests/) with ``server`` in Flower's simulation, in a
+    directory holding the deployment file, the coordinator's key and five fresh client keys; ``settings``: the
+    run config's values (by the environment: the simulation API passes no run config).  Returns (the directory,
+    the log)."""
     directory = deployed[0]
     work = tmp_path / "run"
     (work / "keys").mkdir(parents=True)
     for name in ("deployment.yaml", "coordinator.key"):
         shutil.copy(directory / name, work / name)
     client_keys(work / "keys", [f"client-{p}" for p in range(5)])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLE), os.environ.get("PYTHONPATH", "")]),
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLE), str(Path(__file__).parents[1]),
+                                                        os.environ.get("PYTHONPATH", "")]),
            **{"MPCAUC_FLOWER_" + k.upper(): str(v) for k, v in settings.items()}}
-    proc = subprocess.run([sys.executable, "-c", SIMULATION.format(server=server)], cwd=work, env=env,
+    proc = subprocess.run([sys.executable, "-c", SIMULATION.format(server=server, client=client)], cwd=work, env=env,
                           capture_output=True, text=True, timeout=600)
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-4000:]
@@ -78,6 +80,19 @@ def test_the_flower_example_releases_a_dp_global_auc_per_round_charged_to_every_
             assert [r.epsilon for r in releases] == pytest.approx([1.0, 1.0])
         own = json.loads((work / "keys" / f"client-{p}.ledger.json").read_text())["releases"]
         assert [r["epsilon"] for r in own] == [1.0, 1.0]
+
+
+def test_a_round_keeps_its_auc_when_one_client_sends_rows_outside_the_domain(deployed, tmp_path):
+    """Node 0 submits scores of 2.0 past its own checks (tests/flower_bad_client.py); the example's rounds leave
+    it out (mpcauc-exclude-invalid, its default) and each keeps its DP AUC over the other four, naming it."""
+    work, log = _simulate(deployed, tmp_path, client="flower_bad_client")
+    rounds = json.loads((work / "mpcauc-flower-rounds.json").read_text())["rounds"]
+    assert [r["round"] for r in rounds] == [1, 2]
+    assert all(r["private_auc"] is not None and r["excluded"] == 1 and r["epsilon"] == 1.0 for r in rounds), rounds
+    assert log.count("left out 'client-0': rows outside the domain") == 2
+    key = Identity.load(str(work / "keys" / "client-0.key")).public
+    for role in ("P0", "P1"):  # nothing charged to the client left out
+        assert Ledger.releases(Ledger(default_directory(), role).state(key_account(key))) == []
 
 
 def test_the_crafted_model_reads_every_label_from_exact_rounds_and_no_more_than_the_dp_bound_allows():

@@ -28,7 +28,11 @@ def fit(message: Message, context: Context) -> Message:
 @app.evaluate()
 def evaluate(message: Message, context: Context) -> Message:
     _, (x, y, ids) = _rows(context)
-    predicted = scores(message.content["arrays"].to_numpy_ndarrays(), x)
+    return submit(message, context, y, scores(message.content["arrays"].to_numpy_ndarrays(), x), ids)
+
+
+def submit(message: Message, context: Context, y, predicted, ids) -> Message:
+    """Submit ``predicted`` for this node's test rows ``y`` (``ids``) to the round's evaluation, on its terms."""
     name, keys = f"client-{context.node_config['partition-id']}", setting(context, "mpcauc-keys")
     return submit_predictions(message, context, y, predicted, ids=ids, client=name, key=f"{keys}/{name}.key",
                               deployment=setting(context, "mpcauc-deployment"),

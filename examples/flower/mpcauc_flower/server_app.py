@@ -23,6 +23,7 @@ def main(grid: Grid, context: Context) -> None:
     rosters = [f"{setting(context, 'mpcauc-keys')}/client-{p}.roster.yaml" for p in range(clients)]
     protocol = str(setting(context, "mpcauc-protocol"))
     options = {"deadline": float(setting(context, "mpcauc-deadline")), "protocol": protocol,
+               "exclude_invalid": bool(setting(context, "mpcauc-exclude-invalid")),
                **({"epsilon": float(setting(context, "mpcauc-epsilon"))} if protocol == "mpc-central" else {})}
     strategy = MpcAucFedAvg(deployment=setting(context, "mpcauc-deployment"), rosters=rosters, mpcauc_options=options,
                             fraction_train=1.0, fraction_evaluate=1.0, min_train_nodes=clients,
@@ -47,7 +48,8 @@ def main(grid: Grid, context: Context) -> None:
             f", DP at epsilon {epsilon:g}" if epsilon is not None else ", exact", private,
             f" (95% interval {interval[0]:.3f} .. {interval[1]:.3f})" if interval else "", clear)
         rounds.append({"round": server_round, "private_auc": private, "clear_auc": clear, "epsilon": epsilon,
-                       "interval": interval, "std": metrics.get("mpcauc-auc-std")})
+                       "interval": interval, "std": metrics.get("mpcauc-auc-std"),
+                       "excluded": metrics.get("mpcauc-excluded", 0)})
     if setting(context, "out"):
         with open(str(setting(context, "out")), "w") as f:
             json.dump({"rounds": rounds}, f, indent=1)

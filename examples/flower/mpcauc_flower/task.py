@@ -16,6 +16,9 @@ DEFAULTS = {"clients": 5, "rounds": 2, "mpcauc-deployment": "deployment.yaml", "
             # in all (its own ledger, beside its key), and no exact release unless mpcauc-max-exact says so
             "mpcauc-protocol": "mpc-central", "mpcauc-epsilon": 1.0, "mpcauc-max-epsilon": 1.0, "mpcauc-budget": 2.0,
             "mpcauc-max-exact": 0,
+            # a client whose rows fail the parties' in-MPC domain check is left out of the round's release (named in
+            # the log) instead of costing the round its AUC
+            "mpcauc-exclude-invalid": True,
             # crafted_server_app (the attack of docs/flower.md): its rounds and its output
             "mpcauc-oracle-rounds": 3, "oracle-out": "mpcauc-oracle-rounds.json"}
 
@@ -25,7 +28,10 @@ def setting(context, name: str):
     MPCAUC_FLOWER_<NAME> (mpcauc-budget: MPCAUC_FLOWER_MPCAUC_BUDGET); else its default."""
     if name in context.run_config:
         return context.run_config[name]
-    return os.environ.get("MPCAUC_FLOWER_" + name.upper().replace("-", "_"), DEFAULTS[name])
+    value = os.environ.get("MPCAUC_FLOWER_" + name.upper().replace("-", "_"), DEFAULTS[name])
+    if isinstance(DEFAULTS[name], bool) and isinstance(value, str):  # a flag from the environment
+        return value.strip().lower() in ("1", "true", "yes")
+    return value
 
 
 def partition(partition_id: int, partitions: int) -> tuple:

@@ -252,11 +252,48 @@ def test_a_client_outside_the_domain_is_named_and_no_auc_is_written(clients, cas
     assert "'east'" in err and "outside the protocol's domain" in err
     assert not (directory / f"{evaluation}.json").exists()
     assert all(c == 2 and "'east'" in e for c, _, e in answers), answers
-    for name in CLIENTS[:2]:  # the honest clients' exact release was charged, then voided: nothing was opened
+    for name in CLIENTS:  # every row is checked before a direct release is charged: nothing was charged
         key = key_account(Identity.load(str(directory / f"{name}.key")).public)
         for role in ("P0", "P1"):
-            (release,) = Ledger(default_directory(), role).state(key)["releases"]
-            assert release["exact"] and "invalid inputs" in release["void"]
+            assert Ledger(default_directory(), role).state(key)["releases"] == []
+
+
+def test_exclude_invalid_leaves_a_malicious_client_out_and_releases_over_the_other_three(clients):
+    """Four rostered clients, one of them malicious (label 400), evaluation opened with --exclude-invalid: the
+    malicious client is named and left out, the AUC equals sklearn's over the other three, every ticket stated
+    the rule, the result names who was left out, and only the clients included are charged."""
+    import json
+
+    directory, rows = clients
+    names = CLIENTS + ("west",)
+    client_keys(directory, ["west"])
+    _, scores, labels = synthetic_evalset(m=300, clients=1, seed=12, decimals=2).clients()[0]
+    with open(directory / "west.csv", "w", newline="") as f:
+        csv.writer(f).writerows([["client", "score", "label"]] + [["west", repr(float(s)), int(y)]
+                                                                    for s, y in zip(scores, labels)])
+    rows = {**rows, "west": (np.asarray(scores), np.asarray(labels))}
+    honest_names = ("north", "south", "west")
+    opened = _open(directory, "exclude", "--deadline", "60", "--exclude-invalid", names=names)
+    honest = [_submit(directory, "exclude", n) for n in honest_names]
+    cheat = subprocess.Popen([CLI[0], str(__import__("pathlib").Path(__file__).parents[2] / "malicious_client.py"),
+                              str(directory / "deployment.yaml"), "exclude", str(directory / "east.key"), "label"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    (code, _, err), *answers = _finish(opened, *honest, cheat)
+    assert code == 0, err
+    record = json.loads((directory / "exclude.json").read_text())
+    expected = roc_auc_score(np.concatenate([rows[n][1] for n in honest_names]),
+                             np.concatenate([rows[n][0] for n in honest_names]))
+    assert abs(record["auc"] - expected) < 1e-12
+    assert record["input_summary"]["excluded"] == ["east"] and record["input_summary"]["clients"] == 3
+    for c, _, e in answers[:3]:  # each honest client saw the rule in its ticket's terms before it sent anything
+        assert c == 0 and "a client whose rows fail the domain check is left out" in e, e
+    c, _, e = answers[3]
+    assert c == 2 and "'east'" in e and "leaves such clients out" in e, e
+    for name in names:  # charged: the three included clients' exact release, nothing to the one left out
+        key = key_account(Identity.load(str(directory / f"{name}.key")).public)
+        for role in ("P0", "P1"):
+            releases = Ledger(default_directory(), role).state(key)["releases"]
+            assert len(releases) == (name != "east") and all(r["exact"] and not r.get("void") for r in releases)
 
 
 def test_a_client_sees_the_release_terms_and_refuses_a_looser_release(clients):

@@ -66,6 +66,7 @@ def _ticket_and_result():
     ("nonce", b"m" * 32, "'nonce' is another job's"),
     ("rows", (11, 20), "do not count this client's 10 rows"),
     ("missing", (), "do not make up the roster of 3"),
+    ("excluded", ("c",), "which the tickets did not allow"),
 ])
 def test_a_shared_result_both_parties_agree_on_is_checked_against_the_clients_own_ticket(field, value, message):
     """Two parties that send the same wrong field (the client cannot tell which lies, but the field contradicts
@@ -80,3 +81,19 @@ def test_a_shared_result_both_parties_agree_on_is_checked_against_the_clients_ow
     assert check_shared([honest, honest], ticket, "a", 10) is honest
     with pytest.raises(JobRefused, match=message):
         check_shared([wrong, wrong], ticket, "a", 10)
+
+
+def test_a_client_excluded_where_the_tickets_allow_it_counts_towards_the_roster():
+    """With exclude_invalid in both tickets' terms, clients + missing + excluded make up the roster; a name
+    listed twice does not."""
+    import dataclasses
+
+    from mpc_auc.protocols.inputs.submitter import JobRefused, check_shared
+
+    ticket, honest = _ticket_and_result()
+    ticket = dataclasses.replace(ticket, terms=dataclasses.replace(ticket.terms, exclude_invalid=True))
+    excluded = dataclasses.replace(honest, missing=(), excluded=("c",))
+    assert check_shared([excluded, excluded], ticket, "a", 10) is excluded
+    twice = dataclasses.replace(honest, excluded=("c",))
+    with pytest.raises(JobRefused, match="do not make up the roster of 3"):
+        check_shared([twice, twice], ticket, "a", 10)

@@ -6,6 +6,7 @@ exit 2 from the CLI), with no ε spent.  Against a weakened party without the ch
 the red team's attacks: an AUC of about 2, and one row that moves a record-DP release by hundreds of noise
 standard deviations.
 """
+import dataclasses
 import json
 
 import numpy as np
@@ -106,8 +107,8 @@ def test_the_weakened_party_lets_one_row_void_everyones_record_dp(bypass, tmp_pa
 def first_column_party(ctx, fraction_bits):
     """The real party loop checking only the first score column's keys (a weakened check)."""
     check = ranking_party._invalid_clients
-    ranking_party._invalid_clients = lambda ctx, job, gates, owners, labels, key_xor, keys, weights: check(
-        ctx, job, gates, owners, labels, key_xor[:1], keys[:1], weights)
+    ranking_party._invalid_clients = lambda ctx, job, gates, held: check(
+        ctx, job, gates, dataclasses.replace(held, keys=held.keys[:1], key_xor=held.key_xor[:1]))
     return ranking_party.serve_jobs(ctx, fraction_bits)
 
 
