@@ -29,6 +29,7 @@ from ..protocols.inputs.encoding import PAD_KEY, ScoreEncoder
 from ..protocols.inputs.sharing import split, split_xor
 from ..protocols.mpc.exact import exact_result
 from ..protocols.mpc.ranking_job import run_ranking_jobs, simulated
+from ..protocols.runtime.dealer import Dealer
 from ..protocols.runtime.session import Placement, run_parties
 from ..results import provenance, strict, write_csv, write_json, write_text
 from ..synthetic import synthetic_evalset
@@ -68,12 +69,12 @@ from .security_views import (
 SUITES = {
     "quick": {"epsilon": 1.0, "audit_draws": 200_000, "inference_epsilons": [0.5, 1, 2, 4, 8], "inference_m": 200,
               "inference_draws": 200, "top_k_m": 45_840, "top_k": [10, 100, 1000, 10_000], "seed_bits": 14,
-              "mpc_audit_draws": 20_000, "view_runs": 150,
+              "dealer_trials": 200, "mpc_audit_draws": 20_000, "view_runs": 150,
               "collusion_m": 500, "ustat_view_pairs": 4096, "bitonic_view_m": 1024, "job_view_runs": 30,
               "job_view_m": 1024, "noise_view_draws": 4096, "observer_m": 512},
     "full": {"epsilon": 1.0, "audit_draws": 2_000_000, "inference_epsilons": [0.25, 0.5, 1, 2, 4, 8],
              "inference_m": 1000, "inference_draws": 1000, "top_k_m": 458_407, "top_k": [10, 100, 1000, 10_000],
-             "seed_bits": 16, "mpc_audit_draws": 200_000, "view_runs": 1000,
+             "seed_bits": 16, "dealer_trials": 1000, "mpc_audit_draws": 200_000, "view_runs": 1000,
              "collusion_m": 45_840, "ustat_view_pairs": 65_536, "bitonic_view_m": 4096, "job_view_runs": 150,
              "job_view_m": 4096, "noise_view_draws": 65_536, "observer_m": 4096},
 }
@@ -495,29 +496,40 @@ def top_k(cfg: dict, rng) -> tuple:
 
 
 def dealer_keys(cfg: dict, rng) -> list:
-    """Stock CrypTen's seeds (a control) and the project's Dealer, in a real session, against P0's key guesses;
-    the same Dealer weakened to k_1 = SHA-256(k_0) must fall (a control)."""
+    """Stock CrypTen's seeds (a control); the project's Dealer's key set-up under the key-independence check
+    (sims.security_checks.key_independence), the same Dealer weakened to derive k_1 from k_0 three ways (the
+    controls), and a real session in which each party's triples expand the key the Dealer sent it."""
 
     bits = cfg["seed_bits"]
     dealer_seed = int(rng.integers(2 ** bits))
     seed0, seed1 = sc.stock_dealer_seeds(dealer_seed)
     recovered = sc.seed_recovery(seed0, sc.stock_share(seed1), bits)
-    found = {}
-    for name, dealer in (("ours", None), ("derived", sc.DerivedKeyDealer)):
-        p0, p1 = run_parties(sc.dealer_key_party, (1000,), provider="TTP", timeout_s=120,
-                             placement=Placement(dealer=dealer))
-        found[name] = sc.p0_rebuilds_p1_triples(p0["key"], p1["triple words"])
+    trials = cfg["dealer_trials"]
+    p0, p1 = run_parties(sc.dealer_key_party, (1000,), provider="TTP", timeout_s=120)
+    wired = sc.expands_its_key(p0) and sc.expands_its_key(p1) and p0["key"] != p1["key"]
     return [
         check(f"stock CrypTen TTP: P0 rebuilds P1's triples from its seed ({bits}-bit dealer seed)", "control",
               "stock CrypTen TTP", None, None, float(recovered), 0.0, not recovered,
               {"attack": "search dealer seeds for P0's, regenerate P1's triple shares (torch MT19937)"}),
-        check("our dealer: P0 alone rebuilds P1's triples from its key", "collusion", "mpc-exact, mpc-central",
-              None, None, float(found["ours"]), 0.0, not found["ours"],
-              {"keys": "k_0 as P0 holds it, P1's triple generator, from a session with protocols.runtime.dealer.Dealer"}),
-        check("a dealer that derives P1's key from P0's: P0 rebuilds P1's triples", "control",
-              "weakened dealer", None, None, float(found["derived"]), 0.0, not found["derived"],
-              {"weakening": "sims.security_checks.DerivedKeyDealer: the project's Dealer with k_1 = SHA-256(k_0)"}),
+        _independence_check("dealer key independence, our Dealer: no draw moves both P0's and P1's keys",
+                            "collusion", "mpc-exact, mpc-central", sc.key_independence(Dealer, trials, rng),
+                            {"dealer": "protocols.runtime.dealer.Dealer"}),
+        *[_independence_check(f"dealer key independence, a Dealer with {name}", "control",
+                              "weakened dealer", sc.key_independence(dealer, trials, rng),
+                              {"weakening": f"sims.security_checks.{dealer.__name__}: the project's Dealer with "
+                                            f"{name}"})
+          for name, dealer in sc.WEAKENED_DEALERS.items()],
+        check("our dealer in a real session: each party's triples expand the key the dealer sent it", "collusion",
+              "mpc-exact, mpc-central", None, None, float(not wired), 0.0, wired,
+              {"session": "P0, P1 and protocols.runtime.dealer.Dealer as processes; the first 1,000 words of "
+                          "each party's triple generator against its key under the triples' purpose"}),
     ]
+
+
+def _independence_check(name: str, kind: str, protocol: str, found: dict, details: dict) -> dict:
+    """A check record of sims.security_checks.key_independence: passed when no trial was flagged."""
+    return check(f"{name} ({found['trials']} trials)", kind, protocol, None, None, float(found["flagged"]), 0.0,
+                 not found["flagged"], dict(details, **found))
 
 
 # ----------------------------------------------------------------- report

@@ -10,14 +10,19 @@ moves localSum (fedauc) by its whole sensitivity and 2T (mpc-central) by M-1.
 Record DP (mpc-central): D holds one positive at the top and M-1 negatives,
 D' the same record as a negative: 2U moves by 2(M-1), P by 1.
 """
+import contextlib
 import hashlib
+import hmac
 import math
+import pickle
 import secrets
+from unittest import mock
 
 import numpy as np
 import torch
 
 from ..circuits.crypten_compat import crypten
+from ..circuits.streams import KEY_BYTES
 from ..circuits.noise_laws import DiscreteLaplace
 from ..protocols.clear_auc import rank_sum_auc
 from ..protocols.dp import dpauc, fedauc, score_ldp
@@ -27,7 +32,7 @@ from ..protocols.dp.suite import THRESHOLDS
 from ..protocols.metric_catalogue import cut_positions
 from ..protocols.mpc.central import mpc_central_auc
 from ..protocols.runtime.csprng import TUPLES, KeyedGenerator
-from ..protocols.runtime.dealer import Dealer
+from ..protocols.runtime.dealer import COMPUTE_PARTIES, Dealer
 from ..protocols.runtime.session import Placement
 from ..protocols.ustat.two_party import pair_noise, user_privacy
 from .dp_audit import epsilon_lower_bound, gaussian_llr, laplace_llr
@@ -401,20 +406,137 @@ def stock_dealer_seeds(dealer_seed: int) -> list:
 
 
 def p0_key_guesses(k0: bytes):
-    """What P0 can try from its own dealer key: the key itself and simple derivations of it."""
+    """What P0 can try from its own dealer key: the key itself and simple derivations of it (the unit test of
+    tests/protocols/runtime/test_provider_security.py; the suite's dealer check, :func:`key_independence`,
+    enumerates nothing)."""
     yield k0
     yield hashlib.sha256(k0).digest()
     for i in range(1, 4):
         yield (int.from_bytes(k0, "little") + i).to_bytes(32, "little", signed=False)
 
 
+def p0_rebuilds_p1_triples(k0: bytes, p1_words: np.ndarray) -> bool:
+    """Does any of P0's guesses expand (protocols.runtime.csprng, the triples' purpose) to P1's triple words?"""
+    return any(np.array_equal(KeyedGenerator(guess, TUPLES).words(p1_words.shape), p1_words)
+               for guess in p0_key_guesses(k0))
+
+
+# ------------------------------------------------- dealer key independence
+
 class DerivedKeyDealer(Dealer):
-    """A deliberately weakened dealer (a control): the project's Dealer with k_1 = SHA-256(k_0)."""
+    """A deliberately weakened dealer (the controls below): the project's Dealer with k_0 drawn as it draws it
+    and k_1 = derive(k_0)."""
+
+    @classmethod
+    def draw_keys(cls) -> list:
+        k0 = secrets.token_bytes(KEY_BYTES)
+        return [k0, cls.derive(k0)]
 
     @staticmethod
-    def draw_keys() -> list:
-        k0 = secrets.token_bytes(32)
-        return [k0, hashlib.sha256(k0).digest()]
+    def derive(k0: bytes) -> bytes:
+        raise NotImplementedError
+
+
+class TaggedHashDealer(DerivedKeyDealer):
+    """Control: k_1 = SHA-256("k1" || k_0)."""
+
+    @staticmethod
+    def derive(k0: bytes) -> bytes:
+        return hashlib.sha256(b"k1" + k0).digest()
+
+
+class HmacDealer(DerivedKeyDealer):
+    """Control: k_1 = HMAC-SHA256 keyed with k_0 of "p1"."""
+
+    @staticmethod
+    def derive(k0: bytes) -> bytes:
+        return hmac.new(k0, b"p1", hashlib.sha256).digest()
+
+
+class XorDealer(DerivedKeyDealer):
+    """Control: k_1 = k_0 XOR a constant (0x5c in every byte)."""
+
+    @staticmethod
+    def derive(k0: bytes) -> bytes:
+        return bytes(b ^ 0x5C for b in k0)
+
+
+WEAKENED_DEALERS = {'k_1 = SHA-256("k1" || k_0)': TaggedHashDealer, 'k_1 = HMAC-SHA256(k_0, "p1")': HmacDealer,
+                    "k_1 = k_0 XOR 0x5c..5c": XorDealer}
+
+
+class _ControlledSetUp:
+    """A dealer's key set-up (Dealer._setup_generators, run in this process) under the check's control: its
+    randomness source ``secrets.token_bytes`` answers the i-th call with script[i] (``fresh(n)`` beyond the
+    script or where the length asked differs), and CrypTen's communicator records what it sends each party."""
+    ttp_group = "ttp"
+
+    def __init__(self, dealer_cls: type, fresh):
+        self.dealer_cls, self.fresh = dealer_cls, fresh
+        self.script, self.answered, self.sent = [], [], {}
+
+    def token_bytes(self, n=None) -> bytes:
+        n = secrets.DEFAULT_ENTROPY if n is None else n
+        i = len(self.answered)
+        self.answered.append(self.script[i] if i < len(self.script) and len(self.script[i]) == n else self.fresh(n))
+        return self.answered[-1]
+
+    def send_obj(self, obj, dst, group):
+        self.sent.setdefault(dst, []).append(obj)
+
+    @contextlib.contextmanager
+    def installed(self):
+        """``secrets.token_bytes`` and CrypTen's communicator replaced by this object's, in this process."""
+        with mock.patch.object(secrets, "token_bytes", self.token_bytes), \
+                mock.patch.object(crypten.communicator, "get", lambda: self):
+            yield self
+
+    def run(self, script: list) -> tuple:
+        """(What each compute party was sent, pickled; the draws answered) when the set-up runs on ``script``
+        (inside :meth:`installed`)."""
+        self.script, self.answered, self.sent = script, [], {}
+        self.dealer_cls.__new__(self.dealer_cls)._setup_generators()
+        return [pickle.dumps(self.sent.get(party, [])) for party in COMPUTE_PARTIES], self.answered
+
+
+def _flip(script: list, i: int, bit: int) -> list:
+    """The script with one bit of its i-th draw flipped."""
+    draw = bytearray(script[i])
+    draw[bit // 8] ^= 1 << bit % 8
+    return script[:i] + [bytes(draw)] + script[i + 1:]
+
+
+def key_dependence(dealer_cls: type, rng) -> dict:
+    """One trial: which bits of the dealer's draws each compute party's set-up view (everything the dealer
+    sends it) depends on.  The draws come from ``rng`` (the trial's script, not a secret); the set-up runs
+    once on them, once more on the same draws (its views must be reproduced: a key from any other source or
+    state is not), and once per bit of them with that bit flipped.  Independent: reproduced, no bit moves
+    both parties' views, and each view moves with at least 256 bits."""
+    moves = {party: set() for party in COMPUTE_PARTIES}
+    with _ControlledSetUp(dealer_cls, rng.bytes).installed() as set_up:
+        views, script = set_up.run([])
+        reproduced = set_up.run(script)[0] == views
+        for i, draw in enumerate(script):
+            for bit in range(8 * len(draw)):
+                flipped = set_up.run(_flip(script, i, bit))[0]
+                for party in COMPUTE_PARTIES:
+                    if flipped[party] != views[party]:
+                        moves[party].add((i, bit))
+    shared = moves[0] & moves[1]
+    bits = [len(moves[party]) for party in COMPUTE_PARTIES]
+    return {"draws": len(script), "reproduced": reproduced, "bits": bits, "shared": len(shared),
+            "independent": reproduced and not shared and min(bits) >= 8 * KEY_BYTES}
+
+
+def key_independence(dealer_cls: type, trials: int, rng) -> dict:
+    """:func:`key_dependence` over ``trials`` independent scripts: how many were flagged, and the extremes."""
+    runs = [key_dependence(dealer_cls, rng) for _ in range(trials)]
+    return {"trials": trials, "flagged": sum(not r["independent"] for r in runs),
+            "not reproduced": sum(not r["reproduced"] for r in runs),
+            "draws": sorted({r["draws"] for r in runs}),
+            "most shared bits": max(r["shared"] for r in runs),
+            "fewest bits P0's view moves with": min(r["bits"][0] for r in runs),
+            "fewest bits P1's view moves with": min(r["bits"][1] for r in runs)}
 
 
 def dealer_key_party(ctx, words: int) -> dict:
@@ -425,10 +547,10 @@ def dealer_key_party(ctx, words: int) -> dict:
     return {"key": ctx.stream_key, "triple words": client.generator.words((words,))}
 
 
-def p0_rebuilds_p1_triples(k0: bytes, p1_words: np.ndarray) -> bool:
-    """Does any of P0's guesses expand (protocols.runtime.csprng, the triples' purpose) to P1's triple words?"""
-    return any(np.array_equal(KeyedGenerator(guess, TUPLES).words(p1_words.shape), p1_words)
-               for guess in p0_key_guesses(k0))
+def expands_its_key(party: dict) -> bool:
+    """Is a party's triple generator (:func:`dealer_key_party`) the expansion of the key it received?"""
+    words = party["triple words"]
+    return np.array_equal(KeyedGenerator(party["key"], TUPLES).words(words.shape), words)
 
 
 def seed_recovery(seed0: int, p1_share: torch.Tensor, bits: int) -> bool:

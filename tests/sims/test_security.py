@@ -4,8 +4,10 @@ Audit: the Clopper-Pearson bound never exceeds a true epsilon and catches a
 doubled one; fedauc-rr and FedAUC_Lap pass while their weakened controls are
 caught.  Attack: the likelihood-ratio attacker reaches the RR bound exactly
 and vanilla 100%; MPC gives base-rate top-K precision; the exact AUC gives
-away a last unknown label.  Collusion/control: our dealer's keys resist P0,
-the stock and derived-key dealers do not.  View: the command's run checks
+away a last unknown label.  Collusion/control: our dealer passes the key
+independence check and a real session's triples expand the keys it sent;
+the stock dealer and the three Dealers deriving k_1 from k_0 are caught
+(tests/sims/test_dealer_independence.py: the check itself).  View: the command's run checks
 the radix sort's transcripts and catches the open-sigma variant (also
 tests/circuits/test_radix.py).  The command writes strict JSON, Markdown, CSV and
 PNG+PDF.
@@ -70,15 +72,19 @@ def test_top_k_is_informative_on_clear_scores_and_base_rate_for_mpc():
 
 
 def test_our_dealer_keys_resist_p0_and_the_weakened_dealers_do_not():
-    checks = {c["name"]: c for c in security.dealer_keys({"seed_bits": 8}, np.random.default_rng(7))}
-    assert [c["passed"] for c in checks.values() if c["kind"] == "collusion"] == [True]
-    assert [c["passed"] for c in checks.values() if c["kind"] == "control"] == [False, False]
+    checks = security.dealer_keys({"seed_bits": 8, "dealer_trials": 4}, np.random.default_rng(7))
+    assert [c["passed"] for c in checks if c["kind"] == "collusion"] == [True, True]  # the check, the session
+    controls = [c for c in checks if c["kind"] == "control"]
+    assert [c["passed"] for c in controls] == [False] * 4  # stock CrypTen and the three derived-key Dealers
+    assert [c["details"]["flagged"] for c in controls[1:]] == [4] * 3
+    assert any('SHA-256("k1" || k_0)' in c["name"] for c in controls)
 
 
 def test_the_command_writes_the_report_and_its_verdict(tmp_path):
     config = tmp_path / "small.yaml"
     config.write_text("audit_draws: 60000\nmpc_audit_draws: 1000\ninference_m: 50\ninference_draws: 40\n"
-                      "inference_epsilons: [1, 4]\ntop_k_m: 5000\ntop_k: [10, 100]\nseed_bits: 8\nview_runs: 20\n"
+                      "inference_epsilons: [1, 4]\ntop_k_m: 5000\ntop_k: [10, 100]\nseed_bits: 8\ndealer_trials: 5\n"
+                      "view_runs: 20\n"
                       "collusion_m: 100\nustat_view_pairs: 512\nbitonic_view_m: 256\njob_view_runs: 5\n"
                       "job_view_m: 128\nnoise_view_draws: 512\nobserver_m: 64\n")
     out = tmp_path / "report"
