@@ -405,22 +405,6 @@ def stock_dealer_seeds(dealer_seed: int) -> list:
     return [int(torch.randint(-(2 ** 63), 2 ** 63 - 1, (), generator=g)) for _ in range(2)]
 
 
-def p0_key_guesses(k0: bytes):
-    """What P0 can try from its own dealer key: the key itself and simple derivations of it (the unit test of
-    tests/protocols/runtime/test_provider_security.py; the suite's dealer check, :func:`key_independence`,
-    enumerates nothing)."""
-    yield k0
-    yield hashlib.sha256(k0).digest()
-    for i in range(1, 4):
-        yield (int.from_bytes(k0, "little") + i).to_bytes(32, "little", signed=False)
-
-
-def p0_rebuilds_p1_triples(k0: bytes, p1_words: np.ndarray) -> bool:
-    """Does any of P0's guesses expand (protocols.runtime.csprng, the triples' purpose) to P1's triple words?"""
-    return any(np.array_equal(KeyedGenerator(guess, TUPLES).words(p1_words.shape), p1_words)
-               for guess in p0_key_guesses(k0))
-
-
 # ------------------------------------------------- dealer key independence
 
 class DerivedKeyDealer(Dealer):
