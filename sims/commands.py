@@ -56,7 +56,7 @@ class SecurityEvaluation:
         parser.add_argument("--config", help="YAML file overriding suite parameters (epsilon, audit_draws, "
                                              "mpc_audit_draws, view_runs, ustat_view_pairs, bitonic_view_m, "
                                              "collusion_m, inference_epsilons, inference_m, inference_draws, "
-                                             "top_k_m, top_k, seed_bits, seed)")
+                                             "top_k_m, top_k, seed_bits, dealer_trials, seed)")
         parser.add_argument("--out", required=True, help="directory for the report (created)")
         parser.add_argument("--seed", type=typed("seed"), default=None,
                             help="seed of the experiments' simulation randomness (default: drawn and recorded)")
