@@ -40,6 +40,19 @@ def _mib(pid: int, field: str) -> float:
     raise ValueError(f"no {field} for process {pid}")
 
 
+def _settled(pid: int, limit_s: float = 60.0) -> float:
+    """VmRSS of ``pid`` once it has stayed within 1 MiB for 3 s (the party has finished telling the clients and
+    handed the job's memory back), or after ``limit_s``."""
+    deadline, last = time.monotonic() + limit_s, _mib(pid, "VmRSS")
+    while time.monotonic() < deadline:
+        time.sleep(3.0)
+        now = _mib(pid, "VmRSS")
+        if abs(now - last) < 1.0:
+            return now
+        last = now
+    return last
+
+
 def _reset_peak(pid: int) -> None:
     """Start VmHWM again from the current resident size (Linux >= 4.0: ``echo 5 > clear_refs``)."""
     with open(f"/proc/{pid}/clear_refs", "w") as f:
@@ -155,8 +168,7 @@ def measure(clients: int, max_rows: int, rows: int, deadline_s: float, timeout_s
         for t in submitters + [organiser, stalled]:
             t.join()
         peak = _mib(p0, "VmHWM")
-        time.sleep(3.0)
-        after = _mib(p0, "VmRSS")
+        after = _settled(p0)
         outcome = ({"auc": box["result"]["auc"], "clients": box["result"].clients, "m": box["result"].m}
                    if "result" in box else {"error": box.get("error")})
         return {"clients": clients, "max_rows": max_rows, "max_total_rows": max_total_rows, "rows_each": rows,

@@ -30,7 +30,9 @@
    submission refuses the job.  A refusal names its cause, both parties
    refuse alike, and nothing is computed.
 4. **Finish.** Direct clients get their rank bundle (if the evaluation
-   delivers ranks) or ``done``, or the job's refusal, on their own link.
+   delivers ranks) or ``done``, or the job's refusal, on their own link;
+   the link of a client still being served (one that stalled) is cut, so
+   nothing of the job outlives it.
 """
 import dataclasses
 import secrets
@@ -49,6 +51,7 @@ from .submission import Inbox, ReleaseTerms, SubmissionRefused, Ticket, job_nonc
 from ..runtime.wire import WireError
 
 POLL_S = 0.5  # how often the parties compare their intake while waiting for direct submissions
+JOIN_S = 10.0  # the longest a client's thread may take to end once the job has (its link aborted)
 
 
 def gather_bytes(data: bytes) -> list:
@@ -70,6 +73,7 @@ class Intake:
         its ticket."""
         self.ctx, self.evaluation, self.rows = ctx, job.evaluation, job.rows
         self.links, self._links_lock = {}, threading.Lock()  # direct: client name -> its link
+        self._serving = []  # direct: (thread, link) of every client served, to end with the job
         self.missing = []
         draws = gather_bytes(bytes.fromhex(self.evaluation.digest) + secrets.token_bytes(32))
         self.problem = "" if draws[0][:32] == draws[1][:32] else "P0 and P1 were given different evaluations"
@@ -114,7 +118,9 @@ class Intake:
             while True:
                 taken = ctx.listener.take(match, POLL_S)
                 while taken is not None:
-                    threading.Thread(target=self._serve_client, args=taken, daemon=True).start()
+                    serving = threading.Thread(target=self._serve_client, args=taken, daemon=True)
+                    serving.start()
+                    self._serving.append((serving, taken[1]))
                     taken = ctx.listener.take(match, 0)
                 present = self.inbox.present
                 if ctx.rank == 0 and sum(present) != shown:
@@ -218,6 +224,10 @@ class Intake:
         for name, link in links.items():
             first = [("shared", shared)] if shared is not None and name in computed else []
             _tell(link, first + [outcome(name)])
+        for thread, link in self._serving:  # a client still being served (it stalled) is cut off: the job is over
+            if thread.is_alive():
+                link.abort(PeerLost([link.peer], "the job's intake", TimeoutError("the job has ended")))
+            thread.join(JOIN_S)
 
 
 def _tell(link, messages) -> None:
