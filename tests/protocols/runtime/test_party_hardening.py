@@ -81,7 +81,7 @@ def test_a_flood_of_twice_the_descriptor_limit_leaves_the_party_serving(limited)
     directory, procs, _, ports = limited
     flood = _flood((HOSTS["P0"], ports["P0"]), FLOOD)
     try:
-        # P0 is never out of descriptors (it sheds past PENDING_MAX) and never stops accepting
+        # P0 is never out of descriptors (it sheds past its source's PENDING_PER_SOURCE) and never stops accepting
         _wait_all_closed_by_peer(flood, limit_s=link_module.HANDSHAKE_S * 6 + 60)
     finally:
         for s in flood:
