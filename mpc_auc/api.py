@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .csv_io import Columns, read_score_columns
+from .csv_io import Columns, ReadLimits, read_score_columns
 from .dataset import EvalSet
 from .labels import binary_labels, one_vs_rest
 from .planner import execute, plan
@@ -396,12 +396,15 @@ def _evaluation(y_true, y_score, clients, encoder) -> tuple:
 
 
 def read_predictions(path, *, client_col: str = "client", score_col="score", label_col: str = "label",
-                     id_col: str = None, weight_col: str = None, sep: str = None, positive_label=None) -> pd.DataFrame:
+                     id_col: str = None, weight_col: str = None, sep: str = None, positive_label=None,
+                     limits=None) -> pd.DataFrame:
     """A prediction file as a DataFrame with the columns ``client``, each score column under its own name, ``label``
     (0/1) and, with ``id_col``, ``id``, with ``weight_col``, ``weight`` (for ``sample_weight``): the same reader,
     checks and messages as ``mpc-auc run`` (CSV-like text with its separator sniffed, gzip or Parquet known by their
     bytes, other columns ignored, decimal commas refused by name). ``score_col``: a name, or several (models scored
-    on the same rows).
+    on the same rows). ``limits``: how much of the file is read, a :class:`ReadLimits` or a dict of its fields
+    (``max_bytes``, ``max_rows``, ``max_columns``, ``max_line_bytes``; default ``ReadLimits()``, docs/api.md); a
+    file past one is refused, naming it, before it is read.
 
     >>> rows = read_predictions("export.csv", client_col="site", score_col="p_hat", label_col="outcome")
     >>> roc_auc_score(rows.label, rows.p_hat, clients=rows.client)  # doctest: +SKIP
@@ -409,7 +412,8 @@ def read_predictions(path, *, client_col: str = "client", score_col="score", lab
     scores = (score_col,) if isinstance(score_col, str) else tuple(score_col)
     columns = Columns(client_col, scores, label_col, id_col, weight_col)
     evalset, values, ids, weights = read_score_columns(path, columns, FINITE, both_classes=False, sep=sep,
-                                              positive_label=None if positive_label is None else str(positive_label))
+                                              positive_label=None if positive_label is None else str(positive_label),
+                                              limits=ReadLimits.of(limits))
     frame = pd.DataFrame({"client": evalset.client, **dict(zip(scores, values.T)), "label": evalset.label})
     if ids is not None:
         frame["id"] = ids

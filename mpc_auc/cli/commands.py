@@ -13,7 +13,8 @@ import tempfile
 import time
 
 from .. import progress
-from ..csv_io import Columns, read_evalset, read_score_columns, read_user_values, write_evalset
+from ..csv_io import LIMIT_OPTIONS, Columns, ReadLimits, read_evalset, read_score_columns, read_user_values, \
+    write_evalset
 from ..figures import curves
 from ..evaluations import submit
 from ..planner import Plan, execute, open_evaluation, parse_budget, plan
@@ -142,12 +143,17 @@ def _columns(args) -> Columns:
                    getattr(args, "weight_col", None))
 
 
+def _limits(args) -> ReadLimits:
+    """The reading limits the command line sets (--max-input-bytes, --max-input-rows, ...)."""
+    return ReadLimits(**{field: getattr(args, field) for field in LIMIT_OPTIONS})
+
+
 def _read_run_input(args, encoder):
     """(evalset, its clients, the record's input part, client -> its rows' ids or None, each client's sample
     weights or None) of ``mpc-auc run``; every check runs here."""
     declared = args.clients.split(",") if args.clients else None
     evalset, scores, ids, weights = read_score_columns(args.input, _columns(args), encoder, declared, sep=args.sep,
-                                                       positive_label=args.positive_label)
+                                                       positive_label=args.positive_label, limits=_limits(args))
     clients = evalset.clients() if len(args.score_col) == 1 else \
         [(name, scores[rows], evalset.label[rows]) for name, rows in evalset.client_rows()]
     narrow = encoder.narrower(evalset.score) if args.protocol != "clear" and args.method == "radix" else None
@@ -210,10 +216,10 @@ def cmd_ustat(args) -> int:
     if args.epsilon is None:
         raise InputError("ustat-2pc is differentially private: it needs epsilon")
     if args.kernel.startswith("auc"):
-        evalset = read_evalset(args.input, sep=args.sep, positive_label=args.positive_label)
+        evalset = read_evalset(args.input, sep=args.sep, positive_label=args.positive_label, limits=_limits(args))
         sample = Sample(evalset.score, evalset.label)
     else:
-        sample = Sample(read_user_values(args.input, args.kernel, args.sep))
+        sample = Sample(read_user_values(args.input, args.kernel, args.sep, _limits(args)))
     release = ustat_2pc(args.kernel, [sample], args.epsilon, args.k, seed=args.seed, timeout_s=args.timeout,
                         on_progress=progress.RoleProgress())[0]
     record = {"protocol": "ustat-2pc", "input": os.path.abspath(args.input), "users": len(sample.values),
@@ -327,7 +333,7 @@ def cmd_client_submit(args) -> int:
     # every score finite (the declared range comes with the ticket), every row this client's own
     evalset, _, ids, _ = read_score_columns(args.input, _columns(args), FINITE,
                                          [args.client], both_classes=False, sep=args.sep,
-                                         positive_label=args.positive_label)
+                                         positive_label=args.positive_label, limits=_limits(args))
     receipt = submit(args.deployment, evaluation=args.evaluation, client=args.client, key=args.key,
                      y_true=evalset.label, y_score=evalset.score, ids=ids, max_epsilon=args.max_epsilon,
                      budget=args.budget, ledger=args.ledger, max_exact=args.max_exact,

@@ -13,6 +13,7 @@ from importlib.metadata import entry_points
 
 from .. import progress
 from ..circuits.workers import ENV as THREADS_ENV, available_cores
+from ..csv_io import LIMIT_OPTIONS, ReadLimits
 from ..planner import DTYPES, PROTOCOLS
 from ..protocols.dp.central_law import NEIGHBOURS
 from ..protocols.errors import DeploymentError, InputError, PartyFailure
@@ -51,6 +52,10 @@ def _table_options(command) -> None:
     command.add_argument("--positive-label", default=None, metavar="VALUE",
                          help="the label value of the positive class when labels are not 0/1 (e.g. True, +1, yes); "
                               "the label column must then hold exactly two values (default: labels are 0/1)")
+    for field, (option, counts) in LIMIT_OPTIONS.items():  # csv_io.ReadLimits: a file past one is refused unread
+        default = getattr(ReadLimits(), field)
+        command.add_argument(option, dest=field, type=int, default=default, metavar="N",
+                             help=f"refuse, before reading it, a file of more than N {counts} (default: {default:,})")
 
 
 def _column_options(command, several: bool, client: str = "client") -> None:

@@ -9,9 +9,9 @@ from mpc_auc.protocols.errors import InputError
 GOOD = "client,score,label\na,0.9,1\na,0.2,0\nb,0.4,0\nb,0.7,1\n"
 
 CASES = {
-    "nan score": ("client,score,label\na,nan,1\na,0.2,0\n", "line 2: score nan is not a finite"),
-    "inf score": ("client,score,label\na,0.5,1\na,inf,0\n", "line 3: score inf is not a finite"),
-    "-inf score": ("client,score,label\na,-inf,1\na,0.2,0\n", "score -inf is not a finite"),
+    "nan score": ("client,score,label\na,nan,1\na,0.2,0\n", "line 2: score 'nan' is not a number"),
+    "inf score": ("client,score,label\na,0.5,1\na,inf,0\n", "line 3: score 'inf' is not a number"),
+    "-inf score": ("client,score,label\na,-inf,1\na,0.2,0\n", "score '-inf' is not a number"),
     "score above range": ("client,score,label\na,1.5,1\na,0.2,0\n", "outside the declared range"),
     "score below range": ("client,score,label\na,0.5,1\na,-0.2,0\n", "line 3: score -0.2 is outside"),
     "score not a number": ("client,score,label\na,high,1\na,0.2,0\n", "score 'high' is not a number"),
