@@ -72,7 +72,8 @@ class Evaluation:
     def open(cls, deployment: str, *, id: str, roster, protocol: str = "mpc-exact", metrics=("auc",),
              epsilon: float = None, deadline: float = 600.0, key: str = None, ranks: bool = False,
              share_result: bool = False, allow_missing: bool = False, max_rows: int = DEFAULT_MAX_ROWS,
-             max_total_rows: int = DEFAULT_MAX_TOTAL_ROWS, exclude_invalid: bool = False, points: int = DEFAULT_POINTS, max_fpr: float = None, auc_decimals: int = None,
+             max_total_rows: int = DEFAULT_MAX_TOTAL_ROWS, exclude_invalid: bool = False,
+             points: int = DEFAULT_POINTS, max_fpr: float = None, auc_decimals: int = None,
              score_range=(0.0, 1.0), score_dtype: str = "float64", neighbours: str = "label", alpha: float = 0.5,
              budget=None, dataset_id: str = None, method: str = "radix", timeout: float = 20.0,
              progress: bool = False) -> "Evaluation":
@@ -136,8 +137,9 @@ def submit(deployment: str, *, evaluation: str, client: str, key: str, y_true, y
     releases its own ledger records (``ledger``: its file, default one per key) may spend; ``max_exact``: the
     exact releases of its rows it accepts in all (default 1, or 0 with ``max_epsilon``: a client that caps
     epsilon takes no exact release unless it says how many), and ``max_decimals``: the most decimals of any
-    exact value, both stated in its signed statement and enforced by the parties too.  Returns a :class:`Receipt` once the job has ended; raises InputError (bad rows, a refused
-    submission or job) before or instead."""
+    exact value, both stated in its signed statement and enforced by the parties too.  Returns a
+    :class:`Receipt` once the job has ended; raises InputError (bad rows, a refused submission or job) before or
+    instead."""
     identity = Identity.load(key)
     if identity.role != CLIENT_PREFIX + client:
         raise InputError(f"{key} is the key of {identity.role}, not of {CLIENT_PREFIX}{client}")

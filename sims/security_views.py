@@ -565,11 +565,10 @@ def _recorded_loop(ctx, fraction_bits: int, weaken=None) -> list:
     record_received(log)
     compute, seal = ranking_party._compute, ranking_party._rank_bundles
 
-    def recorded_compute(ctx, job, intake, opened, *args):
-        shares = [np.concatenate([getattr(o, name) for o in opened], axis=-1).reshape(-1)  # one score column
-                  for name in ("key_shares", "key_xor_shares", "label_shares")]
+    def recorded_compute(ctx, job, intake, held, *args):
+        shares = [rows.reshape(-1) for rows in (held[0].keys, held[0].key_xor, held[0].labels)]  # one score column
         log.extend(shares)
-        out = compute(ctx, job, intake, opened, *args)
+        out = compute(ctx, job, intake, held, *args)
         jobs.append({"received": list(log), "sealed ranks": list(sent), "input shares": shares,
                      "dealer key": ctx.stream_key})
         log.clear()

@@ -105,7 +105,7 @@ def _serve_job(ctx, job, fraction_bits: int, shuffler, gates) -> None:
         result["ledger"] = {k: v for k, v in charge.items() if k != "entry"}
     bundles = result.pop("rank_bundles", None) or {}
     shared = shared_result(job, intake.ticket, result) if job.evaluation.share_result else None
-    left_out = refusal(invalid_inputs(excluded)) + "; the evaluation leaves such clients out and released over the others"
+    left_out = refusal(invalid_inputs(excluded)) + "; the evaluation leaves such clients out: released over the others"
     intake.finish(lambda name: ("ranks", bundles[name]) if name in bundles else
                   ("done", "computed") if name in result["clients"] else
                   ("refused", left_out) if name in excluded else
