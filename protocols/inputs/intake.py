@@ -84,7 +84,7 @@ class Intake:
                              self.evaluation.columns, len(self.evaluation.roster.members),
                              self.evaluation.max_rows if self.evaluation.direct else None,
                              self.evaluation.max_total_rows if self.evaluation.direct else None)
-        self._held = 0  # direct: the rows the clients have been given room for (at most max_total_rows)
+        self._held, self._rooms = 0, {}  # direct: the rows given room for (at most max_total_rows), per client
         self._standing = standing
         self.inbox = Inbox(self.evaluation, nonce, ctx.rank, ctx.seal_key)
 
@@ -175,9 +175,12 @@ class Intake:
                    f"{evaluation.max_rows:,} per client")
         else:
             with self._links_lock:
+                if name in self._rooms:  # one room a client: more links of its own take no more
+                    raise SubmissionRefused(f"client {name!r} already holds room for {self._rooms[name]:,} rows "
+                                            "in this job")
                 left = evaluation.max_total_rows - self._held
                 if rows <= left:
-                    self._held += rows
+                    self._held, self._rooms[name] = self._held + rows, rows
                     return
             why = (f"client {name!r} would send {rows:,} rows when {left:,} are left of the evaluation's "
                    f"{evaluation.max_total_rows:,} over all its clients (first come)")

@@ -200,3 +200,28 @@ def test_the_evaluations_total_rows_bound_what_the_parties_hold_first_come(study
                        key=directory / "north.key", y_true=y, y_score=s)
     with pytest.raises(mpc_auc.InputError, match="'north' declined the job"):
         small.result(timeout=60)
+
+
+def test_a_client_gets_room_once_however_many_links_it_opens(study):
+    """A rostered client that dials P0 twice and states its rows on both links holds room once: the second link
+    is refused, so one client cannot take the evaluation's total from the others."""
+    from mpc_auc.protocols.inputs.submitter import _connect
+    from mpc_auc.protocols.runtime.control import recv_message, send_message
+    from mpc_auc.protocols.runtime.deployment import Deployment
+    from mpc_auc.protocols.runtime.identity import Identity
+
+    directory, _ = study
+    opened = mpc_auc.Evaluation.open(directory / "deployment.yaml", id="room-once", deadline=10,
+                                     roster=directory / "north.roster.yaml", max_rows=100, max_total_rows=1000)
+    identity, deployment = Identity.load(str(directory / "north.key")), Deployment.load(directory / "deployment.yaml")
+    links = [_connect(identity, deployment, "P0", "room-once", 20, 60)[0] for _ in range(2)]
+    answers = []
+    for link in links:
+        send_message(link, "rows", 100)
+        answers.append(recv_message(link, "room"))
+    assert answers[0] == ("room", None)
+    assert answers[1] == ("refused", "client 'north' already holds room for 100 rows in this job")
+    for link in links:
+        link.close(flush_s=0.2)
+    with pytest.raises(mpc_auc.InputError, match="no client submitted to both parties"):
+        opened.result(timeout=60)
