@@ -51,7 +51,7 @@ from .submission import Inbox, ReleaseTerms, SubmissionRefused, Ticket, job_nonc
 from ..runtime.wire import WireError
 
 POLL_S = 0.5  # how often the parties compare their intake while waiting for direct submissions
-JOIN_S = 10.0  # the longest a client's thread may take to end once the job has (its link aborted)
+JOIN_S = 10.0  # the longest the clients' threads may take, together, to end once the job has (links aborted)
 
 
 def gather_bytes(data: bytes) -> list:
@@ -119,8 +119,11 @@ class Intake:
                 taken = ctx.listener.take(match, POLL_S)
                 while taken is not None:
                     serving = threading.Thread(target=self._serve_client, args=taken, daemon=True)
-                    serving.start()
-                    self._serving.append((serving, taken[1]))
+                    try:
+                        serving.start()
+                        self._serving.append((serving, taken[1]))
+                    except RuntimeError as err:  # no thread to be had: that link goes, the intake stays
+                        taken[1].abort(PeerLost([taken[1].peer], "the job's intake", err))
                     taken = ctx.listener.take(match, 0)
                 present = self.inbox.present
                 if ctx.rank == 0 and sum(present) != shown:
@@ -139,24 +142,28 @@ class Intake:
 
     def _serve_client(self, hello, link) -> None:
         name = hello["from"][len(CLIENT_PREFIX):]
+        holding = admitted = False  # this link holds the client's room; its submission was admitted
         try:
             standing = self._standing(self.evaluation.roster.member(name)) if self._standing else None
             send_message(link, "ticket", dataclasses.replace(self.ticket, standing=standing))
             kind, submission = recv_message(link, "waiting for the client's row count")
-            held, held_rows = kind == "rows", submission
-            if held:  # room for them first; until then its link takes small frames only (HELLO_MAX)
+            held_rows = submission
+            if kind == "rows":  # room for them first; until then its link holds 64 KiB unread at most (HELLO_MAX)
                 self._hold(name, held_rows)
+                holding = True
                 link.max_frame = self.evaluation.submission_bytes(held_rows)  # a larger message ends this link
                 send_message(link, "room")
                 kind, submission = recv_message(link, "waiting for the submission")
+            link.max_frame = 0  # nothing more is read from this client: one more message ends its link
             if kind == "declined":  # the client refused the job's terms: no need to wait for it
                 self.inbox.decline(name, str(submission)[:500])
                 _tell(link, [])
                 return
-            if kind != "submission" or not held:
+            if kind != "submission" or not holding:
                 raise SubmissionRefused(f"client {name!r} sent {kind!r} where its "
-                                        f"{'submission' if held else 'row count'} was due")
+                                        f"{'submission' if holding else 'row count'} was due")
             self.inbox.offer(submission, sender=name, rows=held_rows)
+            admitted = True
             with self._links_lock:
                 self.links[name] = link
             send_message(link, "accepted")
@@ -164,6 +171,10 @@ class Intake:
             _tell(link, [("refused", str(err))])
         except (PeerLost, ChannelIntegrityError, WireError, OSError) as err:
             link.abort(err)
+        finally:
+            if holding and not admitted:  # its room goes back: the client may dial again (its link dropped)
+                with self._links_lock:
+                    self._held -= self._rooms.pop(name)
 
     def _hold(self, name: str, rows) -> None:
         """Hold room for client ``name``'s ``rows`` in the evaluation's total (max_total_rows over all its
@@ -176,8 +187,8 @@ class Intake:
         else:
             with self._links_lock:
                 if name in self._rooms:  # one room a client: more links of its own take no more
-                    raise SubmissionRefused(f"client {name!r} already holds room for {self._rooms[name]:,} rows "
-                                            "in this job")
+                    raise SubmissionRefused(f"client {name!r} already submitted to this job or holds room for "
+                                            f"{self._rooms[name]:,} rows in it: a second submission is refused")
                 left = evaluation.max_total_rows - self._held
                 if rows <= left:
                     self._held, self._rooms[name] = self._held + rows, rows
@@ -227,10 +238,13 @@ class Intake:
         for name, link in links.items():
             first = [("shared", shared)] if shared is not None and name in computed else []
             _tell(link, first + [outcome(name)])
-        for thread, link in self._serving:  # a client still being served (it stalled) is cut off: the job is over
-            if thread.is_alive():
-                link.abort(PeerLost([link.peer], "the job's intake", TimeoutError("the job has ended")))
-            thread.join(JOIN_S)
+        ended = PeerLost(["client"], "the job's intake", TimeoutError("the job has ended"))
+        for _, link in self._serving:  # every other client link ends with the job (a stalled client's too)
+            if link not in links.values():
+                link.abort(ended)
+        deadline = time.monotonic() + JOIN_S
+        for thread, _ in self._serving:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _tell(link, messages) -> None:

@@ -517,13 +517,15 @@ class Inbox:
         """Record that client ``name`` was refused before it sent its submission (``why`` names it and the cause):
         like a client that declined, it will not submit to this job."""
         with self._lock:
-            self._declined.add(name)
+            if name not in self._admitted:  # a second link of a client that submitted withdraws nothing
+                self._declined.add(name)
             self.refusals.append(why)
 
     def decline(self, name: str, why: str) -> None:
         """Record that client ``name`` declined the job (its terms refuse the release) and why."""
         with self._lock:
-            self._declined.add(name)
+            if name not in self._admitted:  # a second link of a client that submitted withdraws nothing
+                self._declined.add(name)
             self.refusals.append(f"client {name!r} declined the job: {why}")
 
     @property

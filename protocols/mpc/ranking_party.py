@@ -88,6 +88,8 @@ def _serve_job(ctx, job, fraction_bits: int, shuffler, gates) -> None:
         held, admitted = held.without(set(excluded)), [a for a in admitted if a.client not in excluded]
         if ctx.rank == 0:
             ctx.progress(f"left out {', '.join(map(repr, excluded))}: rows outside the domain")
+    if held.weights is not None and not _total_fits(gates, held.weights):  # before anything is charged
+        return _refuse(ctx, intake, TOTAL_REFUSAL)
     if job.evaluation.direct:  # the clients and M are known only now
         problem = accounting.direct_refusal(job, terms, admitted)
         if not problem:
@@ -97,8 +99,6 @@ def _serve_job(ctx, job, fraction_bits: int, shuffler, gates) -> None:
             return _refuse(ctx, intake, problem)
     held = [held]  # _compute takes the rows out of this list: freed there, once the sorts hold copies
     result = _compute(ctx, job, intake, held, fraction_bits, shuffler, gates, meter)
-    if "refused" in result:  # stopped before the release
-        return _refuse(ctx, intake, result["refused"])
     result.update(clients=[a.client for a in admitted], rows=[a.rows for a in admitted], missing=intake.missing,
                   excluded=excluded, check_s=check_s)
     if charge is not None and "charged" in charge:
@@ -164,13 +164,10 @@ def _terms(ctx, job) -> ReleaseTerms:
 def _compute(ctx, job, intake, held: list, fraction_bits: int, shuffler, gates, meter) -> dict:
     """The oblivious ranking and the opened outputs of one job, on the agreed and checked rows (the HeldRows
     that ``held`` holds; the list is emptied): one sort per score column, the AUC and the job's metrics of each,
-    and with several columns and ``ci`` DeLong's covariances; {"refused": why} if the weights' total does not
-    fit (one bit opened)."""
+    and with several columns and ``ci`` DeLong's covariances."""
     rows = held.pop()
     keys, key_xor, labels, weights, owners = rows.keys, rows.key_xor, rows.labels, rows.weights, rows.owners
     del rows
-    if weights is not None and not _total_fits(gates, weights):
-        return {"refused": TOTAL_REFUSAL}
     metrics = job.evaluation.metrics if job.central is None else ("auc",)
     paired = job.evaluation.columns > 1 and "ci" in metrics
     flags = job.ranks or paired or bool(FLAGGED & set(metrics))

@@ -208,10 +208,12 @@ class Link:
 
     def __init__(self, sock: socket.socket, keys: tuple, me: str, peer: str, timeout_s: float,
                  wait_limit_s: float = None, max_frame: int = None):
-        """keys: what :meth:`Tls.exchange_keys` returned for this socket.  max_frame: the largest payload the
-        peer may announce (None: any); a larger one ends the link (PeerLost) before any of it is kept."""
+        """keys: what :meth:`Tls.exchange_keys` returned for this socket.  max_frame: the most payload bytes the
+        peer may have here unread, the announced message included (None: any); a message past it ends the link
+        (PeerLost) before any of it is kept."""
         self.sock, self.me, self.peer = sock, me, peer
         self.max_frame = max_frame
+        self._unread = 0  # payload bytes delivered and not yet taken by recv
         self._sealer, self._opener, self._pending = keys
         self.timeout_s = timeout_s
         self.wait_limit_s = wait_limit_s or max(10 * timeout_s, 300.0)
@@ -283,6 +285,7 @@ class Link:
                         f"{self.peer} sent no answer within {self.wait_limit_s:.0f} s"))
                 self._cond.wait(min(0.25, self.timeout_s / 4))
             payload, stamp = self._inbox[channel].popleft()
+            self._unread -= len(payload)
             HOPS.arrived(stamp)
             if self._notify and not any(self._inbox.values()):
                 self._drain_ready()
@@ -356,7 +359,8 @@ class Link:
 
     # the I/O thread -----------------------------------------------------------
     def _run(self) -> None:
-        incoming = _Incoming(self._opener, self._pending, lambda: self.max_frame)
+        incoming = _Incoming(self._opener, self._pending,
+                             lambda: None if self.max_frame is None else self.max_frame - self._unread)
         current, raw_out, raw_backlog = None, deque(), 0
         try:
             while self._failure is None:
@@ -438,6 +442,7 @@ class Link:
     def _deliver(self, channel: int, payload, stamp: int) -> None:
         with self._cond:
             self._inbox[channel].append((payload, stamp))
+            self._unread += len(payload)
             self._cond.notify_all()
             if self._notify:
                 self._signal_ready()

@@ -220,7 +220,8 @@ def test_a_client_gets_room_once_however_many_links_it_opens(study):
         send_message(link, "rows", 100)
         answers.append(recv_message(link, "room"))
     assert answers[0] == ("room", None)
-    assert answers[1] == ("refused", "client 'north' already holds room for 100 rows in this job")
+    assert answers[1] == ("refused", "client 'north' already submitted to this job or holds room for 100 rows in "
+                                     "it: a second submission is refused")
     for link in links:
         link.close(flush_s=0.2)
     with pytest.raises(mpc_auc.InputError, match="no client submitted to both parties"):

@@ -124,6 +124,35 @@ def test_an_oversized_message_from_a_client_ends_its_link_only(limited, tmp_path
     assert proc.returncode == 0, proc.stderr
 
 
+def test_a_client_cannot_queue_more_than_its_cap_in_small_messages(limited, tmp_path):
+    """A rostered client that never states its rows streams 16 KiB messages the party does not read: the party
+    ends its link once 64 KiB lie unread there (a cap on each message alone would let them pile up)."""
+    from mpc_auc.protocols.errors import PeerLost
+    from mpc_auc.protocols.runtime.control import CONTROL
+
+    directory = limited[0]
+    subprocess.run(CLI + ["client", "keygen", "--name", "chatty", "--key", str(tmp_path / "chatty.key"),
+                          "--roster", str(tmp_path / "chatty.roster.yaml")], check=True, capture_output=True)
+    opened = subprocess.Popen(CLI + ["evaluation", "open", "--deployment", str(directory / "deployment.yaml"),
+                                     "--id", "chatty", "--roster", str(tmp_path / "chatty.roster.yaml"),
+                                     "--deadline", "8", "--out", str(tmp_path / "c.json"), "--timeout", "5"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    identity, deployment = Identity.load(str(tmp_path / "chatty.key")), Deployment.load(str(directory / "deployment.yaml"))
+    link, _ = submitter._connect(identity, deployment, "P0", "chatty", 5.0, 60.0)
+    deadline = time.monotonic() + 60
+    while link.failure is None:
+        assert time.monotonic() < deadline, "the party kept queueing the client's messages"
+        try:
+            link.send(CONTROL + 1, bytes(16 << 10))  # a channel the intake never reads
+        except PeerLost:
+            break  # the party ended the link between the check and the send
+        time.sleep(0.01)
+    assert link.bytes_sent < 1 << 20
+    link.abort(RuntimeError("done"))
+    _, err = opened.communicate(timeout=60)
+    assert opened.returncode == 2 and "no client submitted" in err, err
+
+
 def test_the_partys_own_budget_refuses_a_release_the_organiser_allows(limited):
     directory = limited[0]
     proc, result = _run(directory, "--protocol", "mpc-central", "--epsilon", "1", "--budget", "100",
