@@ -523,10 +523,7 @@ class Inbox:
 
     def decline(self, name: str, why: str) -> None:
         """Record that client ``name`` declined the job (its terms refuse the release) and why."""
-        with self._lock:
-            if name not in self._admitted:  # a second link of a client that submitted withdraws nothing
-                self._declined.add(name)
-            self.refusals.append(f"client {name!r} declined the job: {why}")
+        self.turn_away(name, f"client {name!r} declined the job: {why}")
 
     @property
     def declined(self) -> set:
