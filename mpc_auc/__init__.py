@@ -9,17 +9,19 @@ The Python API (docs/api.md), in scikit-learn's conventions: :func:`roc_auc_scor
 :class:`AucResult` (with DeLong's interval), :func:`average_precision_score`, :func:`roc_curve` and
 :func:`precision_recall_curve` a :class:`MetricResult`, :class:`Evaluation` and :func:`submit` both sides of an
 evaluation on a deployment's running roles, :func:`evaluate` a :class:`Report` of every metric
-from one sort, :func:`read_predictions` a prediction file as a DataFrame, :func:`compare` a DataFrame of the
+from one sort, :func:`global_ranks` each row's global rank; :class:`Context` bundles where the roles run and what
+the scores are, :class:`Intake` and :class:`ClientTerms` the two sides' terms of a deployed evaluation; :func:`read_predictions` a prediction file as a DataFrame, :func:`compare` a DataFrame of the
 plain-DP mechanisms, :func:`u_statistic` a ustat-2pc release; bad input raises :class:`InputError`, a
 ``ValueError``.
 """
 from .version import __version__
 
 API = ("AucResult", "DelongTestResult", "MetricResult", "Report", "average_precision_score", "compare",
-       "delong_test", "evaluate", "precision_recall_curve", "read_predictions", "roc_auc_score", "roc_curve",
-       "u_statistic")
+       "delong_test", "evaluate", "global_ranks", "precision_recall_curve", "read_predictions", "roc_auc_score",
+       "roc_curve", "u_statistic")
 DEPLOYED = ("Evaluation", "EvaluationResult", "Receipt", "submit")  # both sides of a deployed evaluation
-__all__ = [*API, *DEPLOYED, "InputError", "__version__"]
+SETTINGS = ("ClientTerms", "Context", "Intake")  # the values a caller sets once (mpc_auc.context)
+__all__ = [*API, *DEPLOYED, *SETTINGS, "InputError", "__version__"]
 
 
 def __dir__():
@@ -37,6 +39,10 @@ def __getattr__(name):
         from . import evaluations  # lazily, as the API
 
         return getattr(evaluations, name)
+    if name in SETTINGS:
+        from . import context  # lazily, as the API
+
+        return getattr(context, name)
     if name == "InputError":
         from .protocols.errors import InputError  # lazily, as the API
 

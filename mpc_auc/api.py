@@ -4,7 +4,6 @@ Works from a notebook and from a plain script with no ``if __name__ == "__main__
 processes never re-run the caller's script (protocols.runtime.session).  Every input is checked before any
 process starts; a problem raises :class:`InputError` (a ``ValueError``) naming it.
 """
-import dataclasses
 import time
 import warnings
 from dataclasses import dataclass
@@ -15,7 +14,8 @@ import pandas as pd
 from .csv_io import Columns, ReadLimits, read_score_columns
 from .dataset import EvalSet
 from .labels import binary_labels, one_vs_rest
-from .planner import execute, plan
+from .context import Context
+from .planner import Plan, auc_plan, execute, plan
 from .protocols.dp.central_law import SWAMPED
 from .protocols.dp.grid import FIELDS, grid
 from .protocols.clear_metrics import paired_test
@@ -23,7 +23,8 @@ from .protocols.dp.suite import MECHANISMS
 from .protocols.errors import InputError
 from .protocols.inputs.encoding import FINITE
 from .protocols.inputs.weights import check_weights, rounding_error
-from .protocols.metric_catalogue import CI_MAX_ROWS
+from .protocols.metric_catalogue import REPORT
+from .protocols.refused import Refused
 from .protocols.ustat.two_party import Sample, ustat_2pc
 from .protocols.validation import PARAMETERS, checked
 from .report import DelongTestResult, MetricResult, Report
@@ -51,8 +52,6 @@ class AucResult:
         or when a class has fewer than two rows.
     per_class : dict or None
         ``multi_class="ovr"``: each class's one-vs-rest AUC (each opened).
-    provider : str or None
-        The correlation provider (``"TTP"``: the separate dealer); None for ``"clear"``.
     ranks : numpy.ndarray or None
         With ``return_ranks``: each row's global mid-rank, 1-based and ties averaged, as
         ``scipy.stats.rankdata(y_score)``; each client learns only its own rows' ranks.
@@ -79,7 +78,6 @@ class AucResult:
     delta: float = None
     std: float = None
     ci: tuple = None
-    provider: str = None
     ranks: np.ndarray = None
     traffic: dict = None
     wall_s: float = 0.0
@@ -95,16 +93,14 @@ class AucResult:
                 f"{privacy}, wall_s={self.wall_s:.1f})")
 
 
-def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact", ci="auto",
-                  multi_class: str = "raise", average: str = "macro", labels=None, sample_weight=None,
-                  max_fpr=None, epsilon: float = None, neighbours: str = "label", score_range=(0.0, 1.0),
-                  score_dtype: str = "float64", return_ranks: bool = False, auc_decimals: int = None,
-                  deployment: str = None, ledger: str = None, budget=None, timeout: float = 60.0) -> AucResult:
+def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact", epsilon: float = None, ci="auto",
+                  multi_class: str = "raise", average: str = "macro", labels=None, sample_weight=None, max_fpr=None,
+                  context: Context = None) -> AucResult:
     """The ROC AUC of ``y_score`` against ``y_true``, computed without any party seeing the others' rows.
 
     The scores are ranked obliviously by two compute parties with a separate dealer (mpc-exact,
-    mpc-central); the AUC is the rank-sum (Mann-Whitney) statistic of fedauc-vfl-ranksum.md,
-    AUC = (sum of positives' mid-ranks - P(P+1)/2) / (P N).
+    mpc-central); the AUC is the rank-sum (Mann-Whitney) statistic of the vFL rank-sum paper
+    (fedauc eq. 1 with mid-ranks), AUC = (sum of positives' mid-ranks - P(P+1)/2) / (P N).
 
     Parameters
     ----------
@@ -112,18 +108,20 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
         Labels of any two values (the greater is the positive class, as scikit-learn), or of three or more
         classes with ``multi_class="ovr"``.
     y_score : array-like of shape (M,) or (M, classes)
-        Scores, finite and inside ``score_range``; one column per class for ``multi_class="ovr"``.
+        Scores, finite and inside ``context.score_range``; one column per class for ``multi_class="ovr"``.
     clients : array-like of shape (M,), optional
         The client holding each row (ids: letters, digits, ``._-``); default: one client.  With mpc-central each
         client id names an owner of its rows, whose spend the parties' ledgers keep across evaluations (without
         ``clients``, only the rows as a multiset are charged).
     protocol : {"mpc-exact", "mpc-central", "clear"}
         mpc-exact opens the exact AUC; mpc-central one noisy release (label DP, or record DP with
-        ``neighbours="record"``) at ``epsilon``; clear computes in this process (no privacy).
+        ``context.neighbours="record"``) at ``epsilon``; clear computes in this process (no privacy).
+    epsilon : float, optional
+        Required by mpc-central, refused by the others.
     ci : {"auto", True, False}
         mpc-exact and clear: also compute DeLong's variance inside the MPC and return ``std`` and ``ci``; the
         parties then open the variance too.  It is computed for at most 2^20 rows: "auto" skips it beyond (with
-        a UserWarning), True refuses such a set.
+        a UserWarning), and for the partial, weighted or one-vs-rest AUC; True refuses such a set.
     multi_class : {"raise", "ovr"}
         ``"ovr"``: one-vs-rest AUC of each class (one sort per class), averaged by ``average``.
     average : {"macro", "weighted"}
@@ -131,38 +129,18 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
         rows (which the caller holds in ``y_true``).
     labels : array-like, optional
         ``multi_class="ovr"``: the class of each score column; default: the sorted classes of ``y_true``.
+    sample_weight : array-like of shape (M,), optional
+        Non-negative weights: the weighted AUC, as scikit-learn's (mpc-exact and clear; the AUC alone).  Each
+        weight enters the MPC as an integer number of units of 2^-q, q chosen so that all rows hold at most 2^30
+        units: exact for weights that are multiples of 2^-q, else within the bound of docs/protocols/mpc-exact.md,
+        "Weighted AUC" (``weight_error``).
     max_fpr : float, optional
         The standardised partial AUC up to this FPR (McClish 1989, as scikit-learn), computed inside the MPC
         (mpc-exact and clear, at most 2^20 rows; the parties open the partial area, to 2^-40, instead of the
-        AUC); ``ci`` does not apply to it.  1 or None: the full AUC.
-    sample_weight : array-like of shape (M,), optional
-        Non-negative weights: the weighted AUC, as scikit-learn's (mpc-exact and clear; the AUC alone: no ``ci``
-        (``"auto"`` leaves it out), ``max_fpr`` or ranks).  Each weight enters the MPC as an integer number of
-        units of 2^-q, q chosen so that all rows hold at most 2^30 units: exact for weights that are multiples
-        of 2^-q, else within the bound of docs/protocols/mpc-exact.md, "Weighted AUC" (``weight_error``).
-    epsilon : float, optional
-        Required by mpc-central, refused by the others.
-    neighbours : {"label", "record"}
-        mpc-central's neighbour relation.
-    score_range : (float, float)
-        The public range every score lies in (its width sets the key encoding).
-    score_dtype : {"float64", "float32"}
-        The scores' declared precision: "float32" reads each score as the nearest float32 (as a
-        float32 model outputs it) and sorts 30-bit keys instead of 62 on [0, 1], about twice as fast.
-    return_ranks : bool
-        mpc-exact only: also return each row's global mid-rank.
-    auc_decimals : int, optional
-        mpc-exact only: open the AUC rounded to this many decimals (1 to 12) inside the MPC instead of to
-        52 bits (docs/protocols/mpc-exact.md, "What the AUC reveals"); as ``mpc-auc run --auc-decimals``.
-    deployment : str, optional
-        A deployment file (``mpc-auc deploy init``): use the parties serving there, with
-        ``coordinator.key`` beside it; default: spawn the roles on this machine.
-    ledger : str, optional
-        Local runs: the directory of the parties' privacy ledgers.
-    budget : float or (float, float), optional
-        mpc-central: the (epsilon[, delta]) budget the ledgers enforce for this data.
-    timeout : float
-        Seconds before a silent party counts as lost.
+        AUC).  1 or None: the full AUC.
+    context : Context, optional
+        Where the roles run, the scores' range and type, the privacy unit and budget, the AUC's decimals
+        (:class:`Context`; default ``Context()``: roles spawned on this machine, scores in [0, 1]).
 
     Returns
     -------
@@ -174,169 +152,288 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
         A bad input, named: lengths, NaN or out-of-range scores, labels other than 0/1, one class
         missing, a bad client id, epsilon missing or <= 0, an option the protocol does not take.  The
         options are checked by the same planner as the command line's (mpc_auc.planner), with the same words.
+
+    See Also
+    --------
+    evaluate : every metric from one sort.
+    global_ranks : each row's global rank, with the AUC.
+    sklearn.metrics.roc_auc_score : the same value, in the clear.
+
+    Examples
+    --------
+    >>> y, s = [0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]
+    >>> roc_auc_score(y, s, protocol="clear").auc
+    0.75
+    >>> roc_auc_score([0, 1, 2, 2], np.eye(4, 3)[[0, 1, 2, 2]], multi_class="ovr", protocol="clear").auc
+    1.0
     """
     start = time.perf_counter()
-    if ci not in ("auto", True, False):
-        raise InputError(f"ci must be 'auto', True or False, not {ci!r}")
-    if multi_class not in ("raise", "ovr"):
-        raise InputError(f"multi_class must be 'raise' or 'ovr', not {multi_class!r} (one-vs-one is not supported)")
-    if average not in ("macro", "weighted"):
-        raise InputError(f"average must be 'macro' or 'weighted', not {average!r}")
-    ovr = multi_class == "ovr" or np.ndim(y_score) == 2
-    if ovr and (return_ranks or protocol == "mpc-central"):
-        raise InputError("multi_class='ovr' opens one exact AUC per class: it takes neither return_ranks nor "
-                         "protocol mpc-central")
-    partial = max_fpr is not None and checked("max_fpr", max_fpr) < 1
-    if partial and ovr:
-        raise InputError("max_fpr (the partial AUC) is for a binary AUC, not multi_class='ovr' (as scikit-learn)")
-    weighted = sample_weight is not None
-    if weighted and (ci is True or partial):
-        raise InputError("sample_weight gives the weighted AUC alone: it takes no ci=True (DeLong's interval) and "
-                         "no max_fpr")
-    metrics = ("auc", "ci") if ci and protocol != "mpc-central" and not (ovr or partial or weighted) else ("auc",)
-    request = plan(protocol=protocol, epsilon=epsilon, neighbours=neighbours, budget=budget, score_range=score_range,
-                   score_dtype=score_dtype, ranks=return_ranks, auc_decimals=auc_decimals, deployment=deployment,
-                   ledger=ledger, timeout=timeout, metrics=metrics, max_fpr=max_fpr)
-    if ovr:
-        if multi_class != "ovr":
-            raise InputError("y_score has one column per class: pass multi_class='ovr' (as scikit-learn asks)")
-        return _one_vs_rest(request, y_true, y_score, clients, average, labels, start, sample_weight)
-    evalset, groups, data = _evaluation(binary_labels(y_true, greater=True), y_score, clients, request.encoder)
-    weights = _client_weights(sample_weight, evalset.m, groups)
-    if ci == "auto" and "ci" in metrics and evalset.m > CI_MAX_ROWS:
-        warnings.warn(f"DeLong's interval is computed for at most {CI_MAX_ROWS} rows; this set has {evalset.m}: "
-                      "std and ci are left out (ci=False says so without the warning)", UserWarning, stacklevel=2)
-        request = dataclasses.replace(request, metrics=("auc",))
-    outcome = execute(request, data, weights=weights, owners=clients is not None)
+    request = auc_plan(protocol=protocol, epsilon=epsilon, ci=ci, multi_class=multi_class, average=average,
+                       columns=np.ndim(y_score), max_fpr=max_fpr, weighted=sample_weight is not None, context=context)
+    if multi_class == "ovr":
+        return _multiclass_roc_auc(request, y_true, y_score, clients, average, labels, sample_weight, start)
+    return _binary_roc_auc(request, binary_labels(y_true, greater=True), y_score, clients, sample_weight, start)
+
+
+def global_ranks(y_true, y_score, *, clients=None, context: Context = None) -> AucResult:
+    """Each row's global mid-rank among all clients' scores, with the exact AUC, by mpc-exact.
+
+    Each client learns only its own rows' ranks (sealed to it by both parties); here every client is
+    simulated in this process, so the caller gets them all.
+
+    Parameters
+    ----------
+    y_true, y_score, clients, context
+        As in :func:`roc_auc_score` (two classes).
+
+    Returns
+    -------
+    AucResult
+        ``ranks``: 1-based mid-ranks with ties averaged, as ``scipy.stats.rankdata(y_score)``.
+
+    See Also
+    --------
+    roc_auc_score : the AUC alone.
+
+    Examples
+    --------
+    >>> global_ranks([0, 1, 1], [0.2, 0.2, 0.9]).ranks  # doctest: +SKIP
+    array([1.5, 1.5, 3. ])
+    """
+    start = time.perf_counter()
+    request = plan(protocol="mpc-exact", ranks=True, context=context)
+    return _binary_roc_auc(request, binary_labels(y_true, greater=True), y_score, clients, None, start)
+
+
+def _binary_roc_auc(request: Plan, labels, y_score, clients, sample_weight, start: float) -> AucResult:
+    """The AUC (or the partial AUC, or with ranks) of two classes, as the planned protocol releases it."""
+    outcome, evalset, groups = _run(request, labels, y_score, clients, sample_weight)
     found = outcome.auc
-    if partial:
-        if "mcclish" not in outcome.metrics["pauc"]:
-            raise InputError(outcome.metrics["pauc"]["refused"])
+    if request.spec.max_fpr is not None:
+        if isinstance(outcome.metrics["pauc"], Refused):
+            raise InputError(outcome.metrics["pauc"].reason)
         found = outcome.metrics["pauc"]["mcclish"]
-    common = dict(auc=found, protocol=protocol, m=evalset.m, clients=len(groups))
-    delong = (outcome.metrics or {}).get("ci", {})
-    interval = dict(std=delong.get("std"), ci=delong.get("ci"))
-    if protocol == "clear":
-        return AucResult(wall_s=time.perf_counter() - start, **interval, **common)
-    if protocol == "mpc-central":
+    common = dict(auc=found, protocol=request.protocol, m=evalset.m, clients=len(groups),
+                  wall_s=time.perf_counter() - start)
+    delong = (outcome.metrics or {}).get("ci")
+    interval = dict(std=delong["std"], ci=delong["ci"]) if isinstance(delong, dict) else {}
+    if request.protocol == "clear":
+        return AucResult(**interval, **common)
+    if request.protocol == "mpc-central":
         release = outcome.release
         if outcome.swamped:
-            warnings.warn(SWAMPED.format(std=outcome.std, epsilon=request.noise.epsilon), UserWarning, stacklevel=2)
+            warnings.warn(SWAMPED.format(std=outcome.std, epsilon=request.noise.epsilon), UserWarning, stacklevel=3)
         return AucResult(epsilon=request.noise.epsilon, delta=release.delta, std=outcome.std, ci=outcome.ci,
-                         provider="TTP", swamped=outcome.swamped, traffic=release.traffic,
-                         wall_s=time.perf_counter() - start,
+                         swamped=outcome.swamped, traffic=release.traffic,
                          budget_remaining=(release.ledger or {}).get("remaining_epsilon"), **common)
     result = outcome.release
     ranks = None
-    if return_ranks:
+    if request.ranks:
         ranks = np.empty(evalset.m)
         for name, rows in groups:
             ranks[rows] = result.ranks[name]
-    return AucResult(provider=result.provider, ranks=ranks, traffic=result.traffic,
-                     wall_s=time.perf_counter() - start, weight_error=_weight_error(sample_weight), **interval,
+    return AucResult(ranks=ranks, traffic=result.traffic, weight_error=_weight_error(sample_weight), **interval,
                      **common)
 
 
-def _one_vs_rest(request, y_true, y_score, clients, average: str, labels, start: float,
-                 sample_weight=None) -> AucResult:
+def _multiclass_roc_auc(request: Plan, y_true, y_score, clients, average: str, labels, sample_weight,
+                        start: float) -> AucResult:
     """The one-vs-rest AUC: each class's exact (weighted) AUC, one job each, averaged as scikit-learn's ovr
     (``average="weighted"``: by each class's share of the rows, or of the weight)."""
     per_class, shares, traffic = {}, {}, {}
     for name, hits, column in one_vs_rest(y_true, y_score, labels):
-        evalset, groups, data = _evaluation(hits, column, clients, request.encoder)
-        weights = _client_weights(sample_weight, evalset.m, groups)
-        outcome = execute(request, data, weights=weights)
+        outcome, evalset, groups = _run(request, hits, column, clients, sample_weight)
         per_class[name] = outcome.auc
-        shares[name] = hits.mean() if weights is None else np.average(hits, weights=sample_weight)
+        shares[name] = hits.mean() if sample_weight is None else np.average(hits, weights=sample_weight)
         traffic[str(name)] = getattr(outcome.release, "traffic", None)
     weights = np.array([shares[c] for c in per_class]) if average == "weighted" else None
     exact = request.protocol == "clear"
     return AucResult(float(np.average(list(per_class.values()), weights=weights)), request.protocol, evalset.m,
-                     len(groups), provider=None if exact else "TTP", traffic=traffic,
-                     wall_s=time.perf_counter() - start, per_class=per_class,
+                     len(groups), traffic=traffic, wall_s=time.perf_counter() - start, per_class=per_class,
                      weight_error=None if exact else _weight_error(sample_weight))
 
 
 def average_precision_score(y_true, y_score, *, clients=None, pos_label=None, protocol: str = "mpc-exact",
-                            sample_weight=None, score_range=(0.0, 1.0), score_dtype: str = "float64",
-                            deployment: str = None, timeout: float = 60.0) -> MetricResult:
+                            sample_weight=None, context: Context = None) -> MetricResult:
     """Average precision as scikit-learn's ``average_precision_score`` (every row of a tie group counted at its
     group's threshold), computed inside the MPC from the same oblivious sort as the AUC; only AP is opened.
 
-    Parameters are as in :func:`roc_auc_score`; ``pos_label`` names the positive class (default 1, for labels
-    {0, 1} or {-1, 1}).  Returns a :class:`MetricResult` whose ``value`` is the AP (to 2^-32)."""
-    return _single("ap", y_true, y_score, clients, pos_label, protocol, sample_weight, score_range, score_dtype,
-                   deployment, timeout)
+    Parameters
+    ----------
+    y_true, y_score, clients, protocol, context
+        As in :func:`roc_auc_score`.
+    pos_label : optional
+        The positive class (default 1, for labels {0, 1} or {-1, 1}).
+    sample_weight : None
+        Refused: AP is unweighted here (scikit-learn's parameter, named so that passing one says so).
+
+    Returns
+    -------
+    MetricResult
+        ``value``: the AP (to 2^-32).
+
+    See Also
+    --------
+    evaluate : AP with every other metric, from one sort.
+
+    Examples
+    --------
+    >>> average_precision_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], protocol="clear").value
+    0.8333333333333333
+    """
+    return _single("ap", y_true, y_score, clients, pos_label, protocol, sample_weight, context)
 
 
 def roc_curve(y_true, y_score, *, clients=None, pos_label=None, points: int = 100, protocol: str = "mpc-exact",
-              epsilon: float = None, sample_weight=None, score_range=(0.0, 1.0), score_dtype: str = "float64",
-              deployment: str = None, timeout: float = 60.0) -> MetricResult:
-    """The ROC curve at ``points`` public cuts of the ranking: with the top ceil(k M / points) scores flagged,
-    k = 1..points, the FPR and TPR (a tie group a cut falls in counted in proportion: scikit-learn's curve,
-    interpolated linearly in the rows flagged).  The scores and thresholds stay secret; the cuts are public,
-    and with them the points reveal the class counts.  ``value`` is (fpr, tpr); ``flagged`` the cuts.
+              epsilon: float = None, sample_weight=None, context: Context = None) -> MetricResult:
+    """The ROC curve at ``points`` public cuts of the ranking.
 
+    With the top ceil(k M / points) scores flagged, k = 1..points, the FPR and TPR (a tie group a cut falls in
+    counted in proportion: scikit-learn's curve, interpolated linearly in the rows flagged).  The scores and
+    thresholds stay secret; the cuts are public, and with them the points reveal the class counts.
     ``protocol="mpc-central"`` with ``epsilon``: the DP curve instead (label DP: the positives between the cuts
     released by the binary tree mechanism with noise drawn inside the MPC, ties split by row order;
-    docs/protocols/mpc-central.md, "The DP curve")."""
-    return _single("roc", y_true, y_score, clients, pos_label, protocol, sample_weight, score_range, score_dtype,
-                   deployment, timeout, points, epsilon)
+    docs/protocols/mpc-central.md, "The DP curve").
+
+    Parameters
+    ----------
+    y_true, y_score, clients, pos_label, protocol, epsilon, sample_weight, context
+        As in :func:`average_precision_score` and :func:`roc_auc_score`.
+    points : int
+        The number of cuts (1 to 10^4).
+
+    Returns
+    -------
+    MetricResult
+        ``value``: (fpr, tpr); ``flagged``: the cuts.
+
+    See Also
+    --------
+    precision_recall_curve : the same cuts' precision and recall.
+
+    Examples
+    --------
+    >>> fpr, tpr = roc_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], points=4, protocol="clear").value
+    >>> fpr.tolist(), tpr.tolist()
+    ([0.0, 0.5, 0.5, 1.0], [0.5, 0.5, 1.0, 1.0])
+    """
+    return _single("roc", y_true, y_score, clients, pos_label, protocol, sample_weight, context, points, epsilon)
 
 
 def precision_recall_curve(y_true, y_score, *, clients=None, pos_label=None, points: int = 100,
                            protocol: str = "mpc-exact", epsilon: float = None, sample_weight=None,
-                           score_range=(0.0, 1.0), score_dtype: str = "float64", deployment: str = None,
-                           timeout: float = 60.0) -> MetricResult:
+                           context: Context = None) -> MetricResult:
     """The precision-recall curve at the cuts of :func:`roc_curve` (exact, or the DP curve with
-    ``protocol="mpc-central"``); ``value`` is (precision, recall)."""
-    return _single("pr", y_true, y_score, clients, pos_label, protocol, sample_weight, score_range, score_dtype,
-                   deployment, timeout, points, epsilon)
+    ``protocol="mpc-central"``).
+
+    Parameters
+    ----------
+    y_true, y_score, clients, pos_label, points, protocol, epsilon, sample_weight, context
+        As in :func:`roc_curve`.
+
+    Returns
+    -------
+    MetricResult
+        ``value``: (precision, recall); ``flagged``: the cuts.
+
+    See Also
+    --------
+    roc_curve : the same cuts' FPR and TPR.
+
+    Examples
+    --------
+    >>> precision, recall = precision_recall_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], points=2,
+    ...                                            protocol="clear").value
+    >>> precision.tolist(), recall.tolist()
+    ([0.5, 0.5], [0.5, 1.0])
+    """
+    return _single("pr", y_true, y_score, clients, pos_label, protocol, sample_weight, context, points, epsilon)
 
 
-def evaluate(y_true, y_score, *, clients=None, metrics=("auc", "ci", "ap", "roc", "pr", "ks"), points: int = 100,
-             pos_label=None, protocol: str = "mpc-exact", epsilon: float = None, max_fpr: float = None,
-             sample_weight=None, score_range=(0.0, 1.0), score_dtype: str = "float64", deployment: str = None,
-             timeout: float = 60.0) -> Report:
-    """Every requested metric from one oblivious sort of the scores: ``metrics`` from auc, ci (DeLong), ap,
-    roc, pr (at ``points`` cuts), ks and, with ``max_fpr``, pauc (as ``mpc-auc run --metrics``); with
-    ``protocol="mpc-central"`` and ``epsilon``, roc and pr are the DP curve.  Returns a :class:`Report`; its
-    ``revealed`` lists each opened value."""
+def evaluate(y_true, y_score, *, clients=None, metrics=REPORT, points: int = 100, pos_label=None,
+             protocol: str = "mpc-exact", epsilon: float = None, max_fpr: float = None, sample_weight=None,
+             context: Context = None) -> Report:
+    """Every requested metric from one oblivious sort of the scores (as ``mpc-auc run --metrics``).
+
+    Parameters
+    ----------
+    y_true, y_score, clients, pos_label, protocol, epsilon, context
+        As in :func:`roc_auc_score` and :func:`average_precision_score`.
+    metrics : str or sequence of str
+        From auc, ci (DeLong), ap, roc, pr (at ``points`` cuts), ks and, with ``max_fpr``, pauc ("all": the
+        first six); with ``protocol="mpc-central"``, auc alone or roc and pr as the DP curve.
+    points : int
+        The curves' cuts.
+    max_fpr : float, optional
+        The partial AUC's FPR (adds pauc).
+    sample_weight : array-like, optional
+        The weighted AUC, with ``metrics="auc"`` only.
+
+    Returns
+    -------
+    Report
+        ``value``: metric -> value; ``revealed`` lists each opened value.
+
+    See Also
+    --------
+    roc_auc_score, average_precision_score, roc_curve : one metric each.
+
+    Examples
+    --------
+    >>> report = evaluate([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], metrics="auc,ap,ks", protocol="clear")
+    >>> report["auc"], report["ks"]
+    (0.75, 0.5)
+    """
     start = time.perf_counter()
-    _unweighted(sample_weight)
-    request = plan(protocol=protocol, epsilon=epsilon, score_range=score_range, score_dtype=score_dtype,
-                   deployment=deployment, timeout=timeout, metrics=metrics, points=points, max_fpr=max_fpr)
-    evalset, groups, data = _evaluation(binary_labels(y_true, pos_label), y_score, clients, request.encoder)
-    outcome = execute(request, data)
+    request = plan(protocol=protocol, epsilon=epsilon, context=context, metrics=metrics, points=points,
+                   max_fpr=max_fpr, weighted=sample_weight is not None)
+    outcome, evalset, groups = _run(request, binary_labels(y_true, pos_label), y_score, clients, sample_weight)
     revealed = getattr(outcome.release, "revealed", ())
     return Report({"auc": outcome.auc, **outcome.metrics}, protocol, evalset.m, len(groups), tuple(revealed),
                   getattr(outcome.release, "traffic", None), time.perf_counter() - start)
 
 
 def delong_test(y_true, score_a, score_b, *, clients=None, pos_label=None, protocol: str = "mpc-exact",
-                score_range=(0.0, 1.0), score_dtype: str = "float64", deployment: str = None,
-                timeout: float = 60.0) -> DelongTestResult:
+                context: Context = None) -> DelongTestResult:
     """DeLong's test of two models scored on the same rows: both AUCs, DeLong's covariance matrix, z and the
     two-sided p-value [DeLong1988], without any party seeing a score or a label.
 
     Each client submits both score columns of its rows together; each column is sorted obliviously, each
     row's placement values of both sorts go back to input order inside the MPC, and only the two AUCs, the
-    two variances and their covariance are opened (z and p follow here).  Parameters as in
-    :func:`average_precision_score`; ``score_a`` and ``score_b`` must match ``y_true`` row for row.  Returns
-    a :class:`DelongTestResult` (``value``: AUC_a - AUC_b, ``z``, ``p_value``)."""
+    two variances and their covariance are opened (z and p follow here).
+
+    Parameters
+    ----------
+    y_true, clients, pos_label, protocol, context
+        As in :func:`average_precision_score`.
+    score_a, score_b : array-like of shape (M,)
+        The two models' scores, row for row with ``y_true``.
+
+    Returns
+    -------
+    DelongTestResult
+        ``value``: AUC_a - AUC_b; ``aucs``, ``covariance``, ``z``, ``p_value``.
+
+    See Also
+    --------
+    roc_auc_score : one model's AUC and DeLong interval.
+
+    Examples
+    --------
+    >>> test = delong_test([0, 0, 1, 1, 0, 1], [.1, .4, .35, .8, .2, .9], [.3, .2, .6, .7, .1, .5], protocol="clear")
+    >>> round(test.value, 4), round(test.p_value, 4)
+    (-0.1111, 0.6015)
+    """
     start = time.perf_counter()
     a, b = np.asarray(score_a), np.asarray(score_b)
     if a.ndim != 1 or b.shape != a.shape or len(a) != len(np.asarray(y_true)):
         raise InputError(f"score_a and score_b must be one score per row of y_true: shapes {a.shape} and {b.shape} "
                          f"for {np.shape(y_true)[0] if np.ndim(y_true) else 0} labels")
-    request = plan(protocol=protocol, score_range=score_range, score_dtype=score_dtype, deployment=deployment,
-                   timeout=timeout, metrics=("auc", "ci"))
+    request = plan(protocol=protocol, context=context, metrics=("auc", "ci"))
     labels = binary_labels(y_true, pos_label, greater=pos_label is None)
     evalset, groups, data = _evaluation(labels, a, clients, request.encoder)
     _evaluation(labels, b, clients, request.encoder)  # the second column's checks
     data = [(name, np.c_[column, b[rows]], y) for (name, column, y), (_, rows) in zip(data, groups)]
-    if evalset.m > CI_MAX_ROWS:
-        raise InputError(f"DeLong's test is computed for at most {CI_MAX_ROWS} rows")
     outcome = execute(request, data)
     if (0, 1) not in (outcome.covariance or {}):
         raise InputError("DeLong's test needs two rows of each class")
@@ -348,12 +445,11 @@ def delong_test(y_true, score_a, score_b, *, clients=None, pos_label=None, proto
                             time.perf_counter() - start)
 
 
-def _single(metric, y_true, y_score, clients, pos_label, protocol, sample_weight, score_range, score_dtype,
-            deployment, timeout, points=100, epsilon=None) -> MetricResult:
+def _single(metric, y_true, y_score, clients, pos_label, protocol, sample_weight, context, points=100,
+            epsilon=None) -> MetricResult:
     """One metric of :func:`evaluate` as a MetricResult (the AUC is opened with it)."""
     report = evaluate(y_true, y_score, clients=clients, metrics=(metric,), points=points, pos_label=pos_label,
-                      protocol=protocol, epsilon=epsilon, sample_weight=sample_weight, score_range=score_range,
-                      score_dtype=score_dtype, deployment=deployment, timeout=timeout)
+                      protocol=protocol, epsilon=epsilon, sample_weight=sample_weight, context=context)
     found, flagged = report[metric], None
     if metric in ("roc", "pr"):
         flagged = np.asarray(found["flagged"])
@@ -362,25 +458,20 @@ def _single(metric, y_true, y_score, clients, pos_label, protocol, sample_weight
                         report.wall_s)
 
 
-def _client_weights(sample_weight, m: int, groups) -> list:
-    """Each client's sample weights, checked (protocols.inputs.weights), in the order of ``groups``; None if
-    unweighted."""
-    if sample_weight is None:
-        return None
-    weights = check_weights(sample_weight, m, lambda i: f"sample_weight[{i}]")
-    return [weights[rows] for _, rows in groups]
+def _run(request: Plan, labels, y_score, clients, sample_weight) -> tuple:
+    """Check the rows and run ``request`` on them: (the planner's Outcome, the evaluation set, its client groups).
+    labels: 0/1; the client ids name the owners of their rows only when ``clients`` is given."""
+    evalset, groups, data = _evaluation(labels, y_score, clients, request.encoder)
+    weights = None
+    if sample_weight is not None:
+        weights = check_weights(sample_weight, evalset.m, lambda i: f"sample_weight[{i}]")
+        weights = [weights[rows] for _, rows in groups]
+    return execute(request, data, weights=weights, owners=clients is not None), evalset, groups
 
 
 def _weight_error(sample_weight):
     """The rounding bound of the units the simulated clients send (protocols.inputs.weights); None unweighted."""
     return None if sample_weight is None else rounding_error(sample_weight)
-
-
-def _unweighted(sample_weight) -> None:
-    """InputError for sample weights where only the AUC takes them."""
-    if sample_weight is not None:
-        raise InputError("sample_weight is taken by roc_auc_score only (the weighted AUC); average precision, the "
-                         "curves and the report are unweighted here (pass None)")
 
 
 def _evaluation(y_true, y_score, clients, encoder) -> tuple:
@@ -423,7 +514,7 @@ def read_predictions(path, *, client_col: str = "client", score_col="score", lab
 
 
 def compare(y_true, y_score, clients=None, *, protocols=None, epsilons=(0.5, 1.0, 2.0, 4.0, 8.0), delta=1e-6,
-            draws: int = 100, seed=None, score_range=(0.0, 1.0)):
+            draws: int = 100, seed=None, context: Context = None):
     """The plain-DP AUC mechanisms side by side on these rows: one row per protocol and epsilon.
 
     Each mechanism of the papers (fedauc, dpauc, mindspore label DP, condensed LDP, and the law of
@@ -444,9 +535,9 @@ def compare(y_true, y_score, clients=None, *, protocols=None, epsilons=(0.5, 1.0
         Noise draws per protocol and epsilon (>= 2).
     seed : int, optional
         Seed of the simulated noise (a simulation: not the MPC's CSPRNG); default: the OS CSPRNG.
-    score_range : (float, float)
-        The public range of the scores; the mechanisms that perturb or bin score values see them
-        mapped to [0, 1] (their sensitivity is the range's width).
+    context : Context, optional
+        Its ``score_range``: the public range of the scores; the mechanisms that perturb or bin score values see
+        them mapped to [0, 1] (their sensitivity is the range's width).
 
     Returns
     -------
@@ -460,7 +551,7 @@ def compare(y_true, y_score, clients=None, *, protocols=None, epsilons=(0.5, 1.0
         raise InputError(f"unknown protocol(s) {', '.join(map(str, unknown))}; choose from {', '.join(MECHANISMS)}")
     epsilons = [checked("epsilon", e) for e in epsilons]
     checked("delta", delta, PARAMETERS["mechanism_delta"])
-    encoder = plan(protocol="clear", score_range=score_range).encoder
+    encoder = plan(protocol="clear", context=context).encoder
     _, _, data = _evaluation(y_true, y_score, clients, encoder)
     rows, _ = grid(data, protocols, epsilons, delta, checked("draws", draws), seed, (encoder.lo, encoder.hi))
     return pd.DataFrame(rows, columns=list(FIELDS))

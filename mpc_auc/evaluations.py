@@ -16,10 +16,11 @@ import numpy as np
 import pandas as pd
 
 from .labels import binary_labels
-from .planner import open_evaluation, parse_budget, plan, shared_outcome
+from .context import ClientTerms, Context, Intake
+from .planner import open_evaluation, plan, shared_outcome
 from .progress import RoleProgress, say
 from .protocols.errors import InputError
-from .protocols.inputs.submission import DEFAULT_MAX_ROWS, DEFAULT_MAX_TOTAL_ROWS, Accepts, Roster
+from .protocols.inputs.submission import Accepts, Roster
 from .protocols.inputs.submitter import Policy, submit as submit_rows
 from .protocols.metric_catalogue import DEFAULT_POINTS
 from .protocols.runtime.deployment import Deployment
@@ -69,33 +70,60 @@ class Evaluation:
         self._worker, self._box = worker, box
 
     @classmethod
-    def open(cls, deployment: str, *, id: str, roster, protocol: str = "mpc-exact", metrics=("auc",),
-             epsilon: float = None, deadline: float = 600.0, key: str = None, ranks: bool = False,
-             share_result: bool = False, allow_missing: bool = False, max_rows: int = DEFAULT_MAX_ROWS,
-             max_total_rows: int = DEFAULT_MAX_TOTAL_ROWS, exclude_invalid: bool = False,
-             points: int = DEFAULT_POINTS, max_fpr: float = None, auc_decimals: int = None,
-             score_range=(0.0, 1.0), score_dtype: str = "float64", neighbours: str = "label", alpha: float = 0.5,
-             budget=None, dataset_id: str = None, method: str = "radix", timeout: float = 20.0,
-             progress: bool = False) -> "Evaluation":
-        """Declare evaluation ``id`` on the parties of ``deployment`` (its deployment.yaml; ``key``: the
-        coordinator's key file, default coordinator.key beside it) for the clients of ``roster`` (a Roster, or
-        roster file paths: ``mpc-auc client keygen`` writes one per client).  The options are
-        ``mpc-auc evaluation open``'s; every one is checked here, before anything is sent.  ``progress``: show
-        the roles' progress (a bar in a terminal or a notebook)."""
-        request = plan(protocol=protocol, epsilon=epsilon, alpha=alpha, neighbours=neighbours, budget=budget,
-                       score_range=score_range, score_dtype=score_dtype, method=method, ranks=ranks,
-                       auc_decimals=auc_decimals, deployment=str(deployment), key=key, timeout=timeout,
-                       dataset_id=dataset_id, metrics=metrics, points=points, max_fpr=max_fpr)
+    def open(cls, context, *, id: str, roster, protocol: str = "mpc-exact", epsilon: float = None,
+             metrics=("auc",), points: int = DEFAULT_POINTS, max_fpr: float = None, ranks: bool = False,
+             intake: Intake = None, progress: bool = False) -> "Evaluation":
+        """Declare evaluation ``id`` on a deployment's parties for the clients of ``roster``; returns at once.
+
+        Parameters
+        ----------
+        context : Context or str
+            The deployment's :class:`Context` (its ``deployment``: the deployment.yaml, ``key``: the coordinator's
+            key file, default coordinator.key beside it; the scores' range and type, privacy unit, budget,
+            decimals), or the deployment.yaml's path alone.
+        id : str
+            The evaluation's id, which every client names when it submits.
+        roster : Roster or str or sequence of str
+            The clients, or their roster files (``mpc-auc client keygen`` writes one per client).
+        protocol, epsilon, metrics, points, max_fpr
+            As in :func:`mpc_auc.evaluate`.
+        ranks : bool
+            mpc-exact: deliver each client its rows' global ranks.
+        intake : Intake, optional
+            How the parties take the clients in: deadline, missing clients, row caps, a shared result
+            (default ``Intake()``).
+        progress : bool
+            Show the roles' progress (a bar in a terminal or a notebook).
+
+        Returns
+        -------
+        Evaluation
+            :meth:`result` waits for the release.
+
+        See Also
+        --------
+        submit : a client's side.
+
+        Examples
+        --------
+        >>> evaluation = Evaluation.open("deploy/deployment.yaml", id="q3", roster=["a.roster.yaml"],
+        ...                              intake=Intake(deadline=120))  # doctest: +SKIP
+        >>> evaluation.result().value["auc"]  # doctest: +SKIP
+        0.8312
+        """
+        context = context if isinstance(context, Context) else Context(deployment=str(context))
+        if context.deployment is None:
+            raise InputError("an evaluation whose clients submit directly needs a deployment (mpc-auc deploy init)")
+        intake = intake or Intake()
+        request = plan(protocol=protocol, epsilon=epsilon, context=context, metrics=metrics, points=points,
+                       max_fpr=max_fpr, ranks=ranks)
         if not isinstance(roster, Roster):
             roster = Roster.load([roster] if isinstance(roster, (str, os.PathLike)) else list(roster))
         box = {"start": time.perf_counter()}
 
         def work():
             try:
-                box["outcome"] = open_evaluation(request, id, roster, deadline, RoleProgress() if progress else None,
-                                                 allow_missing=allow_missing, max_rows=max_rows,
-                                                 max_total_rows=max_total_rows, share_result=share_result,
-                                                 exclude_invalid=exclude_invalid)
+                box["outcome"] = open_evaluation(request, id, roster, intake, RoleProgress() if progress else None)
             except BaseException as err:  # handed to result(), in the caller's thread
                 box["error"] = err
             box["wall_s"] = time.perf_counter() - box["start"]
@@ -123,23 +151,53 @@ class Evaluation:
         return f"Evaluation(id={self.id!r}, protocol={self.protocol!r}, done={self.done()})"
 
 
-def submit(deployment: str, *, evaluation: str, client: str, key: str, y_true, y_score, ids=None,
-           pos_label=None, max_epsilon: float = None, budget=None, max_exact: int = None, max_decimals: int = None,
-           ledger: str = None, timeout: float = 20.0, connect_timeout: float = 60.0,
+def submit(deployment: str, *, evaluation: str, client: str, key: str, y_true, y_score, ids=None, pos_label=None,
+           terms: ClientTerms = None, timeout: float = 20.0, connect_timeout: float = 60.0,
            progress: bool = False) -> Receipt:
-    """Submit one client's rows to an open evaluation on the parties of ``deployment`` (its deployment.yaml)
-    with the client's ``key`` file (``mpc-auc client keygen``), as ``mpc-auc client submit`` does.
+    """Submit one client's rows to an open evaluation, as ``mpc-auc client submit`` does.
 
-    ``y_true``, ``y_score``: the client's rows (labels of two values as :func:`mpc_auc.roc_auc_score` reads
-    them, or ``pos_label``; all of one class is fine: the evaluation needs both classes overall); ``ids``: their
-    ids, to key the ranks by.  What the client accepts (docs/client-submissions.md, "What a client accepts"):
-    ``max_epsilon``: a DP release of at most this epsilon; ``budget`` (epsilon or (epsilon, delta)): what all
-    releases its own ledger records (``ledger``: its file, default one per key) may spend; ``max_exact``: the
-    exact releases of its rows it accepts in all (default 1, or 0 with ``max_epsilon``: a client that caps
-    epsilon takes no exact release unless it says how many), and ``max_decimals``: the most decimals of any
-    exact value, both stated in its signed statement and enforced by the parties too.  Returns a
-    :class:`Receipt` once the job has ended; raises InputError (bad rows, a refused submission or job) before or
-    instead."""
+    Parameters
+    ----------
+    deployment : str
+        The deployment.yaml of the parties.
+    evaluation : str
+        The evaluation's id.
+    client, key : str
+        This client's name and its key file (``mpc-auc client keygen``).
+    y_true, y_score : array-like of shape (rows,)
+        The client's rows (labels of two values as :func:`mpc_auc.roc_auc_score` reads them, or ``pos_label``;
+        all of one class is fine: the evaluation needs both classes overall).
+    ids : array-like, optional
+        The rows' ids, to key the ranks by.
+    pos_label : optional
+        The positive class.
+    terms : ClientTerms, optional
+        What the client accepts (docs/client-submissions.md, "What a client accepts"): a DP release of at most
+        ``max_epsilon``, a ``budget`` its own ledger enforces, ``max_exact`` exact releases (default 1, or 0
+        with ``max_epsilon``) and ``max_decimals``, the last two stated in its signed statement and enforced by
+        the parties too.  Default ``ClientTerms()``.
+    timeout, connect_timeout : float
+        Seconds before a silent party counts as lost; seconds to keep dialling a party.
+    progress : bool
+        Print each step.
+
+    Returns
+    -------
+    Receipt
+        Once the job has ended; InputError (bad rows, a refused submission or job) before or instead.
+
+    See Also
+    --------
+    Evaluation.open : the organiser's side.
+
+    Examples
+    --------
+    >>> receipt = submit("deploy/deployment.yaml", evaluation="q3", client="a", key="a.key", y_true=[0, 1],
+    ...                  y_score=[0.2, 0.7], terms=ClientTerms(max_epsilon=1.0))  # doctest: +SKIP
+    >>> receipt.status  # doctest: +SKIP
+    'computed'
+    """
+    terms = terms or ClientTerms()
     identity = Identity.load(key)
     if identity.role != CLIENT_PREFIX + client:
         raise InputError(f"{key} is the key of {identity.role}, not of {CLIENT_PREFIX}{client}")
@@ -149,10 +207,7 @@ def submit(deployment: str, *, evaluation: str, client: str, key: str, y_true, y
         raise InputError(f"y_score must be one score per row of y_true: shape {scores.shape} for {len(labels)} labels")
     if ids is not None and len(ids) != len(labels):
         raise InputError(f"ids must be one per row: {len(ids)} ids for {len(labels)} rows")
-    if max_exact is None:
-        max_exact = 0 if max_epsilon is not None else 1
-    policy = Policy(max_epsilon, None if budget is None else parse_budget(budget), Accepts(max_exact, max_decimals),
-                    None if ledger is None else str(ledger))
+    policy = Policy(terms.max_epsilon, terms.budget, Accepts(terms.max_exact, terms.max_decimals), terms.ledger)
     outcome = submit_rows(identity, Deployment.load(deployment), evaluation, scores.astype(np.float64), labels,
                           timeout, connect_timeout, (lambda text: say(f"  [{client}] {text}")) if progress else None,
                           policy)

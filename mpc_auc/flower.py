@@ -24,6 +24,7 @@ Neither the Flower server nor the SuperLink sees a score or a label: the client'
 sealed, straight to the two compute parties over the client's own TLS links; the round's metrics carry only
 what the evaluation releases.
 """
+import dataclasses
 import secrets
 from logging import WARNING
 
@@ -31,11 +32,13 @@ from flwr.app import ConfigRecord, Context, Message, MetricRecord, RecordDict
 from flwr.common import log
 from flwr.serverapp.strategy import FedAvg
 
+from .context import ClientTerms, Context as MpcContext, Intake
 from .evaluations import Evaluation, submit
 from .protocols.errors import InputError
 
 EVALUATION_KEY = "mpcauc-evaluation"  # the round's evaluate config: the mpc-auc evaluation to submit to
 PREFIX = "mpcauc-"  # the round's metrics opened by mpc-auc
+NODE_TERMS = ClientTerms(max_epsilon=1.0, budget=10.0, max_exact=0)  # a node's default: DP rounds only
 DEFAULT_OPTIONS = {"protocol": "mpc-central", "epsilon": 1.0, "deadline": 600.0}  # a round: one DP release
 
 
@@ -44,8 +47,9 @@ class MpcAucEvaluation:
 
     deployment: the deployment.yaml of the running mpc-auc roles (the coordinator's key beside it, or ``key``);
     rosters: the roster files of every client node (``mpc-auc client keygen``; all must take part in each
-    evaluation round: sample every node, ``fraction_evaluate=1.0``); options: :meth:`mpc_auc.Evaluation.open`'s
-    (protocol, metrics, epsilon, budget, deadline, ...) over :data:`DEFAULT_OPTIONS`: one DP release per round
+    evaluation round: sample every node, ``fraction_evaluate=1.0``); options by name: :meth:`mpc_auc.Evaluation.open`'s
+    (protocol, metrics, epsilon, ...), :class:`mpc_auc.Context`'s (budget, score_range, ...) and
+    :class:`mpc_auc.Intake`'s (deadline, exclude_invalid, ...), over :data:`DEFAULT_OPTIONS`: one DP release per round
     unless ``protocol="mpc-exact"`` is asked for, which runs only where every client opted in to exact releases."""
 
     def __init__(self, *args, deployment: str, rosters, key: str = None, mpcauc_options: dict = None, **kwargs):
@@ -62,9 +66,8 @@ class MpcAucEvaluation:
         config[EVALUATION_KEY] = evaluation_id
         messages = list(super().configure_evaluate(server_round, arrays, config, grid))
         if messages:
-            self._evaluations[server_round] = Evaluation.open(
-                self.mpcauc_deployment, id=evaluation_id, roster=self.mpcauc_rosters, key=self.mpcauc_key,
-                **self.mpcauc_options)
+            self._evaluations[server_round] = _open(self.mpcauc_deployment, self.mpcauc_key, evaluation_id,
+                                                    self.mpcauc_rosters, self.mpcauc_options)
         return messages
 
     def aggregate_evaluate(self, server_round: int, replies):
@@ -86,6 +89,16 @@ class MpcAucEvaluation:
                 server_round, ", ".join(map(repr, released.excluded)))
             record[f"{PREFIX}excluded"] = len(released.excluded)
         return record
+
+
+def _open(deployment: str, key: str, evaluation_id: str, rosters: list, options: dict) -> Evaluation:
+    """Open a round's evaluation, each option given to the value it belongs to (Context, Intake, or open)."""
+    parts = {part: {f.name for f in dataclasses.fields(part)} for part in (MpcContext, Intake)}
+    context = MpcContext(deployment=deployment, key=key,
+                         **{k: v for k, v in options.items() if k in parts[MpcContext]})
+    intake = Intake(**{k: v for k, v in options.items() if k in parts[Intake]})
+    rest = {k: v for k, v in options.items() if k not in parts[MpcContext] | parts[Intake]}
+    return Evaluation.open(context, id=evaluation_id, roster=rosters, intake=intake, **rest)
 
 
 class MpcAucFedAvg(MpcAucEvaluation, FedAvg):
@@ -124,16 +137,16 @@ def node_settings(context: Context) -> tuple:
 
 
 def submit_predictions(message: Message, context: Context, y_true, y_score, ids=None, *, client: str = None,
-                       key: str = None, deployment: str = None, config_key: str = "config", max_exact: int = 0,
-                       max_epsilon: float = 1.0, budget=10.0, **options) -> Message:
+                       key: str = None, deployment: str = None, config_key: str = "config",
+                       terms: ClientTerms = NODE_TERMS, **options) -> Message:
     """Submit this client's predictions on its local test set to the round's mpc-auc evaluation and return the
     reply to ``message`` (its MetricRecord holds ``num-examples`` and whether it took part, ``mpcauc-submitted``:
     no local metric leaves the node; a submission this client's terms or budget refuse is logged, not raised).
     client, key, deployment: this node's mpc-auc name, key file and deployment file (default: from its node or
-    run config, :func:`node_settings`).  What the client accepts, whatever the server asks (the server chooses
-    the model it scores with): ``max_exact`` exact releases of its rows (default 0: DP rounds only),
-    ``max_epsilon`` per round (default 1) and ``budget`` over all rounds in its own ledger (default 10);
-    options: :func:`mpc_auc.submit`'s (ledger, timeout, ...)."""
+    run config, :func:`node_settings`).  ``terms``: what the client accepts, whatever the server asks (the server
+    chooses the model it scores with), default :data:`NODE_TERMS`: no exact release of its rows (DP rounds only),
+    epsilon at most 1 per round and 10 over all rounds in its own ledger; options: :func:`mpc_auc.submit`'s
+    (timeout, ...)."""
     config = message.content[config_key]
     if EVALUATION_KEY not in config:
         raise InputError("the server opened no mpc-auc evaluation for this round (its strategy needs "
@@ -142,7 +155,8 @@ def submit_predictions(message: Message, context: Context, y_true, y_score, ids=
         client, key, deployment = node_settings(context)
     try:
         submit(deployment, evaluation=str(config[EVALUATION_KEY]), client=client, key=key, y_true=y_true,
-               y_score=y_score, ids=ids, max_exact=max_exact, max_epsilon=max_epsilon, budget=budget, **options)
+               y_score=y_score, ids=ids,
+               terms=terms, **options)
         submitted = 1
     except InputError as err:  # refused by this client's terms or own budget, or by the parties: the round goes on
         log(WARNING, "mpc-auc: %s did not take part in evaluation %s: %s", client, config[EVALUATION_KEY], err)

@@ -3,10 +3,11 @@
 :class:`MetricResult` holds one metric (a number, or a curve's two arrays); :class:`Report` every metric of one
 evaluation (``mpc_auc.evaluate``), with what each opened value reveals and a strict-JSON form.
 """
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from .results import strict
 
 
 @dataclass(frozen=True, repr=False)
@@ -56,7 +57,7 @@ class Report:
     Attributes
     ----------
     value : dict
-        Metric name -> value: ``auc`` a float; ``ci`` {"variance", "std", "ci"} (or {"refused": why});
+        Metric name -> value: ``auc`` a float; ``ci`` {"variance", "std", "ci"} (or a ``Refused`` value with the reason);
         ``ap`` and ``ks`` floats; ``roc`` {"flagged", "fpr", "tpr"}; ``pr`` {"flagged", "recall", "precision"}.
     protocol, m, clients, revealed, traffic, wall_s
         As in :class:`MetricResult`.
@@ -74,7 +75,7 @@ class Report:
 
     def to_dict(self) -> dict:
         """The report as strict JSON data (no NaN or infinity: a value that is not finite becomes None)."""
-        return {"metrics": _finite(self.value), "protocol": self.protocol, "m": self.m, "clients": self.clients,
+        return {"metrics": strict(self.value), "protocol": self.protocol, "m": self.m, "clients": self.clients,
                 "revealed": list(self.revealed), "traffic": self.traffic, "wall_s": self.wall_s}
 
     def __repr__(self) -> str:
@@ -115,12 +116,3 @@ class DelongTestResult:
         return (f"DelongTestResult(aucs=({self.aucs[0]:.6f}, {self.aucs[1]:.6f}), z={self.z:.4f}, "
                 f"p_value={self.p_value:.4g}, protocol={self.protocol!r}, m={self.m})")
 
-
-def _finite(value):
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [_finite(v) for v in value]
-    if isinstance(value, (float, np.floating)):
-        return float(value) if math.isfinite(value) else None
-    return value.item() if isinstance(value, np.generic) else value

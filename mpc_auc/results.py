@@ -17,11 +17,14 @@ import tempfile
 
 import numpy as np
 
+from .protocols.refused import Refused
 from .version import __version__
 
 
 def strict(value):
     """JSON-safe copy: non-finite floats become None, numpy scalars and arrays plain Python values."""
+    if isinstance(value, Refused):
+        return value.as_json()
     if isinstance(value, dict):
         return {str(k): strict(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, np.ndarray)):

@@ -13,6 +13,8 @@ import numpy as np
 
 from .clear_auc import twice_mid_ranks
 from .errors import InputError
+from .metric_catalogue import TWO_ROWS
+from .refused import Refused
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,7 @@ def report(scores, labels, metrics, flagged, max_fpr: float = None) -> dict:
     out = {}
     if "ci" in metrics:
         if min(np.sum(np.asarray(labels) == 1), np.sum(np.asarray(labels) == 0)) < 2:
-            out["ci"] = {"refused": "DeLong's variance needs two rows of each class"}
+            out["ci"] = Refused(TWO_ROWS)
         else:
             found = delong_auc(scores, labels)
             out["ci"] = {"variance": found.variance, "std": found.std, "ci": found.ci}

@@ -25,6 +25,7 @@ REPORT = ("auc", "ci", "ap", "roc", "pr", "ks")  # "all": every metric that take
 FPR_BITS = 40  # max_fpr is read to 2^-40
 CI_MAX_ROWS = 1 << 20  # ci and pauc in the 64-bit ring: 4 N^2 P < 2^60, N 2^40 < 2^61 (circuits.rank_metrics)
 DEFAULT_POINTS = 100  # curve points: the top 1%, 2%, ..., 100% of the ranking
+TWO_ROWS = "DeLong's variance needs two rows of each class"
 MIN_SLICE_ROWS = 10  # direct evaluations: the exact curves' cuts leave at least this many rows between them
 
 

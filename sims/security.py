@@ -280,14 +280,14 @@ def job_views(cfg: dict, rng) -> list:
     for protocol, central, ranks in (("mpc-central", CentralNoise(cfg["epsilon"]), False),
                                      ("mpc-exact --ranks", None, True)):
         with tempfile.TemporaryDirectory(prefix="mpc-auc-view-ledger-") as ledger:
-            done = run_ranking_jobs(requests, "TTP", "radix", ranks, central, Placement(ledger=ledger), 120, None,
+            done = run_ranking_jobs(requests, "radix", ranks, central, Placement(ledger=ledger), 120, None,
                                     party=recording_party)
         parties = [done[0].finals[role] for role in ("P0", "P1")]
         for role, jobs in zip(("P0", "P1"), parties):
             out.append(_job_view(f"view of {role}: {protocol}, every message of its jobs", "view", protocol,
                                  [j["received"] for j in jobs], secrets_, runs))
         with tempfile.TemporaryDirectory(prefix="mpc-auc-view-ledger-") as ledger:  # the weakened party, once
-            (leaky,) = run_ranking_jobs(requests[-1:], "TTP", "radix", ranks, central, Placement(ledger=ledger), 120,
+            (leaky,) = run_ranking_jobs(requests[-1:], "radix", ranks, central, Placement(ledger=ledger), 120,
                                         None, party=leaky_recording_party)
         weak = leaky.finals["P0"][-1]
         found = leaks(weak["received"], secrets_, m, CHECK_ALPHA)
@@ -297,7 +297,7 @@ def job_views(cfg: dict, rng) -> list:
                           "carried": sorted({n for _, n in found})}))
         if ranks:
             shares = [jobs[-1]["sealed ranks"][0] for jobs in parties]
-            delivered = exact_result(done[-1], "TTP", "radix").ranks
+            delivered = exact_result(done[-1], "radix").ranks
             for name, sealed, kind in (("P0's rank share", shares[0], "view"), ("P1's rank share", shares[1], "view"),
                                        ("P0 of a party that seals opened ranks", weak["sealed ranks"][0],
                                         "control")):

@@ -87,9 +87,9 @@ def captured_jobs(requests, timeout_s: float = 60.0) -> list:
         try:
             for request in requests:
                 before = {party: len(proxy.streams) for party, proxy in proxies.items()}
-                run = run_ranking_jobs([request], "TTP", "radix", False, None, placement, timeout_s, None,
+                run = run_ranking_jobs([request], "radix", False, None, placement, timeout_s, None,
                                        party=recording_party)[0]
-                exact_result(run, "TTP", "radix")  # the job computed through the proxies
+                exact_result(run, "radix")  # the job computed through the proxies
                 _settle(proxies)
                 material = []
                 for party in COMPUTE:  # written by the party at the session's end (_serve)

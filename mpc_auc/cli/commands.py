@@ -17,7 +17,8 @@ from ..csv_io import LIMIT_OPTIONS, Columns, ReadLimits, read_evalset, read_scor
     write_evalset
 from ..figures import curves
 from ..evaluations import submit
-from ..planner import Plan, execute, open_evaluation, parse_budget, plan
+from ..context import ClientTerms, Context, Intake, parse_budget
+from ..planner import Plan, execute, open_evaluation, plan
 from ..protocols.clear_auc import rank_sum_auc
 from ..protocols.errors import DeploymentError, InputError
 from ..protocols.inputs.encoding import FINITE
@@ -46,14 +47,17 @@ def _arguments(args) -> dict:
 
 def _plan(args, **fixed) -> Plan:
     """The request of ``run`` or ``evaluation open`` (``demo``: its fixed options), checked by the planner."""
-    options = dict(protocol=args.protocol, epsilon=args.epsilon, alpha=args.alpha, neighbours=args.neighbours,
-                   budget=args.budget, score_range=tuple(args.score_range), score_dtype=args.score_dtype,
-                   auc_decimals=args.auc_decimals, dataset_id=args.dataset_id, metrics=args.metrics,
-                   points=args.points, max_fpr=args.max_fpr) if hasattr(args, "protocol") else {}
-    options.update(method=args.method, deployment=args.deployment, key=args.key, timeout=args.timeout)
+    context = dict(method=args.method, deployment=args.deployment, key=args.key, timeout=args.timeout)
+    options = {}
+    if hasattr(args, "protocol"):
+        context.update(alpha=args.alpha, neighbours=args.neighbours, budget=args.budget,
+                       score_range=tuple(args.score_range), score_dtype=args.score_dtype, auc_decimals=args.auc_decimals,
+                       dataset_id=args.dataset_id)
+        options = dict(protocol=args.protocol, epsilon=args.epsilon, metrics=args.metrics, points=args.points,
+                       max_fpr=args.max_fpr)
     if hasattr(args, "parties_host"):
-        options.update(host=args.parties_host, port=args.port, ledger=getattr(args, "ledger", None))
-    return plan(**{**options, **fixed})
+        context.update(host=args.parties_host, port=args.port, ledger=getattr(args, "ledger", None))
+    return plan(context=Context(**context), **{**options, **fixed})
 
 
 def cmd_demo(args) -> int:
@@ -67,7 +71,7 @@ def cmd_demo(args) -> int:
     print(f"clear AUC (reference)          : {clear:.15f}")
     print(f"difference: {abs(result.auc - clear):.3e}   wall {result.wall_s:.1f} s   "
           f"P0 sent {result.traffic['P0']['bytes'] / 1e6:.1f} MB in {result.traffic['P0']['rounds']} rounds "
-          f"(provider {result.provider}, separate dealer process, {result.method} ranking)")
+          f"(separate dealer process, {result.method} ranking)")
     return 0
 
 
@@ -119,7 +123,7 @@ def cmd_run(args) -> int:
         evalset, clients, record, ids, weights = _read_run_input(args, request.encoder)
         start = time.perf_counter()
         outcome = execute(request, clients, weights=weights)
-        record.update(auc=outcome.auc, provider=None, revealed=["all scores and labels (no privacy)"],
+        record.update(auc=outcome.auc, revealed=["all scores and labels (no privacy)"],
                       metrics=outcome.metrics, **column_records(args.score_col, outcome))
         return _write_run(args, evalset, record, (entered, entered_unix), start)
     with roles_started(request.placement, request.timeout) as placement:  # they start while the input is read
@@ -277,10 +281,9 @@ def cmd_evaluation_open(args) -> int:
     roster = Roster.load(args.roster)
     progress.say(f"evaluation {args.id!r} open for {len(roster.names)} client(s) until {args.deadline:g} s from "
                  "now; the parties compute when all have submitted")
-    outcome = open_evaluation(request, args.id, roster, args.deadline, progress.RoleProgress(),
-                              allow_missing=args.allow_missing, max_rows=args.max_rows,
-                              max_total_rows=args.max_total_rows, share_result=args.share_result,
-                              exclude_invalid=args.exclude_invalid)
+    intake = Intake(args.deadline, args.allow_missing, args.max_rows, args.max_total_rows, args.share_result,
+                    args.exclude_invalid)
+    outcome = open_evaluation(request, args.id, roster, intake, progress.RoleProgress())
     release = outcome.release
     record = {"protocol": args.protocol, "evaluation": args.id, "roster_sha256": roster.digest,
               "encoding": {"dtype": encoder.dtype, "range": [encoder.lo, encoder.hi], "exact": encoder.exact}}
@@ -335,10 +338,9 @@ def cmd_client_submit(args) -> int:
                                          [args.client], both_classes=False, sep=args.sep,
                                          positive_label=args.positive_label, limits=_limits(args))
     receipt = submit(args.deployment, evaluation=args.evaluation, client=args.client, key=args.key,
-                     y_true=evalset.label, y_score=evalset.score, ids=ids, max_epsilon=args.max_epsilon,
-                     budget=args.budget, ledger=args.ledger, max_exact=args.max_exact,
-                     max_decimals=args.max_decimals, timeout=args.timeout, connect_timeout=args.connect_timeout,
-                     progress=True)
+                     y_true=evalset.label, y_score=evalset.score, ids=ids,
+                     terms=ClientTerms(args.max_epsilon, args.budget, args.max_exact, args.max_decimals, args.ledger),
+                     timeout=args.timeout, connect_timeout=args.connect_timeout, progress=True)
     if args.ranks_out:
         if receipt.ranks is None:
             raise InputError(f"evaluation {args.evaluation!r} does not deliver ranks (the job finished: "

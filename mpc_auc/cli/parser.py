@@ -14,7 +14,8 @@ from importlib.metadata import entry_points
 from .. import progress
 from ..circuits.workers import ENV as THREADS_ENV, available_cores
 from ..csv_io import LIMIT_OPTIONS, ReadLimits
-from ..planner import DTYPES, PROTOCOLS
+from ..context import DTYPES
+from ..planner import PROTOCOLS
 from ..protocols.dp.central_law import NEIGHBOURS
 from ..protocols.errors import DeploymentError, InputError, PartyFailure
 from ..protocols.inputs.submission import DEFAULT_MAX_ROWS, DEFAULT_MAX_TOTAL_ROWS

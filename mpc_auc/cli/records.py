@@ -9,13 +9,14 @@ from ..planner import Outcome
 from ..protocols.clear_metrics import paired_test
 from ..protocols.dp.central_law import SWAMPED
 from ..protocols.dp.curve_law import CurveNoise
+from ..protocols.refused import Refused
 
 
 def central_record(outcome: Outcome, noise, method: str) -> dict:
     """What an mpc-central result file holds: the released values and public parameters only."""
     release = outcome.release
     if isinstance(noise, CurveNoise):
-        return dict(auc=outcome.auc, provider="TTP", method=method, metrics=outcome.metrics,
+        return dict(auc=outcome.auc, method=method, metrics=outcome.metrics,
                     privacy={"epsilon": noise.epsilon, "delta": release.delta, "neighbours": "label",
                              "mechanism": "binary tree over the cuts' positive counts", "ledger": release.ledger},
                     revealed=[f"{len(release.opened[0])} noisy tree nodes: " + " ".join(map(str, release.opened[0]))],
@@ -24,7 +25,7 @@ def central_record(outcome: Outcome, noise, method: str) -> dict:
     if outcome.swamped:
         progress.warn(SWAMPED.format(std=outcome.std, epsilon=noise.epsilon))
     return dict(auc=outcome.auc, std=outcome.std, ci=list(outcome.ci), swamped=outcome.swamped,
-                provider="TTP", method=method,
+                method=method,
                 privacy={"epsilon": noise.epsilon, "delta": release.delta, "neighbours": noise.neighbours,
                          "alpha": noise.alpha, "ledger": release.ledger},
                 revealed=[f"noisy {'2T' if noise.neighbours == 'label' else '2U'} = {stat}", f"noisy P = {positives}"],
@@ -33,7 +34,7 @@ def central_record(outcome: Outcome, noise, method: str) -> dict:
 
 def exact_record(result) -> dict:
     """What an mpc-exact result file holds (protocols.mpc.exact.MpcAucResult)."""
-    return dict(auc=result.auc, provider=result.provider, method=result.method, revealed=list(result.revealed),
+    return dict(auc=result.auc, method=result.method, revealed=list(result.revealed),
                 traffic=result.traffic, client_upload_bytes=result.upload_bytes, mpc_wall_s=result.wall_s,
                 sharing_s=result.sharing_s, input_check_s=result.check_s, metrics=result.metrics)
 
@@ -61,13 +62,14 @@ def metric_lines(metrics: dict) -> list:
     lines = []
     ci = metrics.get("ci")
     if ci:
-        lines.append(f"DeLong std = {ci['std']:.6g}, 95% CI = [{ci['ci'][0]:.6f}, {ci['ci'][1]:.6f}]" if "std" in ci
-                     else f"ci: not computed: {ci['refused']}")
+        lines.append(f"ci: not computed: {ci.reason}" if isinstance(ci, Refused) else
+                     f"DeLong std = {ci['std']:.6g}, 95% CI = [{ci['ci'][0]:.6f}, {ci['ci'][1]:.6f}]")
     lines += [f"{label} = {metrics[name]:.15f}" for name, label in (("ap", "AP"), ("ks", "KS")) if name in metrics]
     partial = metrics.get("pauc")
     if partial:
-        lines.append(f"partial AUC to FPR {partial['max_fpr']:g} = {partial['mcclish']:.15f} (McClish; area "
-                     f"{partial['area']:.12f})" if "area" in partial else f"pauc: not computed: {partial['refused']}")
+        lines.append(f"pauc: not computed: {partial.reason}" if isinstance(partial, Refused) else
+                     f"partial AUC to FPR {partial['max_fpr']:g} = {partial['mcclish']:.15f} (McClish; area "
+                     f"{partial['area']:.12f})")
     lines += [f"{name.upper()} curve: {len(metrics[name]['flagged'])} points" for name in ("roc", "pr")
               if name in metrics]
     return lines

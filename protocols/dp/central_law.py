@@ -19,6 +19,7 @@ import numpy as np
 from ...circuits.noise_laws import DiscreteLaplace
 from ..errors import InputError
 from ..runtime.ledger import Release
+from .release_noise import ReleaseNoise
 from ..validation import checked
 from .swamping import swamped as swamped_release
 from ..runtime import wire
@@ -28,7 +29,7 @@ NEIGHBOURS = ("label", "record")
 
 @wire.message
 @dataclass(frozen=True)
-class CentralNoise:
+class CentralNoise(ReleaseNoise):
     """The central release's parameters; ``repetitions`` > 1 only for experiments (each is its own release)."""
     epsilon: float
     alpha: float = 0.5

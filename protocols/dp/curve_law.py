@@ -27,12 +27,13 @@ from ..errors import InputError
 from ..metric_catalogue import DEFAULT_POINTS, cut_positions
 from ..runtime import wire
 from ..runtime.ledger import Release
+from .release_noise import ReleaseNoise
 from ..validation import checked
 
 
 @wire.message
 @dataclass(frozen=True)
-class CurveNoise:
+class CurveNoise(ReleaseNoise):
     """The DP curve's parameters: epsilon (label DP), the number of cuts; ``repetitions`` > 1 for experiments."""
     epsilon: float
     points: int = DEFAULT_POINTS
@@ -74,6 +75,12 @@ class CurveNoise:
         node = self.node_noise(m)
         return Release("mpc-dp-curve", ((node.rate, 1),) * (self.levels(m) * self.repetitions),
                        self.delta(m) * self.repetitions)
+
+    def opened(self) -> tuple:
+        return ("auc", "roc")
+
+    def cuts(self) -> int:
+        return self.points
 
     def check(self, m: int) -> None:
         """Raise InputError if the circuit cannot draw this noise for M = m."""

@@ -54,13 +54,15 @@ from .weights import check_weight_bits, weight_units
 from ..errors import BundleIntegrityError, DeploymentError, InputError
 from ..runtime.identity import CLIENT_PREFIX, PublicIdentity, check_client_id, client_role
 from ..runtime.ledger import Standing
-from ..metric_catalogue import DEFAULT_POINTS, metric_names
+from ..refused import Refused
+from ..release_spec import ReleaseSpec
 from ..validation import checked
 from ..runtime import wire
 
 ROSTER_FORMAT = "mpc-auc-roster/1"
 STATEMENT_FORMAT = "mpc-auc-submission/2"
 NONCE_BYTES = 32
+wire.register(ReleaseSpec, Refused)  # the spec an evaluation holds; a refused job or value
 
 
 class SubmissionRefused(InputError):
@@ -166,31 +168,19 @@ class Evaluation:
     #                                               a party holds for the evaluation: max_total_bytes)
     exclude_invalid: bool = False  # direct: a client whose rows fail the in-MPC domain check is named and left
     #                                out, and the release is over the others (else the job is refused)
-    decimals: int = None  # mpc-exact: open the AUC rounded to this many decimals (None: to 52 bits)
-    metrics: tuple = ("auc",)  # mpc-exact: what it opens (protocols.metric_catalogue), from one sort per column
-    points: int = DEFAULT_POINTS  # mpc-exact with curves: the cuts of the ranking they are opened at
+    spec: ReleaseSpec = ReleaseSpec()  # mpc-exact: what it opens (checked when made: protocols.release_spec)
     columns: int = 1  # mpc-exact: score columns per row (several models on the same rows: DeLong's test)
-    max_fpr: float = None  # mpc-exact with pauc: the FPR the partial AUC stops at
     weight_bits: int = None  # mpc-exact, AUC only: rows carry weights in units of 2^-weight_bits (None: unweighted)
     share_result: bool = False  # direct: the parties send the released result to every client that took part
 
     def __post_init__(self):
         check_client_id(self.id, "evaluation id")
-        if self.decimals is not None:
-            checked("auc_decimals", self.decimals)
-        if metric_names(self.metrics) != tuple(self.metrics):
-            raise InputError(f"an evaluation's metrics must be listed as the catalogue orders them, with auc: "
-                             f"{', '.join(metric_names(self.metrics))}, not {', '.join(self.metrics)}")
-        checked("points", self.points)
         checked("columns", self.columns)
-        if ("pauc" in self.metrics) != (self.max_fpr is not None):
-            raise InputError("the pauc metric and max_fpr go together: name both or neither")
-        if self.max_fpr is not None:
-            checked("max_fpr", self.max_fpr)
         if self.weight_bits is not None:
             check_weight_bits(self.weight_bits)
-            if self.metrics != ("auc",):
-                raise InputError(f"a weighted evaluation opens the weighted AUC only, not {', '.join(self.metrics)}")
+            if not self.spec.auc_only:
+                raise InputError("a weighted evaluation opens the weighted AUC only, not "
+                                 f"{', '.join(self.spec.metrics)}")
         for what, value in (("the most rows per client", self.max_rows),
                             ("the most rows of all clients", self.max_total_rows)):
             if not (isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_ROWS_LIMIT):
@@ -208,8 +198,8 @@ class Evaluation:
     def digest(self) -> str:
         """What P0 and P1 compare: both must have been given the same evaluation."""
         fields = [self.id, self.roster.digest, self.encoder.lo, self.encoder.hi, self.encoder.dtype, self.direct,
-                  self.deadline_s, self.allow_missing, self.max_rows, self.decimals, list(self.metrics), self.points,
-                  self.columns, self.max_fpr, self.weight_bits, self.share_result, self.max_total_rows,
+                  self.deadline_s, self.allow_missing, self.max_rows, *self.spec.fields(),
+                  self.columns, self.weight_bits, self.share_result, self.max_total_rows,
                   self.exclude_invalid]
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
 

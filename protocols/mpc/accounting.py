@@ -67,10 +67,9 @@ def charge(job, m: int, admitted=None):
         return Charge(job.central.release(m), who, sets(job), job.budget)
     if not job.evaluation.direct:
         return None
-    evaluation = job.evaluation
-    curves = bool({"roc", "pr"} & set(evaluation.metrics))
-    exact = Exact(tuple(sorted(account for account, _ in who)), evaluation.points if curves else None,
-                  evaluation.max_fpr, evaluation.decimals, evaluation.weight_bits)
+    spec = job.evaluation.spec
+    exact = Exact(tuple(sorted(account for account, _ in who)), spec.points if spec.curves else None,
+                  spec.max_fpr, spec.decimals, job.evaluation.weight_bits)
     return Charge(Release("mpc-exact", (), 0.0, exact=exact), who, (), None,
                   tuple(a.accepts.max_exact for a in admitted))
 
@@ -82,7 +81,7 @@ def direct_refusal(job, terms: ReleaseTerms, admitted) -> str:
     if not terms.exact:
         return ""
     m = sum(a.rows for a in admitted)
-    if {"roc", "pr"} & set(job.evaluation.metrics) and (thin := thin_slices(m, job.evaluation.points)):
+    if job.evaluation.spec.curves and (thin := thin_slices(m, job.evaluation.spec.points)):
         return thin
     for a in admitted:
         if why := a.accepts.refusal(terms):

@@ -103,7 +103,7 @@ def mpc_central_auc(datasets, noise, encoder=None, method: str = "radix", placem
                           owners=tuple(name for name, _, _ in clients) if owners else ())
                 for clients, i in zip(datasets, declared)]
     return [released(run, noise) for run in run_ranking_jobs(
-        requests, "TTP", method, False, noise, placement or LOCAL, timeout_s, on_progress, budget)]
+        requests, method, False, noise, placement or LOCAL, timeout_s, on_progress, budget)]
 
 
 def released(run, noise):

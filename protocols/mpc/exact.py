@@ -38,7 +38,9 @@ from ...circuits.scales import OPEN_BITS, VARIANCE_BITS
 from ..clear_metrics import Z_975, mcclish
 from ..inputs.encoding import ScoreEncoder
 from ..inputs.weights import TOTAL_BITS
-from ..metric_catalogue import CI_MAX_ROWS, DEFAULT_POINTS, FPR_BITS, METRICS, metric_names, revealed
+from ..metric_catalogue import FPR_BITS, METRICS, revealed
+from ..refused import Refused
+from ..release_spec import ReleaseSpec
 from ..runtime.session import LOCAL, Placement
 from .ranking_job import FRACTION_BITS, JobRun, run_ranking_jobs, simulated
 
@@ -48,7 +50,6 @@ class MpcAucResult:
     auc: float
     m: int
     clients: int
-    provider: str
     method: str
     wall_s: float
     sharing_s: float
@@ -66,43 +67,33 @@ class MpcAucResult:
     covariance: dict = field(default_factory=dict)  # (i, j) -> DeLong's Cov(AUC_i, AUC_j) of score columns i < j
 
 
-def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), provider: str = "TTP",
-                  method: str = "radix", ranks: bool = False, placement: Placement = LOCAL,
-                  timeout_s: float = 20.0, on_progress=None, decimals: int = None, metrics: tuple = ("auc",),
-                  points: int = DEFAULT_POINTS, max_fpr: float = None, weights: list = None):
-    """Run mpc-exact on each dataset in one session of the parties.
+def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), spec: ReleaseSpec = ReleaseSpec(),
+                  method: str = "radix", ranks: bool = False, placement: Placement = LOCAL, timeout_s: float = 20.0,
+                  on_progress=None, weights: list = None) -> list:
+    """Run mpc-exact on each dataset in one session of the parties (with the separate dealer: the shuffles need
+    it); the options are the planner's, checked there (mpc_auc.planner).
 
     datasets: list of datasets, each a list of (client_id, scores, labels); every client is simulated
       here (:func:`simulated`) and its signed submissions relayed to the parties.
-    provider: must be "TTP" (a separate dealer process; the shuffles need it).
+    spec: what is opened (protocols.release_spec): the metrics from the same sort, the curves' cuts, the partial
+      AUC's max FPR, the AUC's decimals (docs/protocols/mpc-exact.md: what each opens); result.metrics holds
+      them (:func:`opened_metrics`).
     method: "radix" (the fast oblivious sort) or "bitonic" (the reference network).  ranks: also deliver each
       client its rows' global mid-ranks (result.ranks), sealed so only that client can read them (the coordinator
       simulates every client and holds its rows: the parties' ledgers charge nothing for it, protocols.mpc.accounting).
     placement: the roles spawned here over loopback TLS (default), or a deployment's serving roles.
-    decimals: open the AUC rounded to this many decimals instead of to 52 bits (docs/protocols/mpc-exact.md:
-      what each opens).
-    metrics, points: the metrics opened besides the AUC, from the same sort (protocols.metric_catalogue), and
-      the number of cuts the curves are opened at; result.metrics holds them (:func:`opened_metrics`).
-    max_fpr: with the pauc metric, the FPR the partial AUC stops at.
     weights: per dataset, each client's sample weights (a list in client order), for the weighted AUC
       (docs/protocols/mpc-exact.md, "Weighted AUC"; the AUC only, no ranks); None: unweighted.
-    Returns one MpcAucResult per dataset.  Raises InputError for bad input
-    (before any party learns anything) and PartyFailure if a role fails.
+    Returns one MpcAucResult per dataset.  Raises InputError for bad rows (before any party learns anything)
+    and PartyFailure if a role fails.
     """
-    metrics = metric_names(metrics)
-    bounded = [name for name in ("ci", "pauc") if name in metrics]
-    if bounded and any(sum(len(y) for _, _, y in clients) > CI_MAX_ROWS for clients in datasets):
-        raise InputError(f"the {' and '.join(bounded)} metric(s) are computed for at most {CI_MAX_ROWS} rows")
-    if weights is not None and (ranks or len(weights) != len(datasets)):
-        raise InputError("sample weights go one list per dataset, and take no ranks (the weights do not change them)")
-    requests = [simulated(clients, encoder, (), decimals, metrics, points, max_fpr,
-                          None if weights is None else weights[d]) for d, clients in enumerate(datasets)]
-    return [exact_result(run, provider, method)
-            for run in run_ranking_jobs(requests, provider, method, ranks, None, placement, timeout_s, on_progress)]
+    requests = [simulated(clients, encoder, (), spec, None if weights is None else weights[d])
+                for d, clients in enumerate(datasets)]
+    return [exact_result(run, method)
+            for run in run_ranking_jobs(requests, method, ranks, None, placement, timeout_s, on_progress)]
 
 
-
-def exact_result(run: JobRun, provider, method) -> MpcAucResult:
+def exact_result(run: JobRun, method: str) -> MpcAucResult:
     """The AUC both parties opened (and, for simulated clients, their ranks), checked to agree."""
     run.refused()
     run.agreed()
@@ -128,7 +119,6 @@ def exact_result(run: JobRun, provider, method) -> MpcAucResult:
         auc=auc,
         m=run.m,
         clients=len(outs[0]["clients"]),
-        provider=provider,
         method=method,
         wall_s=run.wall_s,
         sharing_s=run.sharing_s,
@@ -158,27 +148,27 @@ def exact_result(run: JobRun, provider, method) -> MpcAucResult:
 
 def opened_metrics(opened: dict, auc: float, m: int, max_fpr: float = None) -> dict:
     """The parties' opened integers (protocols.mpc.ranking_party) as the metrics' values: "ci" {"variance",
-    "std", "ci"} (or {"refused": why}), "ap", "ks" (floats), "roc" {"flagged", "fpr", "tpr"} and "pr"
+    "std", "ci"} (or a Refused), "ap", "ks" (floats), "roc" {"flagged", "fpr", "tpr"} and "pr"
     {"flagged", "recall", "precision"} (lists; ``flagged``: rows in the top of the ranking at each cut), "pauc"
     {"max_fpr", "area", "mcclish"} (the partial area and McClish's standardisation, as scikit-learn's)."""
     out = {}
     if "ci" in opened:
         ci = opened["ci"]
-        if "scaled" in ci:
+        if isinstance(ci, Refused):
+            out["ci"] = ci
+        else:
             variance = max(0.0, ci["scaled"] / 2 ** VARIANCE_BITS)  # a unit or two below 0 only when it is 0
             std = math.sqrt(variance)
             out["ci"] = {"variance": variance, "std": std, "ci": (auc - Z_975 * std, auc + Z_975 * std)}
-        else:
-            out["ci"] = dict(ci)
     for name in ("ap", "ks"):
         if name in opened:
             out[name] = opened[name] / 2 ** OPEN_BITS
     if "pauc" in opened:
-        if "scaled" in opened["pauc"]:
+        if isinstance(opened["pauc"], Refused):
+            out["pauc"] = opened["pauc"]
+        else:
             area = opened["pauc"]["scaled"] / 2 ** FPR_BITS
             out["pauc"] = {"max_fpr": max_fpr, "area": area, "mcclish": mcclish(area, max_fpr)}
-        else:
-            out["pauc"] = dict(opened["pauc"])
     curve = opened.get("curve")
     if curve:
         scaled = {k: [v / 2 ** OPEN_BITS for v in values] for k, values in curve.items() if k != "flagged"}

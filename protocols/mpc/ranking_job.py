@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..dp.central_law import CentralNoise
+from ..dp.release_noise import ReleaseNoise
 from ..errors import InputError, PartyFailure
-from ..metric_catalogue import DEFAULT_POINTS
+from ..refused import Refused
+from ..release_spec import ReleaseSpec
 from ..inputs.clients import check_client
 from ..inputs.encoding import ScoreEncoder
 from ..inputs.submission import Accepts, Evaluation, Roster, make_submission
@@ -38,11 +39,11 @@ METHODS = ("radix", "bitonic")
 @wire.message
 @dataclass(frozen=True)
 class Job:
-    evaluation: object  # submission.Evaluation: id, roster, encoding, how submissions arrive
+    evaluation: Evaluation  # id, roster, encoding, how submissions arrive, what an exact release opens (its spec)
     method: str
     ranks: bool
     rows: tuple = None  # relayed submissions: each client's row count, announced so a release is charged first
-    central: CentralNoise = None  # open noisy statistics instead of the AUC
+    central: ReleaseNoise = None  # mpc-central: the DP release's noise (the AUC's or the curve's) instead
     datasets: tuple = ()  # ids of the evaluation set the coordinator names for the ledgers (each narrows)
     budget: Budget = None  # the budget the coordinator asks for (a party's ledger may only lower it)
     owners: tuple = ()  # a relayed job: the owners of its rows, as its coordinator declares them (accounting.owners)
@@ -97,11 +98,11 @@ class Request:
     owners: tuple = ()  # the declared owners of the rows (protocols.mpc.accounting.owners)
 
 
-def simulated(clients, encoder: ScoreEncoder, datasets: tuple = (), decimals: int = None, metrics: tuple = ("auc",),
-              points: int = DEFAULT_POINTS, max_fpr: float = None, weights: list = None, owners: tuple = ()) -> Request:
+def simulated(clients, encoder: ScoreEncoder, datasets: tuple = (), spec: ReleaseSpec = ReleaseSpec(),
+              weights: list = None, owners: tuple = ()) -> Request:
     """Every client of ``clients`` ((id, scores, labels)) simulated in this process, each with a fresh key
-    on a roster of its own; all rows are checked here, before any role starts.  decimals: open the AUC
-    rounded to this many decimals; metrics, points: what else to open (submission.Evaluation); weights: each
+    on a roster of its own; all rows are checked here, before any role starts.  spec: what the job opens
+    (protocols.release_spec); weights: each
     client's sample weights for the weighted AUC, in units of 2^-q with q chosen here for all of them
     (protocols.inputs.weights.bits_for); owners: the owners of the rows the parties' ledgers charge."""
     columns = score_columns(clients)
@@ -117,8 +118,7 @@ def simulated(clients, encoder: ScoreEncoder, datasets: tuple = (), decimals: in
         weight_bits = bits_for(np.concatenate([np.asarray(w, dtype=np.float64) for w in weights]))
     identities = [Identity(client_role(name)) for name, _, _ in clients]
     evaluation = Evaluation(f"local-{secrets.token_hex(8)}", Roster(tuple(i.public for i in identities)), encoder,
-                            decimals=decimals, metrics=metrics, points=points, columns=columns, max_fpr=max_fpr,
-                            weight_bits=weight_bits)
+                            spec=spec, columns=columns, weight_bits=weight_bits)
     return Request(evaluation, [(i, s, y) for i, (_, s, y) in zip(identities, clients)], tuple(datasets),
                    None if weights is None else list(weights), tuple(owners))
 
@@ -142,7 +142,7 @@ class JobRun:
 
     def refused(self) -> None:
         """Raise InputError with the parties' reasons if they refused the job."""
-        reasons = list(dict.fromkeys(out["refused"] for out in self.outs if "refused" in out))
+        reasons = list(dict.fromkeys(out.reason for out in self.outs if isinstance(out, Refused)))
         if reasons:
             raise InputError(" | ".join(reasons))
 
@@ -160,21 +160,17 @@ class JobRun:
                       **self.dealer_traffic})
 
 
-def run_ranking_jobs(requests, provider, method, ranks, central, placement, timeout_s, on_progress,
-                     budget=None, party=None) -> list:
+def run_ranking_jobs(requests, method, ranks, central, placement, timeout_s, on_progress, budget=None,
+                     party=None) -> list:
     """Run each request's job in one session of the parties; a JobRun per request.
 
     party: the parties' session target, :data:`SERVICE` unless an experiment wraps it (sims.security_views
     records their views); what it returns at the session's end is in each JobRun's ``finals``.
     """
-    if method not in METHODS:
-        raise InputError(f"method must be one of {METHODS}, not {method!r}")
-    if provider != "TTP":
-        raise InputError("mpc-exact needs the separate dealer (provider TTP) for its shuffles")
     if not requests:
         raise InputError("no dataset to evaluate")
     runs = []
-    with Session(party or SERVICE, (FRACTION_BITS,), provider=provider, placement=placement,
+    with Session(party or SERVICE, (FRACTION_BITS,), provider="TTP", placement=placement,
                  timeout_s=timeout_s, on_progress=on_progress) as session:
         verify_keys = [session.deployment.public(role).verify_key for role in PARTIES]
         for request in requests:
@@ -198,8 +194,8 @@ def _run_job(session, request: Request, method, ranks, central, budget) -> JobRu
     for role in PARTIES:
         session.send(role, "job", job)
     tickets = [session.recv(role, "ticket") for role in PARTIES]
-    if any(isinstance(t, dict) for t in tickets):  # refused before any input moved
-        return JobRun([t for t in tickets if isinstance(t, dict)])
+    if any(isinstance(t, Refused) for t in tickets):  # refused before any input moved
+        return JobRun([t for t in tickets if isinstance(t, Refused)])
     if tickets[0] != tickets[1]:
         raise PartyFailure("P1", "P0 and P1 issued different tickets for the same job")
     run = JobRun([], tickets[0])

@@ -38,7 +38,8 @@ from ..inputs.intake import Intake, gather_bytes, refusal
 from ..dp.curve_law import CurveNoise, slice_counts, tree_nodes
 from ..inputs.submission import ReleaseTerms, SharedResult
 from ..inputs.weights import TOTAL_BITS, TOTAL_UNITS
-from ..metric_catalogue import CI_MAX_ROWS, FPR_BITS, cut_positions
+from ..metric_catalogue import CI_MAX_ROWS, FPR_BITS, TWO_ROWS, cut_positions
+from ..refused import Refused
 from ..runtime.ledger import ACCOUNTING
 from ..runtime.metrics import TrafficMeter
 from ..runtime.memory import release_free_memory
@@ -65,8 +66,8 @@ def _serve_job(ctx, job, fraction_bits: int, shuffler, gates) -> None:
     charge = None
     if job.central is not None and not job.evaluation.direct and not intake.problem:  # before any input moves
         charge = _charge(ctx, accounting.charge(job, sum(job.rows)))
-        intake.problem = charge.get("refused", "")
-    ctx.send("ticket", {"refused": refusal(intake.problem)} if intake.problem else intake.ticket)
+        intake.problem = charge.reason if isinstance(charge, Refused) else ""
+    ctx.send("ticket", Refused(refusal(intake.problem)) if intake.problem else intake.ticket)
     if intake.problem:
         return
     admitted = intake.collect()
@@ -94,7 +95,7 @@ def _serve_job(ctx, job, fraction_bits: int, shuffler, gates) -> None:
         problem = accounting.direct_refusal(job, terms, admitted)
         if not problem:
             charge = _charge(ctx, accounting.charge(job, sum(a.rows for a in admitted), admitted))
-            problem = charge.get("refused", "")
+            problem = charge.reason if isinstance(charge, Refused) else ""
         if problem:
             return _refuse(ctx, intake, problem)
     held = [held]  # _compute takes the rows out of this list: freed there, once the sorts hold copies
@@ -116,11 +117,11 @@ def _serve_job(ctx, job, fraction_bits: int, shuffler, gates) -> None:
     ctx.send("result", result)
 
 
-def _refuse(ctx, intake, problem: str, **more) -> None:
+def _refuse(ctx, intake, problem: str, invalid: list = ()) -> None:
     """End the job refused, before any release: every direct client and the coordinator are told why."""
     problem = refusal(problem)
     intake.finish(lambda _: ("refused", problem))
-    ctx.send("result", {"refused": problem, **more, "missing": intake.missing})
+    ctx.send("result", Refused(problem, tuple(intake.missing), tuple(invalid)))
 
 
 SHARED_OPENINGS = ("defined", "scaled", "metrics", "others", "covariance", "central")
@@ -144,9 +145,9 @@ def _terms(ctx, job) -> ReleaseTerms:
     common = dict(budget=budget, allow_missing=evaluation.allow_missing, ranks=job.ranks,
                   share_result=evaluation.share_result, exclude_invalid=evaluation.exclude_invalid)
     if central is None:
-        curves = bool({"roc", "pr"} & set(evaluation.metrics))
-        return ReleaseTerms("mpc-exact", decimals=evaluation.decimals, metrics=evaluation.metrics,
-                            points=evaluation.points if curves else None, max_fpr=evaluation.max_fpr,
+        spec = evaluation.spec
+        return ReleaseTerms("mpc-exact", decimals=spec.decimals, metrics=spec.metrics,
+                            points=spec.points if spec.curves else None, max_fpr=spec.max_fpr,
                             weight_bits=evaluation.weight_bits, **common)
     # relayed: M is announced; direct: at most every rostered client's largest submission, and the total
     m = sum(job.rows) if job.rows is not None else \
@@ -155,10 +156,8 @@ def _terms(ctx, job) -> ReleaseTerms:
         delta = (central.delta(m) if job.rows is not None else central.delta_ceiling(m)) * central.repetitions
     except ValueError:  # no circuit draws this noise at the largest M admitted: the actual M decides, at the charge
         delta = None
-    curve = isinstance(central, CurveNoise)
     return ReleaseTerms("mpc-central", central.epsilon * central.repetitions, delta, central.neighbours,
-                        metrics=("auc", "roc") if curve else ("auc",), points=central.points if curve else None,
-                        noise=central, **common)
+                        metrics=central.opened(), points=central.cuts(), noise=central, **common)
 
 
 def _compute(ctx, job, intake, held: list, fraction_bits: int, shuffler, gates, meter) -> dict:
@@ -168,7 +167,7 @@ def _compute(ctx, job, intake, held: list, fraction_bits: int, shuffler, gates, 
     rows = held.pop()
     keys, key_xor, labels, weights, owners = rows.keys, rows.key_xor, rows.labels, rows.weights, rows.owners
     del rows
-    metrics = job.evaluation.metrics if job.central is None else ("auc",)
+    metrics = job.evaluation.spec.metrics if job.central is None else ("auc",)
     paired = job.evaluation.columns > 1 and "ci" in metrics
     flags = job.ranks or paired or bool(FLAGGED & set(metrics))
     done, rank_bundles, defined = [], None, False
@@ -206,14 +205,14 @@ def _compute(ctx, job, intake, held: list, fraction_bits: int, shuffler, gates, 
     first = done[0] if done else {"scaled": None, "metrics": {}}
     out = {"defined": defined, "scaled": first["scaled"], "metrics": first["metrics"],
            "others": [{"scaled": c["scaled"], "metrics": c["metrics"]} for c in done[1:]]}
-    if paired and defined and "scaled" in first["metrics"].get("ci", {}):
+    if paired and defined and isinstance(first["metrics"].get("ci"), dict):
         out["covariance"] = _covariances(ctx, gates, labels, done)
     return {**out, "rank_bundles": rank_bundles, **meter.read()}
 
 
 def _opened_auc(ctx, job, gates, m: int, twice_u, twice_pn, fraction_bits: int, weighted: bool = False) -> int:
     """floor(AUC * 2^fraction_bits), or round(AUC, decimals) * 10^decimals, opened."""
-    decimals = job.evaluation.decimals
+    decimals = job.evaluation.spec.decimals
     if ctx.rank == 0:
         ctx.progress(f"exact division to {f'{decimals} decimals' if decimals else f'{fraction_bits} bits'}")
     # 2PN <= 2 floor(M/2) ceil(M/2), or 2 W+ W- <= W^2 / 2 of the weights' units, public
@@ -243,7 +242,8 @@ def _metrics(ctx, job, shuffler, gates, groups, twice_u, sorted_labels) -> dict:
     """Open the job's metrics beyond the AUC (circuits.rank_metrics), each as integers over a public power of
     two; nothing else.  DeLong's variance only for M <= CI_MAX_ROWS (else None with the reason) and when each
     class has two rows (one bit opened)."""
-    metrics, opened = job.evaluation.metrics, {}
+    spec, opened = job.evaluation.spec, {}
+    metrics = spec.metrics
 
     def reveal(share) -> list:
         return [int(v) for v in reveal_int(from_share(share)).numpy()]
@@ -252,20 +252,20 @@ def _metrics(ctx, job, shuffler, gates, groups, twice_u, sorted_labels) -> dict:
         if ctx.rank == 0:
             ctx.progress("DeLong variance")
         if groups.m > CI_MAX_ROWS:
-            opened["ci"] = {"refused": f"DeLong's variance is computed for at most {CI_MAX_ROWS} rows"}
+            opened["ci"] = Refused(f"DeLong's variance is computed for at most {CI_MAX_ROWS} rows")
         elif reveal(variance_defined(gates, groups))[0]:
             variance = delong_variance(gates, groups, twice_u, *placement_sums(gates, groups))
             opened["ci"] = {"scaled": reveal(variance)[0]}
         else:
-            opened["ci"] = {"refused": "DeLong's variance needs two rows of each class"}
+            opened["ci"] = Refused(TWO_ROWS)
     if "ap" in metrics:
         if ctx.rank == 0:
             ctx.progress("average precision")
         opened["ap"] = reveal(average_precision(shuffler, gates, groups, sorted_labels))[0]
     if {"roc", "pr"} & set(metrics):
         if ctx.rank == 0:
-            ctx.progress(f"curves at {job.evaluation.points} cuts")
-        flagged = cut_positions(groups.m, job.evaluation.points)
+            ctx.progress(f"curves at {spec.points} cuts")
+        flagged = cut_positions(groups.m, spec.points)
         points = curve_points(shuffler, gates, groups, flagged)
         wanted = (["tpr"] + (["fpr"] if "roc" in metrics else []) + (["precision"] if "pr" in metrics else []))
         opened["curve"] = {"flagged": flagged.tolist(), **{name: reveal(points[name]) for name in wanted}}
@@ -275,11 +275,11 @@ def _metrics(ctx, job, shuffler, gates, groups, twice_u, sorted_labels) -> dict:
         opened["ks"] = reveal(ks_statistic(gates, groups))[0]
     if "pauc" in metrics:
         if ctx.rank == 0:
-            ctx.progress(f"partial AUC to FPR {job.evaluation.max_fpr:g}")
+            ctx.progress(f"partial AUC to FPR {spec.max_fpr:g}")
         if groups.m > CI_MAX_ROWS:
-            opened["pauc"] = {"refused": f"the partial AUC is computed for at most {CI_MAX_ROWS} rows"}
+            opened["pauc"] = Refused(f"the partial AUC is computed for at most {CI_MAX_ROWS} rows")
         else:
-            scaled_fpr = round(job.evaluation.max_fpr * 2 ** FPR_BITS)
+            scaled_fpr = round(spec.max_fpr * 2 ** FPR_BITS)
             opened["pauc"] = {"scaled": reveal(partial_area(gates, groups, scaled_fpr))[0]}
     return opened
 
@@ -320,10 +320,10 @@ def invalid_inputs(clients) -> str:
             f"2^{TOTAL_BITS}] units; checked inside the MPC, only one validity bit per client was opened)")
 
 
-def _charge(ctx, charge) -> dict:
+def _charge(ctx, charge) -> "dict | Refused":
     """Charge the release to this party's ledger if both parties' ledgers admit it; before any MPC work.
 
-    Returns {"refused": why}, {} (nothing to charge), or what was charged (with ``entry``, for a void).
+    Returns Refused (why), {} (nothing to charge), or what was charged (with ``entry``, for a void).
     """
     if charge is None:
         return {}
@@ -332,7 +332,7 @@ def _charge(ctx, charge) -> dict:
     if not all(int(v.item()) for v in votes):
         if verdict["fits"]:
             ctx.ledger.void(verdict["entry"], "the other compute party's ledger refused the release")
-        return {"refused": verdict["message"] or "the other compute party's privacy ledger refused this release"}
+        return Refused(verdict["message"] or "the other compute party's privacy ledger refused this release")
     if charge.release.exact is not None:
         return {"entry": verdict["entry"]}
     budget, release = verdict["budget"], charge.release

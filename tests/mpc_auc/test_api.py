@@ -61,15 +61,16 @@ def test_the_docs_examples_run_as_plain_scripts(tmp_path, index):
     ({"protocol": "mpc-central", "epsilon": -1.0}, [0, 1, 1], [0.1, 0.2, 0.3],
      "epsilon must be a privacy budget epsilon: a number, finite, > 0; not -1.0"),
     ({"epsilon": 1.0}, [0, 1, 1], [0.1, 0.2, 0.3], "takes no epsilon"),
-    ({"protocol": "mpc-central", "epsilon": 1.0, "return_ranks": True}, [0, 1, 1], [0.1, 0.2, 0.3],
+    ({"protocol": "mpc-central", "epsilon": 1.0, "context": {"auc_decimals": 3}}, [0, 1, 1], [0.1, 0.2, 0.3],
      "ranks and auc_decimals need protocol mpc-exact"),
     ({"protocol": "secure"}, [0, 1, 1], [0.1, 0.2, 0.3], "protocol must be one of"),
     ({"clients": ["a", "b"]}, [0, 1, 1], [0.1, 0.2, 0.3], "mismatched lengths"),
-    ({"score_range": (1.0,)}, [0, 1, 1], [0.1, 0.2, 0.3], "score_range must be a pair"),
-    ({"score_dtype": "float16"}, [0, 1, 1], [0.1, 0.2, 0.3], "score_dtype must be one of float64, float32"),
+    ({"context": {"score_range": (1.0,)}}, [0, 1, 1], [0.1, 0.2, 0.3], "score_range must be a pair"),
+    ({"context": {"score_dtype": "float16"}}, [0, 1, 1], [0.1, 0.2, 0.3], "score_dtype must be one of float64, float32"),
 ])
 def test_bad_input_raises_a_value_error_naming_it_before_any_process(kwargs, y_true, y_score, message):
     with pytest.raises(ValueError, match=message) as raised:
+        kwargs = {k: mpc_auc.Context(**v) if k == "context" else v for k, v in kwargs.items()}
         mpc_auc.roc_auc_score(y_true, y_score, **kwargs)
     assert isinstance(raised.value, mpc_auc.InputError)
 
@@ -79,7 +80,7 @@ def test_declared_float32_scores_give_sklearns_auc_of_the_float32_scores():
     y = rng.integers(0, 2, 400)
     s = rng.random(400)
     s32 = s.astype(np.float32)
-    result = mpc_auc.roc_auc_score(y, s, score_dtype="float32")  # each score read as the nearest float32
+    result = mpc_auc.roc_auc_score(y, s, context=mpc_auc.Context(score_dtype="float32"))  # each score read as the nearest float32
     assert abs(result.auc - roc_auc_score(y, s32)) < 1e-12
 
 
@@ -87,7 +88,7 @@ def test_clear_protocol_and_boolean_labels():
     y = np.array([True, False, True, False, True])
     s = np.array([0.9, 0.1, 0.4, 0.4, 0.8])
     result = mpc_auc.roc_auc_score(y, s, protocol="clear")
-    assert result.auc == roc_auc_score(y, s) and result.provider is None and result.epsilon is None
+    assert result.auc == roc_auc_score(y, s) and result.epsilon is None and result.traffic is None
 
 
 def test_the_cli_prints_its_version(capsys):
@@ -131,5 +132,6 @@ def test_a_swamped_dp_release_is_clamped_flagged_and_warned(tmp_path):
     rng = np.random.default_rng(5)
     y, s = rng.integers(0, 2, 300), rng.random(300)
     with pytest.warns(UserWarning, match="the noise swamps the release"):
-        result = mpc_auc.roc_auc_score(y, s, protocol="mpc-central", epsilon=1e-4, ledger=str(tmp_path))
+        result = mpc_auc.roc_auc_score(y, s, protocol="mpc-central", epsilon=1e-4,
+                                       context=mpc_auc.Context(ledger=str(tmp_path)))
     assert result.swamped and 0.0 <= result.auc <= 1.0 and result.std > 1

@@ -8,7 +8,7 @@ import pytest
 import sklearn.metrics as skm
 
 import mpc_auc
-from mpc_auc import api
+from mpc_auc import api, planner
 from mpc_auc.cli import main
 from mpc_auc.csv_io import write_evalset
 from mpc_auc.synthetic import synthetic_evalset
@@ -96,8 +96,8 @@ def test_average_precision_and_curves_with_pos_label():
     (lambda y, s: mpc_auc.roc_auc_score(np.arange(len(y)) % 3, np.c_[s, s, s], multi_class="ovr", max_fpr=0.5),
      "max_fpr .* not multi_class"),
     (lambda y, s: mpc_auc.evaluate(y, s, metrics="auc,pauc"), "the pauc metric needs max_fpr"),
-    (lambda y, s: mpc_auc.evaluate(y, s, sample_weight=np.ones(len(y))), "sample_weight is taken by roc_auc_score"),
-    (lambda y, s: mpc_auc.average_precision_score(y, s, sample_weight=np.ones(len(y))), "sample_weight"),
+    (lambda y, s: mpc_auc.evaluate(y, s, sample_weight=np.ones(len(y))), "sample weights give the weighted AUC alone"),
+    (lambda y, s: mpc_auc.average_precision_score(y, s, sample_weight=np.ones(len(y))), "asked: mpc-exact, auc, ap"),
     (lambda y, s: mpc_auc.roc_auc_score(y, np.c_[s, 1 - s]), "pass multi_class='ovr'"),
     (lambda y, s: mpc_auc.roc_auc_score(y % 3, np.c_[s, 1 - s], multi_class="ovr"), "2 classes"),
     (lambda y, s: mpc_auc.roc_auc_score(np.arange(len(y)) % 3, np.c_[s, 1 - s], multi_class="ovr"),
@@ -166,7 +166,7 @@ def test_delong_test_privately_equals_the_clear_test_and_the_cli_agrees(tmp_path
 
 
 def test_the_interval_is_left_out_with_a_warning_past_its_row_bound(monkeypatch):
-    monkeypatch.setattr(api, "CI_MAX_ROWS", 100)  # a smaller bound, so that a small set passes it
+    monkeypatch.setattr(planner, "CI_MAX_ROWS", 100)  # a smaller bound, so that a small set passes it
     y, s, _ = _binary(10, 300)
     with pytest.warns(UserWarning, match="at most 100 rows; this set has 300"):
         result = mpc_auc.roc_auc_score(y, s, protocol="clear")

@@ -1,5 +1,6 @@
 """One planner behind both front ends: the Python API and ``mpc-auc run`` refuse the same bad request with the
 same words (a case per rule), and give the same AUC on the same rows."""
+import dataclasses
 import json
 
 import numpy as np
@@ -11,6 +12,7 @@ from mpc_auc.csv_io import write_evalset
 from mpc_auc.planner import execute, plan
 from mpc_auc.synthetic import synthetic_evalset
 
+CONTEXT = {field.name for field in dataclasses.fields(mpc_auc.Context)}
 # (API keyword arguments, the same request on the command line, the words both must print)
 CASES = [
     ({"protocol": "mpc-central"}, ["--protocol", "mpc-central"],
@@ -25,7 +27,7 @@ CASES = [
      "protocol mpc-exact releases the exact AUC: it takes no epsilon and no budget"),
     ({"protocol": "clear", "budget": 2.0}, ["--protocol", "clear", "--budget", "2"],
      "protocol clear releases the exact AUC: it takes no epsilon and no budget"),
-    ({"protocol": "mpc-central", "epsilon": 1.0, "return_ranks": True},
+    ({"protocol": "mpc-central", "epsilon": 1.0, "ranks": True},
      ["--protocol", "mpc-central", "--epsilon", "1", "--ranks-dir", "RANKS"],
      "ranks and auc_decimals need protocol mpc-exact, not mpc-central"),
     ({"protocol": "mpc-central", "epsilon": 1.0, "auc_decimals": 3},
@@ -63,7 +65,7 @@ def rows(tmp_path_factory):
 def test_the_api_and_the_cli_refuse_in_the_same_words(rows, tmp_path, capsys, kwargs, options, words):
     evalset, path = rows
     with pytest.raises(mpc_auc.InputError) as refused:
-        mpc_auc.roc_auc_score(evalset.label, evalset.score, clients=evalset.client, **kwargs)
+        _api(evalset, dict(kwargs))
     assert words in str(refused.value)
     argv = ["run", "--input", path, "--out", str(tmp_path / "r.json")]
     argv += [str(tmp_path / "ranks") if word == "RANKS" else word for word in options]
@@ -75,20 +77,32 @@ def test_the_api_and_the_cli_refuse_in_the_same_words(rows, tmp_path, capsys, kw
     assert not (tmp_path / "r.json").exists()
 
 
+def _api(evalset, kwargs: dict):
+    """The request of ``kwargs`` through the API: the Context's fields in a Context (checked when made), ranks by
+    the planner (the API asks for ranks with mpc-exact only: global_ranks), the rest by roc_auc_score."""
+    context = {name: kwargs.pop(name) for name in list(kwargs) if name in CONTEXT}
+    if kwargs.pop("ranks", False):
+        return plan(ranks=True, context=mpc_auc.Context(**context), **kwargs)
+    return mpc_auc.roc_auc_score(evalset.label, evalset.score, clients=evalset.client,
+                                 context=mpc_auc.Context(**context), **kwargs)
+
+
 def test_every_rule_of_the_planner_has_a_case():
     """Each refusal the planner states is among CASES (a rule added without a case fails here)."""
     source = open(plan.__code__.co_filename).read()
     rules = source.count("raise InputError(")
-    covered = {"needs epsilon", "takes no epsilon", "need protocol mpc-exact", "ledger is for local runs",
-               "budget must be EPS"}
+    covered = {"needs epsilon", "takes no epsilon", "need protocol mpc-exact", "ledger is for local runs"}
     assert all(any(c in words for _, _, words in CASES) for c in covered)
-    # + protocol, neighbours, method and score_dtype (argparse's choices on the command line) and a range that is
-    # not a pair (argparse's nargs=2): the command line cannot even express those requests; + the metrics rule,
-    # which roc_auc_score cannot express (test_metrics_other_than_auc_need_an_exact_protocol_in_the_same_words),
-    # the rule on several score columns and pauc's need of max_fpr (the same test); + the two on sample weights
+    # + protocol (argparse's choices on the command line: it cannot even express that request); + the metrics
+    # rule, which roc_auc_score cannot express (test_metrics_other_than_auc_need_an_exact_protocol_in_the_same_words),
+    # and the rule on several score columns (the same test); + the two on sample weights
     # (tests/protocols/mpc/test_weighted.py: what weights go with, and the clear AUC without weight on a class); + a
-    # deployed evaluation's need of a deployment (tests/mpc_auc/test_deployed_api.py)
-    assert rules == len(covered) + 5 + 3 + 2 + 1
+    # deployed evaluation's need of a deployment (tests/mpc_auc/test_deployed_api.py); + roc_auc_score's own six
+    # (ci, multi_class, average, one column per class, ovr with mpc-central, ovr with max_fpr:
+    # tests/mpc_auc/test_api_metrics.py) and the bound on ci and pauc's rows (tests/protocols/mpc/test_metrics.py).
+    # Each option's own domain (neighbours, method, score_dtype, the range, the metrics, points, max_fpr) is checked
+    # where its value is made: mpc_auc.context.Context, protocols.release_spec.ReleaseSpec.
+    assert rules == len(covered) + 1 + 2 + 2 + 1 + 6 + 1
 
 
 def test_metrics_other_than_auc_need_an_exact_protocol_in_the_same_words(rows, tmp_path, capsys):

@@ -6,6 +6,7 @@ the server chooses the model it scores with."""
 from flwr.app import ArrayRecord, Context, Message, MetricRecord, RecordDict
 from flwr.clientapp import ClientApp
 
+from mpc_auc import ClientTerms
 from mpc_auc.flower import submit_predictions
 
 from .task import partition, scores, setting, train
@@ -36,6 +37,7 @@ def submit(message: Message, context: Context, y, predicted, ids) -> Message:
     name, keys = f"client-{context.node_config['partition-id']}", setting(context, "mpcauc-keys")
     return submit_predictions(message, context, y, predicted, ids=ids, client=name, key=f"{keys}/{name}.key",
                               deployment=setting(context, "mpcauc-deployment"),
-                              max_epsilon=float(setting(context, "mpcauc-max-epsilon")),
-                              budget=float(setting(context, "mpcauc-budget")), ledger=f"{keys}/{name}.ledger.json",
-                              max_exact=int(setting(context, "mpcauc-max-exact")))
+                              terms=ClientTerms(max_epsilon=float(setting(context, "mpcauc-max-epsilon")),
+                                                budget=float(setting(context, "mpcauc-budget")),
+                                                max_exact=int(setting(context, "mpcauc-max-exact")),
+                                                ledger=f"{keys}/{name}.ledger.json"))

@@ -8,6 +8,7 @@ from sklearn.metrics import roc_auc_score
 
 from mpc_auc.protocols.inputs.encoding import ScoreEncoder
 from mpc_auc.protocols.mpc.exact import mpc_exact_auc
+from mpc_auc.protocols.release_spec import ReleaseSpec
 from mpc_auc.sims.auc_leakage import consistent_splits, opened_exact, opened_rounded
 
 
@@ -51,7 +52,7 @@ def test_mpc_exact_opens_the_rounded_auc(decimals):
     rng = np.random.default_rng(decimals)
     scores, labels = np.round(rng.random(600), 2), (rng.random(600) < 0.3).astype(np.int64)
     clients = [("a", scores[:300], labels[:300]), ("b", scores[300:], labels[300:])]
-    (result,) = mpc_exact_auc([clients], ScoreEncoder(), decimals=decimals, timeout_s=60)
+    (result,) = mpc_exact_auc([clients], ScoreEncoder(), ReleaseSpec(decimals=decimals), timeout_s=60)
     twice_u, twice_pn = _twice_u_pn(scores, labels)
     assert result.auc == opened_rounded(twice_u, twice_pn, decimals) / 10 ** decimals
     assert result.auc == pytest.approx(roc_auc_score(labels, scores), abs=0.5 * 10 ** -decimals)

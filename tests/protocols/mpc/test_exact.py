@@ -11,6 +11,8 @@ import pytest
 from scipy.stats import rankdata
 from sklearn.metrics import roc_auc_score
 
+import mpc_auc
+
 from mpc_auc.cli import main
 from mpc_auc.csv_io import write_evalset
 from mpc_auc.protocols.inputs.encoding import ScoreEncoder
@@ -111,13 +113,10 @@ def test_float32_scores_generated_and_declared_give_sklearn_auc_on_30_bit_keys(t
     assert record["encoding"] == {"dtype": "float32", "range": [0.0, 1.0], "exact": True}
 
 
-def test_mpc_exact_needs_the_separate_dealer():
+def test_an_unknown_sort_is_refused_at_the_boundary():
     evalset = synthetic_evalset(m=20, clients=2, seed=1)
-    for method in ("radix", "bitonic"):
-        with pytest.raises(InputError, match="provider TTP"):
-            mpc_exact_auc([evalset.clients()], ScoreEncoder(), provider="TFP", method=method)
-    with pytest.raises(InputError, match="method must be one of"):
-        mpc_exact_auc([evalset.clients()], ScoreEncoder(), method="quick")
+    with pytest.raises(InputError, match="method must be one of radix, bitonic"):
+        mpc_auc.roc_auc_score(evalset.label, evalset.score, context=mpc_auc.Context(method="quick"))
 
 
 def test_cli_delivers_each_client_a_file_of_its_own_ranks(tmp_path):

@@ -55,7 +55,7 @@ def _cheat(label=1, score=0.5):
 
 
 def _exact(requests, method="radix", party=None, ledger=None, central=None):
-    return run_ranking_jobs(requests, "TTP", method, False, central, Placement(ledger=ledger), 60, None,
+    return run_ranking_jobs(requests, method, False, central, Placement(ledger=ledger), 60, None,
                             party=party)
 
 
@@ -66,16 +66,16 @@ def test_out_of_domain_rows_are_named_and_nothing_is_opened(bypass, method):
     runs = _exact([_unchecked(HONEST + [c]) for c in cases.values()] + [_unchecked(HONEST)], method)
     for name, run in zip(list(cases) + ["honest"], runs):
         if name == "honest":
-            assert 0 < exact_result(run, "TTP", method).auc < 1
+            assert 0 < exact_result(run, method).auc < 1
             continue
         with pytest.raises(InputError, match=r"client\(s\) 'cheat' submitted rows outside the protocol's domain"):
-            exact_result(run, "TTP", method)
+            exact_result(run, method)
         assert all(set(out) == {"refused", "invalid", "missing"} and out["invalid"] == ["cheat"] for out in run.outs)
 
 
 def test_the_weakened_party_without_the_check_opens_an_auc_above_one(bypass):
     (run,) = _exact([_unchecked(HONEST + [_cheat(label=150, score=0.999)])], party=weakened_party)
-    assert exact_result(run, "TTP", "radix").auc > 1.2  # the red team's first attack: no AUC exceeds 1
+    assert exact_result(run, "radix").auc > 1.2  # the red team's first attack: no AUC exceeds 1
 
 
 def test_a_record_dp_release_with_an_out_of_domain_row_is_refused_and_charges_nothing(bypass, tmp_path):
@@ -126,6 +126,6 @@ def test_an_out_of_range_key_in_a_later_score_column_is_named(bypass):
 
     (run,) = _exact([request()])
     with pytest.raises(InputError, match=r"client\(s\) 'cheat' submitted rows outside the protocol's domain"):
-        exact_result(run, "TTP", "radix")
+        exact_result(run, "radix")
     (weak,) = _exact([request()], party=first_column_party)
-    assert 0 <= exact_result(weak, "TTP", "radix").others[0]["auc"] <= 1  # computed: the check was the guard
+    assert 0 <= exact_result(weak, "radix").others[0]["auc"] <= 1  # computed: the check was the guard

@@ -9,7 +9,10 @@ from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve
 
 from mpc_auc.protocols.metric_catalogue import CI_MAX_ROWS, REPORT
 from mpc_auc.protocols.errors import InputError
+from mpc_auc.planner import execute, plan
 from mpc_auc.protocols.mpc.exact import mpc_exact_auc
+from mpc_auc.protocols.refused import Refused
+from mpc_auc.protocols.release_spec import ReleaseSpec
 from mpc_auc.synthetic import synthetic_evalset
 
 # (m, clients, decimals, auc): heavy ties, all tied, K = M, small classes, no ties
@@ -31,7 +34,7 @@ def _sets():
 @pytest.fixture(scope="module")
 def evaluated():
     datasets = _sets()
-    results = mpc_exact_auc(datasets, metrics=REPORT + ("pauc",), points=POINTS, max_fpr=MAX_FPR, timeout_s=60)
+    results = mpc_exact_auc(datasets, spec=ReleaseSpec(REPORT, POINTS, MAX_FPR), timeout_s=60)
     return [(np.concatenate([s for _, s, _ in c]), np.concatenate([y for _, _, y in c]), r)
             for c, r in zip(datasets, results)]
 
@@ -88,7 +91,7 @@ def test_curves_equal_scikit_learns_interpolated_at_the_cuts(evaluated, i):
 
 def test_a_single_positive_opens_no_variance_but_the_other_metrics(evaluated):
     scores, labels, result = evaluated[-1]
-    assert result.metrics["ci"] == {"refused": "DeLong's variance needs two rows of each class"}
+    assert result.metrics["ci"] == Refused("DeLong's variance needs two rows of each class")
     assert abs(result.metrics["ap"] - average_precision_score(labels, scores)) < TOL
 
 
@@ -111,15 +114,15 @@ def test_what_is_revealed_lists_every_metric(evaluated):
 ])
 def test_unknown_metrics_are_refused_before_any_process(metrics, message):
     with pytest.raises(InputError, match=message):
-        mpc_exact_auc([[("a", np.array([0.1, 0.2]), np.array([0, 1]))]], metrics=metrics)
+        ReleaseSpec(metrics)
 
 
 def test_the_variance_is_refused_past_its_ring_bound_before_any_process():
     rows = CI_MAX_ROWS + 1
     clients = [("a", np.zeros(rows), np.arange(rows) % 2)]
-    for metrics, fpr in (("auc,ci", None), ("auc,pauc", 0.5)):
+    for metrics, fpr in (("auc,ci", None), ("auc", 0.5)):
         with pytest.raises(InputError, match=f"at most {CI_MAX_ROWS} rows"):
-            mpc_exact_auc([clients], metrics=metrics, max_fpr=fpr)
+            execute(plan(metrics=metrics, max_fpr=fpr), clients)
 
 
 def _delong_covariance(a, b, labels) -> float:
@@ -146,7 +149,7 @@ def paired():
     owner = rng.integers(0, 4, m)
     clients = [(f"h{k}", scores[owner == k], labels[owner == k]) for k in range(4)]
     order = np.concatenate([np.flatnonzero(owner == k) for k in range(4)])
-    result = mpc_exact_auc([clients], metrics="auc,ci,ap", timeout_s=60)[0]
+    result = mpc_exact_auc([clients], spec=ReleaseSpec("auc,ci,ap"), timeout_s=60)[0]
     return scores[order], labels[order], result
 
 
@@ -187,7 +190,7 @@ def test_clients_with_different_numbers_of_score_columns_are_refused():
 def test_the_bitonic_ranking_opens_the_same_metrics():
     """The metrics read the tie groups, not the sort: the bitonic reference gives the radix sort's values."""
     clients = synthetic_evalset(m=200, clients=3, decimals=1, seed=9).clients()
-    radix, bitonic = (mpc_exact_auc([clients], metrics=REPORT + ("pauc",), max_fpr=0.4, points=10, method=method,
+    radix, bitonic = (mpc_exact_auc([clients], spec=ReleaseSpec(REPORT, 10, 0.4), method=method,
                                     timeout_s=120)[0] for method in ("radix", "bitonic"))
     assert radix.auc == bitonic.auc and radix.metrics == bitonic.metrics
 
@@ -199,7 +202,7 @@ def test_as_many_cuts_as_rows_open_every_label_which_direct_evaluations_refuse()
 
     rng = np.random.default_rng(7)
     scores, labels = rng.permutation(60) / 60, rng.integers(0, 2, 60)
-    (result,) = mpc_exact_auc([[("a", scores, labels)]], metrics=("auc", "roc"), points=60)
+    (result,) = mpc_exact_auc([[("a", scores, labels)]], spec=ReleaseSpec(("auc", "roc"), 60))
     positives = np.rint(np.array(result.metrics["roc"]["tpr"]) * labels.sum())
     recovered = np.diff(positives, prepend=0)  # the positives between consecutive cuts: one row each
     assert np.array_equal(recovered, labels[np.argsort(-scores)])

@@ -123,7 +123,7 @@ def no_weight_check_party(ctx, fraction_bits):
 
 
 def _run(requests, party=None):
-    return run_ranking_jobs(requests, "TTP", "radix", False, None, Placement(), 60, None, party=party)
+    return run_ranking_jobs(requests, "radix", False, None, Placement(), 60, None, party=party)
 
 
 def test_out_of_domain_weights_are_named_and_a_weakened_party_opens_an_auc_above_one(raw_units):
@@ -132,17 +132,17 @@ def test_out_of_domain_weights_are_named_and_a_weakened_party_opens_an_auc_above
     runs = _run([_request(cheat), _request(1 << 40), _request(1 << 20)])
     for run in runs[:2]:
         with pytest.raises(InputError, match=r"client\(s\) 'cheat' submitted rows outside the protocol's domain"):
-            exact_result(run, "TTP", "radix")
-    honest = exact_result(runs[2], "TTP", "radix").auc
+            exact_result(run, "radix")
+    honest = exact_result(runs[2], "radix").auc
     assert 0 < honest < 1
     (weak,) = _run([_request(cheat)], party=no_weight_check_party)
-    assert exact_result(weak, "TTP", "radix").auc > 2 * honest  # what the check stops: the AUC leaves [0, 1]
+    assert exact_result(weak, "radix").auc > 2 * honest  # what the check stops: the AUC leaves [0, 1]
 
 
 def test_a_total_past_the_bound_is_refused_with_one_bit(raw_units):
     (run,) = _run([_request(1 << 30)])  # each row within [0, 2^30], the total over it
     with pytest.raises(InputError, match=r"add up to more than 2\^30 units"):
-        exact_result(run, "TTP", "radix")
+        exact_result(run, "radix")
 
 
 def test_the_command_line_takes_a_weight_column(tmp_path, capsys):

@@ -31,7 +31,7 @@ def _run_and_hit(victim: str, sig: int, timeout_s: float):
             seen["hit"] = time.monotonic()
 
     with pytest.raises(PartyFailure) as failure:
-        mpc_exact_auc([evalset.clients()], ScoreEncoder(), provider="TTP", timeout_s=timeout_s,
+        mpc_exact_auc([evalset.clients()], ScoreEncoder(), timeout_s=timeout_s,
                       on_progress=on_progress)
     assert "hit" in seen, f"the run failed before its sort began: {failure.value}"
     return failure.value, time.monotonic() - seen["hit"], seen["procs"]

@@ -1,0 +1,78 @@
+"""The release spec: what one exact evaluation opens, as one frozen value checked once when it is made.
+
+A release is described before it runs (as OpenDP's Measurement is): the metrics opened from the one sort
+(protocols.metric_catalogue), the number of public cuts the curves are opened at, the FPR the partial AUC stops
+at and the decimals the AUC is rounded to.  The planner makes it, the evaluation both parties hold carries it
+(protocols.inputs.submission.Evaluation, and through it every job), and the parties' ledgers pin what it opens;
+nothing below checks it again.  Made from a message, it is checked again by the party that decodes it.
+"""
+from dataclasses import dataclass
+
+from .errors import InputError
+from .metric_catalogue import DEFAULT_POINTS, metric_names
+from .validation import checked
+
+CURVES = ("roc", "pr")
+BOUNDED = ("ci", "pauc")  # computed in the 64-bit ring for at most CI_MAX_ROWS rows
+
+
+@dataclass(frozen=True)
+class ReleaseSpec:
+    """What an exact release opens.
+
+    Parameters
+    ----------
+    metrics : str or sequence of str
+        The metrics (protocols.metric_catalogue.METRICS; "all": the report), put in catalogue order with
+        "auc" always among them.
+    points : int
+        The number of public cuts of the ranking the curves (roc, pr) are opened at (1 to 10^4).
+    max_fpr : float, optional
+        The FPR the partial AUC stops at, 0 < max_fpr <= 1: below 1 it adds the pauc metric, 1 is the full
+        AUC (None).  The pauc metric without it is refused.
+    decimals : int, optional
+        Open the AUC rounded to this many decimals (1 to 12) instead of to 52 bits.
+
+    Examples
+    --------
+    >>> ReleaseSpec("ci,auc", max_fpr=0.5)
+    ReleaseSpec(metrics=('auc', 'ci', 'pauc'), points=100, max_fpr=0.5, decimals=None)
+    >>> ReleaseSpec(max_fpr=1.0).max_fpr is None
+    True
+    """
+    metrics: tuple = ("auc",)
+    points: int = DEFAULT_POINTS
+    max_fpr: float = None
+    decimals: int = None
+
+    def __post_init__(self):
+        metrics = metric_names(self.metrics)
+        max_fpr = None if self.max_fpr is None or checked("max_fpr", self.max_fpr) == 1 else float(self.max_fpr)
+        if max_fpr is not None:
+            metrics = metric_names(metrics + ("pauc",))
+        elif "pauc" in metrics:
+            raise InputError("the pauc metric needs max_fpr, the FPR the partial AUC stops at (0 < max_fpr < 1)")
+        object.__setattr__(self, "metrics", metrics)
+        object.__setattr__(self, "max_fpr", max_fpr)
+        object.__setattr__(self, "points", checked("points", self.points))
+        if self.decimals is not None:
+            object.__setattr__(self, "decimals", checked("auc_decimals", self.decimals))
+
+    @property
+    def curves(self) -> bool:
+        """Whether curves are opened (their cuts are then public)."""
+        return bool(set(CURVES) & set(self.metrics))
+
+    @property
+    def bounded(self) -> tuple:
+        """The metrics computed for at most CI_MAX_ROWS rows."""
+        return tuple(name for name in BOUNDED if name in self.metrics)
+
+    @property
+    def auc_only(self) -> bool:
+        return self.metrics == ("auc",)
+
+    def fields(self) -> list:
+        """The spec as the plain values a digest hashes."""
+        return [list(self.metrics), self.points, self.max_fpr, self.decimals]
+
