@@ -12,3 +12,7 @@ pyproject.toml's import-linter contract enforces (each imports only those below 
 * ``errors``, ``validation`` (every numeric parameter's constraint), ``clear_auc`` (the reference AUC) and
   ``clear_metrics`` (the clear references of DeLong's variance and test and of average precision).
 """
+
+# the modules other layers import
+__all__ = ["clear_auc", "clear_metrics", "dp", "errors", "inputs", "metric_catalogue", "mpc", "runtime", "services",
+           "ustat", "validation"]

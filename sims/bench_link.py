@@ -21,7 +21,8 @@ import numpy as np
 
 from ..protocols.runtime.deployment import Deployment
 from ..protocols.runtime.identity import Identity
-from ..protocols.runtime.link import Listener, dial, free_port, split_address
+from ..protocols.runtime.link import dial, free_port, split_address
+from ..protocols.runtime.listener import Listener
 
 ROLES = ("P0", "P1")
 

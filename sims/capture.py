@@ -5,14 +5,14 @@ which forwards to the role's real address and keeps every byte of both
 directions (a loopback stand-in for a packet capture of the link).  The
 observer's view of a capture is its sequence of records, type and length:
 the TLS 1.3 records of the handshake and key exchange (encrypted after the
-ServerHello), then the link's sealed AES-GCM records (protocols.runtime.link).
+ServerHello), then the link's sealed AES-GCM records (protocols.runtime.records).
 """
 import socket
 import threading
 
 import numpy as np
 
-from ..protocols.runtime.link import REFUSED, SEALED
+from ..protocols.runtime.records import REFUSED, SEALED
 
 HANDSHAKE, APPLICATION_DATA, CHANGE_CIPHER_SPEC, ALERT = 0x16, 0x17, 0x14, 0x15
 RECORD_TYPES = (HANDSHAKE, APPLICATION_DATA, CHANGE_CIPHER_SPEC, ALERT)

@@ -22,18 +22,9 @@ from ..protocols.runtime.control import target_name
 from ..protocols.runtime.deployment import Deployment
 from ..protocols.runtime.identity import COMPUTE, COORDINATOR, ROLES, SERVING, Identity
 from ..protocols.runtime.ledger import LedgerPlace
-from ..protocols.runtime.link import (
-    _SEAL_HEADER,
-    HEADER_RECORD,
-    SEALED,
-    TAG_BYTES,
-    Link,
-    Listener,
-    Opener,
-    Sealer,
-    free_port,
-    split_address,
-)
+from ..protocols.runtime.link import Link, free_port, split_address
+from ..protocols.runtime.listener import Listener
+from ..protocols.runtime.records import HEADER_RECORD, SEAL_HEADER, SEALED, TAG_BYTES, Opener, Sealer
 from ..protocols.runtime.roles import prepare_process, serve
 from ..protocols.runtime.session import Placement
 from .capture import NotTls, RecordingProxy, carries_window, records
@@ -146,7 +137,7 @@ class _PlainSealer(Sealer):
     the AES-GCM ciphertext, a zero tag."""
 
     def seal(self, plaintext) -> tuple:
-        return _SEAL_HEADER.pack(SEALED, len(plaintext) + TAG_BYTES), bytes(plaintext) + bytes(TAG_BYTES)
+        return SEAL_HEADER.pack(SEALED, len(plaintext) + TAG_BYTES), bytes(plaintext) + bytes(TAG_BYTES)
 
 
 class _PlainOpener(Opener):

@@ -24,11 +24,15 @@ PYPROJECT = os.path.join(ROOT, "pyproject.toml")
 LINT = os.path.join(os.path.dirname(sys.executable), "lint-imports")
 
 
+def _package_dir() -> dict:
+    """pyproject's package-dir: import path -> the repository folder installed there."""
+    with open(PYPROJECT, "rb") as f:
+        return tomllib.load(f)["tool"]["setuptools"]["package-dir"]
+
+
 def _stage(target) -> str:
     """The installed layout of the package under ``target``: each package-dir folder copied to its import path."""
-    with open(PYPROJECT, "rb") as f:
-        package_dir = tomllib.load(f)["tool"]["setuptools"]["package-dir"]
-    for package, folder in sorted(package_dir.items()):
+    for package, folder in sorted(_package_dir().items()):
         shutil.copytree(os.path.join(ROOT, folder), os.path.join(target, *package.split(".")),
                         ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
     shutil.copy(PYPROJECT, target)
@@ -54,10 +58,8 @@ def test_the_layer_contracts_hold(tmp_path):
 ])
 def test_an_upward_import_breaks_the_contract(tmp_path, module, upward):
     stage = _stage(tmp_path)
-    with open(PYPROJECT, "rb") as f:
-        package_dir = tomllib.load(f)["tool"]["setuptools"]["package-dir"]
     folder, name = module.split("/", 1)
-    package = next(p for p, d in package_dir.items() if d == folder)
+    package = next(p for p, d in _package_dir().items() if d == folder)
     path = os.path.join(stage, *package.split("."), name)
     with open(path, "a") as f:
         f.write(f"\n{upward}  # deliberately upward\n")
@@ -100,6 +102,40 @@ def _modules():
 @pytest.mark.parametrize("name", _modules())
 def test_every_module_imports(name):
     assert importlib.import_module(name).__doc__, f"{name} has no docstring"
+
+
+def _packages():
+    """Every package of the product, found by walking its folders: each folder of a package-dir holding an
+    ``__init__.py``, by its import name."""
+    for package, folder in sorted(_package_dir().items()):
+        top = os.path.join(ROOT, folder)
+        for directory, _, files in os.walk(top):
+            if "__init__.py" in files:
+                inner = os.path.relpath(directory, top)
+                yield package if inner == "." else ".".join([package, *inner.split(os.sep)])
+
+
+def _resolves(package, name: str) -> bool:
+    """``name`` of ``package.__all__`` is an attribute of it or a module under it."""
+    if hasattr(package, name):
+        return True
+    try:
+        importlib.import_module(f"{package.__name__}.{name}")
+    except ModuleNotFoundError as err:
+        if err.name != f"{package.__name__}.{name}":
+            raise  # the module exists and fails to import: the error says why
+        return False
+    return True
+
+
+@pytest.mark.parametrize("name", sorted(_packages()))
+def test_every_package_declares_what_it_exports(name):
+    """Each package's ``__init__`` lists its public names in ``__all__`` (the modules other layers import;
+    mpc_auc its API), and every name there resolves."""
+    package = importlib.import_module(name)
+    assert getattr(package, "__all__", None), f"{name} declares no __all__ in its __init__.py"
+    unresolved = [n for n in package.__all__ if not _resolves(package, n)]
+    assert not unresolved, f"{name}.__all__ names what the package lacks: {unresolved}"
 
 
 def test_a_role_serves_exactly_the_registered_services():

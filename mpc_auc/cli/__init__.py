@@ -6,6 +6,9 @@ does), ``records`` (what they write).
 """
 import sys
 
+# what other layers import: the entry point (pyproject's script, __main__) and the options (sims.commands)
+__all__ = ["main", "parser"]
+
 
 def main(argv=None) -> int:
     try:

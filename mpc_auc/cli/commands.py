@@ -29,7 +29,7 @@ from ..protocols.runtime import deployment as deploy
 from ..protocols.runtime.deployment import Deployment
 from ..protocols.runtime.identity import ROLES, Identity, client_role
 from ..protocols.runtime.ledger import LedgerPlace, default_directory
-from ..protocols.runtime.link import Listener
+from ..protocols.runtime.listener import Listener
 from ..protocols.runtime.memory import tune_allocator
 from ..protocols.services import SERVED
 from ..protocols.ustat.two_party import Sample, ustat_2pc

@@ -33,7 +33,8 @@ from .control import ABORT, ABORT_EXIT, INTERRUPTED, load, recv_message, resolve
 from .dealer import Dealer
 from .identity import COMPUTE, COORDINATOR, DEALER
 from .ledger import LedgerPlace
-from .link import Listener, dial
+from .link import dial
+from .listener import Listener
 from .metrics import TrafficMeter, phase
 
 

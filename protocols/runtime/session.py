@@ -51,7 +51,7 @@ from .identity import COMPUTE, COORDINATOR, DEALER, Identity
 from .link import dial
 from .control import ABORT, CONTROL, INTERRUPTED, Service, send_message, target_name
 from .ledger import LedgerPlace
-from .link import Listener
+from .listener import Listener
 from .memory import tune_allocator
 
 PARTIES = COMPUTE

@@ -15,10 +15,11 @@ from contextlib import contextmanager
 import pytest
 
 from mpc_auc.protocols.errors import PeerLost
-from mpc_auc.protocols.runtime import link as link_module
+from mpc_auc.protocols.runtime import listener as listener_module
 from mpc_auc.protocols.runtime.deployment import Deployment
 from mpc_auc.protocols.runtime.identity import ROLES, SERVING, Identity
-from mpc_auc.protocols.runtime.link import Listener, dial, free_port, source_of, split_address
+from mpc_auc.protocols.runtime.link import dial, free_port, split_address
+from mpc_auc.protocols.runtime.listener import Listener, source_of
 from mpc_auc.sims.admission_flood import FIRST_SOURCE, Flood
 
 SOURCES, EACH = 2, 150  # connections per flood source: together past PENDING_MAX
@@ -45,13 +46,13 @@ def _flooded_listener(roles, monkeypatch, per_source: int):
     """P0's listener (handshake deadline LONG_S, at most ``per_source`` handshakes a source) under the flood,
     once the flood holds all the slots it can get."""
     identities, deployment = roles
-    monkeypatch.setattr(link_module, "HANDSHAKE_S", LONG_S)
-    monkeypatch.setattr(link_module, "PENDING_PER_SOURCE", per_source)
-    assert SOURCES * EACH > link_module.PENDING_MAX
+    monkeypatch.setattr(listener_module, "HANDSHAKE_S", LONG_S)
+    monkeypatch.setattr(listener_module, "PENDING_PER_SOURCE", per_source)
+    assert SOURCES * EACH > listener_module.PENDING_MAX
     listener = Listener(identities["P0"], deployment, LONG_S)
     try:
         with Flood(split_address(deployment.address("P0")), EACH, SOURCES):
-            held = min(link_module.PENDING_MAX, SOURCES * per_source)
+            held = min(listener_module.PENDING_MAX, SOURCES * per_source)
             _wait_for(lambda: listener.admission.in_use == held and listener.admission.shed > 0,
                       f"the flood did not take {held} slots")
             yield listener
@@ -65,7 +66,7 @@ def _dial_p1(roles, timeout_s: float):
 
 
 def test_a_global_cap_alone_lets_two_strangers_shut_out_a_pinned_peer(roles, monkeypatch):
-    with _flooded_listener(roles, monkeypatch, per_source=link_module.PENDING_MAX) as listener:
+    with _flooded_listener(roles, monkeypatch, per_source=listener_module.PENDING_MAX) as listener:
         with pytest.raises(PeerLost, match="connect"):
             _dial_p1(roles, 3.0)
         assert listener.admission.held("127.0.0.1") == 0
@@ -73,14 +74,14 @@ def test_a_global_cap_alone_lets_two_strangers_shut_out_a_pinned_peer(roles, mon
 
 def test_per_source_slots_admit_a_pinned_peer_through_two_strangers_floods(roles, monkeypatch):
     strangers = [f"127.0.0.{FIRST_SOURCE + i}" for i in range(SOURCES)]
-    with _flooded_listener(roles, monkeypatch, per_source=link_module.PENDING_PER_SOURCE) as listener:
-        assert [listener.admission.held(s) for s in strangers] == [link_module.PENDING_PER_SOURCE] * SOURCES
+    with _flooded_listener(roles, monkeypatch, per_source=listener_module.PENDING_PER_SOURCE) as listener:
+        assert [listener.admission.held(s) for s in strangers] == [listener_module.PENDING_PER_SOURCE] * SOURCES
         link = _dial_p1(roles, BOUND_S)
         hello, accepted = listener.take(lambda h: h.get("purpose") == "mesh", BOUND_S)
         assert hello["from"] == "P1"
         link.send(1, b"through")
         assert bytes(accepted.recv(1)) == b"through"
-        assert [listener.admission.held(s) for s in strangers] == [link_module.PENDING_PER_SOURCE] * SOURCES
+        assert [listener.admission.held(s) for s in strangers] == [listener_module.PENDING_PER_SOURCE] * SOURCES
         link.close()
         accepted.close()
 
@@ -95,18 +96,18 @@ def _silent_from(source: str, address):
 
 def test_a_connection_past_its_sources_slots_is_reset_at_once_and_others_are_admitted(roles, monkeypatch):
     identities, deployment = roles
-    monkeypatch.setattr(link_module, "HANDSHAKE_S", LONG_S)
+    monkeypatch.setattr(listener_module, "HANDSHAKE_S", LONG_S)
     address = split_address(deployment.address("P0"))
     listener = Listener(identities["P0"], deployment, LONG_S)
     try:
-        held = [_silent_from("127.0.0.20", address) for _ in range(link_module.PENDING_PER_SOURCE)]
-        _wait_for(lambda: listener.admission.held("127.0.0.20") == link_module.PENDING_PER_SOURCE,
+        held = [_silent_from("127.0.0.20", address) for _ in range(listener_module.PENDING_PER_SOURCE)]
+        _wait_for(lambda: listener.admission.held("127.0.0.20") == listener_module.PENDING_PER_SOURCE,
                   "the first connections were not admitted")
         with _silent_from("127.0.0.20", address) as past, pytest.raises(ConnectionResetError):
             past.recv(1)  # reset unheard, long before any deadline
         with _silent_from("127.0.0.21", address):
             _wait_for(lambda: listener.admission.held("127.0.0.21") == 1, "another source was not admitted")
-        assert listener.admission.held("127.0.0.20") == link_module.PENDING_PER_SOURCE
+        assert listener.admission.held("127.0.0.20") == listener_module.PENDING_PER_SOURCE
         for s in held:
             s.close()
     finally:
@@ -121,7 +122,7 @@ def test_a_silent_connection_is_closed_at_the_handshake_deadline(roles):
             began = time.monotonic()
             assert silent.recv(1) == b""  # closed by the listener, having heard nothing
             held = time.monotonic() - began
-        assert link_module.HANDSHAKE_S / 2 <= held < link_module.HANDSHAKE_S + BOUND_S / 2
+        assert listener_module.HANDSHAKE_S / 2 <= held < listener_module.HANDSHAKE_S + BOUND_S / 2
         _wait_for(lambda: listener.admission.in_use == 0, "the silent connection's slot was not freed")
     finally:
         listener.close()

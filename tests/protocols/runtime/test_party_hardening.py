@@ -18,7 +18,7 @@ import time
 import pytest
 
 from mpc_auc.protocols.inputs import submitter
-from mpc_auc.protocols.runtime import link as link_module
+from mpc_auc.protocols.runtime import listener, records
 from mpc_auc.protocols.runtime.deployment import Deployment
 from mpc_auc.protocols.runtime.identity import Identity
 from roles_on_hosts import CLI, HOSTS, deploy
@@ -82,7 +82,7 @@ def test_a_flood_of_twice_the_descriptor_limit_leaves_the_party_serving(limited)
     flood = _flood((HOSTS["P0"], ports["P0"]), FLOOD)
     try:
         # P0 is never out of descriptors (it sheds past its source's PENDING_PER_SOURCE) and never stops accepting
-        _wait_all_closed_by_peer(flood, limit_s=link_module.HANDSHAKE_S * 6 + 60)
+        _wait_all_closed_by_peer(flood, limit_s=listener.HANDSHAKE_S * 6 + 60)
     finally:
         for s in flood:
             s.close()
@@ -107,7 +107,7 @@ def test_an_oversized_message_from_a_client_ends_its_link_only(limited, tmp_path
     link, _ = submitter._connect(identity, deployment, "P0", "oversized", 5.0, 60.0)
     chunk = memoryview(bytearray(8 << 20))
     with link._cond:  # a frame header announcing 16 GiB, then its payload as fast as the link takes it
-        link._outbox.append(memoryview(link_module._FRAME.pack(link_module.DATA, 1, 0, 16 << 30)))
+        link._outbox.append(memoryview(records.FRAME.pack(records.DATA, 1, 0, 16 << 30)))
     deadline = time.monotonic() + 60
     while link.failure is None:
         assert time.monotonic() < deadline, "the party kept taking the oversized message"

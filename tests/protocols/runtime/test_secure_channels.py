@@ -8,7 +8,7 @@ product of known shares with the dealer's keys; none of those values, nor
 the keys, may appear in the capture.  A flipped or replayed record in
 transit must stop the run with an integrity error, and a role presenting a
 key the deployment does not pin must be refused.  The record layer itself
-(protocols.runtime.link: Sealer, Opener) is tested on a socket pair: every
+(protocols.runtime.records: Sealer, Opener) is tested on a socket pair: every
 change, replay, reordering or splice of records is refused, and a variant
 that reuses its nonce lets an observer read a record it did not know.
 """
@@ -27,8 +27,10 @@ from mpc_auc.protocols.inputs import sharing
 from mpc_auc.protocols.runtime.deployment import Deployment
 from mpc_auc.protocols.errors import ChannelIntegrityError, PartyFailure
 from mpc_auc.protocols.runtime.identity import COORDINATOR, ROLES, SERVING, Identity
-from mpc_auc.protocols.runtime.link import (_FRAME, DATA, RECORD, SEAL_LIMIT, SEALED, Listener, Opener, Sealer,
-                                            _Incoming, _Malformed, dial, free_port, split_address)
+from mpc_auc.protocols.runtime.link import dial, free_port, split_address
+from mpc_auc.protocols.runtime.listener import Listener
+from mpc_auc.protocols.runtime.records import (DATA, FRAME, RECORD, SEAL_LIMIT, SEALED, Incoming, Malformed, Opener,
+                                               Sealer)
 from mpc_auc.protocols.runtime.control import target_name
 from mpc_auc.protocols.runtime.session import Placement, Session
 from mpc_auc.sims.capture import (APPLICATION_DATA, CHANGE_CIPHER_SPEC, HANDSHAKE, NotTls, RecordingProxy,
@@ -223,7 +225,7 @@ def _sealed(sealer, frames) -> list:
     """The wire records (clear header + ciphertext) of ``frames`` ((channel, payload)), as a link sends them."""
     out = []
     for channel, payload in frames:
-        out.append(b"".join(sealer.seal(_FRAME.pack(DATA, channel, 0, len(payload)))))
+        out.append(b"".join(sealer.seal(FRAME.pack(DATA, channel, 0, len(payload)))))
         view = memoryview(payload)
         for at in range(0, len(payload), RECORD):
             out.append(b"".join(sealer.seal(view[at:at + RECORD])))
@@ -241,7 +243,7 @@ def _opened(key: bytes, wire: list, pending: bytes = b"") -> list:
     writer = threading.Thread(target=write, daemon=True)
     writer.start()
     try:
-        incoming, got = _Incoming(Opener(key), pending), []
+        incoming, got = Incoming(Opener(key), pending), []
         with pytest.raises(ConnectionResetError):  # every record read, then the end of the stream
             while True:
                 frame = incoming.step(theirs)
@@ -284,7 +286,7 @@ def test_every_change_to_the_records_is_refused(change):
         wire[2] = _sealed(Sealer(secrets.token_bytes(32)), frames)[2]
     else:
         key = secrets.token_bytes(32)
-    with pytest.raises(_Malformed if change == "flip the length" else InvalidTag):
+    with pytest.raises(Malformed if change == "flip the length" else InvalidTag):
         _opened(key, wire)
 
 
@@ -301,7 +303,7 @@ def test_an_observer_reads_a_record_only_if_the_nonce_repeats(sealer, readable):
     """AES-GCM is a stream cipher: two records under one (key, nonce) XOR to their plaintexts' XOR.  The
     observer knows the first frame's header (a HELLO of known length) and so reads the second's."""
     source = sealer(secrets.token_bytes(32))
-    known, unknown = _FRAME.pack(DATA, 250, 0, 37), _FRAME.pack(DATA, 3, 0, 458_407 * 16)
+    known, unknown = FRAME.pack(DATA, 250, 0, 37), FRAME.pack(DATA, 3, 0, 458_407 * 16)
     first, second = (source.seal(header)[1] for header in (known, unknown))
     guess = bytes(a ^ b ^ c for a, b, c in zip(first, second, known))
     assert (guess == unknown) is readable
