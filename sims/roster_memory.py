@@ -136,10 +136,10 @@ def measure(clients: int, max_rows: int, rows: int, deadline_s: float, timeout_s
 
         def organise():
             try:
-                opened = mpc_auc.Evaluation.open(parties.deployment, id="roster-memory", deadline=deadline_s,
-                                                 roster=[os.path.join(directory, f"{n}.roster.yaml") for n in names],
-                                                 allow_missing=allow_missing, max_rows=max_rows,
-                                                 max_total_rows=max_total_rows, timeout=timeout_s)
+                intake = mpc_auc.Intake(deadline_s, allow_missing, max_rows, max_total_rows)
+                opened = mpc_auc.Evaluation.open(mpc_auc.Context(deployment=parties.deployment, timeout=timeout_s),
+                                                 id="roster-memory", intake=intake,
+                                                 roster=[os.path.join(directory, f"{n}.roster.yaml") for n in names])
                 box["result"] = opened.result(timeout=deadline_s + timeout_s)
             except Exception as err:  # reported, not raised: the measurement stands either way
                 box["error"] = f"{type(err).__name__}: {err}"

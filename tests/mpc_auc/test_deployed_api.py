@@ -41,7 +41,8 @@ def test_the_api_gives_the_clis_result_ranks_by_id_and_the_shared_result(study, 
     directory, rows = study
     rosters = [directory / f"{n}.roster.yaml" for n in NAMES]
     opened = mpc_auc.Evaluation.open(directory / "deployment.yaml", id="api-study", roster=rosters,
-                                     metrics=("auc", "ci", "ap"), deadline=60, ranks=True, share_result=True)
+                                     metrics=("auc", "ci", "ap"), ranks=True,
+                                     intake=mpc_auc.Intake(deadline=60, share_result=True))
     receipts = _submit_all(directory, "api-study", rows)
     result = opened.result(timeout=120)
     scores = np.concatenate([rows[n][0] for n in NAMES])
@@ -76,12 +77,13 @@ def test_the_api_gives_the_clis_result_ranks_by_id_and_the_shared_result(study, 
 def test_a_client_refuses_a_looser_release_than_its_max_epsilon(study):
     directory, rows = study
     opened = mpc_auc.Evaluation.open(directory / "deployment.yaml", id="api-dp", roster=[
-        directory / f"{n}.roster.yaml" for n in NAMES], protocol="mpc-central", epsilon=2.0, deadline=8,
-        allow_missing=True)
+        directory / f"{n}.roster.yaml" for n in NAMES], protocol="mpc-central", epsilon=2.0,
+        intake=mpc_auc.Intake(deadline=8, allow_missing=True))
     s, y, ids = rows["north"]
     with pytest.raises(mpc_auc.InputError, match=r"looser than --max-epsilon 1: not submitting"):
         mpc_auc.submit(directory / "deployment.yaml", evaluation="api-dp", client="north",
-                       key=directory / "north.key", y_true=y, y_score=s, max_epsilon=1.0)
+                       key=directory / "north.key", y_true=y, y_score=s,
+                       terms=mpc_auc.ClientTerms(max_epsilon=1.0))
     with pytest.raises(mpc_auc.InputError, match="no client submitted"):
         opened.result(timeout=60)
 
@@ -131,16 +133,18 @@ def test_a_clients_own_budget_refuses_its_second_submission_against_parties_with
     for evaluation in ("own-1", "own-2"):
         opened = mpc_auc.Evaluation.open(directory / "deployment.yaml", id=evaluation,
                                          roster=directory / "north.roster.yaml", protocol="mpc-central", epsilon=1.0,
-                                         deadline=120)
+                                         intake=mpc_auc.Intake(deadline=120))
         if evaluation == "own-1":
             receipt = mpc_auc.submit(directory / "deployment.yaml", evaluation=evaluation, client="north",
-                                     key=directory / "north.key", y_true=y, y_score=s, budget=1.0, ledger=ledger)
+                                     key=directory / "north.key", y_true=y, y_score=s,
+                                     terms=mpc_auc.ClientTerms(budget=1.0, ledger=ledger))
             assert receipt.status == "computed" and opened.result(timeout=120).epsilon == 1.0
             assert [st.spent_epsilon for st in receipt.standings] == [0.0, 0.0]  # each party's, before the job
             continue
         with pytest.raises(mpc_auc.InputError, match=r"this client's own budget \(1, 1e-09\) would be passed"):
             mpc_auc.submit(directory / "deployment.yaml", evaluation=evaluation, client="north",
-                           key=directory / "north.key", y_true=y, y_score=s, budget=1.0, ledger=ledger)
+                           key=directory / "north.key", y_true=y, y_score=s,
+                           terms=mpc_auc.ClientTerms(budget=1.0, ledger=ledger))
         with pytest.raises(mpc_auc.InputError, match="'north' declined the job"):
             opened.result(timeout=60)  # long before its 120 s deadline
     (release,) = json.loads(ledger.read_text())["releases"]
@@ -153,7 +157,8 @@ def test_a_client_whose_rows_are_all_one_class_submits(study):
     directory, rows = study
     rows = dict(rows, north=(rows["north"][0], np.zeros_like(rows["north"][1]), rows["north"][2]))
     opened = mpc_auc.Evaluation.open(directory / "deployment.yaml", id="one-class",
-                                     roster=[directory / f"{n}.roster.yaml" for n in NAMES], deadline=60)
+                                     roster=[directory / f"{n}.roster.yaml" for n in NAMES],
+                                     intake=mpc_auc.Intake(deadline=60))
     receipts = _submit_all(directory, "one-class", rows)
     result = opened.result(timeout=120)
     assert all(r.status == "computed" for r in receipts.values())
@@ -170,9 +175,10 @@ def test_the_evaluations_total_rows_bound_what_the_parties_hold_first_come(study
     directory, rows = study
     sizes = {name: len(y) for name, (_, y, _) in rows.items()}
     total = sum(sorted(sizes.values())[1:]) + 2
-    opened = mpc_auc.Evaluation.open(directory / "deployment.yaml", id="total-rows", deadline=60,
-                                     roster=[directory / f"{n}.roster.yaml" for n in NAMES], allow_missing=True,
-                                     max_rows=300, max_total_rows=total)
+    opened = mpc_auc.Evaluation.open(directory / "deployment.yaml", id="total-rows",
+                                     roster=[directory / f"{n}.roster.yaml" for n in NAMES],
+                                     intake=mpc_auc.Intake(deadline=60, allow_missing=True, max_rows=300,
+                                                           max_total_rows=total))
     with ThreadPoolExecutor(len(NAMES)) as pool:
         futures = {name: pool.submit(mpc_auc.submit, directory / "deployment.yaml", evaluation="total-rows",
                                      client=name, key=directory / f"{name}.key", y_true=y, y_score=s)
@@ -191,8 +197,9 @@ def test_the_evaluations_total_rows_bound_what_the_parties_hold_first_come(study
     scores = np.concatenate([rows[n][0] for n in first])
     labels = np.concatenate([rows[n][1] for n in first])
     assert abs(result["auc"] - roc_auc_score(labels, scores)) < 1e-12
-    small = mpc_auc.Evaluation.open(directory / "deployment.yaml", id="max-rows", deadline=60,
-                                    roster=directory / "north.roster.yaml", max_rows=100)
+    small = mpc_auc.Evaluation.open(directory / "deployment.yaml", id="max-rows",
+                                    roster=directory / "north.roster.yaml",
+                                    intake=mpc_auc.Intake(deadline=60, max_rows=100))
     s, y, _ = rows["north"]
     with pytest.raises(mpc_auc.InputError, match=f"this client has {len(y)} rows; evaluation 'max-rows' takes at "
                                                  "most 100 per client"):
@@ -211,8 +218,9 @@ def test_a_client_gets_room_once_however_many_links_it_opens(study):
     from mpc_auc.protocols.runtime.identity import Identity
 
     directory, _ = study
-    opened = mpc_auc.Evaluation.open(directory / "deployment.yaml", id="room-once", deadline=10,
-                                     roster=directory / "north.roster.yaml", max_rows=100, max_total_rows=1000)
+    opened = mpc_auc.Evaluation.open(directory / "deployment.yaml", id="room-once",
+                                     roster=directory / "north.roster.yaml",
+                                     intake=mpc_auc.Intake(deadline=10, max_rows=100, max_total_rows=1000))
     identity, deployment = Identity.load(str(directory / "north.key")), Deployment.load(directory / "deployment.yaml")
     links = [_connect(identity, deployment, "P0", "room-once", 20, 60)[0] for _ in range(2)]
     answers = []

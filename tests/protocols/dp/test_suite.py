@@ -70,7 +70,7 @@ def test_a_declared_score_range_calibrates_the_score_mechanisms(tmp_path):
     logits = np.clip(rng.normal(labels * 1.2, 1.5), -5, 5)
     kwargs = dict(protocols=["score-dp", "score-cldp", "dpauc-threshold", "fedauc-rr"], epsilons=[1.0], draws=30,
                   seed=4)
-    declared = mpc_auc.compare(labels, logits, score_range=(-5, 5), **kwargs)
+    declared = mpc_auc.compare(labels, logits, context=mpc_auc.Context(score_range=(-5, 5)), **kwargs)
     mapped = mpc_auc.compare(labels, (logits + 5) / 10, **kwargs)
     columns = ["protocol", "mean", "std", "rmse"]
     assert declared[columns].equals(mapped[columns])

@@ -29,8 +29,9 @@ def test_a_p0_that_rewrites_any_field_of_the_shared_result_is_refused_by_every_c
         client_keys(directory, names)
         evaluation = f"shared-{field}"
         dp = dict(protocol="mpc-central", epsilon=1.0) if field == "noise" else {}
-        opened = mpc_auc.Evaluation.open(directory / "deployment.yaml", id=evaluation, share_result=True,
-                                         roster=[directory / f"{n}.roster.yaml" for n in names], deadline=60, **dp)
+        opened = mpc_auc.Evaluation.open(directory / "deployment.yaml", id=evaluation,
+                                         roster=[directory / f"{n}.roster.yaml" for n in names],
+                                         intake=mpc_auc.Intake(deadline=60, share_result=True), **dp)
 
         def submit(name):
             try:

@@ -41,7 +41,7 @@ def evaluated():
     sets = [synthetic_evalset(m=m, clients=k, scheme=scheme, decimals=d, auc=auc, seed=i)
             for i, (m, k, scheme, d, auc) in enumerate(CASES)]
     results = {method: dict(zip(cases, mpc_exact_auc([sets[i].clients() for i in cases], ScoreEncoder(),
-                                                     provider="TTP", method=method, ranks=True, timeout_s=30)))
+                                                     method=method, ranks=True, timeout_s=30)))
                for method, cases in RUNS.items()}
     return sets, results
 
@@ -52,7 +52,7 @@ def test_mpc_auc_equals_sklearn(evaluated, method, i):
     evalset, result = sets[i], results[method][i]
     assert result.m == evalset.m and result.clients == len(evalset.clients())
     assert abs(result.auc - roc_auc_score(evalset.label, evalset.score)) < 1e-12
-    assert result.provider == "TTP" and result.method == method
+    assert result.method == method
 
 
 @pytest.mark.parametrize("i", range(len(CASES)))
@@ -92,7 +92,7 @@ def test_cli_run_writes_result_json(tmp_path):
     assert main(["run", "--input", str(tmp_path / "in.csv"), "--protocol", "mpc-exact", "--out", str(out)]) == 0
     record = json.loads(out.read_text())
     assert abs(record["auc"] - roc_auc_score(evalset.label, evalset.score)) < 1e-12
-    assert record["provider"] == "TTP"
+    assert "provider" not in record and record["method"] == "radix"
     assert record["input_summary"]["M"] == 200 and "P" not in record["input_summary"]  # only the public shape
     for role in ("P0", "P1"):
         assert record["traffic"][role]["bytes"] > 0 and record["traffic"][role]["rounds"] > 0

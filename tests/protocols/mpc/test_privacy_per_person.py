@@ -30,15 +30,18 @@ def _evaluate(directory, evaluation, rows: dict, roster=(), **options):
     """Open ``evaluation`` for ``rows``' clients and ``roster``'s silent ones; every client in ``rows`` submits
     from its own thread.  Returns (the organiser's result or its error, each client's receipt or error)."""
     names = list(rows) + list(roster)
-    opened = mpc_auc.Evaluation.open(directory / "deployment.yaml", id=evaluation,
-                                     roster=[directory / f"{n}.roster.yaml" for n in names], timeout=5, **options)
+    intake = mpc_auc.Intake(**{k: options.pop(k) for k in ("deadline", "allow_missing") if k in options})
+    context = mpc_auc.Context(deployment=str(directory / "deployment.yaml"), timeout=5,
+                              dataset_id=options.pop("dataset_id", None))
+    opened = mpc_auc.Evaluation.open(context, id=evaluation, roster=[directory / f"{n}.roster.yaml" for n in names],
+                                     intake=intake, **options)
 
     def submit(name):
         scores, labels = rows[name]
         try:
             return mpc_auc.submit(directory / "deployment.yaml", evaluation=evaluation, client=name,
-                                  key=directory / f"{name}.key", y_true=labels, y_score=scores, max_exact=5,
-                                  timeout=5)
+                                  key=directory / f"{name}.key", y_true=labels, y_score=scores,
+                                  terms=mpc_auc.ClientTerms(max_exact=5), timeout=5)
         except mpc_auc.InputError as err:
             return err
 

@@ -6,6 +6,7 @@ import pytest
 from sklearn.metrics import roc_auc_score as sk_auc
 
 import mpc_auc
+from mpc_auc.planner import plan
 from mpc_auc.protocols.errors import InputError
 from mpc_auc.protocols.inputs.encoding import ScoreEncoder
 from mpc_auc.protocols.inputs.submission import Evaluation, Roster
@@ -71,8 +72,8 @@ def test_the_api_takes_sample_weight_binary_and_one_vs_rest():
 
 
 @pytest.mark.parametrize("options, why", [
-    (dict(ci=True), "no ci=True"), (dict(max_fpr=0.2), "no max_fpr"),
-    (dict(return_ranks=True), "without ranks"), (dict(protocol="mpc-central", epsilon=1.0), "mpc-exact or clear"),
+    (dict(ci=True), "without ranks, DeLong's interval"), (dict(max_fpr=0.2), "max_fpr or other metrics"),
+    (dict(protocol="mpc-central", epsilon=1.0), "mpc-exact or clear"),
     (dict(sample_weight=np.r_[np.ones(9), -1.0]), r"sample_weight\[9\]: weight -1.0 is negative"),
     (dict(sample_weight=np.ones(3)), "one per row: 10 rows"),
     (dict(sample_weight=np.r_[np.ones(9), np.nan]), "is not a finite number"),
@@ -82,8 +83,10 @@ def test_bad_weighted_requests_are_refused_before_any_mpc(options, why):
     y, s = np.r_[np.zeros(5), np.ones(5)], np.linspace(0, 1, 10)
     with pytest.raises(InputError, match=why):
         mpc_auc.roc_auc_score(y, s, **{"sample_weight": np.ones(10), **options})
-    with pytest.raises(InputError, match="taken by roc_auc_score only"):
+    with pytest.raises(InputError, match="the weighted AUC alone"):
         mpc_auc.average_precision_score(y, s, sample_weight=np.ones(10))
+    with pytest.raises(InputError, match="without ranks"):  # ranks come from global_ranks, never weighted
+        plan(ranks=True, weighted=True)
 
 
 def test_a_class_without_weight_leaves_the_auc_undefined():
