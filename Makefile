@@ -34,7 +34,7 @@ flower-demo: $(STAMP)
 	$(PY) examples/flower/deployment_demo.py
 
 bench: $(STAMP)
-	$(PY) -m mpc_auc.sims.bench_ranking
+	$(PY) -m mpc_auc.sims.bench.ranking
 
 compare: $(STAMP)
 	$(VENV)/bin/mpc-auc compare --out results/compare
@@ -53,27 +53,27 @@ $(SPU_VENV)/.installed:
 	touch $@
 
 bench-e2e: $(STAMP) $(SPU_VENV)/.installed
-	$(PY) -m mpc_auc.sims.bench_e2e --spu-python $(SPU_VENV)/bin/python --doc docs/BENCHMARKS.md
+	$(PY) -m mpc_auc.sims.bench.e2e --spu-python $(SPU_VENV)/bin/python --doc docs/BENCHMARKS.md
 
 # P0, P1, the dealer and the organiser in their own network namespaces on tc-shaped links (needs root; skips
-# with the reason otherwise): every rate and round trip of sims/bench_net.py, the model beside (docs/BENCHMARKS.md)
+# with the reason otherwise): every rate and round trip of sims/bench/net.py, the model beside (docs/BENCHMARKS.md)
 bench-net: $(STAMP)
-	$(PY) -m mpc_auc.sims.bench_net --doc docs/BENCHMARKS.md
+	$(PY) -m mpc_auc.sims.bench.net --doc docs/BENCHMARKS.md
 
 bench-threads: $(STAMP)
-	$(PY) -m mpc_auc.sims.bench_threads
+	$(PY) -m mpc_auc.sims.bench.threads
 
 bench-ustat: $(STAMP)
-	$(PY) -m mpc_auc.sims.bench_ustat
+	$(PY) -m mpc_auc.sims.bench.ustat
 
 bench-read: $(STAMP)
-	$(PY) -m mpc_auc.sims.bench_read
+	$(PY) -m mpc_auc.sims.bench.read
 
 bench-link: $(STAMP)
-	$(PY) -m mpc_auc.sims.bench_link
+	$(PY) -m mpc_auc.sims.bench.link
 
 table5: $(STAMP)
-	$(PY) -m mpc_auc.sims.dpauc_table5
+	$(PY) -m mpc_auc.sims.papers.dpauc_table5
 
 clean:
 	rm -rf $(VENV) $(SPU_VENV) build *.egg-info

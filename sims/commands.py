@@ -11,13 +11,14 @@ from dataclasses import dataclass
 
 from .. import progress
 from ..cli.parser import typed
-from ..experiment_config import add_options, resolve
+from .config import add_options, resolve
 from ..protocols.errors import InputError
 
 
 @dataclass(frozen=True)
 class Experiment:
-    """A parameter-driven experiment: ``module`` (in sims) has PARAMS and run(cfg, arguments)."""
+    """A parameter-driven experiment: ``module`` (under sims, e.g. ``papers.dp_comparison``) has PARAMS and
+    run(cfg, arguments)."""
     help: str
     module: str
     writes: str
@@ -62,7 +63,7 @@ class SecurityEvaluation:
                             help="seed of the experiments' simulation randomness (default: drawn and recorded)")
 
     def run(self, args) -> int:
-        from .security import run  # lazily: the whole suite (scipy, matplotlib), only for this command
+        from .security.suite import run  # lazily: the whole suite (scipy, matplotlib), only for this command
 
         if os.path.exists(args.out) and not os.path.isdir(args.out):
             raise InputError(f"--out {args.out} is a file; name a directory for the report")
@@ -75,11 +76,11 @@ class SecurityEvaluation:
 
 
 COMPARE = Experiment("the plain-DP mechanisms side by side over an epsilon grid (RMSE, bias, accounting, what "
-                     "the server received), and the DP ROC curves", "dp_comparison",
+                     "the server received), and the DP ROC curves", "papers.dp_comparison",
                      "compare.json, compare.csv, rmse.png, rmse.pdf, curves.csv, curve_error.png/pdf, "
                      "curve_example.png/pdf")
 TABLE7 = Experiment("reproduce fedauc Table 7 (std of the AUC over noise draws) beside the paper's",
-                    "fedauc_table7", "table7.md, table7.csv, table7.json")
-USTAT = Experiment("MSE against epsilon of ustat-2pc and the U-statistic baselines", "ustat_experiments",
+                    "papers.fedauc_table7", "table7.md, table7.csv, table7.json")
+USTAT = Experiment("MSE against epsilon of ustat-2pc and the U-statistic baselines", "papers.ustat_experiments",
                    "mse.json, mse.csv, mse.png, mse.pdf")
 SECURITY = SecurityEvaluation()

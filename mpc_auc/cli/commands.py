@@ -187,7 +187,7 @@ def _read_run_input(args, encoder):
 
 
 def _write_run(args, evalset, record, entered: tuple, start: float) -> int:
-    """Write the record of ``mpc-auc run`` with its timings (sims.bench_e2e reads them).
+    """Write the record of ``mpc-auc run`` with its timings (sims.bench.e2e reads them).
 
     entered: (perf_counter, Unix time) when the command began."""
     record["wall_s"] = time.perf_counter() - start

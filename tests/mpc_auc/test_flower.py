@@ -3,7 +3,7 @@ processes on 127.0.0.2-4: 5 clients, 2 rounds of FedAvg, each evaluation round o
 (the default) whose interval holds scikit-learn's AUC on the union of the clients' test sets, charged to each
 client's key at both parties and in each client's own ledger.  The crafted-model attack (a server that chooses
 the model reads one label per round off the AUC): every label read from exact rounds, no better than the DP
-bound from the default's (sims.flower_oracle); real rounds of it in test-all."""
+bound from the default's (sims.security.flower_oracle); real rounds of it in test-all."""
 import json
 import os
 import re
@@ -18,7 +18,7 @@ import pytest
 from mpc_auc.protocols.mpc.accounting import key_account
 from mpc_auc.protocols.runtime.identity import Identity
 from mpc_auc.protocols.runtime.ledger import Ledger, default_directory
-from mpc_auc.sims.flower_oracle import oracle_rates
+from mpc_auc.sims.security.flower_oracle import oracle_rates
 from roles_on_hosts import client_keys
 
 pytest.importorskip("flwr", reason="Flower is the optional extra mpc-auc[flower] (make test installs it)")

@@ -1,7 +1,7 @@
 """Hostile input files are refused by name before the reader allocates what they hold (csv_io.ReadLimits;
 docs/api.md, "Reading limits"), and every number a file holds follows one grammar (csv_io.NUMBER).
 
-The files come from mpc_auc.sims.hostile_inputs, which measures them at full size; here they are smaller, and
+The files come from mpc_auc.sims.security.hostile_inputs, which measures them at full size; here they are smaller, and
 the limit they pass is lowered to match where writing a full-size one would take long."""
 import gzip
 import re
@@ -17,7 +17,7 @@ from mpc_auc.cli import main
 from mpc_auc.csv_io import NUMBER, Columns, ReadLimits, read_evalset, read_score_columns, read_table, read_user_values
 from mpc_auc.protocols.errors import InputError
 from mpc_auc.protocols.inputs.encoding import FINITE
-from mpc_auc.sims.hostile_inputs import (GOOD, gzip_bomb, long_dictionary_value, long_header, measure,
+from mpc_auc.sims.security.hostile_inputs import (GOOD, gzip_bomb, long_dictionary_value, long_header, measure,
                                          nested_scores, odd_number, parquet_bomb, wide_header)
 
 WANTED = ("client", "score", "label")

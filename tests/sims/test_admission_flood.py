@@ -1,8 +1,8 @@
-"""Deployed jobs while one and two strangers flood P0 (sims.admission_flood): every job completes, the parties
+"""Deployed jobs while one and two strangers flood P0 (sims.security.admission_flood): every job completes, the parties
 stay up, and the job after the flood runs (the figures: docs/BENCHMARKS.md, "A party under a connection flood")."""
 import pytest
 
-from mpc_auc.sims.admission_flood import measure
+from mpc_auc.sims.security.admission_flood import measure
 
 
 @pytest.mark.slow  # it measures: four quiet and four flooded jobs (about a minute and a half)

@@ -1,5 +1,5 @@
 """DeLong's 95% interval covers the population AUC about 95% of the time on 500 simulated sets."""
-from mpc_auc.sims.ci_coverage import coverage
+from mpc_auc.sims.papers.ci_coverage import coverage
 
 
 def test_delongs_interval_covers_the_population_auc_near_95_percent():

@@ -1,4 +1,4 @@
-"""The suite's dealer check (sims.security_checks.key_independence) on the project's Dealer and on Dealers
+"""The suite's dealer check (sims.security.checks.key_independence) on the project's Dealer and on Dealers
 weakened in ways no list of P0's guesses would name.
 
 The check runs a Dealer's key set-up with its randomness source, ``secrets.token_bytes``, answering from a
@@ -14,7 +14,7 @@ import pytest
 
 from mpc_auc.circuits.crypten_compat import crypten
 from mpc_auc.protocols.runtime.dealer import Dealer
-from mpc_auc.sims import security_checks as sc
+from mpc_auc.sims.security import checks as sc
 
 
 def test_our_dealer_passes_200_of_200_trials():

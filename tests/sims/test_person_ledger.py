@@ -1,9 +1,9 @@
-"""An organiser's sequences of evaluations on the same people (sims.person_ledger), decided by the compute parties'
-own accounting, and by the rule before releases followed the person (the set-keyed control, which each of these
-tests fails against: the attack succeeds there)."""
+"""An organiser's sequences of evaluations on the same people (sims.security.person_ledger), decided by the compute
+parties' own accounting, and by the rule before releases followed the person (the set-keyed control, which each of
+these tests fails against: the attack succeeds there)."""
 import pytest
 
-from mpc_auc.sims.person_ledger import charge_as_parties, charge_by_set, dp_sequence, exact_sequences
+from mpc_auc.sims.security.person_ledger import charge_as_parties, charge_by_set, dp_sequence, exact_sequences
 
 RULES = {"parties": charge_as_parties, "set-keyed control": charge_by_set}
 

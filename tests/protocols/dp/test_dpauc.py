@@ -50,7 +50,7 @@ def test_histogram_release_beats_per_threshold_release(data):
 
 
 def test_table_5_trends_few_thresholds_bias_many_thresholds_spread():
-    """dpauc Table 5, qualitatively, at the paper's size (the full table: sims/dpauc_table5.py)."""
+    """dpauc Table 5, qualitatively, at the paper's size (the full table: sims/papers/dpauc_table5.py)."""
     evalset = synthetic_evalset(m=458_407, clients=10, seed=0)
     owner = np.unique(evalset.client, return_inverse=True)[1]
     exact = roc_auc_score(evalset.label, evalset.score)

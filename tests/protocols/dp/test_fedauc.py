@@ -125,9 +125,9 @@ def test_adaptive_beats_local_laplace(tied):
 
 
 def test_a_slice_of_table_7_is_reproduced_within_30_percent():
-    """eps = 2, K = 10 and 4,584 on the Criteo-shaped set (the full table: sims/fedauc_table7.py)."""
+    """eps = 2, K = 10 and 4,584 on the Criteo-shaped set (the full table: sims/papers/fedauc_table7.py)."""
     from mpc_auc.protocols.clear_auc import twice_mid_ranks
-    from mpc_auc.sims.fedauc_table7 import CLIENTS, PAPER, ROWS
+    from mpc_auc.sims.papers.fedauc_table7 import CLIENTS, PAPER, ROWS
     from mpc_auc.synthetic import CRITEO_AUC, CRITEO_M, CRITEO_P, binormal_scores, partition
 
     rng = fedauc.generator(11)

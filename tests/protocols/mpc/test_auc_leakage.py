@@ -1,5 +1,5 @@
 """What the opened AUC reveals (docs/protocols/mpc-exact.md): the 52-bit AUC pins the class counts {P, N} in
-most random sets (the attack of sims.auc_leakage against the value mpc-exact opens), the AUC rounded to 3
+most random sets (the attack of sims.security.auc_leakage against the value mpc-exact opens), the AUC rounded to 3
 decimals leaves hundreds of splits; and mpc-exact with ``decimals`` opens exactly the rounded AUC."""
 import numpy as np
 import pytest
@@ -9,7 +9,7 @@ from sklearn.metrics import roc_auc_score
 from mpc_auc.protocols.inputs.encoding import ScoreEncoder
 from mpc_auc.protocols.mpc.exact import mpc_exact_auc
 from mpc_auc.protocols.release_spec import ReleaseSpec
-from mpc_auc.sims.auc_leakage import consistent_splits, opened_exact, opened_rounded
+from mpc_auc.sims.security.auc_leakage import consistent_splits, opened_exact, opened_rounded
 
 
 def _twice_u_pn(scores, labels):

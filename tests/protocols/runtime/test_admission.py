@@ -1,6 +1,6 @@
 """Fair admission at a listener: strangers flooding from addresses of their own never shut out a pinned peer.
 
-Two flood sources (127.0.0.10 and 127.0.0.11, sims.admission_flood's) each hold 150 silent connections to P0's
+Two flood sources (127.0.0.10 and 127.0.0.11, sims.security.admission_flood's) each hold 150 silent connections to P0's
 listener and re-open every one it closes: 300 in all, past its PENDING_MAX slots.  Under a global cap only
 (``PENDING_PER_SOURCE = PENDING_MAX``: the rule before fair admission) they take every slot and P1, dialing from
 127.0.0.1, is shut out; under the real rule they hold PENDING_PER_SOURCE each and P1's link is made.  Both
@@ -20,7 +20,7 @@ from mpc_auc.protocols.runtime.deployment import Deployment
 from mpc_auc.protocols.runtime.identity import ROLES, SERVING, Identity
 from mpc_auc.protocols.runtime.link import dial, free_port, split_address
 from mpc_auc.protocols.runtime.listener import Listener, source_of
-from mpc_auc.sims.admission_flood import FIRST_SOURCE, Flood
+from mpc_auc.sims.security.admission_flood import FIRST_SOURCE, Flood
 
 SOURCES, EACH = 2, 150  # connections per flood source: together past PENDING_MAX
 LONG_S = 60.0  # a handshake deadline no slot reaches during a test

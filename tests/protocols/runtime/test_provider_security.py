@@ -17,7 +17,7 @@ from mpc_auc.protocols.runtime import csprng, dealer
 from mpc_auc.protocols.runtime.csprng import TUPLES, KeyedGenerator
 from mpc_auc.protocols.errors import PartyFailure
 from mpc_auc.protocols.runtime.session import run_parties
-from mpc_auc.sims.security_checks import stock_dealer_seeds, stock_share
+from mpc_auc.sims.security.checks import stock_dealer_seeds, stock_share
 
 TRIPLE = (1000,)
 
@@ -69,7 +69,7 @@ def test_our_dealer_sends_each_party_its_own_independent_256_bit_key(monkeypatch
     assert len(drawn) == 2 and all(len(k) * 8 >= 128 for k in drawn) and drawn[0] != drawn[1]
     assert sent == {0: drawn[0], 1: drawn[1]}  # k_p to party p only, each a fresh secrets draw
     assert np.array_equal(_p1_triple_share(server), KeyedGenerator(drawn[1], TUPLES).words(TRIPLE))
-    # that no bit of P0's key moves P1's (any derivation): sims.security_checks.key_dependence,
+    # that no bit of P0's key moves P1's (any derivation): sims.security.checks.key_dependence,
     # tests/sims/test_dealer_independence.py
 
 

@@ -33,7 +33,7 @@ from mpc_auc.protocols.runtime.records import (DATA, FRAME, RECORD, SEAL_LIMIT, 
                                                Sealer)
 from mpc_auc.protocols.runtime.control import target_name
 from mpc_auc.protocols.runtime.session import Placement, Session
-from mpc_auc.sims.capture import (APPLICATION_DATA, CHANGE_CIPHER_SPEC, HANDSHAKE, NotTls, RecordingProxy,
+from mpc_auc.sims.security.capture import (APPLICATION_DATA, CHANGE_CIPHER_SPEC, HANDSHAKE, NotTls, RecordingProxy,
                                   carries_window, records)
 from cryptography.exceptions import InvalidTag
 
@@ -320,7 +320,7 @@ def test_a_key_seals_no_more_than_its_limit():
 
 def test_a_party_behind_a_delaying_relay_listens_on_its_own_address(keys):
     """``mpc-auc party --listen``: P0 listens on its own address while P1 dials the deployment's, where
-    sims.delay_relay forwards with 25 ms each way (the shaped-network benchmark's set-up).  The pinned keys
+    sims.bench.delay_relay forwards with 25 ms each way (the shaped-network benchmark's set-up).  The pinned keys
     still authenticate the link, a round trip takes at least the two delays, and the hop clock counts both
     messages of the chain."""
     from mpc_auc.protocols.runtime.link import HOPS
@@ -328,7 +328,7 @@ def test_a_party_behind_a_delaying_relay_listens_on_its_own_address(keys):
     _, identities, addresses = keys
     deployment = Deployment({r: i.public for r, i in identities.items()}, addresses)
     own = f"127.0.0.3:{free_port('127.0.0.3')}"
-    relay = subprocess.Popen([sys.executable, "-m", "mpc_auc.sims.delay_relay", "--delay-ms", "25",
+    relay = subprocess.Popen([sys.executable, "-m", "mpc_auc.sims.bench.delay_relay", "--delay-ms", "25",
                               f"{addresses['P0']}={own}"], stderr=subprocess.PIPE, text=True)
     try:
         assert "listening" in relay.stderr.readline()  # the relay's routes are bound

@@ -6,7 +6,7 @@ import pytest
 from scipy import stats
 from sklearn.metrics import roc_auc_score
 
-from mpc_auc import ustat_data
+from mpc_auc.sims.papers import ustat_data
 from mpc_auc.protocols.ustat.auc_hh import hierarchical_auc, level_histograms, popcount_parity, walsh_hadamard
 from mpc_auc.protocols.ustat.two_party import Sample, simulate
 from mpc_auc.protocols.ustat.baselines import (advanced_per_pair, all_pairs, complete_ustat, composition_epsilon,

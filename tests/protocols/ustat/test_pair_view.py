@@ -11,15 +11,15 @@ A vector "carries" a secret when it equals it in more positions than an
 independent vector with the same value frequencies would (Bernstein's bound
 on that tail at most the check's alpha over its number of tests).
 The same checker must flag a view to which the kernel values were added.
-The recording and the checker live in sims/security_views.py (also run by
+The recording and the checker live in sims/security/views.py (also run by
 ``mpc-auc security``).
 """
 import numpy as np
 import pytest
 
 from mpc_auc.protocols.runtime.session import run_parties
-from mpc_auc.sims.false_alarms import CHECK_ALPHA
-from mpc_auc.sims.security_views import aligned, leaks, ustat_secrets, ustat_view_party
+from mpc_auc.sims.security.false_alarms import CHECK_ALPHA
+from mpc_auc.sims.security.views import aligned, leaks, ustat_secrets, ustat_view_party
 
 PAIRS = 4096
 

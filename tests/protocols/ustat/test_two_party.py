@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from mpc_auc import ustat_data
+from mpc_auc.sims.papers import ustat_data
 from mpc_auc.protocols.ustat import theory
 from mpc_auc.protocols.errors import InputError
 from mpc_auc.protocols.ustat.two_party import (Sample, clear_kernel, cross_pairs, encode, permutation_pairs, simulate,
