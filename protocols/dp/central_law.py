@@ -29,7 +29,9 @@ NEIGHBOURS = ("label", "record")
 @wire.message
 @dataclass(frozen=True)
 class CentralNoise:
-    """The central release's parameters; ``repetitions`` > 1 only for experiments (each is its own release)."""
+    """The central release's parameters; ``repetitions`` > 1 only for experiments (each is its own release).
+
+    A boundary: built from the planner's, the sims' and (decoded) a peer's values, it checks its own."""
     epsilon: float
     alpha: float = 0.5
     neighbours: str = "label"

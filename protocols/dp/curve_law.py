@@ -33,7 +33,9 @@ from ..validation import checked
 @wire.message
 @dataclass(frozen=True)
 class CurveNoise:
-    """The DP curve's parameters: epsilon (label DP), the number of cuts; ``repetitions`` > 1 for experiments."""
+    """The DP curve's parameters: epsilon (label DP), the number of cuts; ``repetitions`` > 1 for experiments.
+
+    A boundary: built from the planner's, the sims' and (decoded) a peer's values, it checks its own."""
     epsilon: float
     points: int = DEFAULT_POINTS
     repetitions: int = 1

@@ -221,7 +221,9 @@ def clear_kernel(kernel: str, a: np.ndarray, b: np.ndarray, la=None, lb=None, rn
 
 
 def simulate(kernel: str, sample: Sample, epsilon: float, k: int, rng: np.random.Generator) -> float:
-    """The protocol with its 2PC replaced by the clear kernel and the circuit's exact noise law (sims only)."""
+    """The protocol with its 2PC replaced by the clear kernel and the circuit's exact noise law (sims only).
+
+    The simulation's boundary: sims.ustat_experiments hands over its config's epsilon, checked here."""
     _check(kernel, sample)
     pairs = sample_pairs(kernel, sample, k, rng)
     x = encode(kernel, sample)
@@ -254,7 +256,8 @@ def ustat_2pc(kernel: str, samples: list, epsilon: float, k: int = 1, seed=None,
     """Run ustat-2pc on each sample (independent data sets or draws) in one session of the parties.
 
     Returns one UstatRelease per sample.  Raises InputError on bad input
-    (before any process starts) and PartyFailure if a role fails.
+    (before any process starts) and PartyFailure if a role fails.  The protocol's boundary: the API, the
+    CLI and sims.bench_ustat hand over the user's epsilon, checked here.
     """
     epsilon = checked("epsilon", epsilon)
     if not samples:
