@@ -12,8 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .protocols.clear_auc import rank_sum_auc, weighted_auc
-from .protocols.clear_metrics import delong_test, report
-from .protocols.dp.central_law import NEIGHBOURS, CentralNoise, release_interval, swamped
+from .protocols.clear_metrics import clear_delong_test, report
+from .protocols.dp.central_law import NEIGHBOURS, CentralNoise, release_interval
+from .protocols.dp.swamping import swamped
 from .protocols.dp.curve_law import CurveNoise
 from .protocols.errors import InputError
 from .protocols.inputs.encoding import ScoreEncoder
@@ -201,7 +202,7 @@ def _clear(request: Plan, clients: list, m: int, weights: list = None) -> Outcom
     found = [(rank_sum_auc(c, labels), report(c, labels, request.metrics, flagged, request.max_fpr)) for c in columns]
     covariance = {}
     if len(columns) > 1 and all("variance" in r.get("ci", {}) for _, r in found):
-        covariance = {(i, j): delong_test(columns[i], columns[j], labels).covariance[0][1]
+        covariance = {(i, j): clear_delong_test(columns[i], columns[j], labels).covariance[0][1]
                       for i in range(len(columns)) for j in range(i + 1, len(columns))}
     return Outcome(found[0][0], m, len(clients), metrics=found[0][1],
                    others=[{"auc": a, "metrics": r} for a, r in found[1:]], covariance=covariance)

@@ -118,8 +118,8 @@ def debiased_auc(responses: np.ndarray, rank: np.ndarray, q: float) -> np.ndarra
     return rr_debias(eq1_auc(responses @ rank, p_bar, m - p_bar), p_bar, m - p_bar, q, q)
 
 
-def randomized_response(ranked: RankedClients, epsilon: float, draws: int, rng: np.random.Generator,
-                        chunk: int = 16) -> Estimate:
+def randomized_response_auc(ranked: RankedClients, epsilon: float, draws: int, rng: np.random.Generator,
+                            chunk: int = 16) -> Estimate:
     """FedAUC_RR (fedauc §4): labels flipped with q = 1/(1+e^eps), noisy AUC by eq. (1), debiased by eqs. 3, 4, 11.
 
     Each label is released once through randomized response: eps-label-DP.
