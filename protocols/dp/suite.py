@@ -73,7 +73,8 @@ MECHANISMS = {
     "fedauc-rr": Mechanism(
         "fedauc §4, eqs. 2-4, 11", "eps-label-DP: randomized response on each label",
         "ranks to clients; localSum, localP, localN of flipped labels",
-        lambda ranked, counts, budget, draws, rng: fedauc.randomized_response_auc(ranked, budget.epsilon, draws, rng).auc),
+        lambda ranked, counts, budget, draws, rng: fedauc.randomized_response_auc(ranked, budget.epsilon, draws,
+                                                                                   rng).auc),
     "label-rr-onehot": Mechanism(
         "mindspore-label-dp (one-hot, n = 2), debiased by fedauc eqs. 3-4, 11",
         "eps-label-DP: k-ary randomized response on each label",
