@@ -35,7 +35,7 @@ def _provide_onnx_registration() -> None:
     internal.registration = stand_in
 
 
-def load():
+def load_crypten():
     """Return the ``crypten`` module, or raise ImportError with the install command."""
     _provide_onnx_registration()
     try:
@@ -46,4 +46,4 @@ def load():
         raise
 
 
-crypten = load()
+crypten = load_crypten()

@@ -2,6 +2,8 @@
 randomized response and the truncated discrete Laplace, with their exact privacy and variance.
 
 Imported by the coordinator and the clear-side simulations without torch or CrypTen.
+Each law guards its own parameters (they are also decoded from a peer's message): a finite epsilon > 0, an
+integer sensitivity >= 1, a bias in [0, 1], refused in protocols.validation's words (circuits.intervals).
 
 Privacy of the discrete Laplace as implemented (stated by :class:`DiscreteLaplace`):
 B is the least width with lam^(2^B) <= 2^-L.  Coupling coin by coin, the
@@ -19,14 +21,17 @@ from fractions import Fraction
 
 import numpy as np
 
+from .intervals import EPSILON, Interval, admitted
+
 ROUNDING_BITS = 48  # L: every coin's bias is a multiple of 2^-L
 MAX_WIDTH = 60  # B: noise magnitudes below 2^60 leave room in the 64-bit ring for the statistic
+BIAS = Interval(float, 0, 1, what="a coin's bias")
+SENSITIVITY = Interval(int, 1, what="a sensitivity in integer units")
 
 
 def coin_threshold(p: float, bits: int = ROUNDING_BITS, up: bool = False) -> int:
     """T with T / 2^bits the nearest (``up``: the least not below) multiple of 2^-bits to p."""
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"a coin's bias must lie in [0, 1], not {p}")
+    admitted("p", p, BIAS)
     scaled = Fraction(p) * 2**bits
     return math.ceil(scaled) if up else round(scaled)
 
@@ -38,8 +43,7 @@ class RandomizedResponse:
     bits: int = ROUNDING_BITS
 
     def __post_init__(self):
-        if not self.epsilon > 0:
-            raise ValueError(f"epsilon must be > 0, not {self.epsilon}")
+        admitted("epsilon", self.epsilon, EPSILON)
 
     @property
     def threshold(self) -> int:
@@ -72,10 +76,8 @@ class DiscreteLaplace:
     bits: int = ROUNDING_BITS
 
     def __post_init__(self):
-        if not self.epsilon > 0:
-            raise ValueError(f"epsilon must be > 0, not {self.epsilon}")
-        if self.sensitivity < 1 or int(self.sensitivity) != self.sensitivity:
-            raise ValueError(f"the sensitivity must be a positive integer, not {self.sensitivity}")
+        admitted("epsilon", self.epsilon, EPSILON)
+        admitted("sensitivity", self.sensitivity, SENSITIVITY)
         if self.width > MAX_WIDTH:
             raise ValueError(f"epsilon {self.epsilon:g} is too small for sensitivity {self.sensitivity}: the noise "
                              f"would need {self.width} magnitude bits, at most {MAX_WIDTH} fit the 64-bit ring")

@@ -31,6 +31,9 @@ whose ratio, or whose value over a public power of two, is the metric; only the 
   s TP / (c s), by long division.
 * KS = max_t |P Nex_t - N Pex_t| / (P N) (the largest |TPR - FPR| over thresholds): one product round and an
   oblivious maximum, a tournament of ceil(log2 2M) comparison rounds.
+
+``secret_average_precision``, ``secret_ks_statistic`` and ``secret_partial_area`` are the shared counterparts
+of protocols.clear_metrics' ``average_precision``, ``ks_statistic`` and ``partial_area`` (the clear references).
 """
 import numpy as np
 
@@ -126,7 +129,7 @@ def _product(gates, halves_a: tuple, halves_b: tuple) -> np.ndarray:
     return hh + cross
 
 
-def partial_area(gates, groups: TieGroups, fpr_scaled: int) -> np.ndarray:
+def secret_partial_area(gates, groups: TieGroups, fpr_scaled: int) -> np.ndarray:
     """Shares (1,) of about floor(A * 2^40), A the area under the ROC curve from FPR 0 to f = fpr_scaled / 2^40
     (scikit-learn's partial AUC before McClish's standardisation), for M <= 2^20.
 
@@ -167,7 +170,7 @@ def delong_variance(gates, groups: TieGroups, twice_u: np.ndarray, q10: np.ndarr
     return delong_covariance(gates, groups, halves, halves, q10, q01)
 
 
-def average_precision(shuffler, gates, groups: TieGroups, sorted_labels: np.ndarray) -> np.ndarray:
+def secret_average_precision(shuffler, gates, groups: TieGroups, sorted_labels: np.ndarray) -> np.ndarray:
     """Shares (1,) of floor(AP * 2^52), AP as scikit-learn's average_precision_score (module docstring), for
     P >= 1.
 
@@ -225,7 +228,7 @@ def maximum(gates, values: np.ndarray, bits: int = 63) -> np.ndarray:
     return values
 
 
-def ks_statistic(gates, groups: TieGroups) -> np.ndarray:
+def secret_ks_statistic(gates, groups: TieGroups) -> np.ndarray:
     """Shares (1,) of floor(KS * 2^52), KS = max_t |P Nex_t - N Pex_t| / (P N) (module docstring); P, N >= 1."""
     m = groups.m
     gates.reserve("mul", 2 * m)

@@ -15,8 +15,9 @@ import numpy as np
 
 from .context import Context
 from .protocols.clear_auc import rank_sum_auc, weighted_auc
-from .protocols.clear_metrics import delong_test, report
-from .protocols.dp.central_law import CentralNoise, release_interval, swamped
+from .protocols.clear_metrics import clear_delong_test, report
+from .protocols.dp.central_law import CentralNoise, release_interval
+from .protocols.dp.swamping import swamped
 from .protocols.dp.curve_law import CurveNoise
 from .protocols.dp.release_noise import ReleaseNoise
 from .protocols.errors import InputError
@@ -103,8 +104,8 @@ def _noise(epsilon, context: Context, spec: ReleaseSpec) -> ReleaseNoise:
     if epsilon is None:
         raise InputError("protocol mpc-central is differentially private: it needs epsilon")
     if spec.curves:
-        return CurveNoise(checked("epsilon", epsilon), spec.points, neighbours=context.neighbours)
-    return CentralNoise(checked("epsilon", epsilon), context.alpha, context.neighbours)
+        return CurveNoise(epsilon, spec.points, neighbours=context.neighbours)
+    return CentralNoise(epsilon, context.alpha, context.neighbours)
 
 
 def auc_plan(*, protocol: str, epsilon, ci, multi_class: str, average: str, columns: int, max_fpr,
@@ -227,7 +228,7 @@ def _clear(request: Plan, clients: list, weights: list = None) -> Outcome:
     found = [(rank_sum_auc(c, labels), report(c, labels, spec.metrics, flagged, spec.max_fpr)) for c in columns]
     covariance = {}
     if len(columns) > 1 and all(isinstance(r.get("ci"), dict) for _, r in found):
-        covariance = {(i, j): delong_test(columns[i], columns[j], labels).covariance[0][1]
+        covariance = {(i, j): clear_delong_test(columns[i], columns[j], labels).covariance[0][1]
                       for i in range(len(columns)) for j in range(i + 1, len(columns))}
     return Outcome(found[0][0], m, len(clients), metrics=found[0][1],
                    others=[{"auc": a, "metrics": r} for a, r in found[1:]], covariance=covariance)

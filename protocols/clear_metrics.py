@@ -64,8 +64,9 @@ def delong_auc(scores, labels) -> DelongAuc:
     return DelongAuc(auc, variance, std, (auc - Z_975 * std, auc + Z_975 * std))
 
 
-def delong_test(scores_a, scores_b, labels) -> DelongTest:
-    """DeLong's test of two correlated AUCs on the same rows: z = (A - B) / sqrt(Var A + Var B - 2 Cov)."""
+def clear_delong_test(scores_a, scores_b, labels) -> DelongTest:
+    """DeLong's test of two correlated AUCs on the same rows: z = (A - B) / sqrt(Var A + Var B - 2 Cov), in the
+    clear (the reference that mpc_auc.delong_test's MPC run is checked against)."""
     va10, va01 = placement_values(scores_a, labels)
     vb10, vb01 = placement_values(scores_b, labels)
     a, b = float(va10.mean()), float(vb10.mean())

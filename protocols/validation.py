@@ -4,44 +4,16 @@ In the manner of scikit-learn's ``validate_params``: :data:`PARAMETERS` names ea
 interval it must lie in; :func:`checked` returns the value as its kind or raises :class:`InputError`
 with one message, whoever asks (``mpc_auc.roc_auc_score(epsilon=0)`` and ``mpc-auc run --epsilon 0``
 print the same words).  NaN and infinities are refused everywhere: no parameter takes an infinite value.
+The interval and its wording are circuits.intervals', which the circuits' noise laws guard epsilon with too.
 """
-import math
-import numbers
-from dataclasses import dataclass
-
+from ..circuits.intervals import EPSILON, Interval, admitted
 from .errors import InputError
-
-
-@dataclass(frozen=True)
-class Interval:
-    """The values a parameter takes: ``kind`` (int or float), finite, between ``lo`` and ``hi``."""
-    kind: type
-    lo: float = None
-    hi: float = None
-    lo_open: bool = False
-    hi_open: bool = False
-    what: str = "a number"
-
-    def rule(self) -> str:
-        low = "" if self.lo is None else f"{'>' if self.lo_open else '>='} {self.lo:g}"
-        high = "" if self.hi is None else f"{'<' if self.hi_open else '<='} {self.hi:g}"
-        return " and ".join(r for r in (low, high) if r)
-
-    def admits(self, value) -> bool:
-        if self.kind is int and not (isinstance(value, numbers.Integral) and not isinstance(value, bool)):
-            return False
-        if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)):
-            return False
-        if self.lo is not None and (value <= self.lo if self.lo_open else value < self.lo):
-            return False
-        return self.hi is None or (value < self.hi if self.hi_open else value <= self.hi)
-
 
 MAX_SECONDS = 1e6  # about 11.6 days: any timeout or deadline past it is a typo (1e300 overflowed the sockets)
 MAX_AUC_DECIMALS = 12  # an AUC rounded to more decimals than this is as good as the 52-bit one
 
 PARAMETERS = {
-    "epsilon": Interval(float, 0, lo_open=True, what="a privacy budget epsilon"),
+    "epsilon": EPSILON,  # declared by the circuits, whose noise laws guard it too
     "delta": Interval(float, 0, 1, hi_open=True, what="a privacy parameter delta"),  # a budget's: 0 is pure DP
     "mechanism_delta": Interval(float, 0, 1, lo_open=True, hi_open=True,
                                 what="the delta of an (epsilon, delta) mechanism"),  # a Gaussian's: never 0
@@ -71,12 +43,4 @@ def checked(name: str, value, interval: Interval = None):
 
     interval: the parameter's :data:`PARAMETERS` entry unless given (a parameter named otherwise, e.g.
     ``m`` with the ``rows`` rule)."""
-    rule = interval or PARAMETERS[name]
-    if isinstance(value, numbers.Real) and rule.kind is float and not isinstance(value, bool):
-        value = float(value)
-    if not rule.admits(value):
-        bounds = rule.rule()
-        raise InputError(f"{name} must be {rule.what}: {'an integer' if rule.kind is int else 'a number'}, finite"
-                         f"{', ' + bounds if bounds else ''}; not {value!r}")
-    return rule.kind(value)
-
+    return admitted(name, value, interval or PARAMETERS[name], InputError)

@@ -141,14 +141,14 @@ def test_every_package_declares_what_it_exports(name):
 
 
 def test_a_role_serves_exactly_the_registered_services():
-    control.load(SERVED)
+    control.load_services(SERVED)
     assert set(control.served()) >= {s.name for s in SERVED}
     for service in SERVED:
-        assert control.resolve(service.name, {}).__module__ == service.module
+        assert control.resolve_target(service.name, {}).__module__ == service.module
     with pytest.raises(PermissionError, match="does not serve"):
-        control.resolve("mpc_auc.protocols.mpc.ranking_party:_compute", {})
+        control.resolve_target("mpc_auc.protocols.mpc.ranking_party:_compute", {})
     with pytest.raises(RuntimeError, match="does not register"):
-        control.load([control.Service("no-such-service", "mpc_auc.protocols.validation")])
+        control.load_services([control.Service("no-such-service", "mpc_auc.protocols.validation")])
 
 
 def test_the_module_map_of_the_docs_matches_the_tree():

@@ -13,13 +13,13 @@ cross-check (tests/protocols/dp/test_calibration.py: they agree to 1e-6 and dp-a
 sigma satisfies the condition).  Unlike the classical
 sigma = Delta sqrt(2 ln(1.25 / delta)) / eps, this holds for every eps > 0
 (the classical bound needs eps < 1) and is tight.
+
+Both trust their budget: the mechanisms' registry (protocols.dp.suite) checks epsilon and delta first.
 """
 import functools
 import math
 
 from dp_accounting.pld import accountant, common
-
-from ..validation import PARAMETERS, checked
 
 
 def _phi(x: float) -> float:
@@ -32,16 +32,10 @@ def gaussian_delta(sigma: float, epsilon: float, sensitivity: float = 1.0) -> fl
     return _phi(a - b) - math.exp(epsilon) * _phi(-a - b)
 
 
-def _check(epsilon: float, delta: float) -> None:
-    checked("epsilon", epsilon)
-    checked("delta", delta, PARAMETERS["mechanism_delta"])
-
-
 @functools.lru_cache(maxsize=4096)
 def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """The smallest sigma making Gaussian noise (epsilon, delta)-DP, from dp-accounting (remembered per
     arguments: dp-accounting's search takes ~60 ms here, and the adaptive split asks for a grid of them)."""
-    _check(epsilon, delta)
     if sensitivity == 0:
         return 0.0
     return float(accountant.get_smallest_gaussian_noise(common.DifferentialPrivacyParameters(epsilon, delta), 1,
@@ -50,7 +44,6 @@ def analytic_gaussian_sigma(epsilon: float, delta: float, sensitivity: float = 1
 
 def balle_wang_sigma(epsilon: float, delta: float, sensitivity: float = 1.0) -> float:
     """Our own bisection on Balle & Wang's Theorem 8 (to a relative 1e-12): the cross-check."""
-    _check(epsilon, delta)
     if sensitivity == 0:
         return 0.0
     lo, hi = 1e-3 * sensitivity, sensitivity

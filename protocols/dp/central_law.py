@@ -21,7 +21,6 @@ from ..errors import InputError
 from ..runtime.ledger import Release
 from .release_noise import ReleaseNoise
 from ..validation import checked
-from .swamping import swamped as swamped_release
 from ..runtime import wire
 
 NEIGHBOURS = ("label", "record")
@@ -30,7 +29,9 @@ NEIGHBOURS = ("label", "record")
 @wire.message
 @dataclass(frozen=True)
 class CentralNoise(ReleaseNoise):
-    """The central release's parameters; ``repetitions`` > 1 only for experiments (each is its own release)."""
+    """The central release's parameters; ``repetitions`` > 1 only for experiments (each is its own release).
+
+    A boundary: built from the planner's, the sims' and (decoded) a peer's values, it checks its own."""
     epsilon: float
     alpha: float = 0.5
     neighbours: str = "label"
@@ -78,7 +79,8 @@ def auc_from_release(twice_stat: int, noisy_p: int, m: int, neighbours: str) -> 
     """The aggregator's AUC from the two opened values (P~ clamped to [1, M - 1]), clamped to [0, 1].
 
     Both clamps are post-processing of the DP release, so they cost no privacy; they bias the estimate
-    towards the inside of [0, 1] only where the noise reaches past it (a release flagged :func:`swamped`).
+    towards the inside of [0, 1] only where the noise reaches past it (a release that
+    protocols.dp.swamping.swamped flags: of a clamped AUC, its interval decides).
     """
     p = min(max(int(noisy_p), 1), m - 1)
     pn = p * (m - p)
@@ -89,11 +91,6 @@ def auc_from_release(twice_stat: int, noisy_p: int, m: int, neighbours: str) -> 
 SWAMPED = ("the noise swamps the release (std {std:.3g} at epsilon {epsilon:g}: its 95% interval is wider than half "
            "the AUC's range): the value (clamped to [0, 1]) says next to nothing about the AUC; raise epsilon or "
            "use more rows")
-
-
-def swamped(auc: float, std: float) -> bool:
-    """protocols.dp.swamping on the AUC's range [0, 1] (the released AUC is clamped: its interval decides)."""
-    return swamped_release(auc, std)
 
 
 def analytic_std(m: int, p: int, auc: float, noise: CentralNoise) -> float:

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..metric_catalogue import DEFAULT_POINTS
 from ..clear_auc import rank_sum_auc
+from ..validation import checked
 from .curve_law import CurveNoise, curve_area, curve_error, simulate_curves
 from .dpauc import at_or_above, confusion_counts, noisy_histograms, noisy_threshold_counts, paper_thresholds
 from .fedauc import generator
@@ -31,7 +32,11 @@ CURVE_FIELDS = ("protocol", "epsilon", "points", "curve_error", "curve_error_lo"
 def curve_grid(clients, epsilons, draws, seed, score_range=(0.0, 1.0), points: int = DEFAULT_POINTS,
                mechanisms=CURVE_MECHANISMS) -> list:
     """Rows of the curve comparison (one per mechanism and epsilon): curve error and its interval, and the
-    RMSE of the area under the released curve against the exact AUC."""
+    RMSE of the area under the released curve against the exact AUC.
+
+    The comparison's boundary: each epsilon is checked here (sims.dp_comparison hands over its config's), the
+    mechanisms below trust it."""
+    epsilons = [checked("epsilon", e) for e in epsilons]
     clients = unit_scores(clients, score_range)
     scores = np.concatenate([np.asarray(s, dtype=np.float64) for _, s, _ in clients])
     labels = np.concatenate([np.asarray(y, dtype=np.int64) for _, _, y in clients])

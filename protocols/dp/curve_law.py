@@ -34,7 +34,9 @@ from ..validation import checked
 @wire.message
 @dataclass(frozen=True)
 class CurveNoise(ReleaseNoise):
-    """The DP curve's parameters: epsilon (label DP), the number of cuts; ``repetitions`` > 1 for experiments."""
+    """The DP curve's parameters: epsilon (label DP), the number of cuts; ``repetitions`` > 1 for experiments.
+
+    A boundary: built from the planner's, the sims' and (decoded) a peer's values, it checks its own."""
     epsilon: float
     points: int = DEFAULT_POINTS
     repetitions: int = 1
@@ -170,7 +172,7 @@ def curve_error(fpr, tpr, scores, labels, grid: int = 100) -> float:
 
 def simulate_curves(scores, labels, noise: CurveNoise, draws: int, rng: np.random.Generator) -> list:
     """``draws`` curves with the release law of the circuit (the same discrete Laplace), sampled in the clear,
-    for the plain-DP comparison (sims.dp_comparison); ties split by row order as the stable sort does."""
+    for the plain-DP comparison (sims.papers.dp_comparison); ties split by row order as the stable sort does."""
     scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.int64)
     m = len(labels)
     flagged = cut_positions(m, noise.points)

@@ -14,13 +14,14 @@ its positive and negative counts per score bin once, with Lap(2/eps) (one
 label moves one sample between the two histograms: l1 sensitivity 2), and
 the server takes cumulative sums, so every threshold's counts come from the
 same noisy histogram.
+Each mechanism trusts its epsilon: protocols.dp.suite.run_mechanism and protocols.dp.curve_grid, their
+boundaries, checked it.
 """
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import InputError
-from ..validation import checked
 from .fedauc import flip_probability
 
 
@@ -77,7 +78,6 @@ def roc_area(tp, fp, fn, tn) -> np.ndarray:
 
 def noisy_threshold_counts(counts: ConfusionCounts, epsilon: float, draws: int, rng: np.random.Generator):
     """The server's sums over clients of TP, FP, FN, TN + Lap(1/eps') each, eps' = eps / (4 |Theta|); and 1/eps'."""
-    checked("epsilon", epsilon)
     k, t = counts.tp.shape
     scale = 4 * t / epsilon
     fn = counts.positives[:, None] - counts.tp
@@ -92,7 +92,6 @@ def threshold_laplace(counts: ConfusionCounts, epsilon: float, draws: int, rng: 
 
 def noisy_histograms(counts: ConfusionCounts, epsilon: float, draws: int, rng: np.random.Generator):
     """The server's sums over clients of per-bin positives and negatives + Lap(2/eps) each; and the scale 2/eps."""
-    checked("epsilon", epsilon)
     k, bins = counts.bins_pos.shape
     scale = 2 / epsilon
     return [(h[None] + rng.laplace(0, scale, (draws, k, bins))).sum(axis=1)

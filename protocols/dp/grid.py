@@ -9,7 +9,7 @@ import numpy as np
 
 from ..clear_auc import rank_sum_auc
 from .fedauc import generator
-from .suite import Budget, evaluate
+from .suite import MechanismBudget, run_mechanism
 
 FIELDS = ("protocol", "epsilon", "delta", "mean", "std", "bias", "rmse", "rmse_lo", "rmse_hi", "draws", "seconds",
           "accounting", "server_received")
@@ -46,7 +46,7 @@ def grid(clients, protocols, epsilons, delta, draws, seed, score_range=(0.0, 1.0
     todo = [(name, eps) for name in protocols for eps in ([np.inf] if name == "fedauc-vanilla" else epsilons)]
     rows = []
     for name, eps in cells(todo):
-        release = evaluate(name, clients, Budget(eps, delta), draws, resample.integers(2**63))
+        release = run_mechanism(name, clients, MechanismBudget(eps, delta), draws, resample.integers(2**63))
         error = release.auc - truth
         lo, hi = mean_interval(error ** 2, resample)
         rows.append({"protocol": name, "epsilon": release.epsilon, "delta": release.delta,

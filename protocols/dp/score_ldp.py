@@ -4,12 +4,12 @@ These hide each score from the server (which in the vanilla protocols sees
 every clear score and could infer labels from them), not the labels; the
 AUC is eq. (1) of fedauc on the ranks of the perturbed scores (mid-ranks for
 ties) with the clients' exact localSum, localP, localN.
+Each mechanism trusts its epsilon: protocols.dp.suite.run_mechanism, their boundary, checked it.
 """
 import numpy as np
 
 from ..clear_auc import twice_mid_ranks
 from ..errors import InputError
-from ..validation import PARAMETERS, checked
 from .fedauc import eq1_auc
 
 
@@ -30,7 +30,6 @@ def score_laplace(scores: np.ndarray, labels: np.ndarray, epsilon: float, draws:
 
 def laplace_scores(scores: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
     """Each score + Lap(1/eps): eps-LDP per score in [0, 1] (sensitivity 1)."""
-    checked("epsilon", epsilon)
     return scores + rng.laplace(0, 1 / epsilon, len(scores))
 
 
@@ -45,7 +44,6 @@ def score_cldp(scores: np.ndarray, labels: np.ndarray, alpha: float, draws: int,
     probabilities differ by at most e^(alpha l)), hence alpha (levels - 1)-LDP
     in the worst case.
     """
-    checked("alpha", alpha, PARAMETERS["epsilon"])  # the CLDP budget, an epsilon per grid step
     if levels < 2:
         raise InputError(f"the score grid needs at least 2 levels, not {levels}")
     level = np.rint(np.clip(scores, 0, 1) * (levels - 1)).astype(np.int64)

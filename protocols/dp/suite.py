@@ -1,11 +1,12 @@
 """One interface over the plain-DP AUC mechanisms: the same data, budget and seed in; one record out.
 
-``evaluate(name, clients, budget, draws, seed)`` runs a mechanism of
+``run_mechanism(name, clients, budget, draws, seed)`` runs a mechanism of
 ``MECHANISMS`` on the partitioned evaluation set (a list of (client id,
-scores, labels)) and returns a ``Release``: one AUC per noise draw, the
+scores, labels)) and returns a ``MechanismRelease``: one AUC per noise draw, the
 budget spent and how it is counted, and what the server received.  The
 rank-based mechanisms take their ranks from the clear sort unless
 ``ranked`` is given (e.g. ``RankedClients.from_delivered`` after mpc-exact).
+A mechanism's budget is checked by :func:`run_mechanism` alone: the mechanisms trust it.
 """
 import time
 from dataclasses import dataclass
@@ -20,13 +21,13 @@ from ..validation import PARAMETERS, checked
 
 
 @dataclass(frozen=True)
-class Budget:
+class MechanismBudget:
     epsilon: float
     delta: float = 0.0
 
 
 @dataclass
-class Release:
+class MechanismRelease:
     protocol: str
     auc: np.ndarray  # one estimate per noise draw
     epsilon: float
@@ -72,7 +73,8 @@ MECHANISMS = {
     "fedauc-rr": Mechanism(
         "fedauc §4, eqs. 2-4, 11", "eps-label-DP: randomized response on each label",
         "ranks to clients; localSum, localP, localN of flipped labels",
-        lambda ranked, counts, budget, draws, rng: fedauc.randomized_response(ranked, budget.epsilon, draws, rng).auc),
+        lambda ranked, counts, budget, draws, rng: fedauc.randomized_response_auc(ranked, budget.epsilon, draws,
+                                                                                   rng).auc),
     "label-rr-onehot": Mechanism(
         "mindspore-label-dp (one-hot, n = 2), debiased by fedauc eqs. 3-4, 11",
         "eps-label-DP: k-ary randomized response on each label",
@@ -132,9 +134,12 @@ MECHANISMS = {
 }
 
 
-def evaluate(name: str, clients, budget: Budget, draws: int = 100, seed=None,
-             ranked: fedauc.RankedClients = None) -> Release:
-    """Run mechanism ``name`` ``draws`` times on the clients' data (see the module docstring)."""
+def run_mechanism(name: str, clients, budget: MechanismBudget, draws: int = 100, seed=None,
+                  ranked: fedauc.RankedClients = None) -> MechanismRelease:
+    """Run mechanism ``name`` ``draws`` times on the clients' data (see the module docstring).
+
+    The mechanisms' boundary: the budget is checked here, once (protocols.dp.grid hands over the API's and the
+    sims' grids); the mechanisms of protocols.dp.fedauc, dpauc, score_ldp and calibration trust it."""
     if name not in MECHANISMS:
         raise InputError(f"unknown protocol {name!r}; choose from {', '.join(MECHANISMS)}")
     mechanism = MECHANISMS[name]
@@ -156,4 +161,4 @@ def evaluate(name: str, clients, budget: Budget, draws: int = 100, seed=None,
     received = mechanism.server_received
     if mechanism.uses_ranks and mechanism.circuit_delta is None:
         received = f"{ranked.source}; {received}"
-    return Release(name, auc, *spent, mechanism.accounting, received, time.perf_counter() - start)
+    return MechanismRelease(name, auc, *spent, mechanism.accounting, received, time.perf_counter() - start)

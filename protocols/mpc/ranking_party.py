@@ -26,9 +26,9 @@ from ...circuits.gates import Gates
 from ...circuits.noise import discrete_laplace
 from ...circuits.radix import RadixRanking
 from ...circuits.rank_auc import auc_fraction, tie_groups
-from ...circuits.rank_metrics import (auc_halves, average_precision, curve_points, delong_covariance, delong_variance,
-                                      ks_statistic, paired_placement_sums, partial_area, placement_sums,
-                                      placements, variance_defined)
+from ...circuits.rank_metrics import (auc_halves, curve_points, delong_covariance, delong_variance,
+                                      paired_placement_sums, placement_sums, placements, secret_average_precision,
+                                      secret_ks_statistic, secret_partial_area, variance_defined)
 from ...circuits.shares import from_share, public_share, reveal_int
 from ...circuits.shuffle import Shuffler
 from ...circuits.validity import client_verdicts, valid_rows, valid_weights
@@ -261,7 +261,7 @@ def _metrics(ctx, job, shuffler, gates, groups, twice_u, sorted_labels) -> dict:
     if "ap" in metrics:
         if ctx.rank == 0:
             ctx.progress("average precision")
-        opened["ap"] = reveal(average_precision(shuffler, gates, groups, sorted_labels))[0]
+        opened["ap"] = reveal(secret_average_precision(shuffler, gates, groups, sorted_labels))[0]
     if {"roc", "pr"} & set(metrics):
         if ctx.rank == 0:
             ctx.progress(f"curves at {spec.points} cuts")
@@ -272,7 +272,7 @@ def _metrics(ctx, job, shuffler, gates, groups, twice_u, sorted_labels) -> dict:
     if "ks" in metrics:
         if ctx.rank == 0:
             ctx.progress("KS statistic")
-        opened["ks"] = reveal(ks_statistic(gates, groups))[0]
+        opened["ks"] = reveal(secret_ks_statistic(gates, groups))[0]
     if "pauc" in metrics:
         if ctx.rank == 0:
             ctx.progress(f"partial AUC to FPR {spec.max_fpr:g}")
@@ -280,7 +280,7 @@ def _metrics(ctx, job, shuffler, gates, groups, twice_u, sorted_labels) -> dict:
             opened["pauc"] = Refused(f"the partial AUC is computed for at most {CI_MAX_ROWS} rows")
         else:
             scaled_fpr = round(spec.max_fpr * 2 ** FPR_BITS)
-            opened["pauc"] = {"scaled": reveal(partial_area(gates, groups, scaled_fpr))[0]}
+            opened["pauc"] = {"scaled": reveal(secret_partial_area(gates, groups, scaled_fpr))[0]}
     return opened
 
 

@@ -37,7 +37,7 @@ def serves(service: Service):
     return register
 
 
-def load(services) -> None:
+def load_services(services) -> None:
     """Import each service's module in this role process, which registers its function."""
     for service in services:
         importlib.import_module(service.module)
@@ -46,7 +46,7 @@ def load(services) -> None:
 
 
 def served() -> tuple:
-    """The names of the services this process can run (after :func:`load`)."""
+    """The names of the services this process can run (after :func:`load_services`)."""
     return tuple(sorted(_REGISTERED))
 
 
@@ -55,7 +55,7 @@ def target_name(target) -> str:
     return target.name if isinstance(target, Service) else f"{target.__module__}:{target.__qualname__}"
 
 
-def resolve(name: str, local_targets: dict):
+def resolve_target(name: str, local_targets: dict):
     """The function a start message names: one handed over at spawn (local run) or a registered service."""
     if name in local_targets:
         return local_targets[name]

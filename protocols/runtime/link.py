@@ -51,7 +51,7 @@ class HopClock:
     one arrived, that leads to this point of this process (every link stamps the messages it sends with it).
 
     On a network whose one-way delay is d, a protocol whose clock ends at h waits at least h d for the
-    network, however fast its links: the benchmarks' latency term (sims.bench_net).  Heartbeats and closes
+    network, however fast its links: the benchmarks' latency term (sims.bench.net).  Heartbeats and closes
     carry no stamp that counts.
     """
 

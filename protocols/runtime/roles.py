@@ -29,7 +29,7 @@ from ...circuits.crypten_compat import crypten
 from ..errors import ChannelIntegrityError, PeerLost
 from . import csprng, wire
 from .communicator import SecureCommunicator
-from .control import ABORT, ABORT_EXIT, INTERRUPTED, load, recv_message, resolve, send_message
+from .control import ABORT, ABORT_EXIT, INTERRUPTED, load_services, recv_message, resolve_target, send_message
 from .dealer import Dealer
 from .identity import COMPUTE, COORDINATOR, DEALER
 from .ledger import LedgerPlace
@@ -78,7 +78,7 @@ def prepare_process(services=()) -> None:
     """Once per role process: the modules of the ``services`` it offers, its worker threads (the command's
     ``--threads``, handed down in the environment; 1 without it), as many torch threads, torch's RNG disabled,
     CrypTen's randomness from the CSPRNG."""
-    load(services)
+    load_services(services)
     count = int(os.environ.get(workers.ENV, "1"))
     workers.set_threads(count)
     torch.set_num_threads(count)
@@ -131,7 +131,7 @@ def _session(identity, deployment, listener, control, local_targets, once, ledge
         roles = COMPUTE + ((DEALER,) if provider == "TTP" else ())
         if role not in roles:
             raise RuntimeError(f"{role} has no part in a {provider} session")
-        target = resolve(start["target"], local_targets) if role != DEALER else local_targets.get(DEALER)
+        target = resolve_target(start["target"], local_targets) if role != DEALER else local_targets.get(DEALER)
         _watch_coordinator(role, control, mesh, finished, once)
         mesh.update(_connect_mesh(identity, deployment, listener, session, roles, control.timeout_s))
         names = dict(enumerate(roles))

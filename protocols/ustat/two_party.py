@@ -29,7 +29,7 @@ from ...circuits.noise_laws import DiscreteLaplace, RandomizedResponse
 from ..errors import InputError, PartyFailure
 from ..dp.fedauc import generator
 from ..validation import checked
-from ..dp.swamping import swamped as swamped_release
+from ..dp.swamping import swamped
 from ..runtime.control import Service
 from ..runtime.metrics import plain
 from ..runtime.session import PARTIES, Session
@@ -103,7 +103,7 @@ def _check(kernel: str, sample: Sample) -> None:
             raise InputError("the AUC needs both classes: one class is missing")
 
 
-def encode(kernel: str, sample: Sample) -> np.ndarray:
+def kernel_inputs(kernel: str, sample: Sample) -> np.ndarray:
     """The integers the circuit sees for each user."""
     v = np.asarray(sample.values)
     if kernel == "kendall":
@@ -116,7 +116,7 @@ def _bits(kernel: str) -> int:
 
 
 def bound(kernel: str) -> int:
-    """The largest integer the circuit sees for a user (encode's range is [0, bound])."""
+    """The largest integer the circuit sees for a user (kernel_inputs' range is [0, bound])."""
     return 2 * KENDALL_SHIFT if kernel == "kendall" else 2**_bits(kernel)
 
 
@@ -202,9 +202,9 @@ def standard_error(kernel: str, released: np.ndarray, noise) -> float:
     return float(np.std(values, ddof=1) / np.sqrt(n))
 
 
-def swamped(kernel: str, estimate_: float, std: float) -> bool:
+def kernel_swamped(kernel: str, estimate_: float, std: float) -> bool:
     """protocols.dp.swamping on the kernel's range (tau: [-1, 1]; the others: [0, 1])."""
-    return swamped_release(estimate_, std, *((-1.0, 1.0) if kernel == "kendall" else (0.0, 1.0)))
+    return swamped(estimate_, std, *((-1.0, 1.0) if kernel == "kendall" else (0.0, 1.0)))
 
 
 def clear_kernel(kernel: str, a: np.ndarray, b: np.ndarray, la=None, lb=None, rng=None) -> np.ndarray:
@@ -221,10 +221,12 @@ def clear_kernel(kernel: str, a: np.ndarray, b: np.ndarray, la=None, lb=None, rn
 
 
 def simulate(kernel: str, sample: Sample, epsilon: float, k: int, rng: np.random.Generator) -> float:
-    """The protocol with its 2PC replaced by the clear kernel and the circuit's exact noise law (sims only)."""
+    """The protocol with its 2PC replaced by the clear kernel and the circuit's exact noise law (sims only).
+
+    The simulation's boundary: sims.ustat_experiments hands over its config's epsilon, checked here."""
     _check(kernel, sample)
     pairs = sample_pairs(kernel, sample, k, rng)
-    x = encode(kernel, sample)
+    x = kernel_inputs(kernel, sample)
     labels = None if sample.labels is None else np.asarray(sample.labels, dtype=np.int64)
     la, lb = (None, None) if labels is None else (labels[pairs.first], labels[pairs.second])
     values = clear_kernel(kernel, x[pairs.first], x[pairs.second], la, lb, rng)
@@ -240,7 +242,7 @@ def simulate(kernel: str, sample: Sample, epsilon: float, k: int, rng: np.random
 
 @wire.message
 @dataclass(frozen=True)
-class Job:
+class PairJob:
     kernel: str
     inputs: np.ndarray  # this pair-party's users' integers, one row per pair
     labels: np.ndarray  # auc-private: this pair-party's users' labels
@@ -254,7 +256,8 @@ def ustat_2pc(kernel: str, samples: list, epsilon: float, k: int = 1, seed=None,
     """Run ustat-2pc on each sample (independent data sets or draws) in one session of the parties.
 
     Returns one UstatRelease per sample.  Raises InputError on bad input
-    (before any process starts) and PartyFailure if a role fails.
+    (before any process starts) and PartyFailure if a role fails.  The protocol's boundary: the API, the
+    CLI and sims.bench_ustat hand over the user's epsilon, checked here.
     """
     epsilon = checked("epsilon", epsilon)
     if not samples:
@@ -264,7 +267,7 @@ def ustat_2pc(kernel: str, samples: list, epsilon: float, k: int = 1, seed=None,
     rng = generator(seed)
     noise = pair_noise(kernel, epsilon, k)
     pairs = [sample_pairs(kernel, s, k, rng) for s in samples]
-    encoded = [encode(kernel, s) for s in samples]
+    encoded = [kernel_inputs(kernel, s) for s in samples]
     sides = []
     for side in ("first", "second"):
         rows = [x[getattr(p, side)] for x, p in zip(encoded, pairs)]
@@ -272,7 +275,7 @@ def ustat_2pc(kernel: str, samples: list, epsilon: float, k: int = 1, seed=None,
         if kernel == "auc-private":
             labels = np.concatenate([np.asarray(s.labels, dtype=np.int64)[getattr(p, side)]
                                      for s, p in zip(samples, pairs)])
-        sides.append(Job(kernel, np.concatenate(rows), labels, noise))
+        sides.append(PairJob(kernel, np.concatenate(rows), labels, noise))
     with Session(SERVICE, (), provider="TTP", timeout_s=timeout_s, on_progress=on_progress) as session:
         start = time.perf_counter()
         for role, job in zip(PARTIES, sides):
@@ -293,6 +296,6 @@ def ustat_2pc(kernel: str, samples: list, epsilon: float, k: int = 1, seed=None,
         value, std = estimate(kernel, part, noise), standard_error(kernel, part, noise)
         results.append(UstatRelease(value, kernel, count, k, epsilon, eff, delta,
                                     received="one noisy kernel value per pair (its two shares)", std=std,
-                                    swamped=swamped(kernel, value, std), wall_s=wall,
+                                    swamped=kernel_swamped(kernel, value, std), wall_s=wall,
                                     traffic=plain(dict(zip(PARTIES, (meter0, meter1))))))
     return results

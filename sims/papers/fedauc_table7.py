@@ -87,7 +87,7 @@ def table(draws: int, seed: int, central: bool = True) -> list:
     for row, eps in progress.bar(cells, desc="table 7", unit="row"):
         if row == "RR":
             whole = fedauc.RankedClients(np.zeros(CRITEO_M, dtype=np.int64), ranks, labels, 1, "clear sort")
-            rr = fedauc.randomized_response(whole, eps, draws, rng).auc.std(ddof=1)
+            rr = fedauc.randomized_response_auc(whole, eps, draws, rng).auc.std(ddof=1)
             stds = [rr] * len(CLIENTS)
         else:
             scheme, mechanism = ROWS[row]

@@ -14,7 +14,9 @@ import pytest
 from scipy import stats
 
 from mpc_auc.circuits.noise_laws import ROUNDING_BITS, DiscreteLaplace, RandomizedResponse, coin_threshold
+from mpc_auc.protocols.errors import InputError
 from mpc_auc.protocols.runtime.session import run_parties
+from mpc_auc.protocols.validation import checked
 
 N = 1_000_000
 BIAS = 0.3
@@ -173,16 +175,25 @@ def test_variance_is_close_to_the_continuous_laplace():
     assert abs(noise.variance / (2 * (1024 / 0.5) ** 2) - 1) < 1e-6
 
 
-@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan")])
-def test_bad_epsilon_is_refused(bad):
-    with pytest.raises(ValueError, match="epsilon"):
-        DiscreteLaplace(bad, 1)
-    with pytest.raises(ValueError, match="epsilon"):
-        RandomizedResponse(bad)
+@pytest.mark.parametrize("bad", [0, 0.0, -1.0, float("nan"), float("inf"), float("-inf"), True, "1"])
+def test_bad_epsilon_is_refused_in_the_words_of_protocols_validation(bad):
+    """The noise laws guard epsilon themselves (circuits import no protocol), with checked's very words."""
+    with pytest.raises(InputError) as boundary:
+        checked("epsilon", bad)
+    for law in (lambda: DiscreteLaplace(bad, 1), lambda: RandomizedResponse(bad)):
+        with pytest.raises(ValueError) as refused:
+            law()
+        assert str(refused.value) == str(boundary.value)
 
 
-def test_bad_sensitivity_and_bias_are_refused():
-    with pytest.raises(ValueError, match="sensitivity"):
-        DiscreteLaplace(1.0, 0)
-    with pytest.raises(ValueError, match="bias"):
-        coin_threshold(1.5)
+@pytest.mark.parametrize("sensitivity", [0, -3, 1.5, float("inf"), float("nan")])
+def test_bad_sensitivity_is_refused(sensitivity):
+    with pytest.raises(ValueError, match=r"^sensitivity must be a sensitivity in integer units: an integer, finite, "
+                                         r">= 1; not "):
+        DiscreteLaplace(1.0, sensitivity)
+
+
+@pytest.mark.parametrize("p", [1.5, -0.1, float("nan"), float("inf")])
+def test_bad_bias_is_refused(p):
+    with pytest.raises(ValueError, match=r"^p must be a coin's bias: a number, finite, >= 0 and <= 1; not "):
+        coin_threshold(p)

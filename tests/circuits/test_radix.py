@@ -110,8 +110,8 @@ def _exact_path_requests(ctx, shuffler, gates, keys, leak: bool) -> list:
     from mpc_auc.circuits.division import digit_bits_for, fraction_bits
     from mpc_auc.circuits.radix import RadixRanking
     from mpc_auc.circuits.rank_auc import auc_fraction, tie_groups
-    from mpc_auc.circuits.rank_metrics import (average_precision, curve_points, delong_variance, ks_statistic,
-                                               placement_sums, variance_defined)
+    from mpc_auc.circuits.rank_metrics import (curve_points, delong_variance, placement_sums,
+                                               secret_average_precision, secret_ks_statistic, variance_defined)
     from mpc_auc.circuits.shares import public_share
 
     posted, post = [], DealerLine.post
@@ -130,9 +130,9 @@ def _exact_path_requests(ctx, shuffler, gates, keys, leak: bool) -> list:
         # every metric beyond the AUC (circuits.rank_metrics) on the same groups
         variance_defined(gates, groups)
         delong_variance(gates, groups, twice_u, *placement_sums(gates, groups))
-        average_precision(shuffler, gates, groups, sorted_labels)
+        secret_average_precision(shuffler, gates, groups, sorted_labels)
         curve_points(shuffler, gates, groups, np.array([5, 20, 64]))
-        ks_statistic(gates, groups)
+        secret_ks_statistic(gates, groups)
         if leak:
             gates.multiply(*[(np.zeros(1, dtype=np.int64),) * 2] * len(np.unique(keys)))  # uses what it reserved
     finally:

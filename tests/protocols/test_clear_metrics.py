@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from mpc_auc.protocols.clear_metrics import average_precision, delong_auc, delong_test, placement_values
+from mpc_auc.protocols.clear_metrics import average_precision, clear_delong_test, delong_auc, placement_values
 from mpc_auc.protocols.errors import InputError
 
 
@@ -49,7 +49,7 @@ def test_the_variance_and_the_test_follow_their_definitions(seed):
     one = delong_auc(a, labels)
     assert math.isclose(one.variance, var_a, rel_tol=1e-10) and math.isclose(one.std, math.sqrt(var_a))
     assert math.isclose(one.ci[1] - one.value, 1.959963984540054 * one.std)
-    test = delong_test(a, b, labels)
+    test = clear_delong_test(a, b, labels)
     z = (pa.mean() - pb.mean()) / math.sqrt(var_a + var_b - 2 * cov_ab)
     assert math.isclose(test.z, z, rel_tol=1e-9) and math.isclose(test.covariance[0][1], cov_ab, rel_tol=1e-9)
     assert math.isclose(test.p_value, math.erfc(abs(z) / math.sqrt(2)), rel_tol=1e-9)
@@ -57,10 +57,10 @@ def test_the_variance_and_the_test_follow_their_definitions(seed):
 
 def test_one_model_against_itself_is_no_difference_and_a_better_one_is_found():
     a, _, labels = _data(7, m=2000)
-    same = delong_test(a, a, labels)
+    same = clear_delong_test(a, a, labels)
     assert same.z == 0.0 and same.p_value == 1.0
     noise = np.random.default_rng(8).normal(0, 3, len(a))
-    worse = delong_test(a, a + noise, labels)
+    worse = clear_delong_test(a, a + noise, labels)
     assert worse.difference > 0 and worse.z > 4 and worse.p_value < 1e-4
 
 

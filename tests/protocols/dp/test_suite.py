@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from mpc_auc.protocols.dp.suite import MECHANISMS, Budget, evaluate
+from mpc_auc.protocols.dp.suite import MECHANISMS, MechanismBudget, run_mechanism
 from mpc_auc.protocols.errors import InputError
+from mpc_auc.protocols.validation import PARAMETERS, checked
 from mpc_auc.cli import main as cli_main
 from mpc_auc.synthetic import synthetic_evalset
 
@@ -19,7 +20,7 @@ def evalset():
 
 @pytest.mark.parametrize("name", list(MECHANISMS))
 def test_every_mechanism_runs_behind_one_interface(evalset, name):
-    release = evaluate(name, evalset.clients(), Budget(4.0, 1e-6), draws=50, seed=1)
+    release = run_mechanism(name, evalset.clients(), MechanismBudget(4.0, 1e-6), draws=50, seed=1)
     assert release.auc.shape == (50,) and np.isfinite(release.auc).all()
     # the per-threshold release drowns 5,000 rows in Lap(4 |Theta| / eps) noise, and Lap(1/eps) on
     # scores in [0, 1] scrambles the ranking (fedauc Table 9): both are pulled towards 0.5
@@ -30,18 +31,43 @@ def test_every_mechanism_runs_behind_one_interface(evalset, name):
 
 
 def test_same_seed_same_release(evalset):
-    a = evaluate("fedauc-lap-adaptive", evalset.clients(), Budget(1.0), 20, seed=5)
-    b = evaluate("fedauc-lap-adaptive", evalset.clients(), Budget(1.0), 20, seed=5)
+    a = run_mechanism("fedauc-lap-adaptive", evalset.clients(), MechanismBudget(1.0), 20, seed=5)
+    b = run_mechanism("fedauc-lap-adaptive", evalset.clients(), MechanismBudget(1.0), 20, seed=5)
     assert np.array_equal(a.auc, b.auc)
 
 
 def test_bad_requests_are_refused(evalset):
     with pytest.raises(InputError, match="unknown protocol"):
-        evaluate("fedauc-magic", evalset.clients(), Budget(1.0))
+        run_mechanism("fedauc-magic", evalset.clients(), MechanismBudget(1.0))
     with pytest.raises(InputError, match="epsilon"):
-        evaluate("fedauc-rr", evalset.clients(), Budget(0.0))
+        run_mechanism("fedauc-rr", evalset.clients(), MechanismBudget(0.0))
     with pytest.raises(InputError, match="delta"):
-        evaluate("fedauc-gauss-local", evalset.clients(), Budget(1.0, 0.0))
+        run_mechanism("fedauc-gauss-local", evalset.clients(), MechanismBudget(1.0, 0.0))
+
+
+def _words(name, value, interval=None) -> str:
+    """What protocols.validation.checked says of ``value``."""
+    with pytest.raises(InputError) as refused:
+        checked(name, value, interval)
+    return str(refused.value)
+
+
+@pytest.mark.parametrize("epsilon", [0, -1.0, float("nan"), float("inf")])
+@pytest.mark.parametrize("name", [n for n in MECHANISMS if n != "fedauc-vanilla"])
+def test_the_boundary_refuses_a_bad_epsilon_for_every_mechanism(evalset, name, epsilon):
+    """run_mechanism is the mechanisms' boundary (they trust their epsilon): checked's words, before any work."""
+    with pytest.raises(InputError) as refused:
+        run_mechanism(name, evalset.clients(), MechanismBudget(epsilon, 1e-6))
+    assert str(refused.value) == _words("epsilon", epsilon)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1.0, float("nan")])
+@pytest.mark.parametrize("name", [n for n, m in MECHANISMS.items() if m.needs_delta])
+def test_the_boundary_refuses_a_bad_delta_for_the_gaussian_mechanisms(evalset, name, delta):
+    """The Gaussian calibration (protocols.dp.calibration) trusts its delta too."""
+    with pytest.raises(InputError) as refused:
+        run_mechanism(name, evalset.clients(), MechanismBudget(1.0, delta))
+    assert str(refused.value) == _words("delta", delta, PARAMETERS["mechanism_delta"])
 
 
 def test_compare_writes_table_json_and_plot(tmp_path):

@@ -15,8 +15,8 @@ from sklearn.metrics import roc_auc_score
 from mpc_auc.sims.papers import ustat_data
 from mpc_auc.protocols.ustat import theory
 from mpc_auc.protocols.errors import InputError
-from mpc_auc.protocols.ustat.two_party import (Sample, clear_kernel, cross_pairs, encode, permutation_pairs, simulate,
-                                         ustat_2pc, user_privacy)
+from mpc_auc.protocols.ustat.two_party import (Sample, clear_kernel, cross_pairs, kernel_inputs, permutation_pairs,
+                                               simulate, ustat_2pc, user_privacy)
 
 DRAWS = 1000
 N = 1000
@@ -87,7 +87,7 @@ def test_clear_kernels_orient_and_count_the_auc():
     rng = np.random.default_rng(6)
     s = rng.integers(0, 5, 300) / 4
     y = rng.integers(0, 2, 300)
-    x = encode("auc-private", Sample(s, y))
+    x = kernel_inputs("auc-private", Sample(s, y))
     i, j = np.triu_indices(300, 1)
     h, g = clear_kernel("auc-private", x[i], x[j], y[i], y[j], np.random.default_rng(7))
     tie = (x[i] == x[j]) & (g == 1)
@@ -184,7 +184,7 @@ def test_the_standard_error_matches_the_spread_over_runs(kernel, epsilon):
         sample = Sample(rng.random(2000), rng.integers(0, 2, 2000))
     else:
         sample = Sample(rng.random(2000))
-    noise, x = pair_noise(kernel, epsilon, 1), encode(kernel, sample)
+    noise, x = pair_noise(kernel, epsilon, 1), kernel_inputs(kernel, sample)
     estimates, errors = [], []
     for _ in range(300):
         pairs = sample_pairs(kernel, sample, 1, rng)
