@@ -15,7 +15,7 @@ from .csv_io import Columns, ReadLimits, read_score_columns
 from .dataset import EvalSet
 from .labels import binary_labels, one_vs_rest
 from .context import Context
-from .planner import Plan, auc_plan, execute, plan
+from .planner import Plan, auc_plan, execute, plan, ustat_epsilon
 from .protocols.dp.central_law import SWAMPED
 from .protocols.dp.grid import FIELDS, grid
 from .protocols.clear_metrics import paired_test
@@ -590,14 +590,7 @@ def u_statistic(values, *, kernel: str, epsilon: float, k: int = 1, labels=None,
         noise leaves the estimate uninformative), ``pairs``, ``effective_epsilon``, ``delta``,
         ``traffic``, ``wall_s``.
     """
-    if kernel.startswith("auc") and labels is None:
-        raise InputError(f"kernel {kernel} needs labels")
+    epsilon = ustat_epsilon(kernel, epsilon, labels is not None)
     sample = Sample(np.asarray(values), None if labels is None else np.asarray(labels))
-    return ustat_2pc(kernel, [sample], _required_epsilon(epsilon, "u_statistic"), checked("k", k), seed=seed,
-                     timeout_s=checked("timeout", timeout))[0]
+    return ustat_2pc(kernel, [sample], epsilon, checked("k", k), seed=seed, timeout_s=checked("timeout", timeout))[0]
 
-
-def _required_epsilon(value, who: str) -> float:
-    if value is None:
-        raise InputError(f"{who} is differentially private: it needs epsilon")
-    return checked("epsilon", value)

@@ -21,7 +21,7 @@ from .planner import open_evaluation, plan, shared_outcome
 from .progress import RoleProgress, say
 from .protocols.errors import InputError
 from .protocols.inputs.submission import Accepts, Roster
-from .protocols.inputs.submitter import Policy, submit as submit_rows
+from .protocols.inputs.submitter import Policy, submit_rows
 from .protocols.metric_catalogue import DEFAULT_POINTS
 from .protocols.runtime.deployment import Deployment
 from .protocols.runtime.identity import CLIENT_PREFIX, Identity

@@ -24,7 +24,7 @@ from .protocols.errors import InputError
 from .protocols.inputs.encoding import ScoreEncoder
 from .protocols.inputs.weights import check_weights
 from .protocols.metric_catalogue import CI_MAX_ROWS, DEFAULT_POINTS, cut_positions
-from .protocols.inputs.submission import Evaluation, Roster
+from .protocols.inputs.submission import Declaration, Roster
 from .protocols.mpc.central import CentralRelease, CurveRelease, mpc_central_auc, released
 from .protocols.mpc.exact import MpcAucResult, exact_result, mpc_exact_auc
 from .protocols.mpc.ranking_job import JobRun, Request, run_ranking_jobs, score_columns
@@ -134,6 +134,16 @@ def auc_plan(*, protocol: str, epsilon, ci, multi_class: str, average: str, colu
                 weighted=weighted, optional=("ci",) if ci == "auto" else ())
 
 
+def ustat_epsilon(kernel: str, epsilon, labels_given: bool) -> float:
+    """The epsilon of a ustat-2pc request (:func:`mpc_auc.u_statistic`, ``mpc-auc ustat``), which is differentially
+    private: it needs one; the AUC kernels need labels too.  protocols.ustat.two_party.ustat_2pc checks its value."""
+    if epsilon is None:
+        raise InputError("ustat-2pc is differentially private: it needs epsilon")
+    if kernel.startswith("auc") and not labels_given:
+        raise InputError(f"kernel {kernel} needs labels")
+    return epsilon
+
+
 def execute(request: Plan, clients: list, on_progress=None, weights: list = None, owners: bool = True) -> Outcome:
     """Run ``request`` on ``clients`` ((id, scores, labels) each, checked); the same dispatch for every front end.
     weights: each client's sample weights, exactly when the plan is weighted; owners: the client ids name the
@@ -175,10 +185,10 @@ def open_evaluation(request: Plan, evaluation_id: str, roster, intake, on_progre
     wait for the submissions and the parties' computation, and return what was released (the same for the
     command's ``evaluation open`` and the API's :class:`mpc_auc.Evaluation`).  roster: a Roster, or its files;
     intake: how the parties take the submissions in (:class:`mpc_auc.context.Intake`), each field checked by
-    protocols.inputs.submission.Evaluation."""
+    protocols.inputs.submission.Declaration."""
     if request.placement.deployment is None:
         raise InputError("an evaluation whose clients submit directly needs a deployment (mpc-auc deploy init)")
-    evaluation = Evaluation(evaluation_id, roster if isinstance(roster, Roster) else Roster.load(roster),
+    evaluation = Declaration(evaluation_id, roster if isinstance(roster, Roster) else Roster.load(roster),
                             request.encoder, direct=True, deadline_s=intake.deadline, spec=request.spec,
                             allow_missing=intake.allow_missing, max_rows=intake.max_rows,
                             max_total_rows=intake.max_total_rows, share_result=intake.share_result,
@@ -190,7 +200,7 @@ def open_evaluation(request: Plan, evaluation_id: str, roster, intake, on_progre
 
 
 def shared_outcome(ticket, shared) -> Outcome:
-    """The release both parties shared with a client (protocols.inputs.submitter.Outcome.shared, checked field by
+    """The release both parties shared with a client (protocols.inputs.submitter.Submitted.shared, checked field by
     field across the parties), read as the organiser reads it: the same numbers."""
     out = {"clients": list(shared.clients), "rows": list(shared.rows), "missing": list(shared.missing),
            "excluded": list(shared.excluded),

@@ -3,7 +3,7 @@
 A release is described before it runs (as OpenDP's Measurement is): the metrics opened from the one sort
 (protocols.metric_catalogue), the number of public cuts the curves are opened at, the FPR the partial AUC stops
 at and the decimals the AUC is rounded to.  The planner makes it, the evaluation both parties hold carries it
-(protocols.inputs.submission.Evaluation, and through it every job), and the parties' ledgers pin what it opens;
+(protocols.inputs.submission.Declaration, and through it every job), and the parties' ledgers pin what it opens;
 nothing below checks it again.  Made from a message, it is checked again by the party that decodes it.
 """
 from dataclasses import dataclass

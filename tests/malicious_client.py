@@ -28,7 +28,7 @@ def main(deployment: str, evaluation: str, key: str, case: str) -> int:
     submission.check_client = submitter.check_client = unchecked
     ScoreEncoder.check = unchecked
     try:
-        outcome = submitter.submit(Identity.load(key), Deployment.load(deployment), evaluation, *rows(case),
+        outcome = submitter.submit_rows(Identity.load(key), Deployment.load(deployment), evaluation, *rows(case),
                                    timeout_s=5)
     except submitter.JobRefused as err:
         print(err, file=sys.stderr)

@@ -18,7 +18,7 @@ from ..csv_io import LIMIT_OPTIONS, Columns, ReadLimits, read_evalset, read_scor
 from ..figures import curves
 from ..evaluations import submit
 from ..context import ClientTerms, Context, Intake, parse_budget
-from ..planner import Plan, execute, open_evaluation, plan
+from ..planner import Plan, execute, open_evaluation, plan, ustat_epsilon
 from ..protocols.clear_auc import rank_sum_auc
 from ..protocols.errors import DeploymentError, InputError
 from ..protocols.inputs.encoding import FINITE
@@ -217,14 +217,13 @@ def _write_run(args, evalset, record, entered: tuple, start: float) -> int:
 
 def cmd_ustat(args) -> int:
     _check_out(args.out, [args.input])
-    if args.epsilon is None:
-        raise InputError("ustat-2pc is differentially private: it needs epsilon")
+    epsilon = ustat_epsilon(args.kernel, args.epsilon, True)  # the AUC kernels read labels from the input
     if args.kernel.startswith("auc"):
         evalset = read_evalset(args.input, sep=args.sep, positive_label=args.positive_label, limits=_limits(args))
         sample = Sample(evalset.score, evalset.label)
     else:
         sample = Sample(read_user_values(args.input, args.kernel, args.sep, _limits(args)))
-    release = ustat_2pc(args.kernel, [sample], args.epsilon, args.k, seed=args.seed, timeout_s=args.timeout,
+    release = ustat_2pc(args.kernel, [sample], epsilon, args.k, seed=args.seed, timeout_s=args.timeout,
                         on_progress=progress.RoleProgress())[0]
     record = {"protocol": "ustat-2pc", "input": os.path.abspath(args.input), "users": len(sample.values),
               **{k: v for k, v in vars(release).items()}, "provenance": provenance(_arguments(args), args.seed)}

@@ -64,7 +64,7 @@ def refusal(problem: str) -> str:
     return f"inputs refused: {problem}; nothing was computed"
 
 
-class Intake:
+class ClientIntake:
     """One job's submissions at this party (module docstring)."""
 
     def __init__(self, ctx, job, terms: ReleaseTerms = None, standing=None):

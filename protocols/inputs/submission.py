@@ -1,7 +1,7 @@
 """Client submissions: the roster of an evaluation, the signed statement that binds a client's two
 bundles to one job, and the checks a compute party makes before it accepts them.
 
-Evaluation (public; declared on both parties by whoever opens it): an id, a
+Declaration (public; declared on both parties by whoever opens it): an id, a
 roster of clients (name and certificate, whose Ed25519 key signs the
 client's submissions; ``mpc-auc client keygen`` makes both), the score
 encoding, whether the parties deliver ranks, and how submissions arrive:
@@ -155,7 +155,7 @@ SUBMISSION_OVERHEAD = 64 << 10  # a submission's bytes besides its rows: headers
 
 @wire.message
 @dataclass(frozen=True)
-class Evaluation:
+class Declaration:
     """What both parties hold of an evaluation before any client submits (all public)."""
     id: str
     roster: Roster
@@ -416,7 +416,7 @@ class Admitted:
     accepts: Accepts = Accepts()  # its signed terms for exact releases
 
 
-def admit(submission: Submission, party: int, seal_key, evaluation: Evaluation, nonce: bytes,
+def admit(submission: Submission, party: int, seal_key, evaluation: Declaration, nonce: bytes,
           sender: str = None) -> Admitted:
     """Check one submission (module docstring, steps 1-3 and 5); raises SubmissionRefused naming the cause.
 
@@ -472,7 +472,7 @@ def admit(submission: Submission, party: int, seal_key, evaluation: Evaluation, 
 class Inbox:
     """The submissions a party has admitted to one job (thread-safe: direct clients arrive concurrently)."""
 
-    def __init__(self, evaluation: Evaluation, nonce: bytes, party: int, seal_key):
+    def __init__(self, evaluation: Declaration, nonce: bytes, party: int, seal_key):
         self.evaluation, self.nonce, self.party, self.seal_key = evaluation, nonce, party, seal_key
         self._admitted = {}
         self._declined = set()  # clients that declined the job's terms or were turned away before submitting

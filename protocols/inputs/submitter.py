@@ -62,7 +62,7 @@ class Policy:
 
 
 @dataclass
-class Outcome:
+class Submitted:
     evaluation: str
     rows: int
     status: str  # "computed", or why this client was left out
@@ -72,8 +72,8 @@ class Outcome:
     standings: tuple = ()  # what each party's ledger held for this client's key before the job
 
 
-def submit(identity, deployment, evaluation: str, scores, labels, timeout_s: float = 20.0,
-           connect_s: float = 60.0, on_progress=None, policy: Policy = Policy()) -> Outcome:
+def submit_rows(identity, deployment, evaluation: str, scores, labels, timeout_s: float = 20.0,
+                connect_s: float = 60.0, on_progress=None, policy: Policy = Policy()) -> Submitted:
     """Submit one client's rows to ``evaluation`` on the deployment's parties; see the module docstring.
 
     connect_s: how long to keep trying while the parties have not opened the evaluation yet.
@@ -139,11 +139,11 @@ def submit(identity, deployment, evaluation: str, scores, labels, timeout_s: flo
     result = check_shared(shared, ticket, name, len(scores)) if ticket.terms.share_result and computed else None
     if kinds == {"ranks"}:
         verify = [deployment.public(role).verify_key for role in COMPUTE]
-        return Outcome(evaluation, len(scores), "computed",
+        return Submitted(evaluation, len(scores), "computed",
                        open_ranks(reply, name, ticket.job, [bundle for _, bundle in ends], verify), ticket, result,
                        standings)
     if kinds == {"done"}:
-        return Outcome(evaluation, len(scores), ends[0][1], None, ticket, result, standings)
+        return Submitted(evaluation, len(scores), ends[0][1], None, ticket, result, standings)
     reasons = [str(payload) for kind, payload in ends if kind != "done"]
     raise JobRefused(reasons[0] if reasons else "the parties ended the job differently")
 

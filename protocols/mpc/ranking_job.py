@@ -21,7 +21,7 @@ from ..refused import Refused
 from ..release_spec import ReleaseSpec
 from ..inputs.clients import check_client
 from ..inputs.encoding import ScoreEncoder
-from ..inputs.submission import Accepts, Evaluation, Roster, make_submission
+from ..inputs.submission import Accepts, Declaration, Roster, make_submission
 from ..inputs.weights import bits_for, check_weights
 from ..runtime.ledger import Budget
 from ..runtime.metrics import plain
@@ -39,7 +39,7 @@ METHODS = ("radix", "bitonic")
 @wire.message
 @dataclass(frozen=True)
 class Job:
-    evaluation: Evaluation  # id, roster, encoding, how submissions arrive, what an exact release opens (its spec)
+    evaluation: Declaration  # id, roster, encoding, how submissions arrive, what an exact release opens (its spec)
     method: str
     ranks: bool
     rows: tuple = None  # relayed submissions: each client's row count, announced so a release is charged first
@@ -91,7 +91,7 @@ def score_columns(clients) -> int:
 @dataclass(frozen=True)
 class Request:
     """One job as the coordinator asks for it: the evaluation and, when it relays them, the clients' rows."""
-    evaluation: Evaluation
+    evaluation: Declaration
     clients: list = None  # [(client identity, scores, labels)] simulated here; None: clients submit directly
     datasets: tuple = ()  # ledger ids named by the coordinator (protocols.mpc.accounting.sets)
     weights: list = None  # a weighted evaluation's simulated clients: each one's sample weights, in order
@@ -117,7 +117,7 @@ def simulated(clients, encoder: ScoreEncoder, datasets: tuple = (), spec: Releas
             check_weights(w, len(labels), lambda i, name=name: f"client {name!r} row {i}")
         weight_bits = bits_for(np.concatenate([np.asarray(w, dtype=np.float64) for w in weights]))
     identities = [Identity(client_role(name)) for name, _, _ in clients]
-    evaluation = Evaluation(f"local-{secrets.token_hex(8)}", Roster(tuple(i.public for i in identities)), encoder,
+    evaluation = Declaration(f"local-{secrets.token_hex(8)}", Roster(tuple(i.public for i in identities)), encoder,
                             spec=spec, columns=columns, weight_bits=weight_bits)
     return Request(evaluation, [(i, s, y) for i, (_, s, y) in zip(identities, clients)], tuple(datasets),
                    None if weights is None else list(weights), tuple(owners))

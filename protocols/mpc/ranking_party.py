@@ -34,7 +34,7 @@ from ...circuits.shuffle import Shuffler
 from ...circuits.validity import client_verdicts, valid_rows, valid_weights
 from ..inputs.bundles import seal_ranks
 from ..inputs.encoding import PAD_KEY
-from ..inputs.intake import Intake, gather_bytes, refusal
+from ..inputs.intake import ClientIntake, gather_bytes, refusal
 from ..dp.curve_law import CurveNoise, slice_counts, tree_nodes
 from ..inputs.submission import ReleaseTerms, SharedResult
 from ..inputs.weights import TOTAL_BITS, TOTAL_UNITS
@@ -61,7 +61,7 @@ def serve_jobs(ctx, fraction_bits: int):
 def _serve_job(ctx, job, fraction_bits: int, shuffler, gates) -> None:
     """One job: ticket, charge, intake, the in-MPC check of every row, the ranking and what it opens."""
     terms = _terms(ctx, job)
-    intake = Intake(ctx, job, terms, lambda member: ctx.ledger.standing(accounting.key_account(member), job.budget))
+    intake = ClientIntake(ctx, job, terms, lambda member: ctx.ledger.standing(accounting.key_account(member), job.budget))
     intake.problem = intake.problem or accounting.job_refusal(job)
     charge = None
     if job.central is not None and not job.evaluation.direct and not intake.problem:  # before any input moves

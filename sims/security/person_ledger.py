@@ -27,7 +27,7 @@ import numpy as np
 from ...protocols.clear_auc import rank_sum_auc
 from ...protocols.clear_metrics import curve_at_cuts, partial_area
 from ...protocols.dp.central_law import CentralNoise
-from ...protocols.inputs.submission import Accepts, Admitted, Evaluation, Roster
+from ...protocols.inputs.submission import Accepts, Admitted, Declaration, Roster
 from ...protocols.metric_catalogue import cut_positions, metric_names
 from ...protocols.mpc import accounting
 from ...protocols.mpc.ranking_job import Job
@@ -71,7 +71,7 @@ class Parties:
         else the refusal."""
         roster = Roster(tuple(self.client(name) for name in list(rows) + list(roster)))
         metrics = metric_names(tuple(metrics) + (("pauc",) if max_fpr is not None else ()))
-        evaluation = Evaluation(f"organiser-{secrets.token_hex(4)}", roster, direct=True, deadline_s=60.0,
+        evaluation = Declaration(f"organiser-{secrets.token_hex(4)}", roster, direct=True, deadline_s=60.0,
                                 allow_missing=True, metrics=metrics, points=points, max_fpr=max_fpr)
         job = Job(evaluation, "radix", False, None, central, (f"declared:{dataset}",) if dataset else ())
         admitted = [Admitted(name, count, "", None, self.client(name), accepts) for name, count in rows.items()]

@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 import mpc_auc
-from ...protocols.inputs.submission import DEFAULT_MAX_TOTAL_ROWS, Evaluation, Roster
+from ...protocols.inputs.submission import DEFAULT_MAX_TOTAL_ROWS, Declaration, Roster
 from ...protocols.runtime.control import recv_message
 from ...protocols.runtime.deployment import Deployment
 from ...protocols.runtime.identity import Identity, client_role
@@ -173,7 +173,7 @@ def measure(clients: int, max_rows: int, rows: int, deadline_s: float, timeout_s
         outcome = ({"auc": box["result"]["auc"], "clients": box["result"].clients, "m": box["result"].m}
                    if "result" in box else {"error": box.get("error")})
         return {"clients": clients, "max_rows": max_rows, "max_total_rows": max_total_rows, "rows_each": rows,
-                "max_total_bytes": Evaluation("e", Roster(tuple(i.public for i in identities)),
+                "max_total_bytes": Declaration("e", Roster(tuple(i.public for i in identities)),
                                               max_total_rows=max_total_rows).max_total_bytes,
                 "clients_answered": answers, "P0_mib": {
             "before": round(before, 1), "peak": round(peak, 1), "after": round(after, 1),

@@ -109,7 +109,7 @@ def test_the_cli_prints_its_version(capsys):
     (lambda: mpc_auc.compare([0, 0], [0.1, 0.9]), "no positive labels"),
     (lambda: mpc_auc.u_statistic([0.1, 0.9], kernel="auc", epsilon=1.0), "kernel auc needs labels"),
     (lambda: mpc_auc.u_statistic([0.1, 0.9], kernel="gini", epsilon=None),
-     "u_statistic is differentially private: it needs epsilon"),
+     "ustat-2pc is differentially private: it needs epsilon"),
     (lambda: mpc_auc.u_statistic([0.1, 0.9], kernel="gini", epsilon=1.0, k=0),
      "k must be a number of pairs per user: an integer, finite, >= 1"),
     (lambda: mpc_auc.u_statistic([0.1, 1.9], kernel="gini", epsilon=1.0), "[0, 1]"),

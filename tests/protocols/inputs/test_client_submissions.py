@@ -179,13 +179,13 @@ def test_a_submission_replayed_into_a_later_job_is_refused(clients, monkeypatch)
     monkeypatch.setattr(submitter, "make_submission", lambda *a, **k: recorded.append(honest(*a, **k)) or recorded[-1])
     opened = _open(directory, "again", "--deadline", "60", names=CLIENTS[:1])
     policy = submitter.Policy(accepts=submission.Accepts(max_exact=5))  # its own ledger lets it try again
-    assert submitter.submit(identity, deployment, "again", *rows["north"], timeout_s=5, policy=policy).status == \
+    assert submitter.submit_rows(identity, deployment, "again", *rows["north"], timeout_s=5, policy=policy).status == \
         "computed"
     assert _finish(opened)[0][0] == 0
     monkeypatch.setattr(submitter, "make_submission", lambda *a, **k: recorded[0])  # the next job: replay
     opened = _open(directory, "again", "--deadline", "8", names=CLIENTS[:1])
     with pytest.raises(JobRefused, match="made for another job"):
-        submitter.submit(identity, deployment, "again", *rows["north"], timeout_s=5, policy=policy)
+        submitter.submit_rows(identity, deployment, "again", *rows["north"], timeout_s=5, policy=policy)
     (code, _, err), = _finish(opened)
     assert code == 2 and "no client submitted to both parties" in err and "another job" in err, err
 

@@ -24,12 +24,12 @@ from mpc_auc.protocols.mpc.ranking_job import FRACTION_BITS, Job, JobRun
 from mpc_auc.protocols.mpc.ranking_party import serve_jobs as _party
 from mpc_auc.protocols.runtime.session import PARTIES, Session
 from mpc_auc.protocols.runtime.sealing import KeyPair
-from mpc_auc.protocols.inputs.submission import Evaluation, Roster, Ticket, make_submission
+from mpc_auc.protocols.inputs.submission import Declaration, Roster, Ticket, make_submission
 from mpc_auc.synthetic import synthetic_evalset
 
 ROWS = {"a": ([0.1, 0.7, 0.4], [0, 1, 1]), "b": ([0.2, 0.9, 0.3], [1, 0, 0]), "c": ([0.5, 0.6, 0.8], [0, 1, 0])}
 CLIENTS = {name: Identity(client_role(name)) for name in ROWS}
-EVALUATION = Evaluation("relay-test", Roster(tuple(CLIENTS[n].public for n in ROWS)))
+EVALUATION = Declaration("relay-test", Roster(tuple(CLIENTS[n].public for n in ROWS)))
 
 
 def _job(session, tamper, earlier=None, rows=None):

@@ -4,7 +4,7 @@ else."""
 import pytest
 
 from mpc_auc.protocols.dp.central_law import CentralNoise
-from mpc_auc.protocols.inputs.submission import Accepts, Admitted, Evaluation, Roster
+from mpc_auc.protocols.inputs.submission import Accepts, Admitted, Declaration, Roster
 from mpc_auc.protocols.mpc import accounting
 from mpc_auc.protocols.mpc.ranking_job import Job
 from mpc_auc.protocols.runtime.identity import Identity, client_role
@@ -13,7 +13,7 @@ MEMBERS = tuple(Identity(client_role(n)).public for n in ("a", "b", "ghost"))
 
 
 def _job(direct=True, **fields):
-    evaluation = Evaluation("e", Roster(MEMBERS), direct=direct, deadline_s=60.0 if direct else None)
+    evaluation = Declaration("e", Roster(MEMBERS), direct=direct, deadline_s=60.0 if direct else None)
     return Job(evaluation, "radix", False, **fields)
 
 

@@ -20,7 +20,7 @@ from mpc_auc.protocols.dp.central_law import CentralNoise
 from mpc_auc.protocols.mpc.central import central_release
 from mpc_auc.protocols.mpc.exact import exact_result
 from mpc_auc.protocols.mpc.ranking_job import Request, run_ranking_jobs
-from mpc_auc.protocols.inputs.submission import Evaluation, Roster
+from mpc_auc.protocols.inputs.submission import Declaration, Roster
 from mpc_auc.protocols.runtime.identity import Identity, client_role
 from mpc_auc.protocols.runtime.session import Placement
 
@@ -32,7 +32,7 @@ def _unchecked(clients, datasets=()):
     """A Request whose simulated clients seal their rows as given (with the ``bypass`` fixture, a malicious
     client's: no check_client, keys straight from the encoding's bit map)."""
     identities = [Identity(client_role(name)) for name, _, _ in clients]
-    evaluation = Evaluation("local-domain", Roster(tuple(i.public for i in identities)), ScoreEncoder())
+    evaluation = Declaration("local-domain", Roster(tuple(i.public for i in identities)), ScoreEncoder())
     return Request(evaluation, [(i, s, y) for i, (_, s, y) in zip(identities, clients)], tuple(datasets))
 
 
@@ -120,7 +120,7 @@ def test_an_out_of_range_key_in_a_later_score_column_is_named(bypass):
 
     def request():
         identities = [Identity(client_role(name)) for name, _, _ in honest + [cheat]]
-        evaluation = Evaluation("local-columns", Roster(tuple(i.public for i in identities)), ScoreEncoder(),
+        evaluation = Declaration("local-columns", Roster(tuple(i.public for i in identities)), ScoreEncoder(),
                                 columns=2)
         return Request(evaluation, [(i, s, y) for i, (_, s, y) in zip(identities, honest + [cheat])])
 

@@ -9,7 +9,7 @@ import mpc_auc
 from mpc_auc.planner import plan
 from mpc_auc.protocols.errors import InputError
 from mpc_auc.protocols.inputs.encoding import ScoreEncoder
-from mpc_auc.protocols.inputs.submission import Evaluation, Roster
+from mpc_auc.protocols.inputs.submission import Declaration, Roster
 from mpc_auc.protocols.inputs.weights import bits_for, error_bound
 from mpc_auc.protocols.mpc import ranking_party
 from mpc_auc.protocols.mpc.exact import exact_result, mpc_exact_auc
@@ -104,7 +104,7 @@ def _request(cheat_units, bits=10):
     its row's weight units, unchecked by its own software."""
     clients = HONEST + [("cheat", np.array([0.999]), np.array([0]))]
     identities = [Identity(client_role(name)) for name, _, _ in clients]
-    evaluation = Evaluation("local-weights", Roster(tuple(i.public for i in identities)), ScoreEncoder(),
+    evaluation = Declaration("local-weights", Roster(tuple(i.public for i in identities)), ScoreEncoder(),
                             weight_bits=bits)
     return Request(evaluation, [(i, s, y) for i, (_, s, y) in zip(identities, clients)], (),
                    HONEST_WEIGHTS + [np.array([cheat_units])])

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mpc_auc.protocols.inputs.encoding import ScoreEncoder
-from mpc_auc.protocols.inputs.submission import Evaluation, Roster
+from mpc_auc.protocols.inputs.submission import Declaration, Roster
 from mpc_auc.protocols.mpc.ranking_job import Job
 from mpc_auc.protocols.runtime import wire
 from mpc_auc.protocols.runtime.deployment import Deployment
@@ -84,7 +84,7 @@ def test_a_sender_cannot_put_an_unregistered_type_on_the_wire():
 
 def test_a_job_travels_whole():
     roster = Roster((Identity("client:a").public,))
-    job = Job(Evaluation("e1", roster, ScoreEncoder()), "radix", False, rows=(3,), budget=Budget(2.0))
+    job = Job(Declaration("e1", roster, ScoreEncoder()), "radix", False, rows=(3,), budget=Budget(2.0))
     assert wire.decode(wire.encode(job)) == job
 
 
