@@ -24,7 +24,6 @@ from .protocols.errors import InputError
 from .protocols.inputs.encoding import FINITE
 from .protocols.inputs.weights import check_weights, rounding_error
 from .protocols.metric_catalogue import REPORT
-from .protocols.refused import Refused
 from .protocols.ustat.two_party import Sample, ustat_2pc
 from .protocols.validation import PARAMETERS, checked
 from .report import DelongTestResult, MetricResult, Report
@@ -208,11 +207,7 @@ def global_ranks(y_true, y_score, *, clients=None, context: Context = None) -> A
 def _binary_roc_auc(request: Plan, labels, y_score, clients, sample_weight, start: float) -> AucResult:
     """The AUC (or the partial AUC, or with ranks) of two classes, as the planned protocol releases it."""
     outcome, evalset, groups = _run(request, labels, y_score, clients, sample_weight)
-    found = outcome.auc
-    if request.spec.max_fpr is not None:
-        if isinstance(outcome.metrics["pauc"], Refused):
-            raise InputError(outcome.metrics["pauc"].reason)
-        found = outcome.metrics["pauc"]["mcclish"]
+    found = outcome.metrics["pauc"]["mcclish"] if request.spec.max_fpr is not None else outcome.auc
     common = dict(auc=found, protocol=request.protocol, m=evalset.m, clients=len(groups),
                   wall_s=time.perf_counter() - start)
     delong = (outcome.metrics or {}).get("ci")

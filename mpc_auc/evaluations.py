@@ -112,8 +112,6 @@ class Evaluation:
         0.8312
         """
         context = context if isinstance(context, Context) else Context(deployment=str(context))
-        if context.deployment is None:
-            raise InputError("an evaluation whose clients submit directly needs a deployment (mpc-auc deploy init)")
         intake = intake or Intake()
         request = plan(protocol=protocol, epsilon=epsilon, context=context, metrics=metrics, points=points,
                        max_fpr=max_fpr, ranks=ranks)

@@ -172,12 +172,13 @@ def _fitted(request: Plan, m: int) -> Plan:
     if kept and request.protocol == "mpc-exact":
         raise InputError(f"the {' and '.join(kept)} metric(s) are computed for at most {CI_MAX_ROWS} rows; this set "
                          f"has {m}")
-    if past:
-        warnings.warn(f"DeLong's interval is computed for at most {CI_MAX_ROWS} rows; this set has {m}: std and ci "
-                      "are left out (ci=False says so without the warning)", UserWarning, stacklevel=3)
-        spec = dataclasses.replace(request.spec, metrics=tuple(n for n in request.spec.metrics if n not in past))
-        return dataclasses.replace(request, spec=spec)
-    return request
+    dropped = [name for name in past if name in request.optional]
+    if not dropped:
+        return request
+    warnings.warn(f"DeLong's interval is computed for at most {CI_MAX_ROWS} rows; this set has {m}: std and ci are "
+                  "left out (ci=False says so without the warning)", UserWarning, stacklevel=3)
+    spec = dataclasses.replace(request.spec, metrics=tuple(n for n in request.spec.metrics if n not in dropped))
+    return dataclasses.replace(request, spec=spec)
 
 
 def open_evaluation(request: Plan, evaluation_id: str, roster, intake, on_progress=None) -> Outcome:

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..dp.release_noise import ReleaseNoise
+from ..dp.central_law import CentralNoise
+from ..dp.curve_law import CurveNoise
 from ..errors import InputError, PartyFailure
 from ..refused import Refused
 from ..release_spec import ReleaseSpec
@@ -43,7 +44,7 @@ class Job:
     method: str
     ranks: bool
     rows: tuple = None  # relayed submissions: each client's row count, announced so a release is charged first
-    central: ReleaseNoise = None  # mpc-central: the DP release's noise (the AUC's or the curve's) instead
+    central: CentralNoise | CurveNoise = None  # mpc-central: the DP release's noise (protocols.dp.release_noise)
     datasets: tuple = ()  # ids of the evaluation set the coordinator names for the ledgers (each narrows)
     budget: Budget = None  # the budget the coordinator asks for (a party's ledger may only lower it)
     owners: tuple = ()  # a relayed job: the owners of its rows, as its coordinator declares them (accounting.owners)

@@ -28,7 +28,8 @@ from ...protocols.clear_auc import rank_sum_auc
 from ...protocols.clear_metrics import curve_at_cuts, partial_area
 from ...protocols.dp.central_law import CentralNoise
 from ...protocols.inputs.submission import Accepts, Admitted, Declaration, Roster
-from ...protocols.metric_catalogue import cut_positions, metric_names
+from ...protocols.metric_catalogue import cut_positions
+from ...protocols.release_spec import ReleaseSpec
 from ...protocols.mpc import accounting
 from ...protocols.mpc.ranking_job import Job
 from ...protocols.runtime.identity import Identity, client_role
@@ -70,9 +71,8 @@ class Parties:
         silent names), as both parties would once the submissions are agreed; "" when admitted (and charged),
         else the refusal."""
         roster = Roster(tuple(self.client(name) for name in list(rows) + list(roster)))
-        metrics = metric_names(tuple(metrics) + (("pauc",) if max_fpr is not None else ()))
         evaluation = Declaration(f"organiser-{secrets.token_hex(4)}", roster, direct=True, deadline_s=60.0,
-                                allow_missing=True, metrics=metrics, points=points, max_fpr=max_fpr)
+                                 allow_missing=True, spec=ReleaseSpec(metrics, points, max_fpr))
         job = Job(evaluation, "radix", False, None, central, (f"declared:{dataset}",) if dataset else ())
         admitted = [Admitted(name, count, "", None, self.client(name), accepts) for name, count in rows.items()]
         found = self.charge(job, sum(rows.values()), admitted)

@@ -25,6 +25,7 @@ from mpc_auc.protocols.mpc.ranking_party import serve_jobs as _party
 from mpc_auc.protocols.runtime.session import PARTIES, Session
 from mpc_auc.protocols.runtime.sealing import KeyPair
 from mpc_auc.protocols.inputs.submission import Declaration, Roster, Ticket, make_submission
+from mpc_auc.protocols.refused import Refused
 from mpc_auc.synthetic import synthetic_evalset
 
 ROWS = {"a": ([0.1, 0.7, 0.4], [0, 1, 1]), "b": ([0.2, 0.9, 0.3], [1, 0, 0]), "c": ([0.5, 0.6, 0.8], [0, 1, 0])}
@@ -84,9 +85,9 @@ ATTACKS = {
 def test_the_parties_refuse_a_tampering_relay_naming_the_cause(name):
     tamper, cause = ATTACKS[name]
     outs = _attack(tamper, replay=name == "replayed")
-    assert all("refused" in out and "nothing was computed" in out["refused"] for out in outs), outs
-    assert any(cause in out["refused"] for out in outs), [out["refused"] for out in outs]
-    assert not any("scaled" in out or "central" in out for out in outs)
+    # a Refused answer holds the reason and the clients named, no opened value
+    assert all(isinstance(out, Refused) and "nothing was computed" in out.reason for out in outs), outs
+    assert any(cause in out.reason for out in outs), [out.reason for out in outs]
     with pytest.raises(InputError, match=re.escape(cause)):  # what the command reports, with exit 2
         JobRun(outs).refused()
 
@@ -94,7 +95,7 @@ def test_the_parties_refuse_a_tampering_relay_naming_the_cause(name):
 def test_row_counts_other_than_the_announced_ones_are_refused():
     """The ledger is charged for the announced rows (M): submissions holding other counts do not run."""
     outs = _attack(lambda s, *_: s, rows=(3, 3, 2))
-    assert all("row counts announced with the job" in out["refused"] for out in outs)
+    assert all("row counts announced with the job" in out.reason for out in outs)
 
 
 def test_the_honest_relay_is_accepted():
