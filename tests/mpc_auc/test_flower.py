@@ -42,8 +42,9 @@ def _simulate(deployed, tmp_path, server="server_app", client="mpcauc_flower.cli
     for name in ("deployment.yaml", "coordinator.key"):
         shutil.copy(directory / name, work / name)
     client_keys(work / "keys", [f"client-{p}" for p in range(5)])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLE), str(Path(__file__).parents[1]),
-                                                        os.environ.get("PYTHONPATH", "")]),
+    # the tests' own ClientApp copied beside the run: tests/ on the path would shadow the package (its mpc_auc/)
+    shutil.copy(Path(__file__).parents[1] / "flower_bad_client.py", work)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(EXAMPLE), str(work), os.environ.get("PYTHONPATH", "")]),
            **{"MPCAUC_FLOWER_" + k.upper(): str(v) for k, v in settings.items()}}
     proc = subprocess.run([sys.executable, "-c", SIMULATION.format(server=server, client=client)], cwd=work, env=env,
                           capture_output=True, text=True, timeout=600)
