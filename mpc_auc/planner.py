@@ -111,9 +111,9 @@ def _noise(epsilon, context: Context, spec: ReleaseSpec) -> ReleaseNoise:
 def auc_plan(*, protocol: str, epsilon, ci, multi_class: str, average: str, columns: int, max_fpr,
              weighted: bool, context: Context) -> Plan:
     """The plan of :func:`mpc_auc.roc_auc_score`: its own options' rules (``ci``, ``multi_class``, ``average``;
-    ``columns``: y_score's dimensions, 2 for one column per class) and then :func:`plan`'s.  The plan's
-    ``ranks`` is unset; a multi-class plan is marked by its protocol's single-AUC spec and is run one class at
-    a time (:func:`one_vs_rest`)."""
+    ``columns``: y_score's dimensions, 2 for one column per class) and then :func:`plan`'s.  DeLong's interval is
+    asked for with ``ci`` (True, or "auto" where it applies: not the partial, weighted or one-vs-rest AUC); a
+    one-vs-rest plan opens each class's AUC alone, the API running it class by class."""
     if ci not in ("auto", True, False):
         raise InputError(f"ci must be 'auto', True or False, not {ci!r}")
     if multi_class not in ("raise", "ovr"):
@@ -128,7 +128,7 @@ def auc_plan(*, protocol: str, epsilon, ci, multi_class: str, average: str, colu
     partial = max_fpr is not None and checked("max_fpr", max_fpr) < 1
     if partial and ovr:
         raise InputError("max_fpr (the partial AUC) is for a binary AUC, not multi_class='ovr' (as scikit-learn)")
-    interval = ci is True or (ci == "auto" and not (ovr or partial or weighted))
+    interval = (ci is True and weighted) or (bool(ci) and not (ovr or partial or weighted))  # weighted: refused
     metrics = ("auc", "ci") if interval and protocol != "mpc-central" else ("auc",)
     return plan(protocol=protocol, epsilon=epsilon, context=context, metrics=metrics, max_fpr=max_fpr,
                 weighted=weighted, optional=("ci",) if ci == "auto" else ())
