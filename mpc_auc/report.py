@@ -74,7 +74,23 @@ class Report:
         return self.value[name]
 
     def to_dict(self) -> dict:
-        """The report as strict JSON data (no NaN or infinity: a value that is not finite becomes None)."""
+        """The report as strict JSON data.
+
+        Returns
+        -------
+        dict
+            ``metrics``, ``protocol``, ``m``, ``clients``, ``revealed``, ``traffic``, ``wall_s``: no NaN or
+            infinity (a value that is not finite becomes None), a refused metric as ``{"refused": why}``.
+
+        See Also
+        --------
+        mpc_auc.evaluate : the report's maker.
+
+        Examples
+        --------
+        >>> Report({"auc": 0.75, "ks": float("nan")}, "clear", 4, 1).to_dict()["metrics"]
+        {'auc': 0.75, 'ks': None}
+        """
         return {"metrics": strict(self.value), "protocol": self.protocol, "m": self.m, "clients": self.clients,
                 "revealed": list(self.revealed), "traffic": self.traffic, "wall_s": self.wall_s}
 
