@@ -1,8 +1,8 @@
 """Ranking metrics beyond the AUC from the same compacted tie groups (circuits.rank_auc.TieGroups).
 
-DESIGN.md section 7.  Slot t < G of the compaction holds group t's start a_t and the positives below it
-Pex_t; Nex_t = a_t - Pex_t; the group's positives p_t = Pex_{t+1} - Pex_t and negatives n_t likewise; every
-slot from G on holds (M, P) and adds nothing.  Each function returns this party's int64 shares of integers
+The metrics of a private evaluation (docs/protocols/mpc-exact.md, "Metrics").  Slot t < G of the compaction
+holds group t's start a_t and the positives below it Pex_t; Nex_t = a_t - Pex_t; the group's positives
+p_t = Pex_{t+1} - Pex_t and negatives n_t likewise; every slot from G on holds (M, P) and adds nothing.  Each function returns this party's int64 shares of integers
 whose ratio, or whose value over a public power of two, is the metric; only the caller opens anything.
 
 * DeLong's variance (DeLong1988; placement values with ties counted one half, Sun2014).  A positive of group
