@@ -14,14 +14,18 @@ the scores are, :class:`Intake` and :class:`ClientTerms` the two sides' terms of
 plain-DP mechanisms, :func:`u_statistic` a ustat-2pc release; bad input raises :class:`InputError`, a
 ``ValueError``.
 """
+import importlib
+
 from .version import __version__
 
-API = ("AucResult", "DelongTestResult", "MetricResult", "Report", "average_precision_score", "compare",
-       "delong_test", "evaluate", "global_ranks", "precision_recall_curve", "read_predictions", "roc_auc_score",
-       "roc_curve", "u_statistic")
+API = ("AucResult", "compare", "global_ranks", "read_predictions", "roc_auc_score", "u_statistic")
+METRICS = ("average_precision_score", "delong_test", "evaluate", "precision_recall_curve", "roc_curve")
+RESULTS = ("DelongTestResult", "MetricResult", "Report")
 DEPLOYED = ("Evaluation", "EvaluationResult", "Receipt", "submit")  # both sides of a deployed evaluation
 SETTINGS = ("ClientTerms", "Context", "Intake")  # the values a caller sets once (mpc_auc.context)
-__all__ = [*API, *DEPLOYED, *SETTINGS, "InputError", "__version__"]
+MODULES = {**dict.fromkeys(API, "api"), **dict.fromkeys(METRICS, "metric_api"), **dict.fromkeys(RESULTS, "report"),
+           **dict.fromkeys(DEPLOYED, "evaluations"), **dict.fromkeys(SETTINGS, "context")}
+__all__ = [*API, *METRICS, *RESULTS, *DEPLOYED, *SETTINGS, "InputError", "__version__"]
 
 
 def __dir__():
@@ -31,18 +35,8 @@ def __dir__():
 
 def __getattr__(name):
     """The API, imported on first use: ``import mpc_auc`` (and the command's start) stays light."""
-    if name in API:
-        from . import api  # lazily: `import mpc_auc` and the command's start stay light
-
-        return getattr(api, name)
-    if name in DEPLOYED:
-        from . import evaluations  # lazily, as the API
-
-        return getattr(evaluations, name)
-    if name in SETTINGS:
-        from . import context  # lazily, as the API
-
-        return getattr(context, name)
+    if name in MODULES:
+        return getattr(importlib.import_module(f".{MODULES[name]}", __name__), name)
     if name == "InputError":
         from .protocols.errors import InputError  # lazily, as the API
 

@@ -1,4 +1,6 @@
-"""The Python API: the AUC of scores and labels spread over clients, in scikit-learn's conventions.
+"""The Python API: the AUC of scores and labels spread over clients, in scikit-learn's conventions; the global
+ranks; prediction files; the plain-DP mechanisms side by side; ustat-2pc.  The other metrics of the same sort are
+mpc_auc.metric_api's.
 
 Works from a notebook and from a plain script with no ``if __name__ == "__main__"`` guard: the role
 processes never re-run the caller's script (protocols.runtime.session).  Every input is checked before any
@@ -11,22 +13,18 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .csv_io import Columns, ReadLimits, read_score_columns
-from .dataset import EvalSet
-from .labels import binary_labels, one_vs_rest
 from .context import Context
-from .planner import Plan, auc_plan, execute, plan, ustat_epsilon
+from .csv_io import Columns, ReadLimits, read_score_columns
+from .labels import binary_labels, one_vs_rest
+from .planner import Plan, auc_plan, plan, ustat_epsilon
 from .protocols.dp.central_law import SWAMPED
 from .protocols.dp.grid import FIELDS, grid
-from .protocols.clear_metrics import paired_test
 from .protocols.dp.suite import MECHANISMS
 from .protocols.errors import InputError
 from .protocols.inputs.encoding import FINITE
-from .protocols.inputs.weights import check_weights, rounding_error
-from .protocols.metric_catalogue import REPORT
 from .protocols.ustat.two_party import Sample, ustat_2pc
 from .protocols.validation import PARAMETERS, checked
-from .report import DelongTestResult, MetricResult, Report
+from .rows import evaluation_rows, run_rows, weight_error
 
 @dataclass(frozen=True, repr=False)
 class AucResult:
@@ -206,7 +204,7 @@ def global_ranks(y_true, y_score, *, clients=None, context: Context = None) -> A
 
 def _binary_roc_auc(request: Plan, labels, y_score, clients, sample_weight, start: float) -> AucResult:
     """The AUC (or the partial AUC, or with ranks) of two classes, as the planned protocol releases it."""
-    outcome, evalset, groups = _run(request, labels, y_score, clients, sample_weight)
+    outcome, evalset, groups = run_rows(request, labels, y_score, clients, sample_weight)
     found = outcome.metrics["pauc"]["mcclish"] if request.spec.max_fpr is not None else outcome.auc
     common = dict(auc=found, protocol=request.protocol, m=evalset.m, clients=len(groups),
                   wall_s=time.perf_counter() - start)
@@ -227,7 +225,7 @@ def _binary_roc_auc(request: Plan, labels, y_score, clients, sample_weight, star
         ranks = np.empty(evalset.m)
         for name, rows in groups:
             ranks[rows] = result.ranks[name]
-    return AucResult(ranks=ranks, traffic=result.traffic, weight_error=_weight_error(sample_weight), **interval,
+    return AucResult(ranks=ranks, traffic=result.traffic, weight_error=weight_error(sample_weight), **interval,
                      **common)
 
 
@@ -237,7 +235,7 @@ def _multiclass_roc_auc(request: Plan, y_true, y_score, clients, average: str, l
     (``average="weighted"``: by each class's share of the rows, or of the weight)."""
     per_class, shares, traffic = {}, {}, {}
     for name, hits, column in one_vs_rest(y_true, y_score, labels):
-        outcome, evalset, groups = _run(request, hits, column, clients, sample_weight)
+        outcome, evalset, groups = run_rows(request, hits, column, clients, sample_weight)
         per_class[name] = outcome.auc
         shares[name] = hits.mean() if sample_weight is None else np.average(hits, weights=sample_weight)
         traffic[str(name)] = getattr(outcome.release, "traffic", None)
@@ -245,240 +243,7 @@ def _multiclass_roc_auc(request: Plan, y_true, y_score, clients, average: str, l
     exact = request.protocol == "clear"
     return AucResult(float(np.average(list(per_class.values()), weights=weights)), request.protocol, evalset.m,
                      len(groups), traffic=traffic, wall_s=time.perf_counter() - start, per_class=per_class,
-                     weight_error=None if exact else _weight_error(sample_weight))
-
-
-def average_precision_score(y_true, y_score, *, clients=None, pos_label=None, protocol: str = "mpc-exact",
-                            sample_weight=None, context: Context = None) -> MetricResult:
-    """Average precision as scikit-learn's ``average_precision_score`` (every row of a tie group counted at its
-    group's threshold), computed inside the MPC from the same oblivious sort as the AUC; only AP is opened.
-
-    Parameters
-    ----------
-    y_true, y_score, clients, protocol, context
-        As in :func:`roc_auc_score`.
-    pos_label : optional
-        The positive class (default 1, for labels {0, 1} or {-1, 1}).
-    sample_weight : None
-        Refused: AP is unweighted here (scikit-learn's parameter, named so that passing one says so).
-
-    Returns
-    -------
-    MetricResult
-        ``value``: the AP (to 2^-32).
-
-    See Also
-    --------
-    evaluate : AP with every other metric, from one sort.
-
-    Examples
-    --------
-    >>> average_precision_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], protocol="clear").value
-    0.8333333333333333
-    """
-    return _single("ap", y_true, y_score, clients, pos_label, protocol, sample_weight, context)
-
-
-def roc_curve(y_true, y_score, *, clients=None, pos_label=None, points: int = 100, protocol: str = "mpc-exact",
-              epsilon: float = None, sample_weight=None, context: Context = None) -> MetricResult:
-    """The ROC curve at ``points`` public cuts of the ranking.
-
-    With the top ceil(k M / points) scores flagged, k = 1..points, the FPR and TPR (a tie group a cut falls in
-    counted in proportion: scikit-learn's curve, interpolated linearly in the rows flagged).  The scores and
-    thresholds stay secret; the cuts are public, and with them the points reveal the class counts.
-    ``protocol="mpc-central"`` with ``epsilon``: the DP curve instead (label DP: the positives between the cuts
-    released by the binary tree mechanism with noise drawn inside the MPC, ties split by row order;
-    docs/protocols/mpc-central.md, "The DP curve").
-
-    Parameters
-    ----------
-    y_true, y_score, clients, pos_label, protocol, epsilon, sample_weight, context
-        As in :func:`average_precision_score` and :func:`roc_auc_score`.
-    points : int
-        The number of cuts (1 to 10^4).
-
-    Returns
-    -------
-    MetricResult
-        ``value``: (fpr, tpr); ``flagged``: the cuts.
-
-    See Also
-    --------
-    precision_recall_curve : the same cuts' precision and recall.
-
-    Examples
-    --------
-    >>> fpr, tpr = roc_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], points=4, protocol="clear").value
-    >>> fpr.tolist(), tpr.tolist()
-    ([0.0, 0.5, 0.5, 1.0], [0.5, 0.5, 1.0, 1.0])
-    """
-    return _single("roc", y_true, y_score, clients, pos_label, protocol, sample_weight, context, points, epsilon)
-
-
-def precision_recall_curve(y_true, y_score, *, clients=None, pos_label=None, points: int = 100,
-                           protocol: str = "mpc-exact", epsilon: float = None, sample_weight=None,
-                           context: Context = None) -> MetricResult:
-    """The precision-recall curve at the cuts of :func:`roc_curve` (exact, or the DP curve with
-    ``protocol="mpc-central"``).
-
-    Parameters
-    ----------
-    y_true, y_score, clients, pos_label, points, protocol, epsilon, sample_weight, context
-        As in :func:`roc_curve`.
-
-    Returns
-    -------
-    MetricResult
-        ``value``: (precision, recall); ``flagged``: the cuts.
-
-    See Also
-    --------
-    roc_curve : the same cuts' FPR and TPR.
-
-    Examples
-    --------
-    >>> precision, recall = precision_recall_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], points=2,
-    ...                                            protocol="clear").value
-    >>> precision.tolist(), recall.tolist()
-    ([0.5, 0.5], [0.5, 1.0])
-    """
-    return _single("pr", y_true, y_score, clients, pos_label, protocol, sample_weight, context, points, epsilon)
-
-
-def evaluate(y_true, y_score, *, clients=None, metrics=REPORT, points: int = 100, pos_label=None,
-             protocol: str = "mpc-exact", epsilon: float = None, max_fpr: float = None, sample_weight=None,
-             context: Context = None) -> Report:
-    """Every requested metric from one oblivious sort of the scores (as ``mpc-auc run --metrics``).
-
-    Parameters
-    ----------
-    y_true, y_score, clients, pos_label, protocol, epsilon, context
-        As in :func:`roc_auc_score` and :func:`average_precision_score`.
-    metrics : str or sequence of str
-        From auc, ci (DeLong), ap, roc, pr (at ``points`` cuts), ks and, with ``max_fpr``, pauc ("all": the
-        first six); with ``protocol="mpc-central"``, auc alone or roc and pr as the DP curve.
-    points : int
-        The curves' cuts.
-    max_fpr : float, optional
-        The partial AUC's FPR (adds pauc).
-    sample_weight : array-like, optional
-        The weighted AUC, with ``metrics="auc"`` only.
-
-    Returns
-    -------
-    Report
-        ``value``: metric -> value; ``revealed`` lists each opened value.
-
-    See Also
-    --------
-    roc_auc_score, average_precision_score, roc_curve : one metric each.
-
-    Examples
-    --------
-    >>> report = evaluate([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], metrics="auc,ap,ks", protocol="clear")
-    >>> report["auc"], report["ks"]
-    (0.75, 0.5)
-    """
-    start = time.perf_counter()
-    request = plan(protocol=protocol, epsilon=epsilon, context=context, metrics=metrics, points=points,
-                   max_fpr=max_fpr, weighted=sample_weight is not None)
-    outcome, evalset, groups = _run(request, binary_labels(y_true, pos_label), y_score, clients, sample_weight)
-    revealed = getattr(outcome.release, "revealed", ())
-    return Report({"auc": outcome.auc, **outcome.metrics}, protocol, evalset.m, len(groups), tuple(revealed),
-                  getattr(outcome.release, "traffic", None), time.perf_counter() - start)
-
-
-def delong_test(y_true, score_a, score_b, *, clients=None, pos_label=None, protocol: str = "mpc-exact",
-                context: Context = None) -> DelongTestResult:
-    """DeLong's test of two models scored on the same rows: both AUCs, DeLong's covariance matrix, z and the
-    two-sided p-value [DeLong1988], without any party seeing a score or a label.
-
-    Each client submits both score columns of its rows together; each column is sorted obliviously, each
-    row's placement values of both sorts go back to input order inside the MPC, and only the two AUCs, the
-    two variances and their covariance are opened (z and p follow here).
-
-    Parameters
-    ----------
-    y_true, clients, pos_label, protocol, context
-        As in :func:`average_precision_score`.
-    score_a, score_b : array-like of shape (M,)
-        The two models' scores, row for row with ``y_true``.
-
-    Returns
-    -------
-    DelongTestResult
-        ``value``: AUC_a - AUC_b; ``aucs``, ``covariance``, ``z``, ``p_value``.
-
-    See Also
-    --------
-    roc_auc_score : one model's AUC and DeLong interval.
-
-    Examples
-    --------
-    >>> test = delong_test([0, 0, 1, 1, 0, 1], [.1, .4, .35, .8, .2, .9], [.3, .2, .6, .7, .1, .5], protocol="clear")
-    >>> round(test.value, 4), round(test.p_value, 4)
-    (-0.1111, 0.4795)
-    """
-    start = time.perf_counter()
-    a, b = np.asarray(score_a), np.asarray(score_b)
-    if a.ndim != 1 or b.shape != a.shape or len(a) != len(np.asarray(y_true)):
-        raise InputError(f"score_a and score_b must be one score per row of y_true: shapes {a.shape} and {b.shape} "
-                         f"for {np.shape(y_true)[0] if np.ndim(y_true) else 0} labels")
-    request = plan(protocol=protocol, context=context, metrics=("auc", "ci"))
-    labels = binary_labels(y_true, pos_label, greater=pos_label is None)
-    evalset, groups, data = _evaluation(labels, a, clients, request.encoder)
-    _evaluation(labels, b, clients, request.encoder)  # the second column's checks
-    data = [(name, np.c_[column, b[rows]], y) for (name, column, y), (_, rows) in zip(data, groups)]
-    outcome = execute(request, data)
-    if (0, 1) not in (outcome.covariance or {}):
-        raise InputError("DeLong's test needs two rows of each class")
-    test = paired_test(outcome.auc, outcome.others[0]["auc"], outcome.metrics["ci"]["variance"],
-                       outcome.others[0]["metrics"]["ci"]["variance"], outcome.covariance[(0, 1)])
-    revealed = tuple(getattr(outcome.release, "revealed", ()))
-    return DelongTestResult(test.difference, test.value, test.covariance, test.z, test.p_value, protocol, evalset.m,
-                            len(groups), revealed, getattr(outcome.release, "traffic", None),
-                            time.perf_counter() - start)
-
-
-def _single(metric, y_true, y_score, clients, pos_label, protocol, sample_weight, context, points=100,
-            epsilon=None) -> MetricResult:
-    """One metric of :func:`evaluate` as a MetricResult (the AUC is opened with it)."""
-    report = evaluate(y_true, y_score, clients=clients, metrics=(metric,), points=points, pos_label=pos_label,
-                      protocol=protocol, epsilon=epsilon, sample_weight=sample_weight, context=context)
-    found, flagged = report[metric], None
-    if metric in ("roc", "pr"):
-        flagged = np.asarray(found["flagged"])
-        found = tuple(np.asarray(found[k]) for k in (("fpr", "tpr") if metric == "roc" else ("precision", "recall")))
-    return MetricResult(found, metric, protocol, report.m, report.clients, flagged, report.revealed, report.traffic,
-                        report.wall_s)
-
-
-def _run(request: Plan, labels, y_score, clients, sample_weight) -> tuple:
-    """Check the rows and run ``request`` on them: (the planner's Outcome, the evaluation set, its client groups).
-    labels: 0/1; the client ids name the owners of their rows only when ``clients`` is given."""
-    evalset, groups, data = _evaluation(labels, y_score, clients, request.encoder)
-    weights = None
-    if sample_weight is not None:
-        weights = check_weights(sample_weight, evalset.m, lambda i: f"sample_weight[{i}]")
-        weights = [weights[rows] for _, rows in groups]
-    return execute(request, data, weights=weights, owners=clients is not None), evalset, groups
-
-
-def _weight_error(sample_weight):
-    """The rounding bound of the units the simulated clients send (protocols.inputs.weights); None unweighted."""
-    return None if sample_weight is None else rounding_error(sample_weight)
-
-
-def _evaluation(y_true, y_score, clients, encoder) -> tuple:
-    """The checked evaluation set, its (client, rows) groups and the clients' (id, scores, labels); y_true: 0/1."""
-    labels = np.asarray(y_true)
-    scores = np.asarray(y_score)
-    if scores.ndim != 1 or labels.ndim != 1:
-        raise InputError("y_true and y_score must be one-dimensional")
-    owners = np.full(len(scores), "c0") if clients is None else np.asarray(clients)
-    evalset = EvalSet.build(owners, scores, labels, encoder)
-    groups = evalset.client_rows()
-    return evalset, groups, [(name, evalset.score[rows], evalset.label[rows]) for name, rows in groups]
+                     weight_error=None if exact else weight_error(sample_weight))
 
 
 def read_predictions(path, *, client_col: str = "client", score_col="score", label_col: str = "label",
@@ -592,7 +357,7 @@ def compare(y_true, y_score, clients=None, *, protocols=None, epsilons=(0.5, 1.0
     epsilons = [checked("epsilon", e) for e in epsilons]
     checked("delta", delta, PARAMETERS["mechanism_delta"])
     encoder = plan(protocol="clear", context=context).encoder
-    _, _, data = _evaluation(y_true, y_score, clients, encoder)
+    _, _, data = evaluation_rows(y_true, y_score, clients, encoder)
     rows, _ = grid(data, protocols, epsilons, delta, checked("draws", draws), seed, (encoder.lo, encoder.hi))
     return pd.DataFrame(rows, columns=list(FIELDS))
 

@@ -13,7 +13,7 @@ import pytest
 
 import mpc_auc
 
-MODULES = ["mpc_auc.api", "mpc_auc.context", "mpc_auc.evaluations", "mpc_auc.report",
+MODULES = ["mpc_auc.api", "mpc_auc.metric_api", "mpc_auc.context", "mpc_auc.evaluations", "mpc_auc.report",
            "mpc_auc.protocols.release_spec", "mpc_auc.protocols.refused"]
 METHODS = [("Evaluation", "open"), ("Evaluation", "result"), ("Evaluation", "done"), ("Report", "to_dict")]
 SECTIONS = ("Parameters", "Returns", "See Also", "Examples")

@@ -8,7 +8,7 @@ import pytest
 import sklearn.metrics as skm
 
 import mpc_auc
-from mpc_auc import api, planner
+from mpc_auc import metric_api, planner, rows
 from mpc_auc.cli import main
 from mpc_auc.csv_io import write_evalset
 from mpc_auc.synthetic import synthetic_evalset
@@ -120,7 +120,8 @@ def test_average_precision_and_curves_with_pos_label():
     (lambda y, s: mpc_auc.delong_test(y, s, s, protocol="mpc-central"), "need protocol mpc-exact or clear"),
 ])
 def test_bad_metric_input_is_refused_by_name_before_any_process(monkeypatch, call, message):
-    monkeypatch.setattr(api, "execute", lambda *a, **k: pytest.fail("a protocol ran on bad input"))
+    for module in (rows, metric_api):  # every way a call reaches the planner's execution
+        monkeypatch.setattr(module, "execute", lambda *a, **k: pytest.fail("a protocol ran on bad input"))
     y, s, _ = _binary()
     with pytest.raises(mpc_auc.InputError, match=message):
         call(y, s)
