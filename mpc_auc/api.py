@@ -321,7 +321,7 @@ def compare(y_true, y_score, clients=None, *, protocols=None, epsilons=(0.5, 1.0
     protocols : sequence of str, optional
         Mechanism names (``mpc-auc compare --help`` lists them); default: all.
     epsilons : sequence of float
-        The epsilon grid (fedauc-vanilla, which is exact, is run once with epsilon NaN).
+        The epsilon grid (fedauc-vanilla, which is exact, is run once, with epsilon inf).
     delta : float
         delta of the (epsilon, delta) mechanisms.
     draws : int
