@@ -1,9 +1,10 @@
 """Ranking metrics beyond the AUC from the same compacted tie groups (circuits.rank_auc.TieGroups).
 
-DESIGN.md section 7.  Slot t < G of the compaction holds group t's start a_t and the positives below it
-Pex_t; Nex_t = a_t - Pex_t; the group's positives p_t = Pex_{t+1} - Pex_t and negatives n_t likewise; every
-slot from G on holds (M, P) and adds nothing.  Each function returns this party's int64 shares of integers
-whose ratio, or whose value over a public power of two, is the metric; only the caller opens anything.
+docs/protocols/mpc-exact.md, "Metrics from the same sort".  Slot t < G of the compaction holds group t's start
+a_t and the positives below it Pex_t; Nex_t = a_t - Pex_t; the group's positives p_t = Pex_{t+1} - Pex_t and
+negatives n_t likewise; every slot from G on holds (M, P) and adds nothing.  Each function returns this party's
+int64 shares of integers whose ratio, or whose value over a public power of two, is the metric; only the caller
+opens anything.
 
 * DeLong's variance (DeLong1988; placement values with ties counted one half, Sun2014).  A positive of group
   t has 2N V10 = Nex_t + Nex_{t+1} =: A_t, a negative 2P V01 = 2P - Pex_t - Pex_{t+1} =: B_t, so the classes'

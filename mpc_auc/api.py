@@ -53,7 +53,7 @@ class AucResult:
     per_class : dict or None
         ``multi_class="ovr"``: each class's one-vs-rest AUC (each opened).
     ranks : numpy.ndarray or None
-        With ``return_ranks``: each row's global mid-rank, 1-based and ties averaged, as
+        From :func:`global_ranks`: each row's global mid-rank, 1-based and ties averaged, as
         ``scipy.stats.rankdata(y_score)``; each client learns only its own rows' ranks.
     traffic : dict
         Bytes, rounds and peak memory per role.
@@ -69,6 +69,18 @@ class AucResult:
         mpc-exact with ``sample_weight``: the most that rounding the weights to the MPC's integer units can have
         moved ``auc`` (0.0 when every weight is a multiple of the unit; docs/protocols/mpc-exact.md,
         "Weighted AUC").
+
+    See Also
+    --------
+    roc_auc_score, global_ranks : what returns one.
+
+    Examples
+    --------
+    >>> result = roc_auc_score([0, 0, 1, 1, 0, 1], [.1, .4, .35, .8, .2, .9], protocol="clear")
+    >>> result
+    AucResult(auc=0.888889, protocol='clear', m=6, clients=1, ci=(0.5809, 1.1969), wall_s=...)
+    >>> round(result.std, 4), result.epsilon is None
+    (0.1571, True)
     """
     auc: float
     protocol: str
@@ -178,27 +190,45 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
 def global_ranks(y_true, y_score, *, clients=None, context: Context = None) -> AucResult:
     """Each row's global mid-rank among all clients' scores, with the exact AUC, by mpc-exact.
 
-    Each client learns only its own rows' ranks (sealed to it by both parties); here every client is
-    simulated in this process, so the caller gets them all.
+    The two compute parties rank the scores obliviously, as for :func:`roc_auc_score`, and each client learns
+    only its own rows' ranks (sealed to it by both parties); here every client is simulated in this process,
+    so the caller gets them all.  The ranks are fedauc's global ranks (the vFL rank-sum paper, fedauc eq. 1),
+    delivered 1-based with ties averaged.
 
     Parameters
     ----------
-    y_true, y_score, clients, context
-        As in :func:`roc_auc_score` (two classes).
+    y_true : array-like of shape (M,)
+        Labels of any two values (the greater is the positive class).
+    y_score : array-like of shape (M,)
+        Scores, finite and inside ``context.score_range``.
+    clients : array-like of shape (M,), optional
+        The client holding each row; default: one client.
+    context : Context, optional
+        Where the roles run, the scores' range and type (:class:`Context`; default ``Context()``).
 
     Returns
     -------
     AucResult
-        ``ranks``: 1-based mid-ranks with ties averaged, as ``scipy.stats.rankdata(y_score)``.
+        ``ranks``: 1-based mid-ranks with ties averaged, as ``scipy.stats.rankdata(y_score)``; ``auc``: the
+        exact AUC, opened with them.
+
+    Raises
+    ------
+    InputError
+        A bad input, named, as :func:`roc_auc_score`'s; a ``context.budget`` (an exact release takes none).
 
     See Also
     --------
     roc_auc_score : the AUC alone.
+    Evaluation.open : ``ranks=True``: each client of a deployed evaluation gets its rows' ranks.
 
     Examples
     --------
-    >>> global_ranks([0, 1, 1], [0.2, 0.2, 0.9]).ranks  # doctest: +SKIP
+    >>> result = global_ranks([0, 1, 1], [0.2, 0.2, 0.9])  # three role processes, a few seconds
+    >>> result.ranks
     array([1.5, 1.5, 3. ])
+    >>> result.auc
+    0.75
     """
     start = time.perf_counter()
     request = plan(protocol="mpc-exact", ranks=True, context=context)
@@ -422,7 +452,7 @@ def delong_test(y_true, score_a, score_b, *, clients=None, pos_label=None, proto
     --------
     >>> test = delong_test([0, 0, 1, 1, 0, 1], [.1, .4, .35, .8, .2, .9], [.3, .2, .6, .7, .1, .5], protocol="clear")
     >>> round(test.value, 4), round(test.p_value, 4)
-    (-0.1111, 0.6015)
+    (-0.1111, 0.4795)
     """
     start = time.perf_counter()
     a, b = np.asarray(score_a), np.asarray(score_b)
@@ -489,16 +519,63 @@ def _evaluation(y_true, y_score, clients, encoder) -> tuple:
 def read_predictions(path, *, client_col: str = "client", score_col="score", label_col: str = "label",
                      id_col: str = None, weight_col: str = None, sep: str = None, positive_label=None,
                      limits=None) -> pd.DataFrame:
-    """A prediction file as a DataFrame with the columns ``client``, each score column under its own name, ``label``
-    (0/1) and, with ``id_col``, ``id``, with ``weight_col``, ``weight`` (for ``sample_weight``): the same reader,
-    checks and messages as ``mpc-auc run`` (CSV-like text with its separator sniffed, gzip or Parquet known by their
-    bytes, other columns ignored, decimal commas refused by name). ``score_col``: a name, or several (models scored
-    on the same rows). ``limits``: how much of the file is read, a :class:`ReadLimits` or a dict of its fields
-    (``max_bytes``, ``max_rows``, ``max_columns``, ``max_line_bytes``; default ``ReadLimits()``, docs/api.md); a
-    file past one is refused, naming it, before it is read.
+    """A prediction file as a DataFrame, read with the same reader, checks and messages as ``mpc-auc run``.
 
-    >>> rows = read_predictions("export.csv", client_col="site", score_col="p_hat", label_col="outcome")
-    >>> roc_auc_score(rows.label, rows.p_hat, clients=rows.client)  # doctest: +SKIP
+    CSV-like text with its separator sniffed, gzip or Parquet known by their bytes, other columns ignored,
+    decimal commas refused by name; the first bad row is named by its line.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The prediction file.
+    client_col, label_col : str
+        The columns of each row's client and label.
+    score_col : str or sequence of str
+        The score column, or several (models scored on the same rows).
+    id_col, weight_col : str, optional
+        A column of row ids, and one of weights (for ``sample_weight``).
+    sep : str, optional
+        The separator, where several split the header into the named columns (default: sniffed).
+    positive_label : optional
+        The label of the positive class, for labels other than 0/1 (True, +1, yes...).
+    limits : ReadLimits or dict, optional
+        How much of the file is read: a :class:`mpc_auc.csv_io.ReadLimits` or a dict of its fields
+        (``max_bytes``, ``max_rows``, ``max_columns``, ``max_line_bytes``; default ``ReadLimits()``, docs/api.md,
+        "Reading limits"); a file past one is refused, naming it, before it is read.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns ``client``, each score column under its own name, ``label`` (0/1) and, with ``id_col``,
+        ``id``, with ``weight_col``, ``weight``.
+
+    Raises
+    ------
+    InputError
+        The file unreadable, a column missing, a bad row (named by its line), a reading limit passed.
+
+    See Also
+    --------
+    roc_auc_score : the AUC of the rows read.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(folder.name, "export.csv")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write("site;age;p_hat;outcome\\n"
+    ...                 "north;40;0.1;0\\nnorth;51;0.4;0\\nsouth;62;0.35;1\\nsouth;38;0.8;1\\n")
+    >>> rows = read_predictions(path, client_col="site", score_col="p_hat", label_col="outcome")
+    >>> rows
+      client  p_hat  label
+    0  north   0.10      0
+    1  north   0.40      0
+    2  south   0.35      1
+    3  south   0.80      1
+    >>> roc_auc_score(rows.label, rows.p_hat, clients=rows.client, protocol="clear").auc
+    0.75
+    >>> folder.cleanup()
     """
     scores = (score_col,) if isinstance(score_col, str) else tuple(score_col)
     columns = Columns(client_col, scores, label_col, id_col, weight_col)
@@ -528,7 +605,7 @@ def compare(y_true, y_score, clients=None, *, protocols=None, epsilons=(0.5, 1.0
     protocols : sequence of str, optional
         Mechanism names (``mpc-auc compare --help`` lists them); default: all.
     epsilons : sequence of float
-        The epsilon grid (fedauc-vanilla, which is exact, is run once with epsilon NaN).
+        The epsilon grid (fedauc-vanilla, which is exact, is run once, with epsilon inf).
     delta : float
         delta of the (epsilon, delta) mechanisms.
     draws : int
@@ -544,6 +621,32 @@ def compare(y_true, y_score, clients=None, *, protocols=None, epsilons=(0.5, 1.0
     pandas.DataFrame
         Columns protocol, epsilon, delta, mean, std, bias, rmse, rmse_lo, rmse_hi (95% bootstrap
         interval), draws, seconds, accounting, server_received.
+
+    Raises
+    ------
+    InputError
+        An unknown protocol, a bad epsilon, delta or draws, or bad rows (as :func:`roc_auc_score`'s).
+
+    See Also
+    --------
+    roc_auc_score : ``protocol="mpc-central"``: one DP release over MPC, whose law the ``mpc-central`` row
+        simulates.
+    u_statistic : a U-statistic by ustat-2pc.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 200)
+    >>> s = rng.random(200) * 0.5 + y * 0.3
+    >>> table = compare(y, s, np.repeat(["a", "b"], 100), protocols=["fedauc-vanilla", "fedauc-rr"],
+    ...                 epsilons=[1.0, 4.0], draws=10, seed=0)
+    >>> table[["protocol", "epsilon", "draws"]]
+             protocol  epsilon  draws
+    0  fedauc-vanilla      inf     10
+    1       fedauc-rr      1.0     10
+    2       fedauc-rr      4.0     10
+    >>> bool(table.rmse[0] == 0 and table.rmse[1] > table.rmse[2])  # exact; less noise at the larger epsilon
+    True
     """
     protocols = list(MECHANISMS) if protocols is None else list(protocols)
     unknown = [p for p in protocols if p not in MECHANISMS]
@@ -589,6 +692,23 @@ def u_statistic(values, *, kernel: str, epsilon: float, k: int = 1, labels=None,
         ``estimate``, ``std`` (standard error from the released values), ``swamped`` (True when the
         noise leaves the estimate uninformative), ``pairs``, ``effective_epsilon``, ``delta``,
         ``traffic``, ``wall_s``.
+
+    Raises
+    ------
+    InputError
+        An unknown kernel, values outside the kernel's domain, an AUC kernel without labels, a bad epsilon,
+        k or timeout.
+
+    See Also
+    --------
+    compare : the plain-DP AUC mechanisms, simulated side by side.
+    roc_auc_score : the AUC of rows held by clients (``protocol="mpc-central"``: one DP release).
+
+    Examples
+    --------
+    >>> release = u_statistic([0.1, 0.5, 0.9, 0.3], kernel="gini", epsilon=1.0)  # role processes, a second
+    >>> release.kernel, release.pairs, release.effective_epsilon
+    ('gini', 2, 1.0)
     """
     epsilon = ustat_epsilon(kernel, epsilon, labels is not None)
     sample = Sample(np.asarray(values), None if labels is None else np.asarray(labels))

@@ -6,7 +6,7 @@ percentile-bootstrap 95% interval of the mean; the rows of ``mpc-auc compare``'s
 
 * ``mpc-dp-curve``: the binary tree over the positives between public cuts, the circuit's discrete Laplace
   law (protocols.dp.curve_law.simulate_curves, the same law the MPC draws); label DP at epsilon.
-* ``dpauc-threshold-roc``: DPAUC's release (dpauc-hfl-threshold-roc.txt): every client adds Lap(4|Theta|/eps)
+* ``dpauc-threshold-roc``: DPAUC's release (the dpauc paper's threshold ROC): every client adds Lap(4|Theta|/eps)
   to its TP, FP, FN and TN at each of |Theta| thresholds (the paper's accounting), the server sums them; the
   (FPR, TPR) points of the summed counts, clipped at 0.
 * ``dpauc-histogram-roc``: the same thresholds with the budget spent once on each client's per-bin positive

@@ -1,4 +1,4 @@
-"""DPAUC (dpauc-hfl-threshold-roc.txt): label-DP ROC from noisy per-threshold confusion counts.
+"""DPAUC (the dpauc paper, AAAI 2023): label-DP ROC from noisy per-threshold confusion counts.
 
 Each client k computes, for every threshold theta in Theta, TP, FP, TN and FN
 of its own rows (predicted positive: s >= theta) and adds Lap(1/eps') to each;

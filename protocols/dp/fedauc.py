@@ -1,4 +1,4 @@
-"""FedAUC label-DP mechanisms (fedauc-vfl-ranksum.md) on global ranks from a clear sort or from MPC.
+"""FedAUC label-DP mechanisms (the vFL rank-sum paper, fedauc) on global ranks from a clear sort or from MPC.
 
 Every mechanism takes ``RankedClients`` -- each sample's owning client, its
 global 0-based mid-rank and its label -- and returns an ``Estimate`` holding
