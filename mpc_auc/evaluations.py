@@ -115,20 +115,8 @@ class Receipt:
 
 class Evaluation:
     """An evaluation open on a deployment's parties: :meth:`open` declares it and returns at once;
-    :meth:`result` waits for the rostered clients' submissions and the parties' computation.
-
-    See Also
-    --------
-    submit : a client's side.
-
-    Examples
-    --------
-    Run for real by tests/mpc_auc/test_deployed_api.py (docs/api.md, "Both sides of a deployed evaluation"):
-
-    >>> evaluation = Evaluation.open("deploy/deployment.yaml", id="q3", roster=["a.roster.yaml"])  # doctest: +SKIP
-    >>> evaluation  # doctest: +SKIP
-    Evaluation(id='q3', protocol='mpc-exact', done=False)
-    """
+    :meth:`result` waits for the rostered clients' submissions and the parties' computation (their examples
+    show both; a client's side is :func:`submit`)."""
 
     def __init__(self, evaluation_id: str, protocol: str, worker: threading.Thread, box: dict):
         self.id, self.protocol = evaluation_id, protocol

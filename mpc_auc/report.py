@@ -79,6 +79,7 @@ class Report:
     See Also
     --------
     mpc_auc.evaluate : what returns one.
+    mpc_auc.EvaluationResult : a deployed evaluation's, with the clients missing or excluded.
 
     Examples
     --------
