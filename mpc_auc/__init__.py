@@ -10,9 +10,10 @@ The Python API (docs/api.md), in scikit-learn's conventions: :func:`roc_auc_scor
 :func:`precision_recall_curve` a :class:`MetricResult`, :class:`Evaluation` and :func:`submit` both sides of an
 evaluation on a deployment's running roles, :func:`evaluate` a :class:`Report` of every metric
 from one sort, :func:`global_ranks` each row's global rank; :class:`Context` bundles where the roles run and what
-the scores are, :class:`Intake` and :class:`ClientTerms` the two sides' terms of a deployed evaluation; :func:`read_predictions` a prediction file as a DataFrame, :func:`compare` a DataFrame of the
-plain-DP mechanisms, :func:`u_statistic` a ustat-2pc release; bad input raises :class:`InputError`, a
-``ValueError``.
+the scores are, :class:`Intake` and :class:`ClientTerms` the two sides' terms of a deployed evaluation;
+:func:`read_predictions` a prediction file as a DataFrame, :func:`compare` a DataFrame of the plain-DP
+mechanisms, :func:`u_statistic` a ustat-2pc release; bad input raises :class:`InputError`, a ``ValueError``.
+Every public function's docstring has an example that runs (tests/test_docstrings.py).
 """
 import importlib
 

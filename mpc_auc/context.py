@@ -55,10 +55,18 @@ class Context:
     host, port : str, int
         Local runs: the address the parties listen on (P0's port; P1 and the dealer take the next two).
 
+    See Also
+    --------
+    mpc_auc.roc_auc_score, mpc_auc.evaluate, mpc_auc.Evaluation.open : the calls that take one.
+
     Examples
     --------
     >>> Context(score_range=(-5, 5), budget="2,1e-9").budget
     Budget(epsilon=2.0, delta=1e-09)
+    >>> from mpc_auc import roc_auc_score
+    >>> logits = Context(score_range=(-5, 5))
+    >>> roc_auc_score([0, 0, 1, 1], [-2.5, 0.3, -0.4, 4.1], protocol="clear", context=logits).auc
+    0.75
     """
     deployment: str = None
     key: str = None
@@ -106,6 +114,10 @@ class Intake:
     exclude_invalid : bool
         Leave out (and name) a client whose rows fail the in-MPC domain check, instead of refusing the job.
 
+    See Also
+    --------
+    mpc_auc.Evaluation.open : the call that takes one.
+
     Examples
     --------
     >>> Intake(deadline=120, allow_missing=True).max_rows
@@ -136,10 +148,16 @@ class ClientTerms:
     ledger : str, optional
         Its ledger file (default one per key, under ``$XDG_STATE_HOME/mpc-auc/client-ledger``).
 
+    See Also
+    --------
+    mpc_auc.submit : the call that takes one.
+
     Examples
     --------
     >>> ClientTerms(max_epsilon=1.0).max_exact
     0
+    >>> ClientTerms(budget="3,1e-6").budget
+    Budget(epsilon=3.0, delta=1e-06)
     """
     max_epsilon: float = None
     budget: Budget = None

@@ -31,10 +31,36 @@ from .report import Report
 @dataclass(frozen=True, repr=False)
 class EvaluationResult(Report):
     """What an evaluation released, as the organiser gets it (and, when it shares its result, every client that
-    took part): ``value`` as :class:`mpc_auc.Report`'s ({"auc", and each metric}; a DP release's interval under
-    "ci" as {"std", "ci"}, as the exact one's); ``missing``: the rostered clients that did not submit to both
-    parties; ``excluded``: the clients left out because their rows failed the in-MPC domain check (an evaluation
-    opened with ``exclude_invalid``); ``epsilon``, ``delta``: a DP release's (None for an exact one)."""
+    took part).
+
+    Attributes
+    ----------
+    value : dict
+        As :class:`mpc_auc.Report`'s ({"auc", and each metric}; a DP release's interval under "ci" as {"std",
+        "ci"}, as the exact one's; a refused metric a ``Refused`` value).
+    protocol, m, clients, revealed, traffic, wall_s
+        As :class:`mpc_auc.Report`'s.
+    missing : tuple of str
+        The rostered clients that did not submit to both parties.
+    epsilon, delta : float or None
+        A DP release's (None for an exact one).
+    excluded : tuple of str
+        The clients left out because their rows failed the in-MPC domain check (an evaluation opened with
+        ``Intake(exclude_invalid=True)``).
+
+    See Also
+    --------
+    Evaluation.result : the organiser's copy.
+    Receipt : a client's, in ``result`` (``Intake(share_result=True)``).
+
+    Examples
+    --------
+    Run for real by tests/mpc_auc/test_deployed_api.py (docs/api.md, "Both sides of a deployed evaluation"):
+
+    >>> result = evaluation.result()  # doctest: +SKIP
+    >>> result["auc"], result.missing, result.epsilon  # doctest: +SKIP
+    (0.8312, (), None)
+    """
     missing: tuple = ()
     epsilon: float = None
     delta: float = None
@@ -45,12 +71,38 @@ class EvaluationResult(Report):
 class Receipt:
     """A client's submission, as the parties answered it.
 
-    ``status``: "computed", or why the client was left out; ``terms``: what the job released, as both parties'
-    tickets stated it before the client sent anything; ``ranks``: the client's rows' global 1-based mid-ranks
-    (evaluations with ranks), in row order, a pandas Series indexed by ``ids`` when given; ``result``: the
-    released result (evaluations that share it), an :class:`EvaluationResult`, checked field by field across both
-    parties; ``standings``: what each party's ledger held for the client's key before the job (its spent epsilon,
-    budget, exact releases and their pins: protocols.runtime.ledger.Standing)."""
+    Attributes
+    ----------
+    evaluation, client : str
+        The evaluation's id and the client's name.
+    rows : int
+        The rows the client submitted.
+    status : str
+        "computed", or why the client was left out.
+    terms : str
+        What the job released, as both parties' tickets stated it before the client sent anything.
+    ranks : numpy.ndarray or pandas.Series or None
+        The client's rows' global 1-based mid-ranks (evaluations with ranks), in row order, a pandas Series
+        indexed by ``ids`` when given.
+    result : EvaluationResult or None
+        The released result (evaluations that share it), checked field by field across both parties.
+    standings : tuple
+        What each party's ledger held for the client's key before the job (its spent epsilon, budget, exact
+        releases and their pins: protocols.runtime.ledger.Standing).
+
+    See Also
+    --------
+    submit : what returns one.
+
+    Examples
+    --------
+    Run for real by tests/mpc_auc/test_deployed_api.py (docs/api.md, "Both sides of a deployed evaluation"):
+
+    >>> receipt = submit("deploy/deployment.yaml", evaluation="q3", client="a", key="a.key", y_true=[0, 1],
+    ...                  y_score=[0.2, 0.7], ids=["r1", "r2"])  # doctest: +SKIP
+    >>> receipt.status, receipt.ranks.to_dict()  # doctest: +SKIP
+    ('computed', {'r1': 2.0, 'r2': 5.0})
+    """
     evaluation: str
     client: str
     rows: int
@@ -63,7 +115,8 @@ class Receipt:
 
 class Evaluation:
     """An evaluation open on a deployment's parties: :meth:`open` declares it and returns at once;
-    :meth:`result` waits for the rostered clients' submissions and the parties' computation."""
+    :meth:`result` waits for the rostered clients' submissions and the parties' computation (their examples
+    show both; a client's side is :func:`submit`)."""
 
     def __init__(self, evaluation_id: str, protocol: str, worker: threading.Thread, box: dict):
         self.id, self.protocol = evaluation_id, protocol
@@ -106,6 +159,8 @@ class Evaluation:
 
         Examples
         --------
+        Run for real by tests/mpc_auc/test_deployed_api.py (docs/api.md, "Both sides of a deployed evaluation"):
+
         >>> evaluation = Evaluation.open("deploy/deployment.yaml", id="q3", roster=["a.roster.yaml"],
         ...                              intake=Intake(deadline=120))  # doctest: +SKIP
         >>> evaluation.result().value["auc"]  # doctest: +SKIP
@@ -136,48 +191,58 @@ class Evaluation:
         Returns
         -------
         bool
+            True once :meth:`result` returns (or raises) at once.
 
         See Also
         --------
-        result : wait for the release.
+        Evaluation.result : wait for the release.
 
         Examples
         --------
-        >>> Evaluation.open("deployment.yaml", id="q3", roster=["a.roster.yaml"]).done()  # doctest: +SKIP
+        Run for real by tests/mpc_auc/test_deployed_api.py (docs/api.md, "Both sides of a deployed evaluation"):
+
+        >>> evaluation = Evaluation.open("deploy/deployment.yaml", id="q3", roster=["a.roster.yaml"])  # doctest: +SKIP
+        >>> evaluation.done()  # doctest: +SKIP
         False
         """
         return not self._worker.is_alive()
 
     def result(self, timeout: float = None) -> EvaluationResult:
-        """Wait for the release and return it.
+        """Wait for the evaluation to end and return what was released.
 
         Parameters
         ----------
         timeout : float, optional
-            Seconds to wait at most (default: until the evaluation's deadline and computation are over).
+            Wait at most this many seconds (default: until the evaluation's deadline and computation are over).
 
         Returns
         -------
         EvaluationResult
+            The released values, and the clients missing or excluded.
 
         Raises
         ------
-        InputError, PartyFailure
-            What stopped it: a refusal or a missing client named; a failed role.
+        InputError
+            The evaluation was refused: naming the refusal or a missing client.
+        PartyFailure
+            A party failed or fell silent.
         TimeoutError
-            While it still runs.
+            ``timeout`` passed while the evaluation still runs (call again to wait on).
 
         See Also
         --------
-        done : whether it has ended.
+        Evaluation.done : whether it has ended, without waiting.
+        submit : a client's side.
 
         Examples
         --------
-        >>> evaluation = Evaluation.open("deployment.yaml", id="q3", roster=["a.roster.yaml"])  # doctest: +SKIP
-        >>> evaluation.result(timeout=600).value["auc"]  # doctest: +SKIP
-        0.8312
+        Run for real by tests/mpc_auc/test_deployed_api.py (docs/api.md, "Both sides of a deployed evaluation"):
 
-        (tests/mpc_auc/test_deployed_api.py runs docs/api.md's example of both sides on a test deployment.)
+        >>> evaluation = Evaluation.open("deploy/deployment.yaml", id="q3", roster=["a.roster.yaml"],
+        ...                              metrics=("auc", "ci"))  # doctest: +SKIP
+        >>> result = evaluation.result(timeout=900)  # doctest: +SKIP
+        >>> result["auc"], result["ci"]["ci"]  # doctest: +SKIP
+        (0.8312, (0.7904, 0.8720))
         """
         self._worker.join(timeout)
         if self._worker.is_alive():
@@ -223,7 +288,13 @@ def submit(deployment: str, *, evaluation: str, client: str, key: str, y_true, y
     Returns
     -------
     Receipt
-        Once the job has ended; InputError (bad rows, a refused submission or job) before or instead.
+        Once the job has ended.
+
+    Raises
+    ------
+    InputError
+        Before or instead of the receipt: bad rows, a key of another client, terms the tickets exceed, a refused
+        submission or job.
 
     See Also
     --------
@@ -231,6 +302,8 @@ def submit(deployment: str, *, evaluation: str, client: str, key: str, y_true, y
 
     Examples
     --------
+    Run for real by tests/mpc_auc/test_deployed_api.py (docs/api.md, "Both sides of a deployed evaluation"):
+
     >>> receipt = submit("deploy/deployment.yaml", evaluation="q3", client="a", key="a.key", y_true=[0, 1],
     ...                  y_score=[0.2, 0.7], terms=ClientTerms(max_epsilon=1.0))  # doctest: +SKIP
     >>> receipt.status  # doctest: +SKIP

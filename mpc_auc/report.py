@@ -33,6 +33,16 @@ class MetricResult:
         Bytes, rounds and peak memory per role.
     wall_s : float
         Seconds from the call to the result.
+
+    See Also
+    --------
+    mpc_auc.average_precision_score, mpc_auc.roc_curve, mpc_auc.precision_recall_curve : what returns one.
+
+    Examples
+    --------
+    >>> from mpc_auc import average_precision_score
+    >>> average_precision_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], protocol="clear")
+    MetricResult(ap=0.833333, protocol='clear', m=4, clients=1, wall_s=...)
     """
     value: object
     metric: str
@@ -57,10 +67,28 @@ class Report:
     Attributes
     ----------
     value : dict
-        Metric name -> value: ``auc`` a float; ``ci`` {"variance", "std", "ci"} (or a ``Refused`` value with the reason);
-        ``ap`` and ``ks`` floats; ``roc`` {"flagged", "fpr", "tpr"}; ``pr`` {"flagged", "recall", "precision"}.
+        Metric name -> value: ``auc`` a float; ``ci`` {"variance", "std", "ci"}; ``ap`` and ``ks`` floats;
+        ``roc`` {"flagged", "fpr", "tpr"}; ``pr`` {"flagged", "recall", "precision"}; ``pauc`` {"max_fpr",
+        "area", "mcclish"}.
+        A metric the parties refuse to compute (DeLong's variance when a class has fewer than two rows, a
+        bounded metric past its rows) is a :class:`mpc_auc.protocols.refused.Refused` value, whose ``reason``
+        says why (``{"refused": reason}`` in JSON).
     protocol, m, clients, revealed, traffic, wall_s
         As in :class:`MetricResult`.
+
+    See Also
+    --------
+    mpc_auc.evaluate : what returns one.
+    mpc_auc.EvaluationResult : a deployed evaluation's, with the clients missing or excluded.
+
+    Examples
+    --------
+    >>> from mpc_auc import evaluate
+    >>> report = evaluate([0, 1, 1], [0.2, 0.3, 0.9], metrics="auc,ci", protocol="clear")
+    >>> report
+    Report(auc=1.000000, metrics=['auc', 'ci'], protocol='clear', m=3, clients=1)
+    >>> report["ci"].reason
+    "DeLong's variance needs two rows of each class"
     """
     value: dict
     protocol: str
@@ -74,22 +102,25 @@ class Report:
         return self.value[name]
 
     def to_dict(self) -> dict:
-        """The report as strict JSON data.
+        """The report as strict JSON data (no NaN or infinity: a value that is not finite becomes None).
 
         Returns
         -------
         dict
-            ``metrics``, ``protocol``, ``m``, ``clients``, ``revealed``, ``traffic``, ``wall_s``: no NaN or
-            infinity (a value that is not finite becomes None), a refused metric as ``{"refused": why}``.
+            ``metrics`` (each value as JSON data: arrays as lists, a refused metric as ``{"refused": reason}``),
+            ``protocol``, ``m``, ``clients``, ``revealed``, ``traffic``, ``wall_s``; ``json.dumps(...,
+            allow_nan=False)`` takes it.
 
         See Also
         --------
-        mpc_auc.evaluate : the report's maker.
+        mpc_auc.results.read_strict_json : reads such a file back.
 
         Examples
         --------
-        >>> Report({"auc": 0.75, "ks": float("nan")}, "clear", 4, 1).to_dict()["metrics"]
-        {'auc': 0.75, 'ks': None}
+        >>> from mpc_auc import evaluate
+        >>> report = evaluate([0, 1, 1], [0.2, 0.3, 0.9], metrics="auc,ci", protocol="clear")
+        >>> report.to_dict()["metrics"]
+        {'auc': 1.0, 'ci': {'refused': "DeLong's variance needs two rows of each class"}}
         """
         return {"metrics": strict(self.value), "protocol": self.protocol, "m": self.m, "clients": self.clients,
                 "revealed": list(self.revealed), "traffic": self.traffic, "wall_s": self.wall_s}
@@ -115,6 +146,16 @@ class DelongTestResult:
         z = (AUC_a - AUC_b) / sqrt(Var_a + Var_b - 2 Cov) and its two-sided normal p-value.
     protocol, m, clients, revealed, traffic, wall_s
         As in :class:`MetricResult`.
+
+    See Also
+    --------
+    mpc_auc.delong_test : what returns one.
+
+    Examples
+    --------
+    >>> from mpc_auc import delong_test
+    >>> delong_test([0, 0, 1, 1, 0, 1], [.1, .4, .35, .8, .2, .9], [.3, .2, .6, .7, .1, .5], protocol="clear")
+    DelongTestResult(aucs=(0.888889, 1.000000), z=-0.7071, p_value=0.4795, protocol='clear', m=6)
     """
     value: float
     aucs: tuple

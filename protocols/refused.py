@@ -13,6 +13,14 @@ from dataclasses import dataclass
 class Refused:
     """Why a job or a value was refused.
 
+    Attributes
+    ----------
+    reason : str
+        Why, in words.
+    missing, invalid : tuple of str
+        A refused job's rostered clients that did not submit, and those whose rows failed the in-MPC domain
+        check.
+
     Examples
     --------
     >>> Refused("DeLong's variance needs two rows of each class").as_json()

@@ -7,8 +7,8 @@ client), once the submissions are agreed and checked), admits the clients' submi
 (protocols.inputs.intake), checks every row inside the MPC (circuits.validity: one bit per client opened; a
 client that fails is named, and left out if the evaluation says ``exclude_invalid`` and others remain, else the
 job is refused), ranks obliviously (circuits.radix or circuits.bitonic), and opens only what the job releases
-(docs/protocols/mpc-exact.md and mpc-central.md state each role's view).  What a job held is handed back to the
-system when it ends, refused or not.
+(docs/protocols/mpc-exact.md and docs/protocols/mpc-central.md state each role's view).  What a job held is
+handed back to the system when it ends, refused or not.
 """
 import dataclasses
 import math
