@@ -49,7 +49,6 @@ class Plan:
     spec: ReleaseSpec = ReleaseSpec()  # mpc-exact and clear: what is opened from the one sort
     timeout: float = 60.0
     dataset_id: str = None  # mpc-central: a declared ledger id (narrows the budget, never resets it)
-    weighted: bool = False  # the rows carry sample weights: the weighted AUC
     optional: tuple = ()  # metrics left out (with a warning) where the rows are past their bound, not refused
 
 
@@ -92,7 +91,7 @@ def plan(*, protocol: str = "mpc-exact", epsilon=None, context: Context = None, 
         Placement(host=context.host, port=context.port, ledger=context.ledger)
     return Plan(protocol, ScoreEncoder(*context.score_range, context.score_dtype), placement, noise,
                 context.budget if noise else None, context.method, bool(ranks), spec, context.timeout,
-                context.dataset_id, bool(weighted), tuple(optional))
+                context.dataset_id, tuple(optional))
 
 
 def _noise(epsilon, context: Context, spec: ReleaseSpec) -> ReleaseNoise:
