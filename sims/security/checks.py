@@ -1,6 +1,7 @@
 """The security checks of ``mpc-auc security``: DP audits, label inference, top-K and seed-recovery attacks.
 
-Each function returns check records (sims.security.suite.check) or table rows; the
+Each function returns measurements or table rows, which the suite's steps
+(sims.security.release_checks, collusion_checks) make check records; the
 mechanisms are run through the project's own code (protocols.dp.fedauc,
 protocols.mpc.central, protocols.dp.score_ldp), never re-implemented here.
 

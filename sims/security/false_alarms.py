@@ -5,7 +5,7 @@ attacks, collusion bands).  Each alone at the customary 1e-3 or "3 standard erro
 now and then for nothing: the hardening release saw one such failure, which no one could tell from a leak.  The suite
 states instead a **family-wise false-alarm rate** FAMILY_ALPHA = 1e-3 per run and meets it by Bonferroni:
 each of at most MAX_CHECKS statistical checks gets CHECK_ALPHA = 1e-5, and a check made of many tests
-(every vector against every secret) splits its CHECK_ALPHA over them (sims.security.views.flagged).  The
+(every vector against every secret) splits its CHECK_ALPHA over them (sims.security.view_leaks.flagged).  The
 suite refuses to report if it ran more statistical checks than MAX_CHECKS.
 """
 from scipy.stats import norm

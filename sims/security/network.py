@@ -29,7 +29,7 @@ from ...protocols.runtime.records import HEADER_RECORD, SEAL_HEADER, SEALED, TAG
 from ...protocols.runtime.roles import prepare_process, serve
 from ...protocols.runtime.session import Placement
 from .capture import NotTls, RecordingProxy, carries_window, records
-from .views import recording_party
+from .view_parties import recording_party
 
 TIMING_RECORD = HEADER_RECORD  # a sealed record of one bare frame header: the heartbeats, sent when a link is
 # quiet, so their number follows timing, not data (every message's header record has this length too)
@@ -53,7 +53,7 @@ def _serve(role: str, key_path: str, deployment: Deployment, ledger: str, timeou
 
 def captured_jobs(requests, timeout_s: float = 60.0) -> list:
     """Run each request (protocols.mpc.exact.Request) as its own mpc-exact session of the parties' real loop,
-    recorded (sims.security.views.recording_party); per request (captured streams, key material): the streams
+    recorded (sims.security.view_parties.recording_party); per request (captured streams, key material): the streams
     [(party behind the proxy, bytes towards it, bytes from it)], and the byte strings the observer must not
     find: both parties' dealer keys and the input shares they opened."""
 

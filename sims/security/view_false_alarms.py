@@ -1,7 +1,7 @@
 """How often the bitonic view check fails on a sort that leaks nothing: its false-alarm rate over many seeds.
 
 The hardening release saw one quick-suite run fail "view of P0: bitonic sort messages" (layer 25's swap bits carried)
-and the re-run pass.  This experiment runs the check's recording (sims.security.views.bitonic_view_party:
+and the re-run pass.  This experiment runs the check's recording (sims.security.view_parties.bitonic_view_party:
 the real bitonic sort between P0 and P1 with the dealer, fresh CSPRNG randomness per run) on ``--seeds``
 key sets and counts, per run and party, the tests and the runs flagged
 
@@ -26,14 +26,8 @@ from ...protocols.inputs.encoding import PAD_KEY
 from ...protocols.inputs.sharing import split
 from ...protocols.runtime.session import run_parties
 from .false_alarms import CHECK_ALPHA
-from .views import (
-    bitonic_layers,
-    bitonic_secrets,
-    bitonic_tests,
-    bitonic_view_party,
-    carry_moments,
-    carry_pvalues,
-)
+from .view_leaks import bitonic_layers, bitonic_secrets, bitonic_tests, carry_moments, carry_pvalues
+from .view_parties import bitonic_view_party
 
 
 def _both_rules(vectors, secret, values, freq) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 Two claims of docs/protocols/oblivious-ranking.md rest on a mask the other
 party draws fresh, and each control removes that mask while keeping the sort
-correct, so that only the view audit (sims.security.views) can tell:
+correct, so that only the view audit (sims.security.view_parties, view_distributions) can tell:
 
 * **StaleFold** (with StaleFoldDealer): in a shuffle whose first column is
   folded (circuits.shuffle.Shuffler.shuffle), P1 keeps its old share b_old
@@ -25,7 +25,7 @@ from ...circuits.gates import Gates
 from ...circuits.shuffle import Shuffler
 from ...circuits.streams import MASK_OUT, ONEHOT_SHARE, PRODUCT_SHARE
 from ...protocols.runtime.dealer import Dealer
-from .views import sort_views
+from .view_parties import sort_views
 
 
 class _Weakened:

@@ -4,7 +4,8 @@ import pytest
 from scipy.stats import rankdata
 
 from mpc_auc.protocols.runtime.session import Placement, run_parties
-from mpc_auc.sims.security.views import VIEW_BITS, VIEW_INPUTS, homogeneity, radix_views, uniformity, word_uniformity
+from mpc_auc.sims.security.view_distributions import homogeneity, uniformity, word_uniformity
+from mpc_auc.sims.security.view_parties import VIEW_BITS, VIEW_INPUTS, radix_views
 from mpc_auc.sims.security.weakened_shuffles import DEALERS, decoded_digits, only, variant_views
 
 SORT_CASES = [(1, 4), (2, 1), (7, 3), (64, 6), (257, 12), (1000, 62), (999, 2), (300, 62)]

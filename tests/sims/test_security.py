@@ -19,9 +19,10 @@ import numpy as np
 import pytest
 
 from mpc_auc.cli import main
-from mpc_auc.sims.security import checks as sc, suite
+from mpc_auc.sims.security import checks as sc
+from mpc_auc.sims.security.collusion_checks import dealer_keys
 from mpc_auc.sims.security.dp_audit import clopper_pearson, epsilon_lower_bound
-from mpc_auc.sims.security.views import homogeneity
+from mpc_auc.sims.security.view_distributions import homogeneity
 
 
 def test_clopper_pearson_covers_the_proportion():
@@ -72,7 +73,7 @@ def test_top_k_is_informative_on_clear_scores_and_base_rate_for_mpc():
 
 
 def test_our_dealer_keys_resist_p0_and_the_weakened_dealers_do_not():
-    checks = suite.dealer_keys({"seed_bits": 8, "dealer_trials": 4}, np.random.default_rng(7))
+    checks = dealer_keys({"seed_bits": 8, "dealer_trials": 4}, np.random.default_rng(7))
     assert [c["passed"] for c in checks if c["kind"] == "collusion"] == [True, True]  # the check, the session
     controls = [c for c in checks if c["kind"] == "control"]
     assert [c["passed"] for c in controls] == [False] * 4  # stock CrypTen and the three derived-key Dealers
@@ -158,7 +159,7 @@ def test_the_job_view_audit_reads_the_narrowed_wire_layouts():
     any of those layouts, alone or beside a masked column, is found by the leak audit, and masked ones are not."""
     from mpc_auc.circuits.correlations import narrow, position_bytes
     from mpc_auc.circuits.select import pack_digits
-    from mpc_auc.sims.security.views import job_secrets, leaks
+    from mpc_auc.sims.security.view_leaks import job_secrets, leaks
 
     rng = np.random.default_rng(4)
     m = 300  # two-byte positions: no layout of them is a plain reshape of the bytes

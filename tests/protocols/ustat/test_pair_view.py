@@ -11,7 +11,7 @@ A vector "carries" a secret when it equals it in more positions than an
 independent vector with the same value frequencies would (Bernstein's bound
 on that tail at most the check's alpha over its number of tests).
 The same checker must flag a view to which the kernel values were added.
-The recording and the checker live in sims/security/views.py (also run by
+The recording and the checker live in sims/security/view_parties.py and view_leaks.py (also run by
 ``mpc-auc security``).
 """
 import numpy as np
@@ -19,7 +19,8 @@ import pytest
 
 from mpc_auc.protocols.runtime.session import run_parties
 from mpc_auc.sims.security.false_alarms import CHECK_ALPHA
-from mpc_auc.sims.security.views import aligned, leaks, ustat_secrets, ustat_view_party
+from mpc_auc.sims.security.view_leaks import aligned, leaks, ustat_secrets
+from mpc_auc.sims.security.view_parties import ustat_view_party
 
 PAIRS = 4096
 

@@ -1,0 +1,62 @@
+"""The report of ``mpc-auc security`` (sims.security.suite): the check record every step returns, the verdict
+over the checks, and report.md.
+
+Every check: name, kind (attack | audit | view | collusion | control),
+protocol, claimed_epsilon, claimed_delta, measured, bound, passed, details.
+Controls are deliberately weakened variants; each must *fail* its check
+(the check catches the weakness), every other check must pass.
+"""
+from .false_alarms import CHECK_ALPHA, FAMILY_ALPHA, MAX_CHECKS
+
+
+def check(name, kind, protocol, claimed_epsilon, claimed_delta, measured, bound, passed, details=None) -> dict:
+    """One check's record (the fields of this module's docstring), as every step of the suite returns it."""
+    return {"name": name, "kind": kind, "protocol": protocol, "claimed_epsilon": claimed_epsilon,
+            "claimed_delta": claimed_delta, "measured": measured, "bound": bound, "passed": bool(passed),
+            "details": details or {}}
+
+
+def summary(checks) -> dict:
+    """The verdict: every non-control check passed and every control was caught."""
+    regular = [c for c in checks if c["kind"] != "control"]
+    controls = [c for c in checks if c["kind"] == "control"]
+    failed = [c["name"] for c in regular if not c["passed"]]
+    missed = [c["name"] for c in controls if c["passed"]]
+    if len(regular) > MAX_CHECKS:  # the per-check alpha would no longer keep the stated family-wise rate
+        raise RuntimeError(f"{len(regular)} regular checks: more than the {MAX_CHECKS} that the false-alarm budget "
+                           "(sims.security.false_alarms) is split over")
+    return {"checks": len(regular), "passed": len(regular) - len(failed), "failed": failed,
+            "controls": len(controls), "controls_caught": len(controls) - len(missed), "controls_missed": missed,
+            "false_alarm_rate": {"family": FAMILY_ALPHA, "per_check": CHECK_ALPHA, "split_over": MAX_CHECKS,
+                                 "note": "P(a run fails any regular check while every claim holds) <= family "
+                                         "(Bonferroni; sims/security/false_alarms.py)"},
+            "verdict": "ok" if not failed and not missed else "problems found"}
+
+
+def markdown(report: dict) -> str:
+    s = report["summary"]
+    lines = [f"# mpc-auc security evaluation ({report['config']['suite']} suite)", "",
+             f"Version {report['version']}, seed {report['seed']}, {report['machine']['platform']}, "
+             f"{report['seconds']:.0f} s.", "",
+             f"**Verdict: {s['verdict']}.** {s['passed']} of {s['checks']} checks passed; "
+             f"{s['controls_caught']} of {s['controls']} deliberately weakened controls were caught "
+             "(a control must fail its check). Family-wise false-alarm rate at most "
+             f"{s['false_alarm_rate']['family']:g} per run ({s['false_alarm_rate']['per_check']:g} per check).", ""]
+    for name in s["failed"]:
+        lines.append(f"* FAILED: {name}")
+    for name in s["controls_missed"]:
+        lines.append(f"* CONTROL NOT CAUGHT: {name}")
+    lines += ["", "| check | kind | claimed eps | measured | bound | result |", "|---|---|---|---|---|---|"]
+    for c in report["checks"]:
+        verdict = ("caught" if not c["passed"] else "NOT caught") if c["kind"] == "control" else (
+            "pass" if c["passed"] else "FAIL")
+        claimed = "" if c["claimed_epsilon"] is None else f"{c['claimed_epsilon']:g}"
+        lines.append(f"| {c['name']} | {c['kind']} | {claimed} | {_fmt(c['measured'])} | {_fmt(c['bound'])} | "
+                     f"{verdict} |")
+    lines += ["", "Tables: checks.csv, label_inference.csv, top_k.csv; plots: label_inference.png/pdf, "
+                  "top_k.png/pdf. Method: docs/security-evaluation.md.", ""]
+    return "\n".join(lines)
+
+
+def _fmt(value) -> str:
+    return "" if value is None else f"{value:.4g}"
