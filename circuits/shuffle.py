@@ -44,7 +44,7 @@ class Shuffler:
     through its ``stream``, ``request`` and ``open``.  A caller that knows
     its coming dealer requests may ``post`` them ahead (PREFETCH).
     """
-    PREFETCH = True  # False in variants whose requests leave the real schedule (sims.security.views)
+    PREFETCH = True  # False in variants whose requests leave the real schedule (sims.security.view_parties)
 
     def __init__(self, stream_key: bytes, view=None):
         """stream_key: the key the dealer sent this party at start-up (PartyContext.stream_key)."""

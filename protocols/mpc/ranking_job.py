@@ -165,7 +165,7 @@ def run_ranking_jobs(requests, method, ranks, central, placement, timeout_s, on_
                      party=None) -> list:
     """Run each request's job in one session of the parties; a JobRun per request.
 
-    party: the parties' session target, :data:`SERVICE` unless an experiment wraps it (sims.security.views
+    party: the parties' session target, :data:`SERVICE` unless an experiment wraps it (sims.security.view_parties
     records their views); what it returns at the session's end is in each JobRun's ``finals``.
     """
     if not requests:
