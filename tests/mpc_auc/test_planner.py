@@ -143,3 +143,11 @@ def test_the_api_and_the_cli_give_the_same_auc(rows, tmp_path):
         assert json.loads(out.read_text())["auc"] == api.auc
     assert np.isclose(api.auc, mpc_auc.roc_auc_score(evalset.label, evalset.score, protocol="clear").auc,
                       atol=1e-15)
+
+
+def test_the_demo_plans_and_runs_the_main_job(capsys):
+    """`make demo`'s command (README) through the planner: the MPC AUC equals the clear one."""
+    assert main(["demo", "--m", "400", "--clients", "3"]) == 0
+    out = capsys.readouterr().out
+    difference = float(out.split("difference:")[1].split()[0])
+    assert difference < 1e-12 and "MPC AUC" in out
