@@ -12,7 +12,7 @@ evaluation on a deployment's running roles, :func:`evaluate` a :class:`Report` o
 from one sort, :func:`global_ranks` each row's global rank; :class:`Context` bundles where the roles run and what
 the scores are, :class:`Intake` and :class:`ClientTerms` the two sides' terms of a deployed evaluation;
 :func:`read_predictions` a prediction file as a DataFrame, :func:`compare` a DataFrame of the plain-DP
-mechanisms, :func:`u_statistic` a ustat-2pc release; bad input raises :class:`InputError`, a ``ValueError``.
+mechanisms, :func:`u_statistic` a ustat-2pc release; bad input raises :class:`InputError`, a ``ValueError``, and a party that fails :class:`PartyFailure`.
 Every public function's docstring has an example that runs (tests/test_docstrings.py).
 """
 import importlib
@@ -26,7 +26,8 @@ DEPLOYED = ("Evaluation", "EvaluationResult", "Receipt", "submit")  # both sides
 SETTINGS = ("ClientTerms", "Context", "Intake")  # the values a caller sets once (mpc_auc.context)
 MODULES = {**dict.fromkeys(API, "api"), **dict.fromkeys(METRICS, "metric_api"), **dict.fromkeys(RESULTS, "report"),
            **dict.fromkeys(DEPLOYED, "evaluations"), **dict.fromkeys(SETTINGS, "context")}
-__all__ = [*API, *METRICS, *RESULTS, *DEPLOYED, *SETTINGS, "InputError", "__version__"]
+ERRORS = ("InputError", "PartyFailure")  # bad input (a ValueError); a role that died, stalled or failed
+__all__ = [*API, *METRICS, *RESULTS, *DEPLOYED, *SETTINGS, *ERRORS, "__version__"]
 
 
 def __dir__():
@@ -38,8 +39,8 @@ def __getattr__(name):
     """The API, imported on first use: ``import mpc_auc`` (and the command's start) stays light."""
     if name in MODULES:
         return getattr(importlib.import_module(f".{MODULES[name]}", __name__), name)
-    if name == "InputError":
-        from .protocols.errors import InputError  # lazily, as the API
+    if name in ERRORS:
+        from .protocols import errors  # lazily, as the API
 
-        return InputError
+        return getattr(errors, name)
     raise AttributeError(f"module 'mpc_auc' has no attribute {name!r}")

@@ -67,7 +67,7 @@ class EvaluationResult(Report):
     excluded: tuple = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Receipt:
     """A client's submission, as the parties answered it.
 
@@ -111,6 +111,13 @@ class Receipt:
     ranks: object = None
     result: EvaluationResult = None
     standings: tuple = ()
+
+    def __repr__(self) -> str:
+        """One line, however many rows: the ranks and the result are summarised, not printed."""
+        ranks = "" if self.ranks is None else f", ranks=<{len(self.ranks)} ranks>"
+        result = "" if self.result is None else f", result=<auc {self.result.value['auc']:.6f}>"
+        return (f"Receipt(evaluation={self.evaluation!r}, client={self.client!r}, rows={self.rows}, "
+                f"status={self.status!r}{ranks}{result})")
 
 
 class Evaluation:

@@ -6,11 +6,13 @@ from .protocols.errors import InputError
 
 
 def classes_of(y_true) -> tuple:
-    """(labels as an array, its sorted distinct values); InputError for a label array that is not 1-D, has NaN or
-    mixes kinds numpy cannot order."""
+    """(labels as an array, its sorted distinct values); InputError for a label array that is not 1-D, is empty,
+    has NaN or mixes kinds numpy cannot order."""
     labels = np.asarray(y_true)
     if labels.ndim != 1:
         raise InputError(f"y_true must be one-dimensional, not of shape {labels.shape}")
+    if labels.size == 0:
+        raise InputError("y_true is empty: a metric needs rows of both classes")
     if labels.dtype.kind == "f" and not np.isfinite(labels).all():
         raise InputError(f"row {int(np.argmax(~np.isfinite(labels)))}: label {labels[~np.isfinite(labels)][0]} "
                          "is not a finite number")

@@ -55,6 +55,7 @@ def test_the_docs_examples_run_as_plain_scripts(tmp_path, index):
     ({}, [0, 1, 2], [0.1, 0.2, 0.3], "^y_true has 3 classes \\(0, 1, 2\\): a binary metric takes two"),
     ({}, [0, 1, 1], [0.1, float("nan"), 0.3], "row 1: score nan is not a finite number"),
     ({}, [0, 1, 1], [0.1, 0.2], "mismatched lengths"),
+    ({}, [], [], "y_true is empty: a metric needs rows of both classes"),
     ({}, [1, 1, 1], [0.1, 0.2, 0.3], "no negative labels"),
     ({}, [0, 1, 1], [0.1, 0.2, 1.5], "range"),
     ({"protocol": "mpc-central"}, [0, 1, 1], [0.1, 0.2, 0.3], "needs epsilon"),
@@ -135,3 +136,12 @@ def test_a_swamped_dp_release_is_clamped_flagged_and_warned(tmp_path):
         result = mpc_auc.roc_auc_score(y, s, protocol="mpc-central", epsilon=1e-4,
                                        context=mpc_auc.Context(ledger=str(tmp_path)))
     assert result.swamped and 0.0 <= result.auc <= 1.0 and result.std > 1
+
+
+def test_a_receipt_prints_on_one_line_and_party_failure_is_exported():
+    receipt = mpc_auc.Receipt("study", "north", 50_000, "computed", "the exact AUC", ranks=np.arange(50_000.0))
+    assert repr(receipt) == ("Receipt(evaluation='study', client='north', rows=50000, status='computed', "
+                             "ranks=<50000 ranks>)")
+    from mpc_auc.protocols.errors import PartyFailure
+
+    assert mpc_auc.PartyFailure is PartyFailure and "PartyFailure" in mpc_auc.__all__
