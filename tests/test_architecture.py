@@ -164,3 +164,13 @@ def test_the_module_map_of_the_docs_matches_the_tree():
     unknown = sorted(name for name in named if not any(m.endswith("/" + name) for m in modules))
     assert not missing, f"modules missing from the map: {missing}"
     assert not unknown, f"the map names modules the tree lacks: {unknown}"
+
+
+def test_the_private_keys_the_readme_writes_are_ignored_by_git():
+    """The README's walk-throughs write private keys into the checkout (D/<role>.key, <client>.key): git ignores
+    them, so none is committed by accident."""
+    if not os.path.isdir(os.path.join(ROOT, ".git")) and not os.path.isfile(os.path.join(ROOT, ".git")):
+        pytest.skip("not a git checkout (an installed copy has no .gitignore to check)")
+    names = ["D/P0.key", "D/coordinator.key", "hospital-a.key", "keys/client-3.key", "keys/client-3.ledger.json"]
+    done = subprocess.run(["git", "check-ignore", *names], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == names
