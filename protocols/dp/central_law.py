@@ -67,12 +67,9 @@ class CentralNoise(ReleaseNoise):
         terms = ((stat.rate, stat.sensitivity), (count.rate, count.sensitivity)) * self.repetitions
         return Release("mpc-central", terms, self.delta(m) * self.repetitions)
 
-    def check(self, m: int) -> None:
-        """Raise InputError if the circuit cannot draw this noise for M = m (epsilon too small or too large)."""
-        try:
-            self.delta(m)
-        except ValueError as err:
-            raise InputError(str(err)) from None
+    def drawn(self, m: int) -> str:
+        return (f"alpha {self.alpha:g} of it, {self.alpha * self.epsilon:g}, on the rank statistic and "
+                f"{(1 - self.alpha) * self.epsilon:g} on the class count")
 
 
 def auc_from_release(twice_stat: int, noisy_p: int, m: int, neighbours: str) -> float:

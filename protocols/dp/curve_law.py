@@ -84,12 +84,8 @@ class CurveNoise(ReleaseNoise):
     def cuts(self) -> int:
         return self.points
 
-    def check(self, m: int) -> None:
-        """Raise InputError if the circuit cannot draw this noise for M = m."""
-        try:
-            self.delta(m)
-        except ValueError as err:
-            raise InputError(str(err)) from None
+    def drawn(self, m: int) -> str:
+        return f"{self.epsilon / self.levels(m):g} on each of the tree's {self.levels(m)} levels"
 
 
 def tree_nodes(leaves: np.ndarray) -> np.ndarray:

@@ -7,6 +7,8 @@ names what the job, the tickets and the ledgers ask of any of them.
 """
 from abc import ABC, abstractmethod
 
+from ..errors import InputError
+
 
 class ReleaseNoise(ABC):
     """A DP release's noise: ``epsilon`` (each repetition's), ``neighbours`` ("label" or "record") and
@@ -28,8 +30,17 @@ class ReleaseNoise(ABC):
         """What the release over ``m`` rows charges to a ledger (protocols.runtime.ledger.Release)."""
 
     @abstractmethod
+    def drawn(self, m: int) -> str:
+        """What each of the circuit's draws gets of epsilon over ``m`` rows, in words."""
+
     def check(self, m: int) -> None:
-        """InputError if this noise cannot be drawn over ``m`` rows."""
+        """InputError if the circuit cannot draw this noise over ``m`` rows (epsilon too small or too large for its
+        coins), naming the epsilon asked for and the share each draw gets."""
+        try:
+            self.delta(m)
+        except ValueError as err:
+            raise InputError(f"epsilon {self.epsilon:g} cannot be drawn over {m} rows ({self.drawn(m)}): "
+                             f"{err}") from None
 
     def opened(self) -> tuple:
         """The metrics the release opens, as a ticket states them."""

@@ -62,6 +62,8 @@ def test_the_docs_examples_run_as_plain_scripts(tmp_path, index):
     ({"protocol": "mpc-central", "epsilon": -1.0}, [0, 1, 1], [0.1, 0.2, 0.3],
      "epsilon must be a privacy budget epsilon: a number, finite, > 0; not -1.0"),
     ({"epsilon": 1.0}, [0, 1, 1], [0.1, 0.2, 0.3], "takes no epsilon"),
+    ({"protocol": "mpc-central", "epsilon": 500.0}, [0, 1, 1], [0.1, 0.2, 0.3],
+     r"^epsilon 500 cannot be drawn over 3 rows \(alpha 0.5 of it, 250, on the rank statistic and 250 on the"),
     ({"protocol": "mpc-central", "epsilon": 1.0, "context": {"auc_decimals": 3}}, [0, 1, 1], [0.1, 0.2, 0.3],
      "ranks and auc_decimals need protocol mpc-exact"),
     ({"protocol": "secure"}, [0, 1, 1], [0.1, 0.2, 0.3], "protocol must be one of"),
