@@ -111,11 +111,12 @@ class Placement:
     @classmethod
     def deployed(cls, deployment_file: str, key_file: str = None) -> "Placement":
         """The roles of a deployment file; the coordinator key defaults to coordinator.key beside it."""
+        deployment = Deployment.load(deployment_file)  # first: a missing or broken file is named as such
         key_file = key_file or os.path.join(os.path.dirname(os.path.abspath(deployment_file)), "coordinator.key")
         identity = Identity.load(key_file)
         if identity.role != COORDINATOR:
             raise DeploymentError(f"{key_file} is the key of {identity.role}, not of the coordinator")
-        return cls(deployment=Deployment.load(deployment_file), identity=identity)
+        return cls(deployment=deployment, identity=identity)
 
 
 LOCAL = Placement()

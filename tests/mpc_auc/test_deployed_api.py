@@ -181,7 +181,8 @@ def test_the_evaluations_total_rows_bound_what_the_parties_hold_first_come(study
                                                            max_total_rows=total))
     with ThreadPoolExecutor(len(NAMES)) as pool:
         futures = {name: pool.submit(mpc_auc.submit, directory / "deployment.yaml", evaluation="total-rows",
-                                     client=name, key=directory / f"{name}.key", y_true=y, y_score=s)
+                                     client=name, key=directory / f"{name}.key", y_true=y, y_score=s,
+                                     timeout=60)  # a party's silence limit well past any wait under load
                    for name, (s, y, _) in rows.items()}
         errors = {name: f.exception(timeout=120) for name, f in futures.items()}
     refused = [name for name, err in errors.items() if err is not None]

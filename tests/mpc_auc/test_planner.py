@@ -151,3 +151,13 @@ def test_the_demo_plans_and_runs_the_main_job(capsys):
     out = capsys.readouterr().out
     difference = float(out.split("difference:")[1].split()[0])
     assert difference < 1e-12 and "MPC AUC" in out
+
+
+def test_a_missing_or_broken_deployment_file_is_named_before_its_key(tmp_path):
+    """The deployment file is read before the coordinator's key beside it: its own problem is the one named."""
+    path = tmp_path / "deployment.yaml"
+    with pytest.raises(ValueError, match=f"cannot read deployment file {path}"):
+        mpc_auc.roc_auc_score([0, 1], [0.1, 0.2], context=mpc_auc.Context(deployment=str(path)))
+    path.write_text("parties: [1,")
+    with pytest.raises(ValueError, match="is not valid YAML"):
+        mpc_auc.roc_auc_score([0, 1], [0.1, 0.2], context=mpc_auc.Context(deployment=str(path)))
