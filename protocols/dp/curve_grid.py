@@ -8,7 +8,9 @@ percentile-bootstrap 95% interval of the mean; the rows of ``mpc-auc compare``'s
   law (protocols.dp.curve_law.simulate_curves, the same law the MPC draws); label DP at epsilon.
 * ``dpauc-threshold-roc``: DPAUC's release [dpauc]: every client adds Lap(4|Theta|/eps)
   to its TP, FP, FN and TN at each of |Theta| thresholds (the paper's accounting), the server sums them; the
-  (FPR, TPR) points of the summed counts, clipped at 0.
+  (FPR, TPR) points of the summed counts, clipped at 0 and made monotone along the thresholds by
+  protocols.dp.curve_law.monotone, as mpc-dp-curve's are (the same free post-processing for all three, so the
+  comparison is between the mechanisms' noise; DPAUC's area mechanisms in protocols.dp.dpauc stay as published).
 * ``dpauc-histogram-roc``: the same thresholds with the budget spent once on each client's per-bin positive
   and negative counts (Lap(2/eps)), thresholds' counts from cumulative sums (protocols.dp.dpauc's better
   accounting).
@@ -19,7 +21,7 @@ import numpy as np
 from ..metric_catalogue import DEFAULT_POINTS
 from ..clear_auc import rank_sum_auc
 from ..validation import checked
-from .curve_law import CurveNoise, curve_area, curve_error, simulate_curves
+from .curve_law import CurveNoise, curve_area, curve_error, monotone, simulate_curves
 from .dpauc import at_or_above, confusion_counts, noisy_histograms, noisy_threshold_counts, paper_thresholds
 from .fedauc import generator
 from .grid import mean_interval, unit_scores
@@ -69,5 +71,6 @@ def _released(name, scores, labels, counts, epsilon, points, draws, rng) -> list
         fn, tn = pos.sum(axis=1)[:, None] - tp, neg.sum(axis=1)[:, None] - fp
     tp, fp, fn, tn = (np.clip(x, 0, None) for x in (tp, fp, fn, tn))
     tiny = np.finfo(float).tiny
-    return list(zip(fp / np.maximum(fp + tn, tiny), tp / np.maximum(tp + fn, tiny)))
+    fpr, tpr = fp / np.maximum(fp + tn, tiny), tp / np.maximum(tp + fn, tiny)
+    return [(monotone(f[::-1]), monotone(t[::-1])) for f, t in zip(fpr, tpr)]  # thresholds descending: rising
 

@@ -13,8 +13,10 @@ L + 1 draws), and every TP_k is a sum of at most L + 1 noisy nodes, its error's 
 score change would move a row between slices (two leaves).
 
 Post-processing of the nodes only (no privacy cost): TP~_k from the dyadic decomposition of [1, k], P~ =
-TP~_K (clamped to [1, M - 1]), TPR = TP~/P~, FPR = (c_k - TP~_k)/(M - P~), precision = TP~_k / c_k, each
-clamped to [0, 1]; the area under the noisy ROC by the trapezoid rule.
+TP~_K (clamped to [1, M - 1]), TPR = TP~/P~, FPR = (c_k - TP~_k)/(M - P~), each made monotone by
+:func:`monotone` (the L2-closest non-decreasing sequence within [0, 1]: noise alone can make a raw curve step
+back, as fpr 0, 0.118, 0.049, 0 at epsilon 1 on 285 rows did), precision = TP~_k / c_k clamped to [0, 1]; the
+area under the monotone ROC by the trapezoid rule.
 """
 import math
 from dataclasses import dataclass
@@ -138,12 +140,29 @@ def curve_from_nodes(nodes: np.ndarray, flagged: np.ndarray, m: int) -> dict:
     flagged = np.asarray(flagged, dtype=np.float64)
     tp = prefix_sums(np.asarray(nodes, dtype=np.float64), len(flagged))
     p = min(max(tp[-1], 1.0), m - 1.0)
-    tpr = np.clip(tp / p, 0, 1)
-    fpr = np.clip((flagged - tp) / (m - p), 0, 1)
+    tpr = monotone(tp / p)
+    fpr = monotone((flagged - tp) / (m - p))
     precision = np.clip(tp / flagged, 0, 1)
     area = curve_area(fpr, tpr)
     return {"flagged": flagged.astype(np.int64).tolist(), "fpr": fpr.tolist(), "tpr": tpr.tolist(),
             "recall": tpr.tolist(), "precision": precision.tolist(), "auc": area, "positives": p}
+
+
+def monotone(values) -> np.ndarray:
+    """The non-decreasing sequence within [0, 1] closest to ``values`` in L2: the isotonic regression (pool
+    adjacent violators: each run of values that steps back replaced by its mean) clipped to [0, 1], which is the
+    projection onto the monotone sequences in [0, 1] (clipping keeps the order and is the box's projection).
+    Post-processing of a released DP curve's points (free in DP): each cut's point is pulled to its neighbours'."""
+    means, sizes = [], []
+    for value in np.asarray(values, dtype=np.float64):
+        means.append(value)
+        sizes.append(1)
+        while len(means) > 1 and means[-2] > means[-1]:
+            size = sizes[-2] + sizes[-1]
+            means[-2] = (means[-2] * sizes[-2] + means[-1] * sizes[-1]) / size
+            sizes[-2] = size
+            del means[-1], sizes[-1]
+    return np.clip(np.repeat(means, sizes), 0.0, 1.0)
 
 
 def curve_area(fpr, tpr) -> float:
