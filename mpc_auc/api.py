@@ -17,6 +17,7 @@ from .context import Context
 from .csv_io import Columns, ReadLimits, read_score_columns
 from .labels import binary_labels, one_vs_rest
 from .planner import Plan, auc_plan, plan, ustat_epsilon
+from .protocols.clear_metrics import delong_interval
 from .protocols.dp.central_law import SWAMPED
 from .protocols.dp.grid import FIELDS, grid
 from .protocols.dp.suite import MECHANISMS
@@ -45,7 +46,7 @@ class AucResult:
         mpc-central: the standard deviation of the release around the AUC (its noise and rounding).
     ci : tuple of float or None
         mpc-exact and clear: DeLong's 95% Wald interval auc +- z_0.975 std (as pROC's DeLong default, not
-        clipped); mpc-central: the 95% interval auc +- 1.96 std, clipped to [0, 1].  None when not asked for,
+        clipped), or with ``ci="logit"`` the logit-transformed one, inside (0, 1); mpc-central: the 95% interval auc +- 1.96 std, clipped to [0, 1].  None when not asked for,
         or when a class has fewer than two rows.
     per_class : dict or None
         ``multi_class="ovr"``: each class's one-vs-rest AUC (each opened).
@@ -115,9 +116,10 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
         ``context.neighbours="record"``) at ``epsilon``; clear computes in this process (no privacy).
     epsilon : float, optional
         Required by mpc-central, refused by the others.
-    ci : {"auto", True, False}
+    ci : {"auto", True, False, "wald", "logit"}
         mpc-exact and clear: also compute DeLong's variance inside the MPC and return ``std`` and ``ci``; the
-        parties then open the variance too.  It is computed for at most 2^20 rows: "auto" skips it beyond (with
+        parties then open the variance too.  True, "wald" and "auto": the Wald interval; "logit": the bounded
+        one, inside (0, 1) (protocols.clear_metrics.delong_interval, from the released AUC and std).  It is computed for at most 2^20 rows: "auto" skips it beyond (with
         a UserWarning), and for the partial, weighted or one-vs-rest AUC; True refuses such a set.
     multi_class : {"raise", "ovr"}
         ``"ovr"``: one-vs-rest AUC of each class (one sort per class), averaged by ``average``.
@@ -209,7 +211,8 @@ def _binary_roc_auc(request: Plan, labels, y_score, clients, sample_weight, star
     common = dict(auc=found, protocol=request.protocol, m=evalset.m, clients=len(groups),
                   wall_s=time.perf_counter() - start)
     delong = (outcome.metrics or {}).get("ci")
-    interval = dict(std=delong["std"], ci=delong["ci"]) if isinstance(delong, dict) else {}
+    interval = dict(std=delong["std"], ci=delong_interval(outcome.auc, delong["std"], request.interval)) \
+        if isinstance(delong, dict) else {}
     if request.protocol == "clear":
         return AucResult(**interval, **common)
     if request.protocol == "mpc-central":

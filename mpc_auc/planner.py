@@ -15,7 +15,7 @@ import numpy as np
 
 from .context import Context
 from .protocols.clear_auc import rank_sum_auc, weighted_auc
-from .protocols.clear_metrics import clear_delong_test, report
+from .protocols.clear_metrics import INTERVALS, clear_delong_test, report
 from .protocols.dp.central_law import CentralNoise, release_interval
 from .protocols.dp.swamping import swamped
 from .protocols.dp.curve_law import CurveNoise
@@ -50,6 +50,7 @@ class Plan:
     timeout: float = 60.0
     dataset_id: str = None  # mpc-central: a declared ledger id (narrows the budget, never resets it)
     optional: tuple = ()  # metrics left out (with a warning) where the rows are past their bound, not refused
+    interval: str = "wald"  # DeLong's interval's kind (protocols.clear_metrics.delong_interval)
 
 
 @dataclass(frozen=True)
@@ -111,10 +112,11 @@ def auc_plan(*, protocol: str, epsilon, ci, multi_class: str, average: str, colu
              weighted: bool, context: Context) -> Plan:
     """The plan of :func:`mpc_auc.roc_auc_score`: its own options' rules (``ci``, ``multi_class``, ``average``;
     ``columns``: y_score's dimensions, 2 for one column per class) and then :func:`plan`'s.  DeLong's interval is
-    asked for with ``ci`` (True, or "auto" where it applies: not the partial, weighted or one-vs-rest AUC); a
-    one-vs-rest plan opens each class's AUC alone, the API running it class by class."""
-    if ci not in ("auto", True, False):
-        raise InputError(f"ci must be 'auto', True or False, not {ci!r}")
+    asked for with ``ci`` (True or "wald": the Wald interval, "logit": the bounded one, "auto" the Wald one where
+    it applies: not the partial, weighted or one-vs-rest AUC); a one-vs-rest plan opens each class's AUC alone, the
+    API running it class by class."""
+    if ci not in ("auto", True, False) + INTERVALS:
+        raise InputError(f"ci must be 'auto', True, False, 'wald' or 'logit', not {ci!r}")
     if multi_class not in ("raise", "ovr"):
         raise InputError(f"multi_class must be 'raise' or 'ovr', not {multi_class!r} (one-vs-one is not supported)")
     if average not in ("macro", "weighted"):
@@ -127,10 +129,12 @@ def auc_plan(*, protocol: str, epsilon, ci, multi_class: str, average: str, colu
     partial = max_fpr is not None and checked("max_fpr", max_fpr) < 1
     if partial and ovr:
         raise InputError("max_fpr (the partial AUC) is for a binary AUC, not multi_class='ovr' (as scikit-learn)")
-    interval = (ci is True and weighted) or (bool(ci) and not (ovr or partial or weighted))  # weighted: refused
+    asked = ci is True or ci in INTERVALS
+    interval = (asked and weighted) or (bool(ci) and not (ovr or partial or weighted))  # weighted: refused
     metrics = ("auc", "ci") if interval and protocol != "mpc-central" else ("auc",)
-    return plan(protocol=protocol, epsilon=epsilon, context=context, metrics=metrics, max_fpr=max_fpr,
-                weighted=weighted, optional=("ci",) if ci == "auto" else ())
+    request = plan(protocol=protocol, epsilon=epsilon, context=context, metrics=metrics, max_fpr=max_fpr,
+                   weighted=weighted, optional=("ci",) if ci == "auto" else ())
+    return dataclasses.replace(request, interval=ci if ci in INTERVALS else "wald")
 
 
 def ustat_epsilon(kernel: str, epsilon, labels_given: bool) -> float:

@@ -19,7 +19,8 @@ from .refused import Refused
 
 @dataclass(frozen=True)
 class DelongAuc:
-    """One AUC with DeLong's variance: ``std`` = sqrt(S10/P + S01/N) and the Wald 95% interval ``ci``."""
+    """One AUC with DeLong's variance: ``std`` = sqrt(S10/P + S01/N) and the 95% interval ``ci`` (Wald, or the
+    kind :func:`delong_auc` was asked for)."""
     value: float
     variance: float
     std: float
@@ -37,6 +38,24 @@ class DelongTest:
 
 
 Z_975 = 1.959963984540054  # the standard normal's 0.975 quantile
+INTERVALS = ("wald", "logit")  # the kinds of DeLong's 95% interval: delong_interval
+
+
+def delong_interval(auc: float, std: float, kind: str = "wald") -> tuple:
+    """DeLong's 95% interval from the released AUC and its standard error (post-processing of both).
+
+    ``"wald"``: auc +- z_0.975 std, as pROC's DeLong default (it can leave [0, 1] near the ends).
+    ``"logit"``: bounded inside (0, 1): logit(auc) +- z_0.975 std / (auc (1 - auc)) (the delta method's standard
+    error of logit(auc)), mapped back by the logistic function (Pepe 2003, sec. 5.2; Qin & Hotilovac 2008).
+    At auc 0 or 1, or std 0, the logit interval is the point auc (DeLong's std is 0 there)."""
+    if kind == "wald":
+        return (auc - Z_975 * std, auc + Z_975 * std)
+    if kind != "logit":
+        raise InputError(f"the interval must be one of {', '.join(INTERVALS)}, not {kind!r}")
+    if std == 0 or auc <= 0 or auc >= 1:
+        return (auc, auc)
+    centre, half = math.log(auc / (1 - auc)), Z_975 * std / (auc * (1 - auc))
+    return (1 / (1 + math.exp(half - centre)), 1 / (1 + math.exp(-centre - half)))
 
 
 def placement_values(scores, labels) -> tuple:
@@ -61,7 +80,7 @@ def delong_auc(scores, labels) -> DelongAuc:
     auc = float(v10.mean())
     variance = _variance(v10, v01)
     std = math.sqrt(variance)
-    return DelongAuc(auc, variance, std, (auc - Z_975 * std, auc + Z_975 * std))
+    return DelongAuc(auc, variance, std, delong_interval(auc, std))
 
 
 def clear_delong_test(scores_a, scores_b, labels) -> DelongTest:

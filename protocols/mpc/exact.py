@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from ..errors import InputError, PartyFailure
 from ..inputs.bundles import open_ranks
 from ...circuits.scales import OPEN_BITS, VARIANCE_BITS
-from ..clear_metrics import Z_975, mcclish
+from ..clear_metrics import delong_interval, mcclish
 from ..inputs.encoding import ScoreEncoder
 from ..inputs.weights import TOTAL_BITS
 from ..metric_catalogue import FPR_BITS, METRICS, revealed
@@ -159,7 +159,7 @@ def opened_metrics(opened: dict, auc: float, m: int, max_fpr: float = None) -> d
         else:
             variance = max(0.0, ci["scaled"] / 2 ** VARIANCE_BITS)  # a unit or two below 0 only when it is 0
             std = math.sqrt(variance)
-            out["ci"] = {"variance": variance, "std": std, "ci": (auc - Z_975 * std, auc + Z_975 * std)}
+            out["ci"] = {"variance": variance, "std": std, "ci": delong_interval(auc, std)}
     for name in ("ap", "ks"):
         if name in opened:
             out[name] = opened[name] / 2 ** OPEN_BITS

@@ -173,5 +173,5 @@ def test_the_interval_is_left_out_with_a_warning_past_its_row_bound(monkeypatch)
         result = mpc_auc.roc_auc_score(y, s, protocol="clear")
     assert result.std is None and result.ci is None and abs(result.auc - skm.roc_auc_score(y, s)) < TOL
     assert mpc_auc.roc_auc_score(y, s, protocol="clear", ci=True).std > 0  # asked for: computed (no ring here)
-    with pytest.raises(mpc_auc.InputError, match="ci must be 'auto', True or False"):
+    with pytest.raises(mpc_auc.InputError, match="ci must be 'auto', True, False, 'wald' or 'logit'"):
         mpc_auc.roc_auc_score(y, s, ci="yes")
