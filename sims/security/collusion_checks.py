@@ -33,9 +33,10 @@ def collusion(cfg: dict, rng) -> list:
     exact, accuracy = bool(np.array_equal(order, truth)), float(np.mean(guessed == labels))
     details = {"M": m, "kendall_tau_of_the_true_order": kendall(truth, keys), "recovered_exactly": exact}
     return [check("collusion: dealer + P0 recover the sorted order (documented as not protected)", "collusion",
-                  "mpc-exact, mpc-central", None, None, kendall(order, keys), kendall(truth, keys), exact, details),
+                  "mpc-exact, mpc-central", None, None, kendall(order, keys), kendall(truth, keys), exact, details,
+                  pass_if="=="),
             check("collusion: dealer + P0 recover every label (documented as not protected)", "collusion",
-                  "mpc-central", None, None, accuracy, 1.0, accuracy == 1.0, {"M": m})
+                  "mpc-central", None, None, accuracy, 1.0, accuracy == 1.0, {"M": m}, pass_if="==")
             ] + _no_better_than_chance("collusion: P0 alone", *found["P0 alone"], keys, labels, details)
 
 
@@ -86,7 +87,7 @@ def _no_better_than_chance(adversary, order, guessed, keys, labels, details) -> 
     accuracy = float(np.mean(guessed == labels))
     label_chance = base + Z_ONE_SIDED * math.sqrt(base * (1 - base) / m)
     return [check(f"{adversary} recovers nothing of the sorted order", "collusion", "mpc-exact, mpc-central", None,
-                  None, tau, tau_chance, abs(tau) <= tau_chance, details),
+                  None, tau, tau_chance, abs(tau) <= tau_chance, details, pass_if="|<=|"),
             check(f"{adversary} infers labels no better than the majority class", "collusion", "mpc-central",
                   None, None, accuracy, label_chance, accuracy <= label_chance, {**details, "majority_class_rate": base})]
 

@@ -2,18 +2,40 @@
 over the checks, and report.md.
 
 Every check: name, kind (attack | audit | view | collusion | control),
-protocol, claimed_epsilon, claimed_delta, measured, bound, passed, details.
-Controls are deliberately weakened variants; each must *fail* its check
+protocol, claimed_epsilon, claimed_delta, measured, bound, pass_if (the direction: one of PASS_IF), passed,
+details.  Controls are deliberately weakened variants; each must *fail* its check
 (the check catches the weakness), every other check must pass.
 """
+import math
+
 from .false_alarms import CHECK_ALPHA, FAMILY_ALPHA, MAX_CHECKS
 
+PASS_IF = {  # a check's direction -> when it passes, as report.md's "pass if" column says it
+    "<=": "measured <= bound",
+    ">": "measured > bound",
+    "==": "measured = bound",
+    "|<=|": "|measured| <= bound",
+    "recorded": "always (a documented limit, recorded)",
+}
 
-def check(name, kind, protocol, claimed_epsilon, claimed_delta, measured, bound, passed, details=None) -> dict:
-    """One check's record (the fields of this module's docstring), as every step of the suite returns it."""
+
+def check(name, kind, protocol, claimed_epsilon, claimed_delta, measured, bound, passed, details=None,
+          pass_if="<=") -> dict:
+    """One check's record (the fields of this module's docstring), as every step of the suite returns it;
+    ``pass_if``: the direction in which ``measured`` against ``bound`` passes (a key of PASS_IF)."""
+    if pass_if not in PASS_IF:
+        raise ValueError(f"pass_if must be one of {', '.join(PASS_IF)}, not {pass_if!r}")
     return {"name": name, "kind": kind, "protocol": protocol, "claimed_epsilon": claimed_epsilon,
-            "claimed_delta": claimed_delta, "measured": measured, "bound": bound, "passed": bool(passed),
-            "details": details or {}}
+            "claimed_delta": claimed_delta, "measured": measured, "bound": bound, "pass_if": pass_if,
+            "passed": bool(passed), "details": details or {}}
+
+
+def holds(record: dict) -> bool:
+    """Whether a check's measured value against its bound passes in its stated direction (what ``passed`` says)."""
+    measured, bound, direction = record["measured"], record["bound"], record["pass_if"]
+    return {"<=": lambda: measured <= bound, ">": lambda: measured > bound,
+            "==": lambda: math.isclose(measured, bound, rel_tol=1e-9, abs_tol=1e-12),
+            "|<=|": lambda: abs(measured) <= bound, "recorded": lambda: True}[direction]()
 
 
 def summary(checks) -> dict:
@@ -46,13 +68,15 @@ def markdown(report: dict) -> str:
         lines.append(f"* FAILED: {name}")
     for name in s["controls_missed"]:
         lines.append(f"* CONTROL NOT CAUGHT: {name}")
-    lines += ["", "| check | kind | claimed eps | measured | bound | result |", "|---|---|---|---|---|---|"]
+    lines += ["A check passes when its measured value stands to its bound as its \"pass if\" column says; a control "
+              "is caught when its check fails.", "",
+              "| check | kind | claimed eps | measured | bound | pass if | result |", "|---|---|---|---|---|---|---|"]
     for c in report["checks"]:
         verdict = ("caught" if not c["passed"] else "NOT caught") if c["kind"] == "control" else (
             "pass" if c["passed"] else "FAIL")
         claimed = "" if c["claimed_epsilon"] is None else f"{c['claimed_epsilon']:g}"
         lines.append(f"| {c['name']} | {c['kind']} | {claimed} | {_fmt(c['measured'])} | {_fmt(c['bound'])} | "
-                     f"{verdict} |")
+                     f"{PASS_IF[c['pass_if']]} | {verdict} |")
     lines += ["", "Tables: checks.csv, label_inference.csv, top_k.csv; plots: label_inference.png/pdf, "
                   "top_k.png/pdf. Method: docs/security-evaluation.md.", ""]
     return "\n".join(lines)

@@ -21,6 +21,7 @@ import pytest
 from mpc_auc.cli import main
 from mpc_auc.sims.security import checks as sc
 from mpc_auc.sims.security.collusion_checks import dealer_keys
+from mpc_auc.sims.security.report import holds
 from mpc_auc.sims.security.dp_audit import clopper_pearson, epsilon_lower_bound
 from mpc_auc.sims.security.view_distributions import homogeneity
 
@@ -109,9 +110,10 @@ def test_the_command_writes_the_report_and_its_verdict(tmp_path):
     for protocol in ("mpc-central, every message", "mpc-exact --ranks, every message", "rank share",
                      "discrete Laplace gadgets", "bitonic", "radix", "ustat-2pc"):
         assert any(protocol in name for name in views), protocol
-    fields = {"name", "kind", "protocol", "claimed_epsilon", "claimed_delta", "measured", "bound", "passed",
-              "details"}
+    fields = {"name", "kind", "protocol", "claimed_epsilon", "claimed_delta", "measured", "bound", "pass_if",
+              "passed", "details"}
     assert all(set(c) == fields for c in report["checks"])
+    assert [c["name"] for c in report["checks"] if c["passed"] != holds(c)] == []  # each direction as stated
     for name in ("report.md", "checks.csv", "label_inference.csv", "top_k.csv", "label_inference.png",
                  "label_inference.pdf", "top_k.png", "top_k.pdf"):
         assert (out / name).stat().st_size > 0, name
