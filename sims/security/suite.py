@@ -23,7 +23,7 @@ from ...protocols.validation import checked
 from ...results import provenance, strict, write_csv, write_json, write_text
 from ...version import __version__
 from ..config import read_config, write_config
-from ..plots import epsilon_ticks, figure, style
+from ..plots import epsilon_ticks, figure, styles
 from . import checks as sc
 from .collusion_checks import collusion, dealer_keys, network_observer
 from .release_checks import (GAUSS_DELTA, INFERENCE_MECHANISMS, across_evaluations, audits, label_inference,
@@ -110,12 +110,12 @@ def _plot_inference(path: str, rows: list, cfg: dict) -> None:
         ax.plot(grid, [sc.inference_bound(e) for e in grid], "k-", lw=2, label="bound e^eps/(1+e^eps)")
         ax.plot(grid, [sc.inference_bound(e, GAUSS_DELTA) for e in grid], "k:", lw=1,
                 label=f"(eps, delta) bound, delta={GAUSS_DELTA:g}")
-        for i, name in enumerate(INFERENCE_MECHANISMS):
+        for name, look in styles(INFERENCE_MECHANISMS).items():
             points = [(r["epsilon"], r["accuracy"], r["accuracy_lo"], r["accuracy_hi"]) for r in rows
                       if r["protocol"] == name]
             eps, accuracy, lo, hi = zip(*points)
-            ax.plot(eps, accuracy, label=name, alpha=0.85, **dict(style(i), linestyle="--"))
-            ax.fill_between(eps, lo, hi, color=style(i)["color"], alpha=0.15, linewidth=0)
+            ax.plot(eps, accuracy, label=name, alpha=0.85, **dict(look, linestyle="--"))
+            ax.fill_between(eps, lo, hi, color=look["color"], alpha=0.15, linewidth=0)
         ax.set(xscale="log", xlabel="epsilon", ylabel="attack accuracy (one label, K = M)",
                title=f"Label inference by the likelihood-ratio attacker: M = K = {cfg['inference_m']:,} clients, "
                      f"{cfg['inference_draws']} releases per point;\nGaussian rows at delta = {GAUSS_DELTA:g}; "
@@ -127,12 +127,12 @@ def _plot_inference(path: str, rows: list, cfg: dict) -> None:
 
 def _plot_top_k(path: str, rows: list, cfg: dict) -> None:
     def draw(ax):
-        for i, view in enumerate(dict.fromkeys(r["exposure"] for r in rows)):
+        for view, look in styles(r["exposure"] for r in rows).items():
             points = [(r["K"], r["precision"], r["precision_lo"], r["precision_hi"]) for r in rows
                       if r["exposure"] == view]
             k, precision, lo, hi = zip(*points)
-            ax.plot(k, precision, label=view, **style(i))
-            ax.fill_between(k, lo, hi, color=style(i)["color"], alpha=0.15, linewidth=0)
+            ax.plot(k, precision, label=view, **look)
+            ax.fill_between(k, lo, hi, color=look["color"], alpha=0.15, linewidth=0)
         ax.axhline(rows[0]["base_rate"], color="k", lw=1, linestyle=":", label="base rate P/M")
         ax.set(xscale="log", xlabel="K", ylabel="precision of 'top K are positives'",
                title=f"Top-K score attack (dpauc Table 2): M = {cfg['top_k_m']:,} Criteo-shaped rows, MPC rows at "
