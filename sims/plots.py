@@ -11,11 +11,10 @@ import textwrap
 
 import numpy as np
 
-from ..figures import pyplot as _pyplot, save
+from ..figures import PALETTE, pyplot as _pyplot, save
 from ..protocols.dp.curve_grid import CURVE_MECHANISMS
 from ..protocols.dp.suite import MECHANISMS
 
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000", "#999999")  # Okabe-Ito
 MARKERS = ("o", "s", "D", "^", "v", "<", ">", "P", "X", "*")  # no two alike in shape (no "8" beside "o")
 DISTINCT = math.lcm(len(PALETTE), len(MARKERS))  # styles 0 .. DISTINCT - 1 differ in (colour, marker)
 # every series name the experiments draw -> its style's index; a DP curve takes its AUC mechanism's look

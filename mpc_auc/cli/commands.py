@@ -198,8 +198,8 @@ def _write_run(args, evalset, record, entered: tuple, start: float) -> int:
     metrics = record.get("metrics") or {}
     if {"roc", "pr"} & set(metrics):
         stem = os.path.splitext(args.out)[0] + ".curves"
-        curves(metrics, stem, f"{args.protocol}, M={evalset.m}: {len(metrics.get('roc', metrics.get('pr'))['flagged'])}"
-                              " cuts of the ranking")
+        cuts = len(metrics.get("roc", metrics.get("pr"))["flagged"])
+        curves(dict(metrics, auc=record["auc"]), stem, f"{args.protocol}, M={evalset.m}: {cuts} cuts of the ranking")
         record["figures"] = [os.path.abspath(f"{stem}.{ext}") for ext in ("png", "pdf")]
     write_json(args.out, record)
     print(f"AUC = {record['auc']:.15f}  ({args.protocol}, M={evalset.m}) -> {args.out}")

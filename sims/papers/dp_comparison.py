@@ -20,7 +20,7 @@ from ... import progress
 from ...figures import curves
 from ...protocols.clear_metrics import curve_at_cuts
 from ...protocols.dp.curve_grid import CURVE_FIELDS, curve_grid
-from ...protocols.dp.curve_law import CurveNoise, simulate_curves
+from ...protocols.dp.curve_law import CurveNoise, curve_area, simulate_curves
 from ...protocols.dp.fedauc import generator
 from ...protocols.dp.grid import unit_scores
 from ...csv_io import Columns, read_evalset
@@ -79,13 +79,13 @@ def _curves(cfg: dict, clients, name: str, m: int) -> list:
     epsilon = sorted(cfg["epsilons"])[len(cfg["epsilons"]) // 2]
     (private,) = simulate_curves(scores, labels, CurveNoise(epsilon, cfg["curve_points"]), 1, generator(cfg["seed"]))
     clear = curve_at_cuts(scores, labels, private["flagged"])
-    as_report = {"roc": {"fpr": private["fpr"], "tpr": private["tpr"]},
+    as_report = {"auc": private["auc"], "roc": {"fpr": private["fpr"], "tpr": private["tpr"]},
                  "pr": {"recall": private["recall"], "precision": private["precision"]}}
-    reference = {"roc": {"fpr": clear["fpr"], "tpr": clear["tpr"]},
+    reference = {"auc": curve_area(clear["fpr"], clear["tpr"]), "roc": {"fpr": clear["fpr"], "tpr": clear["tpr"]},
                  "pr": {"recall": clear["tpr"], "precision": clear["precision"]}}
     curves(as_report, os.path.join(cfg["out"], "curve_example"),
            f"mpc-central's DP curve at epsilon {epsilon:g} (label DP, {cfg['curve_points']} cuts) beside the clear "
-           f"curve; {name}", reference)
+           f"curve; {name}", reference, label=f"DP curve, epsilon {epsilon:g}")
     return rows
 
 
