@@ -29,7 +29,7 @@ def test_legend_gives_auc_with_its_interval_and_ap_and_the_prevalence_baseline(d
     roc_labels = [t.get_text() for t in roc.get_legend().get_texts()]
     assert roc_labels == [f"private (opened at the cuts): AUC {value['auc']:.3f} (95% CI {lo:.3f}-{hi:.3f})"]
     pr_labels = [t.get_text() for t in pr.get_legend().get_texts()]
-    assert pr_labels[0] == f"private (opened at the cuts): AUC {value['ap']:.3f}".replace("AUC", "AP")
+    assert pr_labels[0] == f"private (opened at the cuts): AP {value['ap']:.3f}"
     assert pr_labels[1].startswith(f"chance: prevalence {y.mean():.3f}")
     baseline = [line for line in pr.get_lines() if line.get_label().startswith("chance")][0]
     assert baseline.get_ydata()[0] == pytest.approx(y.mean())  # P/M: the last cut's precision
