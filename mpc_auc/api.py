@@ -25,15 +25,20 @@ from .protocols.inputs.encoding import FINITE
 from .protocols.ustat.two_party import Sample, ustat_2pc
 from .protocols.validation import PARAMETERS, checked
 from .rows import evaluation_rows, run_rows, weight_error
+from .scalar import ScalarResult
 
-@dataclass(frozen=True, repr=False)
-class AucResult:
-    """One AUC and how it was obtained.
+
+@dataclass(frozen=True, eq=False, repr=False)
+class AucResult(ScalarResult):
+    """One AUC and how it was obtained: a ``float`` (the AUC) with attributes (docs/api.md, "Results are numbers").
 
     Attributes
     ----------
+    value : float
+        The released AUC (mpc-exact: floor(AUC * 2^52) / 2^52; mpc-central: the noisy release), also the result's
+        own float value: ``float(result)``, ``result > 0.5``, ``f"{result:.3f}"``.
     auc : float
-        The released AUC (mpc-exact: floor(AUC * 2^52) / 2^52; mpc-central: the noisy release).
+        The same as ``value`` (an alias).
     protocol : str
         ``"mpc-exact"``, ``"mpc-central"`` or ``"clear"``.
     m, clients : int
@@ -66,8 +71,15 @@ class AucResult:
         mpc-exact with ``sample_weight``: the most that rounding the weights to the MPC's integer units can have
         moved ``auc`` (0.0 when every weight is a multiple of the unit; docs/protocols/mpc-exact.md,
         "Weighted AUC").
+
+    Examples
+    --------
+    >>> from mpc_auc import roc_auc_score
+    >>> result = roc_auc_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], protocol="clear")
+    >>> result > 0.5, f"{result:.2f}", round(result, 1), np.array([result, result]).dtype, result.m
+    (True, '0.75', 0.8, dtype('float64'), 4)
     """
-    auc: float
+    value: float
     protocol: str
     m: int
     clients: int
@@ -83,10 +95,15 @@ class AucResult:
     per_class: dict = None
     weight_error: float = None
 
+    @property
+    def auc(self) -> float:
+        """The AUC: ``value``'s alias."""
+        return self.value
+
     def __repr__(self) -> str:
         privacy = f", epsilon={self.epsilon:g}" if self.epsilon else ""
         privacy += f", ci=({self.ci[0]:.4f}, {self.ci[1]:.4f})" if self.ci else ""
-        return (f"AucResult(auc={self.auc:.6f}, protocol={self.protocol!r}, m={self.m}, clients={self.clients}"
+        return (f"AucResult(auc={self.value:.6f}, protocol={self.protocol!r}, m={self.m}, clients={self.clients}"
                 f"{privacy}, wall_s={self.wall_s:.1f})")
 
 
@@ -159,9 +176,9 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
     Examples
     --------
     >>> y, s = [0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]
-    >>> roc_auc_score(y, s, protocol="clear").auc
+    >>> print(roc_auc_score(y, s, protocol="clear"))
     0.75
-    >>> roc_auc_score([0, 1, 2, 2], np.eye(4, 3)[[0, 1, 2, 2]], multi_class="ovr", protocol="clear").auc
+    >>> roc_auc_score([0, 1, 2, 2], np.eye(4, 3)[[0, 1, 2, 2]], multi_class="ovr", protocol="clear").value
     1.0
     """
     start = time.perf_counter()
@@ -206,7 +223,7 @@ def _binary_roc_auc(request: Plan, labels, y_score, clients, sample_weight, star
     """The AUC (or the partial AUC, or with ranks) of two classes, as the planned protocol releases it."""
     outcome, evalset, groups = run_rows(request, labels, y_score, clients, sample_weight)
     found = outcome.metrics["pauc"]["mcclish"] if request.spec.max_fpr is not None else outcome.auc
-    common = dict(auc=found, protocol=request.protocol, m=evalset.m, clients=len(groups),
+    common = dict(value=float(found), protocol=request.protocol, m=evalset.m, clients=len(groups),
                   wall_s=time.perf_counter() - start)
     delong = (outcome.metrics or {}).get("ci")
     interval = dict(std=delong["std"], ci=delong["ci"]) if isinstance(delong, dict) else {}

@@ -28,10 +28,10 @@ from .protocols.runtime.identity import CLIENT_PREFIX, Identity
 from .report import Report
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class EvaluationResult(Report):
     """What an evaluation released, as the organiser gets it (and, when it shares its result, every client that
-    took part).
+    took part): as :class:`mpc_auc.Report`, a float (the AUC, ``auc``) with the metrics.
 
     Attributes
     ----------
@@ -115,7 +115,7 @@ class Receipt:
     def __repr__(self) -> str:
         """One line, however many rows: the ranks and the result are summarised, not printed."""
         ranks = "" if self.ranks is None else f", ranks=<{len(self.ranks)} ranks>"
-        result = "" if self.result is None else f", result=<auc {self.result.value['auc']:.6f}>"
+        result = "" if self.result is None else f", result=<auc {self.result.auc:.6f}>"
         return (f"Receipt(evaluation={self.evaluation!r}, client={self.client!r}, rows={self.rows}, "
                 f"status={self.status!r}{ranks}{result})")
 
