@@ -15,7 +15,8 @@ import pandas as pd
 
 from .context import Context
 from .csv_io import Columns, ReadLimits, read_score_columns
-from .labels import binary_labels, one_vs_rest
+from .keywords import python_words
+from .labels import binary_labels, column, one_vs_rest
 from .planner import Plan, auc_plan, plan, ustat_epsilon
 from .protocols.dp.central_law import SWAMPED
 from .protocols.dp.grid import FIELDS, grid
@@ -24,7 +25,7 @@ from .protocols.errors import InputError
 from .protocols.inputs.encoding import FINITE
 from .protocols.ustat.two_party import Sample, ustat_2pc
 from .protocols.validation import PARAMETERS, checked
-from .rows import evaluation_rows, run_rows, weight_error
+from .rows import ONE_CLIENT, evaluation_rows, run_rows, weight_error
 from .scalar import ScalarResult
 
 
@@ -183,7 +184,7 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
     """
     start = time.perf_counter()
     request = auc_plan(protocol=protocol, epsilon=epsilon, ci=ci, multi_class=multi_class, average=average,
-                       columns=np.ndim(y_score), max_fpr=max_fpr, weighted=sample_weight is not None, context=context)
+                       columns=np.ndim(column(y_score)), max_fpr=max_fpr, weighted=sample_weight is not None, context=context)
     if multi_class == "ovr":
         return _multiclass_roc_auc(request, y_true, y_score, clients, average, labels, sample_weight, start)
     return _binary_roc_auc(request, binary_labels(y_true, greater=True), y_score, clients, sample_weight, start)
@@ -275,8 +276,11 @@ def read_predictions(path, *, client_col: str = "client", score_col="score", lab
     ----------
     path : str or path-like
         The file.
-    client_col, label_col : str
-        The columns of the client ids and of the labels.
+    client_col : str or None
+        The column of the client ids; None: the file holds one client's rows (``client`` is then ``"c0"``, the
+        client of the API's calls without ``clients``).
+    label_col : str
+        The column of the labels.
     score_col : str or sequence of str
         The score column, or several (models scored on the same rows).
     id_col, weight_col : str, optional
@@ -311,10 +315,12 @@ def read_predictions(path, *, client_col: str = "client", score_col="score", lab
     ([0, 1, 0], ['north', 'south', 'north'])
     """
     scores = (score_col,) if isinstance(score_col, str) else tuple(score_col)
-    columns = Columns(client_col, scores, label_col, id_col, weight_col)
-    evalset, values, ids, weights = read_score_columns(path, columns, FINITE, both_classes=False, sep=sep,
-                                              positive_label=None if positive_label is None else str(positive_label),
-                                              limits=ReadLimits.of(limits))
+    with python_words():
+        columns = Columns(client_col, scores, label_col, id_col, weight_col)
+        evalset, values, ids, weights = read_score_columns(
+            path, columns, FINITE, declared_clients=None if client_col else (ONE_CLIENT,), both_classes=False,
+            sep=sep, positive_label=None if positive_label is None else str(positive_label),
+            limits=ReadLimits.of(limits))
     frame = pd.DataFrame({"client": evalset.client, **dict(zip(scores, values.T)), "label": evalset.label})
     if ids is not None:
         frame["id"] = ids
