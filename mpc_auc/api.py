@@ -26,7 +26,7 @@ from .protocols.inputs.encoding import FINITE
 from .protocols.ustat.two_party import Sample, ustat_2pc
 from .protocols.validation import PARAMETERS, checked
 from .rows import ONE_CLIENT, evaluation_rows, run_rows, weight_error
-from .scalar import ScalarResult
+from .protocols.scalar import ScalarResult
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -414,7 +414,7 @@ def u_statistic(values, *, kernel: str, epsilon: float, k: int = 1, labels=None,
     Returns
     -------
     UstatRelease
-        ``estimate``, ``std`` (standard error from the released values), ``swamped`` (True when the
+        A float, the estimate (``estimate``, also ``value``), with ``std`` (standard error from the released values), ``swamped`` (True when the
         noise leaves the estimate uninformative), ``pairs``, ``effective_epsilon``, ``delta``,
         ``traffic``, ``wall_s``.
 
@@ -427,6 +427,8 @@ def u_statistic(values, *, kernel: str, epsilon: float, k: int = 1, labels=None,
     >>> release = u_statistic([0.1, 0.4, 0.8, 0.3, 0.9, 0.6], kernel="gini", epsilon=2.0, seed=3)
     >>> release.pairs  # k = 1: a random perfect matching of the six users
     3
+    >>> float(release) == release.value == release.estimate
+    True
     """
     epsilon = ustat_epsilon(kernel, epsilon, labels is not None)
     sample = Sample(np.asarray(values), None if labels is None else np.asarray(labels))

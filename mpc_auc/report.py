@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .results import strict
-from .scalar import ScalarResult
+from .protocols.scalar import ScalarResult
 
 
 @dataclass(frozen=True, eq=False, repr=False)
