@@ -184,7 +184,8 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
     """
     start = time.perf_counter()
     request = auc_plan(protocol=protocol, epsilon=epsilon, ci=ci, multi_class=multi_class, average=average,
-                       columns=np.ndim(column(y_score)), max_fpr=max_fpr, weighted=sample_weight is not None, context=context)
+                       columns=np.ndim(column(y_score)), max_fpr=max_fpr, weighted=sample_weight is not None,
+                       context=context)
     if multi_class == "ovr":
         return _multiclass_roc_auc(request, y_true, y_score, clients, average, labels, sample_weight, start)
     return _binary_roc_auc(request, binary_labels(y_true, greater=True), y_score, clients, sample_weight, start)
@@ -414,9 +415,9 @@ def u_statistic(values, *, kernel: str, epsilon: float, k: int = 1, labels=None,
     Returns
     -------
     UstatRelease
-        A float, the estimate (``estimate``, also ``value``), with ``std`` (standard error from the released values), ``swamped`` (True when the
-        noise leaves the estimate uninformative), ``pairs``, ``effective_epsilon``, ``delta``,
-        ``traffic``, ``wall_s``.
+        A float, the estimate (``estimate``, also ``value``), with ``std`` (standard error from the released
+        values), ``swamped`` (True when the noise leaves the estimate uninformative), ``pairs``,
+        ``effective_epsilon``, ``delta``, ``traffic``, ``wall_s``.
 
     See Also
     --------

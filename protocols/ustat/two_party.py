@@ -82,7 +82,8 @@ class UstatRelease(ScalarResult):
 
     def __repr__(self) -> str:
         std = "" if self.std is None else f", std={self.std:.3g}"
-        return f"UstatRelease({self.kernel}={self.estimate:.6f}{std}, pairs={self.pairs}, k={self.k}, epsilon={self.epsilon:g})"
+        return (f"UstatRelease({self.kernel}={self.estimate:.6f}{std}, pairs={self.pairs}, k={self.k}, "
+                f"epsilon={self.epsilon:g})")
 
 
 # ------------------------------------------------------------------ input
