@@ -16,6 +16,10 @@ KEYWORDS = (  # a command-line option in a shared message -> what a Python calle
     ("--weight-col", "weight_col="),
     ("--positive-label", "positive_label="),
     ("--sep", "sep="),
+    ("--max-exact K", "ClientTerms(max_exact=K)"),
+    ("--max-exact 0", "ClientTerms(max_exact=0)"),
+    ("--max-exact", "ClientTerms.max_exact"),
+    ("--max-epsilon", "ClientTerms.max_epsilon"),
 )
 LIMIT_FLAGS = re.compile("|".join(re.escape(f"{flag} N, or ") for flag, _ in LIMIT_OPTIONS.values()))
 

@@ -6,6 +6,7 @@ import copy
 import json
 import math
 import pickle
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,9 @@ from sklearn.preprocessing import StandardScaler
 
 import mpc_auc
 from mpc_auc.evaluations import EvaluationResult
+from mpc_auc.keywords import python_words
+from mpc_auc.protocols.inputs.submission import Accepts, ReleaseTerms
+from mpc_auc.protocols.inputs.submitter import JobRefused, Policy, _accept_terms
 
 Y = np.array([0, 0, 1, 1, 0, 1, 0, 1])
 S = np.array([0.1, 0.4, 0.35, 0.8, 0.2, 0.9, 0.55, 0.3])
@@ -156,6 +160,15 @@ def test_messages_in_python_name_keywords_not_command_line_options(tmp_path):
             mpc_auc.read_predictions(path, **options)
         messages.append(str(raised.value))
     assert not [m for m in messages if "--" in m], messages
+
+
+@pytest.mark.parametrize("max_epsilon", [None, 1.0])
+def test_a_clients_refusal_of_an_exact_job_names_its_client_terms(max_epsilon):
+    """mpc_auc.submit's terms are ClientTerms: the submitter's refusal (client submit's words) names them."""
+    ticket = SimpleNamespace(terms=ReleaseTerms("mpc-exact"), roster_size=2)
+    with pytest.raises(JobRefused, match="ClientTerms") as raised, python_words():
+        _accept_terms(ticket, [], Policy(max_epsilon, accepts=Accepts(max_exact=0)), None)
+    assert "--" not in str(raised.value), raised.value
 
 
 def test_read_predictions_reads_one_clients_file_without_a_client_column(tmp_path):
