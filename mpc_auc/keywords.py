@@ -1,6 +1,6 @@
 """Messages in Python's words: the checks shared with the command line (mpc_auc.csv_io, protocols.inputs) name its
 options (``--score-range``, ``--client-col``); raised inside a Python call, the same message names the keyword the
-caller passes instead (docs/api.md, "Errors")."""
+caller passes instead (docs/api.md, "Results are numbers", its last paragraph)."""
 import contextlib
 import re
 
