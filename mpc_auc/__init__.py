@@ -6,8 +6,9 @@ Layers (installed as subpackages so no import name clashes on PyPI):
 ``mpc_auc.sims`` (experiments and benchmarks); docs/architecture.md has the map.
 
 The Python API (docs/api.md), in scikit-learn's conventions: :func:`roc_auc_score` returns an
-:class:`AucResult` (with DeLong's interval), :func:`average_precision_score`, :func:`roc_curve` and
-:func:`precision_recall_curve` a :class:`MetricResult`, :class:`Evaluation` and :func:`submit` both sides of an
+:class:`AucResult` (with DeLong's interval), :func:`average_precision_score` a :class:`MetricResult` (each a
+float with attributes), :func:`roc_curve` and :func:`precision_recall_curve` a :class:`CurveResult` (which unpacks as
+scikit-learn's curves), :class:`Evaluation` and :func:`submit` both sides of an
 evaluation on a deployment's running roles, :func:`evaluate` a :class:`Report` of every metric
 from one sort, :func:`global_ranks` each row's global rank; :class:`Context` bundles where the roles run and what
 the scores are, :class:`Intake` and :class:`ClientTerms` the two sides' terms of a deployed evaluation;
@@ -21,7 +22,7 @@ from .version import __version__
 
 API = ("AucResult", "compare", "global_ranks", "read_predictions", "roc_auc_score", "u_statistic")
 METRICS = ("average_precision_score", "delong_test", "evaluate", "precision_recall_curve", "roc_curve")
-RESULTS = ("DelongTestResult", "MetricResult", "Report")
+RESULTS = ("CurveResult", "DelongTestResult", "MetricResult", "Report")
 DEPLOYED = ("Evaluation", "EvaluationResult", "Receipt", "submit")  # both sides of a deployed evaluation
 SETTINGS = ("ClientTerms", "Context", "Intake")  # the values a caller sets once (mpc_auc.context)
 MODULES = {**dict.fromkeys(API, "api"), **dict.fromkeys(METRICS, "metric_api"), **dict.fromkeys(RESULTS, "report"),

@@ -15,7 +15,8 @@ import pandas as pd
 
 from .context import Context
 from .csv_io import Columns, ReadLimits, read_score_columns
-from .labels import binary_labels, one_vs_rest
+from .keywords import python_words
+from .labels import binary_labels, column, one_vs_rest
 from .planner import Plan, auc_plan, plan, ustat_epsilon
 from .protocols.clear_metrics import delong_interval
 from .protocols.dp.central_law import SWAMPED
@@ -25,16 +26,21 @@ from .protocols.errors import InputError
 from .protocols.inputs.encoding import FINITE
 from .protocols.ustat.two_party import Sample, ustat_2pc
 from .protocols.validation import PARAMETERS, checked
-from .rows import evaluation_rows, run_rows, weight_error
+from .rows import ONE_CLIENT, evaluation_rows, run_rows, weight_error
+from .protocols.scalar import ScalarResult
 
-@dataclass(frozen=True, repr=False)
-class AucResult:
-    """One AUC and how it was obtained.
+
+@dataclass(frozen=True, eq=False, repr=False)
+class AucResult(ScalarResult):
+    """One AUC and how it was obtained: a ``float`` (the AUC) with attributes (docs/api.md, "Results are numbers").
 
     Attributes
     ----------
+    value : float
+        The released AUC (mpc-exact: floor(AUC * 2^52) / 2^52; mpc-central: the noisy release), also the result's
+        own float value: ``float(result)``, ``result > 0.5``, ``f"{result:.3f}"``.
     auc : float
-        The released AUC (mpc-exact: floor(AUC * 2^52) / 2^52; mpc-central: the noisy release).
+        The same as ``value`` (an alias).
     protocol : str
         ``"mpc-exact"``, ``"mpc-central"`` or ``"clear"``.
     m, clients : int
@@ -67,8 +73,15 @@ class AucResult:
         mpc-exact with ``sample_weight``: the most that rounding the weights to the MPC's integer units can have
         moved ``auc`` (0.0 when every weight is a multiple of the unit; docs/protocols/mpc-exact.md,
         "Weighted AUC").
+
+    Examples
+    --------
+    >>> from mpc_auc import roc_auc_score
+    >>> result = roc_auc_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], protocol="clear")
+    >>> result > 0.5, f"{result:.2f}", round(result, 1), np.array([result, result]).dtype, result.m
+    (True, '0.75', 0.8, dtype('float64'), 4)
     """
-    auc: float
+    value: float
     protocol: str
     m: int
     clients: int
@@ -84,10 +97,15 @@ class AucResult:
     per_class: dict = None
     weight_error: float = None
 
+    @property
+    def auc(self) -> float:
+        """The AUC: ``value``'s alias."""
+        return self.value
+
     def __repr__(self) -> str:
         privacy = f", epsilon={self.epsilon:g}" if self.epsilon else ""
         privacy += f", ci=({self.ci[0]:.4f}, {self.ci[1]:.4f})" if self.ci else ""
-        return (f"AucResult(auc={self.auc:.6f}, protocol={self.protocol!r}, m={self.m}, clients={self.clients}"
+        return (f"AucResult(auc={self.value:.6f}, protocol={self.protocol!r}, m={self.m}, clients={self.clients}"
                 f"{privacy}, wall_s={self.wall_s:.1f})")
 
 
@@ -161,14 +179,15 @@ def roc_auc_score(y_true, y_score, *, clients=None, protocol: str = "mpc-exact",
     Examples
     --------
     >>> y, s = [0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]
-    >>> roc_auc_score(y, s, protocol="clear").auc
+    >>> print(roc_auc_score(y, s, protocol="clear"))
     0.75
-    >>> roc_auc_score([0, 1, 2, 2], np.eye(4, 3)[[0, 1, 2, 2]], multi_class="ovr", protocol="clear").auc
+    >>> roc_auc_score([0, 1, 2, 2], np.eye(4, 3)[[0, 1, 2, 2]], multi_class="ovr", protocol="clear").value
     1.0
     """
     start = time.perf_counter()
     request = auc_plan(protocol=protocol, epsilon=epsilon, ci=ci, multi_class=multi_class, average=average,
-                       columns=np.ndim(y_score), max_fpr=max_fpr, weighted=sample_weight is not None, context=context)
+                       columns=np.ndim(column(y_score)), max_fpr=max_fpr, weighted=sample_weight is not None,
+                       context=context)
     if multi_class == "ovr":
         return _multiclass_roc_auc(request, y_true, y_score, clients, average, labels, sample_weight, start)
     return _binary_roc_auc(request, binary_labels(y_true, greater=True), y_score, clients, sample_weight, start)
@@ -208,7 +227,7 @@ def _binary_roc_auc(request: Plan, labels, y_score, clients, sample_weight, star
     """The AUC (or the partial AUC, or with ranks) of two classes, as the planned protocol releases it."""
     outcome, evalset, groups = run_rows(request, labels, y_score, clients, sample_weight)
     found = outcome.metrics["pauc"]["mcclish"] if request.spec.max_fpr is not None else outcome.auc
-    common = dict(auc=found, protocol=request.protocol, m=evalset.m, clients=len(groups),
+    common = dict(value=float(found), protocol=request.protocol, m=evalset.m, clients=len(groups),
                   wall_s=time.perf_counter() - start)
     delong = (outcome.metrics or {}).get("ci")
     interval = dict(std=delong["std"], ci=delong_interval(outcome.auc, delong["std"], request.interval)) \
@@ -261,8 +280,11 @@ def read_predictions(path, *, client_col: str = "client", score_col="score", lab
     ----------
     path : str or path-like
         The file.
-    client_col, label_col : str
-        The columns of the client ids and of the labels.
+    client_col : str or None
+        The column of the client ids; None: the file holds one client's rows (``client`` is then ``"c0"``, the
+        client of the API's calls without ``clients``).
+    label_col : str
+        The column of the labels.
     score_col : str or sequence of str
         The score column, or several (models scored on the same rows).
     id_col, weight_col : str, optional
@@ -297,10 +319,12 @@ def read_predictions(path, *, client_col: str = "client", score_col="score", lab
     ([0, 1, 0], ['north', 'south', 'north'])
     """
     scores = (score_col,) if isinstance(score_col, str) else tuple(score_col)
-    columns = Columns(client_col, scores, label_col, id_col, weight_col)
-    evalset, values, ids, weights = read_score_columns(path, columns, FINITE, both_classes=False, sep=sep,
-                                              positive_label=None if positive_label is None else str(positive_label),
-                                              limits=ReadLimits.of(limits))
+    with python_words():
+        columns = Columns(client_col, scores, label_col, id_col, weight_col)
+        evalset, values, ids, weights = read_score_columns(
+            path, columns, FINITE, declared_clients=None if client_col else (ONE_CLIENT,), both_classes=False,
+            sep=sep, positive_label=None if positive_label is None else str(positive_label),
+            limits=ReadLimits.of(limits))
     frame = pd.DataFrame({"client": evalset.client, **dict(zip(scores, values.T)), "label": evalset.label})
     if ids is not None:
         frame["id"] = ids
@@ -394,9 +418,9 @@ def u_statistic(values, *, kernel: str, epsilon: float, k: int = 1, labels=None,
     Returns
     -------
     UstatRelease
-        ``estimate``, ``std`` (standard error from the released values), ``swamped`` (True when the
-        noise leaves the estimate uninformative), ``pairs``, ``effective_epsilon``, ``delta``,
-        ``traffic``, ``wall_s``.
+        A float, the estimate (``estimate``, also ``value``), with ``std`` (standard error from the released
+        values), ``swamped`` (True when the noise leaves the estimate uninformative), ``pairs``,
+        ``effective_epsilon``, ``delta``, ``traffic``, ``wall_s``.
 
     See Also
     --------
@@ -407,6 +431,8 @@ def u_statistic(values, *, kernel: str, epsilon: float, k: int = 1, labels=None,
     >>> release = u_statistic([0.1, 0.4, 0.8, 0.3, 0.9, 0.6], kernel="gini", epsilon=2.0, seed=3)
     >>> release.pairs  # k = 1: a random perfect matching of the six users
     3
+    >>> float(release) == release.value == release.estimate
+    True
     """
     epsilon = ustat_epsilon(kernel, epsilon, labels is not None)
     sample = Sample(np.asarray(values), None if labels is None else np.asarray(labels))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .keywords import python_words
 from .labels import binary_labels
 from .context import ClientTerms, Context, Intake
 from .planner import open_evaluation, plan, shared_outcome
@@ -28,10 +29,10 @@ from .protocols.runtime.identity import CLIENT_PREFIX, Identity
 from .report import Report
 
 
-@dataclass(frozen=True, repr=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class EvaluationResult(Report):
     """What an evaluation released, as the organiser gets it (and, when it shares its result, every client that
-    took part).
+    took part): as :class:`mpc_auc.Report`, a float (the AUC, ``auc``) with the metrics.
 
     Attributes
     ----------
@@ -115,7 +116,7 @@ class Receipt:
     def __repr__(self) -> str:
         """One line, however many rows: the ranks and the result are summarised, not printed."""
         ranks = "" if self.ranks is None else f", ranks=<{len(self.ranks)} ranks>"
-        result = "" if self.result is None else f", result=<auc {self.result.value['auc']:.6f}>"
+        result = "" if self.result is None else f", result=<auc {self.result.auc:.6f}>"
         return (f"Receipt(evaluation={self.evaluation!r}, client={self.client!r}, rows={self.rows}, "
                 f"status={self.status!r}{ranks}{result})")
 
@@ -327,9 +328,10 @@ def submit(deployment: str, *, evaluation: str, client: str, key: str, y_true, y
     if ids is not None and len(ids) != len(labels):
         raise InputError(f"ids must be one per row: {len(ids)} ids for {len(labels)} rows")
     policy = Policy(terms.max_epsilon, terms.budget, Accepts(terms.max_exact, terms.max_decimals), terms.ledger)
-    outcome = submit_rows(identity, Deployment.load(deployment), evaluation, scores.astype(np.float64), labels,
-                          timeout, connect_timeout, (lambda text: say(f"  [{client}] {text}")) if progress else None,
-                          policy)
+    shown = (lambda text: say(f"  [{client}] {text}")) if progress else None
+    with python_words():  # the client's terms are ClientTerms here, not client submit's options
+        outcome = submit_rows(identity, Deployment.load(deployment), evaluation, scores.astype(np.float64), labels,
+                              timeout, connect_timeout, shown, policy)
     ranks = outcome.ranks
     if ranks is not None and ids is not None:
         ranks = pd.Series(ranks, index=pd.Index(np.asarray(ids), name="id"), name="rank")

@@ -5,16 +5,28 @@ import numpy as np
 from .protocols.errors import InputError
 
 
+def column(values) -> np.ndarray:
+    """``values`` as an array, one column of shape (M, 1) (a one-column DataFrame) as (M,): scikit-learn's
+    ``column_or_1d``."""
+    values = np.asarray(values)
+    return values.ravel() if values.ndim == 2 and values.shape[1] == 1 else values
+
+
+def plain(value):
+    """A numpy scalar as the Python value it holds (``np.str_('benign')`` -> ``'benign'``), for messages."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def classes_of(y_true) -> tuple:
     """(labels as an array, its sorted distinct values); InputError for a label array that is not 1-D, is empty,
-    has NaN or mixes kinds numpy cannot order."""
-    labels = np.asarray(y_true)
+    has NaN or mixes kinds numpy cannot order.  A (M, 1) column is taken as (M,)."""
+    labels = column(y_true)
     if labels.ndim != 1:
         raise InputError(f"y_true must be one-dimensional, not of shape {labels.shape}")
     if labels.size == 0:
         raise InputError("y_true is empty: a metric needs rows of both classes")
     if labels.dtype.kind == "f" and not np.isfinite(labels).all():
-        raise InputError(f"row {int(np.argmax(~np.isfinite(labels)))}: label {labels[~np.isfinite(labels)][0]} "
+        raise InputError(f"row {int(np.argmax(~np.isfinite(labels)))}: label {plain(labels[~np.isfinite(labels)][0])} "
                          "is not a finite number")
     try:
         return labels, np.unique(labels)
@@ -40,6 +52,7 @@ def binary_labels(y_true, pos_label=None, greater: bool = False, one_class: bool
             raise InputError(f"y_true's labels are {', '.join(map(repr, classes.tolist()))}: name the positive class "
                              "with pos_label")
         pos_label = 1
+    pos_label = plain(pos_label)
     if pos_label not in classes.tolist() and not (one_class and len(classes) < 2):
         raise InputError(f"pos_label={pos_label!r} is not a label of y_true (labels: "
                          f"{', '.join(map(repr, classes.tolist()))})")
@@ -51,7 +64,7 @@ def one_vs_rest(y_true, y_score, labels=None) -> list:
     of ``labels`` (default: the sorted classes of y_true, as scikit-learn)."""
     y, classes = classes_of(y_true)
     scores = np.asarray(y_score)
-    order = classes if labels is None else np.asarray(labels)
+    order = classes if labels is None else column(labels)
     if scores.ndim != 2:
         raise InputError(f"multi_class='ovr' takes y_score of shape (rows, classes), not {scores.shape}")
     if len(order) < 3 and labels is None:

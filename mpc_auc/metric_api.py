@@ -12,7 +12,7 @@ from .planner import execute, plan
 from .protocols.clear_metrics import paired_test
 from .protocols.errors import InputError
 from .protocols.metric_catalogue import REPORT
-from .report import DelongTestResult, MetricResult, Report
+from .report import CURVES, CurveResult, DelongTestResult, MetricResult, Report
 from .rows import evaluation_rows, run_rows
 
 
@@ -33,7 +33,7 @@ def average_precision_score(y_true, y_score, *, clients=None, pos_label=None, pr
     Returns
     -------
     MetricResult
-        ``value``: the AP (to 2^-32).
+        The AP (to 2^-32): a float, with attributes.
 
     See Also
     --------
@@ -41,19 +41,20 @@ def average_precision_score(y_true, y_score, *, clients=None, pos_label=None, pr
 
     Examples
     --------
-    >>> average_precision_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], protocol="clear").value
+    >>> print(average_precision_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], protocol="clear"))
     0.8333333333333333
     """
     return _single("ap", y_true, y_score, clients, pos_label, protocol, sample_weight, context)
 
 
 def roc_curve(y_true, y_score, *, clients=None, pos_label=None, points: int = 100, protocol: str = "mpc-exact",
-              epsilon: float = None, sample_weight=None, context: Context = None) -> MetricResult:
-    """The ROC curve at ``points`` public cuts of the ranking.
+              epsilon: float = None, sample_weight=None, context: Context = None) -> CurveResult:
+    """The ROC curve at ``points`` public cuts of the ranking, as ``fpr, tpr, thresholds`` (scikit-learn's order).
 
     With the top ceil(k M / points) scores flagged, k = 1..points, the FPR and TPR (a tie group a cut falls in
     counted in proportion: scikit-learn's curve, interpolated linearly in the rows flagged).  The scores and
-    thresholds stay secret; the cuts are public, and with them the points reveal the class counts.
+    thresholds stay secret (``thresholds`` is NaN); the cuts are public (``flagged``), and with them the points
+    reveal the class counts.
     ``protocol="mpc-central"`` with ``epsilon``: the DP curve instead (label DP: the positives between the cuts
     released by the binary tree mechanism with noise drawn inside the MPC, ties split by row order;
     docs/protocols/mpc-central.md, "The DP curve").
@@ -67,8 +68,8 @@ def roc_curve(y_true, y_score, *, clients=None, pos_label=None, points: int = 10
 
     Returns
     -------
-    MetricResult
-        ``value``: (fpr, tpr); ``flagged``: the cuts.
+    CurveResult
+        ``(fpr, tpr, thresholds)``: thresholds all NaN (secret); ``flagged``: the public cuts.
 
     See Also
     --------
@@ -76,7 +77,7 @@ def roc_curve(y_true, y_score, *, clients=None, pos_label=None, points: int = 10
 
     Examples
     --------
-    >>> fpr, tpr = roc_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], points=4, protocol="clear").value
+    >>> fpr, tpr, thresholds = roc_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], points=4, protocol="clear")
     >>> fpr.tolist(), tpr.tolist()
     ([0.0, 0.5, 0.5, 1.0], [0.5, 0.5, 1.0, 1.0])
     """
@@ -85,9 +86,9 @@ def roc_curve(y_true, y_score, *, clients=None, pos_label=None, points: int = 10
 
 def precision_recall_curve(y_true, y_score, *, clients=None, pos_label=None, points: int = 100,
                            protocol: str = "mpc-exact", epsilon: float = None, sample_weight=None,
-                           context: Context = None) -> MetricResult:
+                           context: Context = None) -> CurveResult:
     """The precision-recall curve at the cuts of :func:`roc_curve` (exact, or the DP curve with
-    ``protocol="mpc-central"``).
+    ``protocol="mpc-central"``), as ``precision, recall, thresholds`` (scikit-learn's order).
 
     Parameters
     ----------
@@ -96,8 +97,8 @@ def precision_recall_curve(y_true, y_score, *, clients=None, pos_label=None, poi
 
     Returns
     -------
-    MetricResult
-        ``value``: (precision, recall); ``flagged``: the cuts.
+    CurveResult
+        ``(precision, recall, thresholds)``: thresholds all NaN (secret); ``flagged``: the public cuts.
 
     See Also
     --------
@@ -105,8 +106,8 @@ def precision_recall_curve(y_true, y_score, *, clients=None, pos_label=None, poi
 
     Examples
     --------
-    >>> precision, recall = precision_recall_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], points=2,
-    ...                                            protocol="clear").value
+    >>> precision, recall, _ = precision_recall_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], points=2,
+    ...                                               protocol="clear")
     >>> precision.tolist(), recall.tolist()
     ([0.5, 0.5], [0.5, 1.0])
     """
@@ -135,7 +136,7 @@ def evaluate(y_true, y_score, *, clients=None, metrics=REPORT, points: int = 100
     Returns
     -------
     Report
-        ``value``: metric -> value; ``revealed`` lists each opened value.
+        ``value``: metric -> value; ``revealed`` lists each opened value; as a float, the AUC.
 
     See Also
     --------
@@ -175,7 +176,8 @@ def delong_test(y_true, score_a, score_b, *, clients=None, pos_label=None, proto
     Returns
     -------
     DelongTestResult
-        ``value``: AUC_a - AUC_b; ``aucs``, ``covariance``, ``z``, ``p_value``.
+        A float, AUC_a - AUC_b (``value``), that unpacks as ``statistic, pvalue`` (z and its two-sided p-value, as
+        scipy's tests); ``aucs``, ``covariance``.
 
     See Also
     --------
@@ -184,8 +186,9 @@ def delong_test(y_true, score_a, score_b, *, clients=None, pos_label=None, proto
     Examples
     --------
     >>> test = delong_test([0, 0, 1, 1, 0, 1], [.1, .4, .35, .8, .2, .9], [.3, .2, .6, .7, .1, .5], protocol="clear")
-    >>> round(test.value, 4), round(test.p_value, 4)
-    (-0.1111, 0.4795)
+    >>> statistic, pvalue = test
+    >>> round(test, 4), round(statistic, 4), round(pvalue, 4)
+    (-0.1111, -0.7071, 0.4795)
     """
     start = time.perf_counter()
     a, b = np.asarray(score_a), np.asarray(score_b)
@@ -209,13 +212,13 @@ def delong_test(y_true, score_a, score_b, *, clients=None, pos_label=None, proto
 
 
 def _single(metric, y_true, y_score, clients, pos_label, protocol, sample_weight, context, points=100,
-            epsilon=None) -> MetricResult:
-    """One metric of :func:`evaluate` as a MetricResult (the AUC is opened with it)."""
+            epsilon=None):
+    """One metric of :func:`evaluate` as a MetricResult, or a curve as a CurveResult (the AUC is opened with it)."""
     report = evaluate(y_true, y_score, clients=clients, metrics=(metric,), points=points, pos_label=pos_label,
                       protocol=protocol, epsilon=epsilon, sample_weight=sample_weight, context=context)
-    found, flagged = report[metric], None
-    if metric in ("roc", "pr"):
-        flagged = np.asarray(found["flagged"])
-        found = tuple(np.asarray(found[k]) for k in (("fpr", "tpr") if metric == "roc" else ("precision", "recall")))
-    return MetricResult(found, metric, protocol, report.m, report.clients, flagged, report.revealed, report.traffic,
-                        report.wall_s)
+    found, shape = report[metric], (protocol, report.m, report.clients)
+    if metric in CURVES:
+        first, second, _ = CURVES[metric]
+        return CurveResult(found[first], found[second], metric, *shape, found["flagged"], report.revealed,
+                           report.traffic, report.wall_s)
+    return MetricResult(float(found), metric, *shape, report.revealed, report.traffic, report.wall_s)

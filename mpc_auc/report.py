@@ -1,32 +1,33 @@
-"""What the metric functions of the API return: frozen results whose ``.value`` is the metric.
+"""What the metric functions of the API return: frozen results whose ``.value`` is the metric, each usable as
+scikit-learn's return value (docs/api.md, "Results are numbers").
 
-:class:`MetricResult` holds one metric (a number, or a curve's two arrays); :class:`Report` every metric of one
-evaluation (``mpc_auc.evaluate``), with what each opened value reveals and a strict-JSON form.
+:class:`MetricResult` holds one number (a float with attributes), :class:`CurveResult` a curve (a tuple that
+unpacks as scikit-learn's curves), :class:`Report` every metric of one evaluation (``mpc_auc.evaluate``; a float:
+its AUC), with what each opened value reveals and a strict-JSON form, :class:`DelongTestResult` DeLong's test (a
+float, the AUCs' difference, that unpacks as scipy's test results).
 """
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .results import strict
+from .protocols.scalar import ScalarResult
 
 
-@dataclass(frozen=True, repr=False)
-class MetricResult:
-    """One metric and how it was obtained.
+@dataclass(frozen=True, eq=False, repr=False)
+class MetricResult(ScalarResult):
+    """One metric's number and how it was obtained: a ``float`` with attributes.
 
     Attributes
     ----------
-    value : float or tuple of numpy.ndarray
-        The metric: average precision a float; ``roc_curve`` (fpr, tpr); ``precision_recall_curve``
-        (precision, recall), at the cuts in ``flagged``.
+    value : float
+        The metric (average precision), also the result's own float value.
     metric : str
-        Its name in the catalogue (``ap``, ``roc``, ``pr``, ``ks``).
+        Its name in the catalogue (``ap``).
     protocol : str
         ``"mpc-exact"`` or ``"clear"``.
     m, clients : int
         The public shape.
-    flagged : numpy.ndarray or None
-        Curves: the rows flagged at each point (the top ``flagged[k]`` scores), a public grid.
     revealed : tuple of str
         Every value the parties opened.
     traffic : dict or None
@@ -36,36 +37,114 @@ class MetricResult:
 
     See Also
     --------
-    mpc_auc.average_precision_score, mpc_auc.roc_curve, mpc_auc.precision_recall_curve : what returns one.
+    mpc_auc.average_precision_score : what returns one.
 
     Examples
     --------
     >>> from mpc_auc import average_precision_score
-    >>> average_precision_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], protocol="clear")
+    >>> ap = average_precision_score([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], protocol="clear")
+    >>> ap
     MetricResult(ap=0.833333, protocol='clear', m=4, clients=1, wall_s=...)
+    >>> f"{ap:.3f}", ap > 0.8
+    ('0.833', True)
     """
-    value: object
+    value: float
     metric: str
     protocol: str
     m: int
     clients: int
-    flagged: np.ndarray = None
     revealed: tuple = ()
     traffic: dict = None
     wall_s: float = 0.0
 
     def __repr__(self) -> str:
-        shown = f"{self.value:.6f}" if isinstance(self.value, float) else f"<curve of {len(self.flagged)} points>"
-        return (f"MetricResult({self.metric}={shown}, protocol={self.protocol!r}, m={self.m}, "
+        return (f"MetricResult({self.metric}={self.value:.6f}, protocol={self.protocol!r}, m={self.m}, "
                 f"clients={self.clients}, wall_s={self.wall_s:.1f})")
 
 
-@dataclass(frozen=True, repr=False)
-class Report:
-    """Every metric of one evaluation, from one sort of the scores.
+CURVES = {"roc": ("fpr", "tpr", "thresholds"), "pr": ("precision", "recall", "thresholds")}
+
+
+class CurveResult(tuple):
+    """A curve at public cuts: the tuple ``(fpr, tpr, thresholds)`` (``roc_curve``) or ``(precision, recall,
+    thresholds)`` (``precision_recall_curve``), which unpacks as scikit-learn's, with attributes.
+
+    ``thresholds`` is all NaN: the score at a cut is a client's secret score, so none is released (a count in its
+    place would be misread as a score; NaN cannot be).  What is public is the cut itself, ``flagged``: the point
+    ``k`` flags the top ``flagged[k]`` scores (``mpc_auc.global_ranks`` tells each client which of its rows those
+    are).
 
     Attributes
     ----------
+    value : tuple of numpy.ndarray
+        The three arrays (the tuple itself); also by name: ``fpr``, ``tpr`` or ``precision``, ``recall``, and
+        ``thresholds``.
+    flagged : numpy.ndarray
+        The rows flagged at each point, a public grid.
+    metric, protocol, m, clients, revealed, traffic, wall_s
+        As in :class:`MetricResult` (``metric``: ``roc`` or ``pr``).
+
+    See Also
+    --------
+    mpc_auc.roc_curve, mpc_auc.precision_recall_curve : what returns one.
+
+    Examples
+    --------
+    >>> from mpc_auc import roc_curve
+    >>> fpr, tpr, thresholds = curve = roc_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], points=2, protocol="clear")
+    >>> fpr.tolist(), tpr.tolist(), thresholds.tolist(), curve.flagged.tolist()
+    ([0.5, 1.0], [0.5, 1.0], [nan, nan], [2, 4])
+    >>> curve
+    CurveResult(roc: 2 points, protocol='clear', m=4, clients=1)
+    """
+
+    def __new__(cls, first, second, metric: str, protocol: str, m: int, clients: int, flagged, revealed=(),
+                traffic=None, wall_s: float = 0.0):
+        curve = super().__new__(cls, (np.asarray(first), np.asarray(second), np.full(len(flagged), np.nan)))
+        curve.__dict__.update(metric=metric, protocol=protocol, m=m, clients=clients, flagged=np.asarray(flagged),
+                              revealed=revealed, traffic=traffic, wall_s=wall_s)
+        return curve
+
+    @property
+    def value(self) -> tuple:
+        """The curve's three arrays."""
+        return tuple(self)
+
+    def __getattr__(self, name: str):
+        names = CURVES.get(self.__dict__.get("metric"), ())
+        if name not in names:
+            raise AttributeError(f"{type(self).__name__} of {self.__dict__.get('metric')} has no attribute {name!r}")
+        return self[names.index(name)]
+
+    def __setattr__(self, name: str, value):
+        raise AttributeError(f"a {type(self).__name__} is frozen: cannot set {name!r}")
+
+    __delattr__ = __setattr__
+
+    def __reduce__(self):
+        return _rebuilt_curve, (self[0], self[1], dict(self.__dict__))
+
+    def __repr__(self) -> str:
+        return (f"CurveResult({self.metric}: {len(self.flagged)} points, protocol={self.protocol!r}, m={self.m}, "
+                f"clients={self.clients})")
+
+
+def _rebuilt_curve(first, second, state: dict) -> CurveResult:
+    """A pickled or copied curve back."""
+    return CurveResult(first, second, **state)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Report(ScalarResult):
+    """Every metric of one evaluation, from one sort of the scores: a ``float`` (the AUC) with the metrics.
+
+    A report holds several metrics, so its ``value`` is their dict; the report as a number is its AUC
+    (``float(report)``, ``report.auc``; NaN where none was released).
+
+    Attributes
+    ----------
+    auc : float
+        ``value["auc"]``.
     value : dict
         Metric name -> value: ``auc`` a float; ``ci`` {"variance", "std", "ci"}; ``ap`` and ``ks`` floats;
         ``roc`` {"flagged", "fpr", "tpr"}; ``pr`` {"flagged", "recall", "precision"}; ``pauc`` {"max_fpr",
@@ -89,6 +168,8 @@ class Report:
     Report(auc=1.000000, metrics=['auc', 'ci'], protocol='clear', m=3, clients=1)
     >>> report["ci"].reason
     "DeLong's variance needs two rows of each class"
+    >>> report.auc, float(report), report > 0.5
+    (1.0, 1.0, True)
     """
     value: dict
     protocol: str
@@ -97,6 +178,16 @@ class Report:
     revealed: tuple = ()
     traffic: dict = field(default=None)
     wall_s: float = 0.0
+
+    @classmethod
+    def _number(cls, value: dict) -> float:
+        """A report's float: its AUC."""
+        return super()._number(value.get("auc"))
+
+    @property
+    def auc(self) -> float:
+        """The AUC (``value["auc"]``), as a float."""
+        return float(self)
 
     def __getitem__(self, name: str):
         return self.value[name]
@@ -126,24 +217,25 @@ class Report:
                 "revealed": list(self.revealed), "traffic": self.traffic, "wall_s": self.wall_s}
 
     def __repr__(self) -> str:
-        return (f"Report(auc={self.value['auc']:.6f}, metrics={list(self.value)}, protocol={self.protocol!r}, "
+        return (f"Report(auc={self.auc:.6f}, metrics={list(self.value)}, protocol={self.protocol!r}, "
                 f"m={self.m}, clients={self.clients})")
 
 
-@dataclass(frozen=True, repr=False)
-class DelongTestResult:
-    """DeLong's test of two models' AUCs on the same rows [DeLong1988].
+@dataclass(frozen=True, eq=False, repr=False)
+class DelongTestResult(ScalarResult):
+    """DeLong's test of two models' AUCs on the same rows [DeLong1988]: a ``float`` (AUC_a - AUC_b) that unpacks
+    as scipy's test results, ``statistic, pvalue = result``.
 
     Attributes
     ----------
     value : float
-        AUC_a - AUC_b.
+        AUC_a - AUC_b, also the result's own float value.
     aucs : tuple of float
         (AUC_a, AUC_b).
     covariance : tuple of tuple of float
         ((Var_a, Cov), (Cov, Var_b)), DeLong's.
-    z, p_value : float
-        z = (AUC_a - AUC_b) / sqrt(Var_a + Var_b - 2 Cov) and its two-sided normal p-value.
+    statistic, pvalue : float
+        z = (AUC_a - AUC_b) / sqrt(Var_a + Var_b - 2 Cov) and its two-sided normal p-value (scipy's names).
     protocol, m, clients, revealed, traffic, wall_s
         As in :class:`MetricResult`.
 
@@ -154,14 +246,19 @@ class DelongTestResult:
     Examples
     --------
     >>> from mpc_auc import delong_test
-    >>> delong_test([0, 0, 1, 1, 0, 1], [.1, .4, .35, .8, .2, .9], [.3, .2, .6, .7, .1, .5], protocol="clear")
-    DelongTestResult(aucs=(0.888889, 1.000000), z=-0.7071, p_value=0.4795, protocol='clear', m=6)
+    >>> test = delong_test([0, 0, 1, 1, 0, 1], [.1, .4, .35, .8, .2, .9], [.3, .2, .6, .7, .1, .5],
+    ...                    protocol="clear")
+    >>> test
+    DelongTestResult(aucs=(0.888889, 1.000000), statistic=-0.7071, pvalue=0.4795, protocol='clear', m=6)
+    >>> statistic, pvalue = test
+    >>> round(pvalue, 4), round(test, 4)
+    (0.4795, -0.1111)
     """
     value: float
     aucs: tuple
     covariance: tuple
-    z: float
-    p_value: float
+    statistic: float
+    pvalue: float
     protocol: str
     m: int
     clients: int
@@ -169,7 +266,11 @@ class DelongTestResult:
     traffic: dict = None
     wall_s: float = 0.0
 
+    def __iter__(self):
+        """``statistic, pvalue = result``, as scipy's test results unpack."""
+        return iter((self.statistic, self.pvalue))
+
     def __repr__(self) -> str:
-        return (f"DelongTestResult(aucs=({self.aucs[0]:.6f}, {self.aucs[1]:.6f}), z={self.z:.4f}, "
-                f"p_value={self.p_value:.4g}, protocol={self.protocol!r}, m={self.m})")
+        return (f"DelongTestResult(aucs=({self.aucs[0]:.6f}, {self.aucs[1]:.6f}), statistic={self.statistic:.4f}, "
+                f"pvalue={self.pvalue:.4g}, protocol={self.protocol!r}, m={self.m})")
 

@@ -7,9 +7,13 @@ planner's :func:`mpc_auc.planner.execute` together.
 import numpy as np
 
 from .dataset import EvalSet
+from .keywords import python_words
+from .labels import column, plain
 from .planner import Plan, execute
 from .protocols.errors import InputError
 from .protocols.inputs.weights import check_weights, rounding_error
+
+ONE_CLIENT = "c0"  # the client of every row when a call names none
 
 
 def run_rows(request: Plan, labels, y_score, clients, sample_weight) -> tuple:
@@ -29,12 +33,15 @@ def weight_error(sample_weight):
 
 
 def evaluation_rows(y_true, y_score, clients, encoder) -> tuple:
-    """The checked evaluation set, its (client, rows) groups and the clients' (id, scores, labels); y_true: 0/1."""
+    """The checked evaluation set, its (client, rows) groups and the clients' (id, scores, labels); y_true: 0/1.
+    A score column of shape (M, 1) (a one-column DataFrame) is taken as (M,), as scikit-learn does."""
     labels = np.asarray(y_true)
-    scores = np.asarray(y_score)
+    scores = column(y_score)
     if scores.ndim != 1 or labels.ndim != 1:
-        raise InputError("y_true and y_score must be one-dimensional")
-    owners = np.full(len(scores), "c0") if clients is None else np.asarray(clients)
-    evalset = EvalSet.build(owners, scores, labels, encoder)
-    groups = evalset.client_rows()
+        raise InputError(f"y_true and y_score must be one-dimensional, not of shapes {labels.shape} and "
+                         f"{scores.shape}")
+    owners = np.full(len(scores), ONE_CLIENT) if clients is None else np.asarray(clients)
+    with python_words():
+        evalset = EvalSet.build(owners, scores, labels, encoder)
+    groups = [(plain(name), rows) for name, rows in evalset.client_rows()]  # ids as str, in messages too
     return evalset, groups, [(name, evalset.score[rows], evalset.label[rows]) for name, rows in groups]

@@ -9,10 +9,11 @@ pyproject.toml's import-linter contract enforces (each imports only those below 
 * ``runtime``: identities, pinned TLS links, sealing, the wire format, the control channel, serving roles,
   the coordinator's session, and what a role process runs (CrypTen's communicator, CSPRNG, dealer,
   ledger, meters);
-* ``errors``, ``validation`` (every numeric parameter's constraint), ``clear_auc`` (the reference AUC) and
-  ``clear_metrics`` (the clear references of DeLong's variance and test and of average precision).
+* ``errors``, ``validation`` (every numeric parameter's constraint), ``scalar`` (results that are numbers),
+  ``clear_auc`` (the reference AUC) and ``clear_metrics`` (the clear references of DeLong's variance and test
+  and of average precision).
 """
 
 # the modules other layers import
-__all__ = ["clear_auc", "clear_metrics", "dp", "errors", "inputs", "metric_catalogue", "mpc", "runtime", "services",
-           "ustat", "validation"]
+__all__ = ["clear_auc", "clear_metrics", "dp", "errors", "inputs", "metric_catalogue", "mpc", "runtime", "scalar",
+           "services", "ustat", "validation"]

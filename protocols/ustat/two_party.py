@@ -34,6 +34,7 @@ from ..runtime.control import Service
 from ..runtime.metrics import plain
 from ..runtime.session import PARTIES, Session
 from ..runtime import wire
+from ..scalar import ScalarResult
 
 AUC_BITS = 52  # AUC scores in [0, 1] enter as round(s * 2^52)
 GINI_BITS = 12  # Gini values in [0, 1] enter as round(x * 2^12): the kernel in units of 2^-12
@@ -57,8 +58,10 @@ class Pairs:
     second: np.ndarray
 
 
-@dataclass
-class UstatRelease:
+@dataclass(frozen=True, eq=False, repr=False)
+class UstatRelease(ScalarResult):
+    """One ustat-2pc release: a ``float`` (the estimate) with how it was obtained (docs/api.md, "Results are
+    numbers")."""
     estimate: float
     kernel: str
     pairs: int
@@ -71,6 +74,16 @@ class UstatRelease:
     swamped: bool = False  # the noise leaves the estimate uninformative (swamped)
     wall_s: float = 0.0  # the whole vectorised run (all samples of the call): job sent to shares back
     traffic: dict = None  # per pair-party: bytes, rounds, sent_bytes, peak_rss (the whole run)
+
+    @property
+    def value(self) -> float:
+        """The estimate, under the name every result's value has."""
+        return self.estimate
+
+    def __repr__(self) -> str:
+        std = "" if self.std is None else f", std={self.std:.3g}"
+        return (f"UstatRelease({self.kernel}={self.estimate:.6f}{std}, pairs={self.pairs}, k={self.k}, "
+                f"epsilon={self.epsilon:g})")
 
 
 # ------------------------------------------------------------------ input

@@ -80,7 +80,7 @@ def test_a_client_refuses_a_looser_release_than_its_max_epsilon(study):
         directory / f"{n}.roster.yaml" for n in NAMES], protocol="mpc-central", epsilon=2.0,
         intake=mpc_auc.Intake(deadline=8, allow_missing=True))
     s, y, ids = rows["north"]
-    with pytest.raises(mpc_auc.InputError, match=r"looser than --max-epsilon 1: not submitting"):
+    with pytest.raises(mpc_auc.InputError, match=r"looser than ClientTerms.max_epsilon 1: not submitting"):
         mpc_auc.submit(directory / "deployment.yaml", evaluation="api-dp", client="north",
                        key=directory / "north.key", y_true=y, y_score=s,
                        terms=mpc_auc.ClientTerms(max_epsilon=1.0))
