@@ -5,6 +5,7 @@ import os
 
 import numpy as np
 from sklearn.datasets import load_breast_cancer
+from sklearn.metrics import roc_auc_score
 
 SEED = 2026  # the split's seed: public, the same on every node
 FEATURES = 30
@@ -71,3 +72,11 @@ def train(weights, x, y, epochs: int = 20, rate: float = 0.5) -> list:
         w -= rate * x.T @ error / len(y)
         b -= rate * np.array([error.mean()])
     return [w, b]
+
+
+def clear_auc(weights, clients: list, partitions: int) -> float:
+    """scikit-learn's AUC of ``weights``' scores on the union of the test sets of ``clients`` (client-<i>): what a
+    round's private AUC equals (computable only because the example's data is public)."""
+    parts = [partition(int(name.rpartition("-")[2]), partitions)[1] for name in clients]
+    return float(roc_auc_score(np.concatenate([p[1] for p in parts]),
+                               scores(weights, np.concatenate([p[0] for p in parts]))))
