@@ -41,6 +41,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from logging import INFO, WARNING
 from pathlib import Path
 
@@ -254,15 +255,17 @@ class MpcAucLegacyEvaluation(_Rounds):
 
 def _ask_proxies(proxies: list, server_round: int) -> dict:
     """{cid: mpc-auc client name} of legacy client proxies, from their ``get_properties``."""
-    names = {}
-    for proxy in proxies:
-        reply = proxy.get_properties(GetPropertiesIns({IDENTIFY_KEY: True}), timeout=IDENTIFY_TIMEOUT,
-                                     group_id=server_round)
-        if CLIENT_KEY not in reply.properties:
-            raise InputError(f"node {proxy.cid} did not say which mpc-auc client it is: a round that samples nodes "
-                             "needs each NumPyClient's get_properties to return mpc_auc.flower.node_properties")
-        names[proxy.cid] = str(reply.properties[CLIENT_KEY])
-    return names
+    def ask(proxy):
+        return proxy.get_properties(GetPropertiesIns({IDENTIFY_KEY: True}), timeout=IDENTIFY_TIMEOUT,
+                                    group_id=server_round).properties
+
+    with ThreadPoolExecutor(max(1, len(proxies))) as pool:  # all at once, as Flower asks for evaluations
+        answers = dict(zip((p.cid for p in proxies), pool.map(ask, proxies)))
+    for cid, properties in answers.items():
+        if CLIENT_KEY not in properties:
+            raise InputError(f"node {cid} did not say which mpc-auc client it is: a round that samples nodes needs "
+                             "each NumPyClient's get_properties to return mpc_auc.flower.node_properties")
+    return {cid: str(properties[CLIENT_KEY]) for cid, properties in answers.items()}
 
 
 def _open(deployment: str, key: str, evaluation_id: str, roster: Roster, options: dict) -> Evaluation:

@@ -21,7 +21,9 @@ from mpc_auc.flower import MpcAucFedAvg, identify, local_deployment, submit_pred
 from .task import clear_auc, initial_weights, partition, scores, train
 
 NODES, SAMPLED, ROUNDS = 5, 3, 1
-BACKEND = {"client_resources": {"num_cpus": 0.2}}  # every sampled client at once: a submission waits for the roster
+# SAMPLED ClientApps at once: every sampled client submits at once (a submission waits for the round's roster), and
+# no more start than that (each is a Ray worker process)
+BACKEND = {"init_args": {"num_cpus": SAMPLED}, "client_resources": {"num_cpus": 1}}
 
 
 def client_app(settings: dict) -> ClientApp:
