@@ -15,7 +15,9 @@ pytest.importorskip("flwr", reason="Flower is the optional extra mpc-auc[flower]
 from flwr.server.strategy import FedProx  # noqa: E402
 from flwr.serverapp.strategy import FedAvg  # noqa: E402
 
-from mpc_auc.flower import MpcAucEvaluation, MpcAucLegacyEvaluation, local_deployment  # noqa: E402
+from mpc_auc.flower import MpcAucEvaluation, MpcAucFedAvg, MpcAucLegacyEvaluation, local_deployment  # noqa: E402
+from mpc_auc.protocols.errors import InputError  # noqa: E402
+from roles_on_hosts import client_keys  # noqa: E402
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "flower"
 
@@ -79,3 +81,14 @@ def test_a_mixin_for_the_other_api_is_refused_when_the_class_is_made_naming_the_
         type("S", (MpcAucEvaluation, FedProx), {})
     with pytest.raises(TypeError, match="use MpcAucEvaluation"):
         type("S", (MpcAucLegacyEvaluation, FedAvg), {})
+
+
+def test_a_sampled_round_refuses_by_name_a_client_no_roster_holds_or_one_two_nodes_claim(tmp_path):
+    client_keys(tmp_path, ["client-0", "client-1"])
+    strategy = MpcAucFedAvg(deployment=tmp_path / "deployment.yaml",
+                            rosters=[tmp_path / f"client-{i}.roster.yaml" for i in range(2)])
+    assert strategy._sampled_roster(["client-1"]).names == ["client-1"]
+    with pytest.raises(InputError, match="mpc-auc client 'client-7', which no roster file"):
+        strategy._sampled_roster(["client-0", "client-7"])
+    with pytest.raises(InputError, match="'client-1' appears twice"):
+        strategy._sampled_roster(["client-1", "client-1"])

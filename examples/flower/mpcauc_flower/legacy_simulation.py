@@ -8,7 +8,6 @@ compute only because its data is public.
 
     PYTHONPATH=examples/flower python -m mpcauc_flower.legacy_simulation WORKDIR [OUT.json]
 """
-import json
 import sys
 
 import numpy as np
@@ -21,7 +20,7 @@ from flwr.simulation import run_simulation
 from mpc_auc import ClientTerms
 from mpc_auc.flower import MpcAucLegacyEvaluation, local_deployment, node_properties, submit_numpy
 
-from .task import clear_auc, initial_weights, partition, scores, train
+from .task import clear_auc, initial_weights, partition, report, scores, train
 
 NODES, SAMPLED, ROUNDS = 5, 3, 1
 # SAMPLED ClientApps at once: every sampled client submits at once (a submission waits for the round's roster), and
@@ -80,14 +79,9 @@ def main(workdir: str, out: str = None) -> list:
                        backend_config=BACKEND)
     strategy = strategies[0]
     rounds = [{"round": r, "clients": clients, "private_auc": strategy.mpcauc_metrics.get(r, {}).get("mpcauc-auc"),
-               "clear_auc": clear_auc(models[r], clients, NODES)} for r, clients in sorted(strategy.mpcauc_clients.items())]
-    for r in rounds:
-        print(f"round {r['round']}: clients {', '.join(r['clients'])}: private global AUC (mpc-auc, exact) "
-              f"{r['private_auc']!r}, clear AUC {r['clear_auc']!r}")
-    if out:
-        with open(out, "w") as f:
-            json.dump({"rounds": rounds}, f, indent=1)
-    return rounds
+               "clear_auc": clear_auc(models[r], clients, NODES)}
+              for r, clients in sorted(strategy.mpcauc_clients.items())]
+    return report(rounds, out)
 
 
 if __name__ == "__main__":

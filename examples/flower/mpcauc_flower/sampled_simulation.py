@@ -7,7 +7,6 @@ ServerApp can compute here only because the example's data is public.
 
     PYTHONPATH=examples/flower python -m mpcauc_flower.sampled_simulation WORKDIR [OUT.json]
 """
-import json
 import sys
 
 from flwr.app import ArrayRecord, Context, Message, MetricRecord, RecordDict
@@ -18,7 +17,7 @@ from flwr.simulation import run_simulation
 from mpc_auc import ClientTerms
 from mpc_auc.flower import MpcAucFedAvg, identify, local_deployment, submit_predictions
 
-from .task import clear_auc, initial_weights, partition, scores, train
+from .task import clear_auc, initial_weights, partition, report, scores, train
 
 NODES, SAMPLED, ROUNDS = 5, 3, 1
 # SAMPLED ClientApps at once: every sampled client submits at once (a submission waits for the round's roster), and
@@ -82,13 +81,7 @@ def main(workdir: str, out: str = None) -> list:
         run_simulation(server_app(deployment.strategy_options, rounds),
                        client_app({p: deployment.client(p) for p in range(NODES)}), num_supernodes=NODES,
                        backend_config=BACKEND)
-    for r in rounds:
-        print(f"round {r['round']}: clients {', '.join(r['clients'])}: private global AUC (mpc-auc, exact) "
-              f"{r['private_auc']!r}, clear AUC {r['clear_auc']!r}")
-    if out:
-        with open(out, "w") as f:
-            json.dump({"rounds": rounds}, f, indent=1)
-    return rounds
+    return report(rounds, out)
 
 
 if __name__ == "__main__":
