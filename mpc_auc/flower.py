@@ -185,6 +185,7 @@ class MpcAucEvaluation(_Rounds):
             record.update(released)
             return record
 
+        self.mpcauc_clients, self.mpcauc_metrics = {}, {}  # this run's rounds
         return super().start(*args, evaluate_fn=server_side, **kwargs)
 
 
@@ -440,7 +441,7 @@ def local_deployment(clients: int, workdir, *, hosts: dict = None, party_options
         _wait_listening(directory, local.processes, start_timeout)
         yield local
     finally:
-        _stop(local.processes)
+        stop_processes(local.processes)
 
 
 def _start_party(directory: Path, role: str, options) -> subprocess.Popen:
@@ -469,8 +470,9 @@ def _wait_listening(directory: Path, processes: dict, timeout_s: float) -> None:
         time.sleep(0.2)
 
 
-def _stop(processes: dict) -> None:
-    """SIGTERM each party (a clean exit), SIGKILL one that has not exited 10 s later."""
+def stop_processes(processes: dict) -> None:
+    """SIGTERM each of ``processes`` (name -> Popen; an ``mpc-auc party`` exits cleanly on it), SIGKILL one that
+    has not exited 10 s later."""
     for proc in processes.values():
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
