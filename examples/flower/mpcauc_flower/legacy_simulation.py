@@ -1,6 +1,6 @@
 """A legacy-API Flower app (flwr.server.strategy.FedProx and a NumPyClient) whose evaluation rounds report the
 private global AUC (mpc-auc), in Flower's simulation, with its parties started by one call
-(mpc_auc.flower.local_deployment): 5 nodes, FedProx trains on all, each evaluation round samples 3
+(mpc_auc.flower.local_deployment): 5 nodes, each round trains (FedProx) on 3 sampled nodes and evaluates on 3
 (``fraction_evaluate=0.6``) and opens an exact mpc-auc evaluation for exactly those (each client accepts one exact
 release of its rows).  The private AUC is in ``History.metrics_centralized`` (Flower's "[SUMMARY]" log: "History
 (metrics, centralized)"); the example also prints the clear AUC of the sampled clients' test sets, which it can
@@ -69,8 +69,9 @@ def main(workdir: str, out: str = None) -> list:
 
         def server_fn(context: Context) -> ServerAppComponents:
             strategy = MpcAucFedProx(**options, mpcauc_options={"protocol": "mpc-exact", "deadline": 120.0},
-                                     proximal_mu=0.1, fraction_fit=1.0, fraction_evaluate=SAMPLED / NODES,
-                                     min_fit_clients=NODES, min_evaluate_clients=SAMPLED, min_available_clients=NODES,
+                                     proximal_mu=0.1, fraction_fit=SAMPLED / NODES,
+                                     fraction_evaluate=SAMPLED / NODES, min_fit_clients=SAMPLED,
+                                     min_evaluate_clients=SAMPLED, min_available_clients=NODES,
                                      initial_parameters=ndarrays_to_parameters(initial_weights()), evaluate_fn=keep)
             strategies.append(strategy)
             return ServerAppComponents(strategy=strategy, config=ServerConfig(num_rounds=ROUNDS))

@@ -1,6 +1,6 @@
 """A Message-API Flower app whose evaluation rounds sample nodes, in Flower's simulation, with its mpc-auc parties
-started by one call (mpc_auc.flower.local_deployment): 5 nodes, FedAvg trains on all, each evaluation round samples
-3 (``fraction_evaluate=0.6``) and opens an exact mpc-auc evaluation for exactly those (each client accepts one
+started by one call (mpc_auc.flower.local_deployment): 5 nodes, each round trains (FedAvg) on 3 sampled nodes and
+evaluates on 3 (``fraction_evaluate=0.6``) and opens an exact mpc-auc evaluation for exactly those (each client accepts one
 exact release of its rows: ``max_exact=1``).  The private AUC is a ServerApp-side metric
 (``Result.evaluate_metrics_serverapp``), beside the clear AUC of the sampled clients' test sets that the
 ServerApp can compute here only because the example's data is public.
@@ -55,8 +55,8 @@ def server_app(options: dict, rounds: list) -> ServerApp:
     @app.main()
     def main(grid: Grid, context: Context) -> None:
         strategy = MpcAucFedAvg(**options, mpcauc_options={"protocol": "mpc-exact", "deadline": 120.0},
-                                fraction_train=1.0, fraction_evaluate=SAMPLED / NODES, min_train_nodes=NODES,
-                                min_evaluate_nodes=SAMPLED, min_available_nodes=NODES)
+                                fraction_train=SAMPLED / NODES, fraction_evaluate=SAMPLED / NODES,
+                                min_train_nodes=SAMPLED, min_evaluate_nodes=SAMPLED, min_available_nodes=NODES)
 
         def clear(server_round: int, arrays: ArrayRecord):
             clients = strategy.mpcauc_clients.get(server_round)
