@@ -8,14 +8,17 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 pytest.importorskip("flwr", reason="Flower is the optional extra mpc-auc[flower] (make test installs it)")
 from flwr.server.strategy import FedProx  # noqa: E402
 from flwr.serverapp.strategy import FedAvg  # noqa: E402
+from flwr.supercore.task_identity import TaskIdentity  # noqa: E402
 
-from mpc_auc.flower import MpcAucEvaluation, MpcAucFedAvg, MpcAucLegacyEvaluation, local_deployment  # noqa: E402
+from mpc_auc.flower import (MpcAucEvaluation, MpcAucFedAvg, MpcAucLegacyEvaluation, _ask_nodes,  # noqa: E402
+                            local_deployment)
 from mpc_auc.protocols.errors import InputError  # noqa: E402
 from roles_on_hosts import client_keys  # noqa: E402
 
@@ -92,3 +95,19 @@ def test_a_sampled_round_refuses_by_name_a_client_no_roster_holds_or_one_two_nod
         strategy._sampled_roster(["client-0", "client-7"])
     with pytest.raises(InputError, match="'client-1' appears twice"):
         strategy._sampled_roster(["client-1", "client-1"])
+
+
+class _NodeWithoutQuery:
+    """A grid whose one node's ClientApp registers no query.mpcauc function: Flower replies with an error."""
+
+    def send_and_receive(self, messages, timeout):
+        error = SimpleNamespace(reason="No query function registered with name 'mpcauc'")
+        return [SimpleNamespace(has_error=lambda: True, metadata=SimpleNamespace(src_node_id=7), error=error)]
+
+
+def test_a_sampled_round_whose_node_cannot_say_who_it_is_is_refused_naming_what_its_clientapp_needs(monkeypatch):
+    for name in ("_task_id", "_run_id", "_node_id"):  # a ServerApp's identity, which Flower's Message needs
+        monkeypatch.setattr(TaskIdentity, name, 1)
+    with pytest.raises(InputError, match=r"node 7 did not say .* needs each ClientApp to answer "
+                                         r"@app.query\(\"mpcauc\"\) with mpc_auc.flower.identify"):
+        _ask_nodes(_NodeWithoutQuery(), [7])
