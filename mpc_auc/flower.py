@@ -64,7 +64,7 @@ PREFIX = "mpcauc-"  # the round's metrics opened by mpc-auc
 IDENTIFY_KEY = "mpcauc-identify"  # a sampled node asked which mpc-auc client it is
 CLIENT_KEY = "mpcauc-client"  # ... and its answer
 IDENTIFY_ACTION = "mpcauc"  # the Message API's query for it: message type query.mpcauc
-IDENTIFY_TIMEOUT = 120.0  # seconds the server waits for the sampled nodes' answers
+REPLY_TIMEOUT = 120.0  # seconds a server waits for a node's name, and for its evaluate reply past the deadline
 NODE_TERMS = ClientTerms(max_epsilon=1.0, budget=10.0, max_exact=0)  # a node's default: DP rounds only
 DEFAULT_OPTIONS = {"protocol": "mpc-central", "epsilon": 1.0, "deadline": 600.0}  # a round: one DP release
 LOOPBACK = {"P0": "127.0.0.2", "P1": "127.0.0.3", "dealer": "127.0.0.4"}  # local_deployment's parties
@@ -200,7 +200,7 @@ def _ask_nodes(grid, nodes: list) -> dict:
     messages = [Message(RecordDict({"config": ConfigRecord({IDENTIFY_KEY: 1})}), dst_node_id=node,
                         message_type=f"query.{IDENTIFY_ACTION}") for node in nodes]
     names = {}
-    for reply in grid.send_and_receive(messages, timeout=IDENTIFY_TIMEOUT):
+    for reply in grid.send_and_receive(messages, timeout=REPLY_TIMEOUT):
         if reply.has_error():
             raise InputError(f"node {reply.metadata.src_node_id} did not say which mpc-auc client it is "
                              f"({reply.error.reason}): a round that samples nodes needs each ClientApp to answer "
@@ -248,7 +248,7 @@ class MpcAucLegacyEvaluation(_Rounds):
         for _, ins in instructions:
             ins.config[EVALUATION_KEY] = evaluation_id
         results, failures = evaluate_clients(instructions, max_workers=None, group_id=server_round,
-                                             timeout=self.mpcauc_options["deadline"] + IDENTIFY_TIMEOUT)
+                                             timeout=self.mpcauc_options["deadline"] + REPLY_TIMEOUT)
         loss, metrics = super().aggregate_evaluate(server_round, results, failures)
         metrics = {**(metrics or {}), **(own[1] if own else {}), **(self._released(server_round) or {})}
         return (own[0] if own else loss if loss is not None else float("nan")), metrics
@@ -257,7 +257,7 @@ class MpcAucLegacyEvaluation(_Rounds):
 def _ask_proxies(proxies: list, server_round: int) -> dict:
     """{cid: mpc-auc client name} of legacy client proxies, from their ``get_properties``."""
     def ask(proxy):
-        return proxy.get_properties(GetPropertiesIns({IDENTIFY_KEY: True}), timeout=IDENTIFY_TIMEOUT,
+        return proxy.get_properties(GetPropertiesIns({IDENTIFY_KEY: True}), timeout=REPLY_TIMEOUT,
                                     group_id=server_round).properties
 
     with ThreadPoolExecutor(max(1, len(proxies))) as pool:  # all at once, as Flower asks for evaluations
