@@ -1,21 +1,23 @@
 """`make flower-demo`: the example Flower app on Flower's Deployment Engine, every role its own process.
 
 mpc-auc: a deployment on 127.0.0.2/3/4 and its three ``mpc-auc party`` processes (P0, P1, the dealer), five
-client keys.  Flower: a SuperLink and five SuperNodes (partition-id 0..4), then ``flwr run`` of this app against
+client keys (mpc_auc.flower.local_deployment).  Flower: a SuperLink and five SuperNodes (partition-id 0..4), then ``flwr run`` of this app against
 the SuperLink.  Each round's evaluation opens an mpc-auc evaluation; every SuperNode's ClientApp submits its test
 predictions to the parties directly (one DP release per round; the parties and each client hold every client key to
 epsilon 2 in all); the ServerApp logs the private global AUC beside the clear one.  Prints the
 processes it started and the rounds, and stops everything at the end (or on failure).  docs/flower.md.
 """
+import contextlib
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from mpc_auc.flower import local_deployment, stop_processes
 
 APP = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
@@ -54,7 +56,7 @@ def wait_for(path: Path, procs: dict, timeout_s: float) -> None:
 
 def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="mpcauc-flower-demo-", dir=os.environ.get("TMPDIR")))
-    procs, logs = {}, work / "logs"
+    procs, logs, stack = {}, work / "logs", contextlib.ExitStack()
     logs.mkdir()
 
     def start(name: str, argv: list, env=None):
@@ -62,20 +64,9 @@ def main() -> int:
                                        env=env, cwd=work)
 
     try:
-        hosts = {"p0": "127.0.0.2", "p1": "127.0.0.3", "dealer": "127.0.0.4"}
-        subprocess.run([BIN / "mpc-auc", "deploy", "init", "--dir", str(work / "mpcauc")] +
-                       [x for role, host in hosts.items() for x in (f"--{role}", f"{host}:{free_port(host)}")],
-                       check=True, capture_output=True)
-        for role in ("P0", "P1", "dealer"):
-            start(f"mpc-auc party {role}", [BIN / "mpc-auc", "party", "--role", role, "--deployment",
-                                            str(work / "mpcauc" / "deployment.yaml"), "--key",
-                                            str(work / "mpcauc" / f"{role}.key"), "--budget", "2",
-                                            "--ledger", str(work / "ledgers")])  # each client key: epsilon 2 at most
-        (work / "keys").mkdir()
-        for p in range(CLIENTS):
-            subprocess.run([BIN / "mpc-auc", "client", "keygen", "--name", f"client-{p}", "--key",
-                            str(work / "keys" / f"client-{p}.key"), "--roster",
-                            str(work / "keys" / f"client-{p}.roster.yaml")], check=True, capture_output=True)
+        # mpc-auc: the deployment, the three parties (each client key: epsilon 2 at most) and five client keys
+        parties = stack.enter_context(local_deployment(CLIENTS, work / "mpcauc", party_options=("--budget", "2")))
+        procs.update({f"mpc-auc party {role}": proc for role, proc in parties.processes.items()})
         link = free_port()  # the SuperLink's one HTTP API: Fleet (SuperNodes), Control (flwr run) and Runtime
         home = work / "flwr-home"
         home.mkdir()
@@ -92,7 +83,7 @@ def main() -> int:
                                             f"127.0.0.1:{link}", "--port", str(free_port()), "--node-config",
                                             f"partition-id={p} num-partitions={CLIENTS}"], env)
         out = work / "rounds.json"
-        overrides = (f"mpcauc-deployment='{work / 'mpcauc' / 'deployment.yaml'}' mpcauc-keys='{work / 'keys'}' "
+        overrides = (f"mpcauc-deployment='{parties.deployment}' mpcauc-keys='{parties.keys}' "
                      f"out='{out}' clients={CLIENTS}")
         time.sleep(5)  # the SuperNodes register with the SuperLink
         start("flwr run", [BIN / "flwr", "run", str(APP), "demo", "--run-config", overrides, "--stream"], env)
@@ -111,14 +102,8 @@ def main() -> int:
         print(f"logs: {logs}")
         return 0
     finally:
-        for proc in procs.values():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in procs.values():
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        stop_processes(procs)
+        stack.close()
 
 
 if __name__ == "__main__":

@@ -68,7 +68,7 @@ def main(grid: Grid, context) -> None:
     result = strategy.start(grid=grid, initial_arrays=ArrayRecord(initial_weights()), num_rounds=len(targets))
     out = []
     for server_round, (target, _) in enumerate(targets, 1):
-        auc = result.evaluate_metrics_clientapp.get(server_round, {}).get("mpcauc-auc")
+        auc = result.evaluate_metrics_serverapp.get(server_round, {}).get("mpcauc-auc")
         out.append({"round": server_round, "target": target, "label": int(y[target]), "auc": auc,
                     "read": None if auc is None else int(auc > 0.5), "protocol": protocol})
     with open(str(setting(context, "oracle-out")), "w") as f:

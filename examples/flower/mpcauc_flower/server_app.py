@@ -1,7 +1,8 @@
 """The ServerApp: FedAvg whose evaluation rounds ask mpc-auc for the global AUC of the clients' test
 predictions (mpc_auc.flower.MpcAucFedAvg), by default one DP release per round (``mpcauc-protocol``,
 ``mpcauc-epsilon``); it logs, per round, that private AUC and its interval beside the clear AUC of the union of
-the test sets (computable here only because the example's data is public)."""
+the test sets (computable here only because the example's data is public): both are ServerApp-side metrics
+(``Result.evaluate_metrics_serverapp``)."""
 import json
 from logging import INFO
 
@@ -36,8 +37,10 @@ def main(grid: Grid, context: Context) -> None:
     result = strategy.start(grid=grid, initial_arrays=ArrayRecord(initial_weights()),
                             num_rounds=int(setting(context, "rounds")), evaluate_fn=clear_auc)
     rounds = []
-    for server_round, metrics in sorted(result.evaluate_metrics_clientapp.items()):
-        clear = result.evaluate_metrics_serverapp[server_round]["clear-auc"]
+    for server_round, metrics in sorted(result.evaluate_metrics_serverapp.items()):
+        if server_round == 0:  # the initial model's clear AUC: no evaluation round
+            continue
+        clear = metrics["clear-auc"]
         if "mpcauc-auc" not in metrics:  # refused: e.g. the clients' budgets are spent
             log(INFO, "round %s: no private AUC released, clear AUC %.15f", server_round, clear)
             rounds.append({"round": server_round, "private_auc": None, "clear_auc": clear})
