@@ -316,6 +316,16 @@ def submit(deployment: str, *, evaluation: str, client: str, key: str, y_true, y
     >>> receipt.status  # doctest: +SKIP
     'computed'
     """
+    return located_submit(deployment, lambda i: f"y_score[{i}]", evaluation=evaluation, client=client, key=key,
+                          y_true=y_true, y_score=y_score, ids=ids, pos_label=pos_label, terms=terms, timeout=timeout,
+                          connect_timeout=connect_timeout, progress=progress)
+
+
+def located_submit(deployment: str, locate, *, evaluation: str, client: str, key: str, y_true, y_score, ids=None,
+                   pos_label=None, terms: ClientTerms = None, timeout: float = 20.0, connect_timeout: float = 60.0,
+                   progress: bool = False) -> Receipt:
+    """:func:`submit`, naming row i of ``y_score`` as ``locate(i)`` in the client's own messages (``mpc-auc
+    client submit``: the line of its file)."""
     terms = terms or ClientTerms()
     identity = Identity.load(key)
     if identity.role != CLIENT_PREFIX + client:
@@ -329,7 +339,7 @@ def submit(deployment: str, *, evaluation: str, client: str, key: str, y_true, y
     policy = Policy(terms.max_epsilon, terms.budget, Accepts(terms.max_exact, terms.max_decimals), terms.ledger)
     outcome = submit_rows(identity, Deployment.load(deployment), evaluation, scores.astype(np.float64), labels,
                           timeout, connect_timeout, (lambda text: say(f"  [{client}] {text}")) if progress else None,
-                          policy)
+                          policy, locate)
     ranks = outcome.ranks
     if ranks is not None and ids is not None:
         ranks = pd.Series(ranks, index=pd.Index(np.asarray(ids), name="id"), name="rank")
