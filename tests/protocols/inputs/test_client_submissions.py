@@ -301,12 +301,13 @@ def test_a_client_sees_the_release_terms_and_refuses_a_looser_release(clients):
     anything, and a client without it sees the terms on stderr."""
     directory, _ = clients
     opened = _open(directory, "terms", "--deadline", "15", "--auc-decimals", "3")
-    strict = _submit(directory, "terms", "north", "--max-epsilon", "1")
     shown = _submit(directory, "terms", "south")
-    (code, _, _), (strict_code, _, strict_err), (_, _, shown_err) = _finish(opened, strict, shown)
-    assert code == 2  # north never submitted: the job stops at its deadline
+    terms = shown.stderr.readline()  # before north declines, which ends the job at once
+    strict = _submit(directory, "terms", "north", "--max-epsilon", "1")
+    (code, _, err), (strict_code, _, strict_err), _ = _finish(opened, strict, shown)
+    assert code == 2 and "'north' declined the job" in err, err
     assert strict_code == 2 and "looser than --max-epsilon 1" in strict_err, strict_err
-    assert "the exact AUC rounded to 3 decimals (no differential privacy)" in shown_err, shown_err
+    assert "the exact AUC rounded to 3 decimals (no differential privacy)" in terms, terms
 
 
 def test_clients_submitting_directly_get_the_metrics_and_the_dp_curve_they_were_shown(clients):
