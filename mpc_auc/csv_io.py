@@ -239,9 +239,10 @@ def read_table(path, columns, sep: str = None, types: dict = None, limits: ReadL
     text (strings, or a dictionary of them), or for a CSV the arrow type ``types`` names for a column (a float64
     column parsed without a text copy, a dictionary-encoded id column), where every value of the file converts.
 
-    The first column, when it holds text, is an id: none may be empty.  Raises InputError naming the file (and
-    line) of the first problem, or the limit of ``limits`` the file is past before it is read; a typed column
-    that does not convert, or whose numbers pyarrow reads more widely than :data:`NUMBER`, is read again as text.
+    The first column, when it holds text and ``types`` asks no number of it, is an id: none may be empty.
+    Raises InputError naming the file (and line) of the first problem, or the limit of ``limits`` the file is
+    past before it is read; a typed column that does not convert, or whose numbers pyarrow reads more widely
+    than :data:`NUMBER`, is read again as text.
     """
     path = str(path)
     with _reading(path):
@@ -250,7 +251,8 @@ def read_table(path, columns, sep: str = None, types: dict = None, limits: ReadL
         if len(out[columns[0]]) == 0:
             raise InputError(f"{path} has a header but no data rows")
         ids = out[columns[0]]
-        if pa.types.is_string(ids.type) or pa.types.is_dictionary(ids.type):
+        if (pa.types.is_string(ids.type) or pa.types.is_dictionary(ids.type)) and \
+                not pa.types.is_floating((types or {}).get(columns[0], pa.string())):  # a number's own check
             _no_empty(ids, path, columns[0])
     return out
 
@@ -351,6 +353,30 @@ def _no_empty(column, path, name: str) -> None:
         raise InputError(f"{path} line {_first(empty) + 2}: empty {name} id")
 
 
+def _no_duplicate(ids, owners, path, name: str) -> None:
+    """Refuse two rows of one client (``owners``: the client column, or None: one client's file) with the same
+    id, naming the id and the file lines of its first two rows (a client's ranks are written by id)."""
+    keys = _codes(ids)
+    if owners is not None:
+        keys = _codes(owners) * (int(keys.max()) + 1) + keys
+    order = np.argsort(keys, kind="stable")  # the rows of one key in file order
+    ordered = keys[order]
+    again = np.flatnonzero(ordered[1:] == ordered[:-1]) + 1
+    if len(again):
+        second = int(order[again].min())  # the earliest row that repeats an id
+        first = int(order[np.searchsorted(ordered, keys[second])])
+        whose = f" of client {owners[second].as_py()!r}" if owners is not None else ""
+        raise InputError(f"{path}: duplicate {name} {ids[second].as_py()!r}{whose} on lines {first + 2} and "
+                         f"{second + 2} (each row's id must be unique within its client)")
+
+
+def _codes(column) -> np.ndarray:
+    """int64 per row of a text or dictionary column: the index of its value among the column's distinct values."""
+    encoded = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
+    distinct = pc.dictionary_encode(encoded.dictionary).indices.to_numpy(zero_copy_only=False)  # a value twice in
+    return distinct.astype(np.int64)[encoded.indices.to_numpy(zero_copy_only=False)]  # the dictionary: one code
+
+
 def _csv_options(path, delimiter: str, raw, types: dict, limits: ReadLimits) -> dict:
     """pyarrow.csv.read_csv's arguments: the file (through gzip when compressed), a block a line fits in."""
     source = pa.input_stream(path, compression="gzip") if _gzip(path) else path
@@ -417,16 +443,19 @@ def _parse_problem(path, delimiter: str, message: str) -> str:
     return f"cannot read {path}: {message}"
 
 
-def _numbers(array, path, what: str) -> np.ndarray:
+def _numbers(array, path, what: str, column: str, kind: str = None) -> np.ndarray:
     """float64 values of a text column (or of a float64 column: a CSV's the typed read checked, a Parquet file's
-    numbers); InputError naming the first text that is no number of :data:`NUMBER`, or one that underflows to 0
-    or overflows to infinity."""
+    numbers); InputError naming the file line of the first empty cell (the ``kind`` of value, default ``what``,
+    and its ``column``), or the first text that is no number of :data:`NUMBER`, or one that underflows to 0 or
+    overflows to infinity (``what`` and the text)."""
     if pa.types.is_floating(array.type):
         return array.to_numpy(zero_copy_only=False)
     values, bad = _parsed(array)
     if bad.any():
         i = _first(bad)
-        raise InputError(f"{path} line {i + 2}: {what} {_not_a_number(array[i].as_py())}")
+        text = array[i].as_py()
+        problem = f"empty {kind or what} in column {column!r}" if text == "" else f"{what} {_not_a_number(text)}"
+        raise InputError(f"{path} line {i + 2}: {problem}")
     return values
 
 
@@ -532,17 +561,17 @@ def read_score_columns(path, columns: Columns = Columns(), encoder: ScoreEncoder
              **{name: pa.float64() for name in columns.scores + ((columns.weight,) if columns.weight else ())}}
     table = read_table(path, columns.wanted, sep, types, limits)
     with _reading(path):
-        if columns.client:
-            client = _strings(table.pop(columns.client))  # each column freed once converted
-        else:
-            client = np.full(len(table[columns.label]), declared_clients[0])
-        scores = [_numbers(table.pop(name), path, name) for name in columns.scores]
+        owners = table.pop(columns.client) if columns.client else None
+        client = _strings(owners) if columns.client else np.full(len(table[columns.label]), declared_clients[0])
+        scores = [_numbers(table.pop(name), path, name, name, "score") for name in columns.scores]
         labels = read_labels(table.pop(columns.label), path, positive_label)
-        weights = _numbers(table.pop(columns.weight), path, "weight") if columns.weight else None
+        weights = _numbers(table.pop(columns.weight), path, "weight", columns.weight) if columns.weight else None
         ids = None
         if columns.id:
             _no_empty(table[columns.id], path, columns.id)
+            _no_duplicate(table[columns.id], owners, path, columns.id)
             ids = _strings(table.pop(columns.id))
+        del owners  # each column freed once converted
     pa.default_memory_pool().release_unused()  # the text the pool keeps: 0.3 GB at 4.6M rows, before the shares
     named = len(columns.scores) > 1  # say which column a problem is in when there are several
 
@@ -562,7 +591,7 @@ def read_user_values(path, kernel: str, sep: str = None, limits: ReadLimits = DE
     table = read_table(path, USER_COLUMNS[kernel], sep, limits=limits)
     fields = USER_COLUMNS[kernel][1:]
     with _reading(path):
-        values = np.stack([_numbers(table[c], path, "value" if kernel == "gini" else "rating") for c in fields],
+        values = np.stack([_numbers(table[c], path, "value" if kernel == "gini" else "rating", c) for c in fields],
                           axis=1)
     bad, what = (~((values >= 0) & (values <= 1)), "lies outside [0, 1]") if kernel == "gini" else \
         (values != np.round(values), "is not an integer")  # each value finite: _numbers refuses the others

@@ -317,6 +317,17 @@ def submit(deployment: str, *, evaluation: str, client: str, key: str, y_true, y
     >>> receipt.status  # doctest: +SKIP
     'computed'
     """
+    with python_words():  # the client's terms are ClientTerms here, not client submit's options
+        return located_submit(deployment, lambda i: f"y_score[{i}]", evaluation=evaluation, client=client, key=key,
+                              y_true=y_true, y_score=y_score, ids=ids, pos_label=pos_label, terms=terms,
+                              timeout=timeout, connect_timeout=connect_timeout, progress=progress)
+
+
+def located_submit(deployment: str, locate, *, evaluation: str, client: str, key: str, y_true, y_score, ids=None,
+                   pos_label=None, terms: ClientTerms = None, timeout: float = 20.0, connect_timeout: float = 60.0,
+                   progress: bool = False) -> Receipt:
+    """:func:`submit`, naming row i of ``y_score`` as ``locate(i)`` in the client's own messages (``mpc-auc
+    client submit``: the line of its file)."""
     terms = terms or ClientTerms()
     identity = Identity.load(key)
     if identity.role != CLIENT_PREFIX + client:
@@ -328,10 +339,9 @@ def submit(deployment: str, *, evaluation: str, client: str, key: str, y_true, y
     if ids is not None and len(ids) != len(labels):
         raise InputError(f"ids must be one per row: {len(ids)} ids for {len(labels)} rows")
     policy = Policy(terms.max_epsilon, terms.budget, Accepts(terms.max_exact, terms.max_decimals), terms.ledger)
-    shown = (lambda text: say(f"  [{client}] {text}")) if progress else None
-    with python_words():  # the client's terms are ClientTerms here, not client submit's options
-        outcome = submit_rows(identity, Deployment.load(deployment), evaluation, scores.astype(np.float64), labels,
-                              timeout, connect_timeout, shown, policy)
+    outcome = submit_rows(identity, Deployment.load(deployment), evaluation, scores.astype(np.float64), labels,
+                          timeout, connect_timeout, (lambda text: say(f"  [{client}] {text}")) if progress else None,
+                          policy, locate)
     ranks = outcome.ranks
     if ranks is not None and ids is not None:
         ranks = pd.Series(ranks, index=pd.Index(np.asarray(ids), name="id"), name="rank")

@@ -16,7 +16,7 @@ from .. import progress
 from ..csv_io import LIMIT_OPTIONS, Columns, ReadLimits, read_evalset, read_score_columns, read_user_values, \
     write_evalset
 from ..figures import curves
-from ..evaluations import submit
+from ..evaluations import located_submit
 from ..context import ClientTerms, Context, Intake, parse_budget
 from ..planner import Plan, execute, open_evaluation, plan, ustat_epsilon
 from ..protocols.clear_auc import rank_sum_auc
@@ -336,10 +336,11 @@ def cmd_client_submit(args) -> int:
     evalset, _, ids, _ = read_score_columns(args.input, _columns(args), FINITE,
                                          [args.client], both_classes=False, sep=args.sep,
                                          positive_label=args.positive_label, limits=_limits(args))
-    receipt = submit(args.deployment, evaluation=args.evaluation, client=args.client, key=args.key,
-                     y_true=evalset.label, y_score=evalset.score, ids=ids,
-                     terms=ClientTerms(args.max_epsilon, args.budget, args.max_exact, args.max_decimals, args.ledger),
-                     timeout=args.timeout, connect_timeout=args.connect_timeout, progress=True)
+    receipt = located_submit(args.deployment, lambda i: f"{args.input} line {i + 2}", evaluation=args.evaluation,
+                             client=args.client, key=args.key, y_true=evalset.label, y_score=evalset.score, ids=ids,
+                             terms=ClientTerms(args.max_epsilon, args.budget, args.max_exact, args.max_decimals,
+                                               args.ledger),
+                             timeout=args.timeout, connect_timeout=args.connect_timeout, progress=True)
     if args.ranks_out:
         if receipt.ranks is None:
             raise InputError(f"evaluation {args.evaluation!r} does not deliver ranks (the job finished: "

@@ -292,8 +292,9 @@ def _evaluation_command(sub) -> None:
                         help="at the deadline, compute on the clients present (default: refuse, naming who is "
                              "missing)")
     opened.add_argument("--max-rows", type=typed("max_rows", "rows"), default=DEFAULT_MAX_ROWS,
-                        help="the most rows one client may submit: each party refuses a larger message before "
-                             "keeping it, which bounds its memory per client")
+                        help="the most rows one client may submit, counted: the client checks its rows against "
+                             "it, each party refuses a larger stated count and caps the submission's message at the "
+                             "stated rows' size before keeping it (which bounds its memory per client)")
     opened.add_argument("--max-total-rows", type=typed("max_total_rows", "rows"), default=DEFAULT_MAX_TOTAL_ROWS,
                         help="the most rows all clients may submit together: each party counts every message "
                              "against it before keeping it (first come), which bounds its memory for the "

@@ -5,11 +5,13 @@ from .encoding import ScoreEncoder
 from ..errors import InputError
 
 
-def check_client(client: str, scores, labels, encoder: ScoreEncoder, locate=None, columns: int = 1) -> None:
+def check_client(client: str, scores, labels, encoder: ScoreEncoder, locate=None, columns: int = 1,
+                 declared_by: str = None) -> None:
     """Raise InputError naming the problem with one client's rows.
 
     ``locate(i)`` names row i in messages (default: the client and row index); ``columns``: score columns per
-    row (scores then of shape (rows, columns)).
+    row (scores then of shape (rows, columns)); ``declared_by``: who declared the encoder's range, when the
+    client cannot change it (ScoreEncoder.check).
     """
     locate = locate or (lambda i: f"client {client!r} row {i}")
     scores, labels = np.asarray(scores), np.asarray(labels)
@@ -18,7 +20,7 @@ def check_client(client: str, scores, labels, encoder: ScoreEncoder, locate=None
             raise InputError(f"client {client!r}: scores must have {columns} columns (one per model), not the "
                              f"shape {scores.shape}")
         for column in scores.T:
-            check_client(client, column, labels, encoder, locate)
+            check_client(client, column, labels, encoder, locate, declared_by=declared_by)
         return
     if scores.ndim != 1 or labels.ndim != 1:
         raise InputError(f"client {client!r}: scores and labels must be one-dimensional")
@@ -26,7 +28,7 @@ def check_client(client: str, scores, labels, encoder: ScoreEncoder, locate=None
         raise InputError(f"client {client!r}: {len(scores)} scores but {len(labels)} labels")
     if len(scores) == 0:
         raise InputError(f"client {client!r} has no rows")
-    encoder.check(scores, locate)
+    encoder.check(scores, locate, declared_by)
     bad = ~np.isin(labels, (0, 1))
     if bad.any():
         i = int(np.argmax(bad))

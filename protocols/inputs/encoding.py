@@ -72,10 +72,11 @@ class ScoreEncoder:
         """True when distinct scores of this dtype in range always get distinct keys."""
         return self.shift == 0
 
-    def check(self, scores: np.ndarray, locate=lambda i: f"score #{i}") -> None:
+    def check(self, scores: np.ndarray, locate=lambda i: f"score #{i}", declared_by: str = None) -> None:
         """Raise InputError naming the first non-finite or out-of-range score.
 
-        ``locate(i)`` turns an index into the place to name (e.g. a file line).
+        ``locate(i)`` turns an index into the place to name (e.g. a file line); ``declared_by``: who declared the
+        range when it is not the caller's to change (a client's evaluation: its organiser sets it).
         """
         scores = np.asarray(scores, dtype=np.float64)
         bad = ~np.isfinite(scores)
@@ -83,6 +84,11 @@ class ScoreEncoder:
             i = int(np.argmax(bad))
             raise InputError(f"{locate(i)}: score {scores[i]} is not a finite number")
         bad = (scores < self.lo) | (scores > self.hi)
+        if bad.any() and declared_by is not None:
+            i = int(np.argmax(bad))
+            raise InputError(f"{locate(i)}: score {float(scores[i])!r} is outside the range [{self.lo}, {self.hi}] "
+                             f"that {declared_by} declares; its organiser sets the range (ask them to declare one "
+                             "that holds these scores, or map the scores into it)")
         if bad.any():
             i = int(np.argmax(bad))
             hint = (f"; the scores span [{scores.min():.6g}, {scores.max():.6g}] (logits or margins?): declare a "

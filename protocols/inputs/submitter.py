@@ -47,6 +47,9 @@ from .submission import Accepts, SharedResult, SubmissionRefused, Ticket, make_s
 from ..runtime.wire import WireError
 
 
+ROWS_DECLINED = "its rows do not fit the evaluation's declared input (the client's own check, before it sent anything)"
+
+
 class JobRefused(InputError):
     """The parties refused the client's submission or the whole job, or the client refused the job; the message
     says why."""
@@ -73,11 +76,14 @@ class Submitted:
 
 
 def submit_rows(identity, deployment, evaluation: str, scores, labels, timeout_s: float = 20.0,
-                connect_s: float = 60.0, on_progress=None, policy: Policy = Policy()) -> Submitted:
+                connect_s: float = 60.0, on_progress=None, policy: Policy = Policy(), locate=None) -> Submitted:
     """Submit one client's rows to ``evaluation`` on the deployment's parties; see the module docstring.
 
     connect_s: how long to keep trying while the parties have not opened the evaluation yet.
     policy: what this client accepts (:class:`Policy`); a job past it is refused before anything is sent.
+    locate: ``locate(i)`` names row i in the client's own messages (default: the client and row index).
+    Rows that fail the client's check against the ticket are declined with :data:`ROWS_DECLINED`, which names
+    nothing of them: the parties end the job at once (unless it allows missing clients).
     Raises JobRefused (submission or job refused), InputError (bad rows), PeerLost / ChannelIntegrityError.
     """
     name = identity.role[len(CLIENT_PREFIX):] if identity.role.startswith(CLIENT_PREFIX) else None
@@ -94,9 +100,12 @@ def submit_rows(identity, deployment, evaluation: str, scores, labels, timeout_s
                 or tickets[0].evaluation != evaluation:
             raise JobRefused(f"P0 and P1 issued different tickets for evaluation {evaluation!r}: not submitting")
         ticket, standings = tickets[0].common(), tuple(t.standing for t in tickets)
+        told = None  # what the parties are told if this client declines: its error, or nothing of its rows
         try:
             _accept_terms(ticket, standings, policy, on_progress)
-            check_client(name, scores, labels, ticket.encoder)
+            told = ROWS_DECLINED
+            check_client(name, scores, labels, ticket.encoder, locate, declared_by=f"evaluation {evaluation!r}")
+            told = None
             _check_size(ticket, len(scores))
             entry, why = own.charge(ticket_release(ticket.terms), {"evaluation": evaluation,
                                                                     "nonce": ticket.nonce.hex(), "client": name},
@@ -109,7 +118,7 @@ def submit_rows(identity, deployment, evaluation: str, scores, labels, timeout_s
                                           accepts=policy.accepts)
         except InputError as err:  # the parties need not wait for this client until their deadline
             for link in links.values():
-                _decline(link, str(err))
+                _decline(link, told or str(err))
             raise
         for role, submission in zip(COMPUTE, submissions):
             sent = True

@@ -13,6 +13,7 @@ of them, is reset as soon as it is accepted, unheard; any other gets a TLS 1.3 h
 unless its certificate is pinned, and at most :data:`HANDSHAKE_S` seconds to complete it.
 """
 import collections
+import errno
 import json
 import socket
 import ssl
@@ -21,7 +22,7 @@ import sys
 import threading
 import time
 
-from ..errors import ChannelIntegrityError, PeerLost
+from ..errors import ChannelIntegrityError, DeploymentError, PeerLost
 from .identity import CLIENT_PREFIX
 from .link import HELLO, Link, split_address, tune
 from .records import Tls
@@ -98,6 +99,19 @@ class Admission:
             return self._held[source]
 
 
+def _bound(role: str, address: str) -> socket.socket:
+    """A socket listening on ``address`` (HOST:PORT) for ``role``, or DeploymentError naming the address and why
+    not (a port another process holds, an address not this host's)."""
+    host, port = split_address(address)
+    try:
+        return socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET,
+                                    backlog=socket.SOMAXCONN)
+    except OSError as err:
+        hint = " (another process listens there: stop it, or give this role another port)" \
+            if err.errno == errno.EADDRINUSE else ""
+        raise DeploymentError(f"{role} cannot listen on {address}: {err.strerror or err}{hint}") from None
+
+
 class Listener:
     """A role's one listening socket: authenticates dialers and sorts their links by session and purpose.
 
@@ -124,11 +138,7 @@ class Listener:
         self.me, self.deployment, self.timeout_s = me, deployment, timeout_s
         self._peers = {p.fingerprint: p.role for p in deployment.peers_of(me.role)}
         self._context = me.tls_context(server=True, trusted=deployment.peers_of(me.role))
-        if sock is None:
-            host, port = split_address(listen or deployment.address(me.role))
-            sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET,
-                                        backlog=socket.SOMAXCONN)
-        self.sock = sock
+        self.sock = sock or _bound(me.role, listen or deployment.address(me.role))
         self._cond = threading.Condition()
         self._waiting = []  # (hello, link) not yet claimed
         self.refused = collections.deque(maxlen=1000)  # why handshakes were refused (latest, for operator and tests)

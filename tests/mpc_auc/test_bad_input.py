@@ -27,6 +27,8 @@ CASES = {
     "short row": ("client,score,label\na,0.5,1\na,0.2\n", "line 3: expected 3 fields, found 2"),
     "long row": ("client,score,label\na,0.5,1,7\n", "line 2: expected 3 fields, found 4"),
     "empty client id": ("client,score,label\n,0.5,1\na,0.2,0\n", "line 2: empty client id"),
+    "empty score": ("client,score,label\na,0.5,1\na,,0\n", "line 3: empty score in column 'score'"),
+    "label benign": ("client,score,label\na,0.5,benign\na,0.2,malignant\n", "line 2: label 'benign' is not 0 or 1"),
     "header only": ("client,score,label\n", "no data rows"),
     "empty file": ("", "is empty"),
 }
@@ -45,10 +47,12 @@ def _run(tmp_path, text, *extra, raw=None):
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_bad_csv_exits_2_with_message_and_no_output(tmp_path, capsys, name):
+    """Each on one line, with plain values (no numpy repr such as np.str_('benign'))."""
     text, message = CASES[name]
     code, out = _run(tmp_path, text)
+    err = capsys.readouterr().err
     assert code == 2
-    assert message in capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and "np." not in err
     assert not out.exists() and not list(tmp_path.glob(".mpc-auc-*"))
 
 

@@ -235,3 +235,40 @@ def test_a_client_gets_room_once_however_many_links_it_opens(study):
         link.close(flush_s=0.2)
     with pytest.raises(mpc_auc.InputError, match="no client submitted to both parties"):
         opened.result(timeout=60)
+
+
+def test_max_rows_counts_rows_n_admitted_n_plus_1_refused_by_name(study):
+    """max_rows=500 counts rows, not bytes: a client of 500 rows is computed; one of 501 is refused by its own
+    check against the ticket, and a client that skips it and states 501 rows is refused by the party, each
+    naming the count and the limit (each party also caps the submission's message at the stated rows' size)."""
+    from mpc_auc.protocols.inputs.submitter import _connect
+    from mpc_auc.protocols.runtime.control import recv_message, send_message
+    from mpc_auc.protocols.runtime.deployment import Deployment
+    from mpc_auc.protocols.runtime.identity import Identity
+
+    directory, _ = study
+    deployment, key = directory / "deployment.yaml", directory / "north.key"
+    y = np.arange(501) % 2
+    s = np.linspace(0, 1, 501)
+    opened = mpc_auc.Evaluation.open(deployment, id="rows-500", roster=directory / "north.roster.yaml",
+                                     intake=mpc_auc.Intake(deadline=60, max_rows=500))
+    receipt = mpc_auc.submit(deployment, evaluation="rows-500", client="north", key=key, y_true=y[:500],
+                             y_score=s[:500], timeout=60)
+    assert receipt.status == "computed" and receipt.rows == 500
+    assert abs(opened.result(timeout=120)["auc"] - roc_auc_score(y[:500], s[:500])) < 1e-12
+    opened = mpc_auc.Evaluation.open(deployment, id="rows-501", roster=directory / "north.roster.yaml",
+                                     intake=mpc_auc.Intake(deadline=60, max_rows=500))
+    with pytest.raises(mpc_auc.InputError, match="^this client has 501 rows; evaluation 'rows-501' takes at most 500 "
+                                                 "per client$"):
+        mpc_auc.submit(deployment, evaluation="rows-501", client="north", key=key, y_true=y, y_score=s)
+    with pytest.raises(mpc_auc.InputError, match="'north' declined the job"):
+        opened.result(timeout=60)
+    opened = mpc_auc.Evaluation.open(deployment, id="rows-501-stated", roster=directory / "north.roster.yaml",
+                                     intake=mpc_auc.Intake(deadline=10, max_rows=500))
+    link, _ = _connect(Identity.load(str(key)), Deployment.load(deployment), "P0", "rows-501-stated", 20, 60)
+    send_message(link, "rows", 501)
+    assert recv_message(link, "room") == ("refused", "client 'north' stated 501 rows; the evaluation takes 1 to 500 "
+                                                     "per client")
+    link.close(flush_s=0.2)
+    with pytest.raises(mpc_auc.InputError, match="stated 501 rows"):
+        opened.result(timeout=60)

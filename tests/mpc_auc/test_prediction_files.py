@@ -75,6 +75,9 @@ def test_the_ids_travel_into_each_clients_rank_file_with_one_based_ranks(files, 
     ("site;p_hat;outcome;x,site,p_hat,outcome\na;0.5;1;q,a,0.5,1\n", [], "name the separator with --sep"),
     ("record,site,p_hat,outcome\n,a,0.5,1\nr2,b,0.2,0\n", ["--id-col", "record"], "line 2: empty record id"),
     ("site,p_hat,outcome\na,0.5,1\n", ["--score-col", "p_hat,p_hat"], "must be distinct"),
+    ("site,p_hat,outcome\na,0.5,1\nb,,0\n", [], "bad line 3: empty score in column 'p_hat'"),
+    ("record,site,p_hat,outcome\nr1,a,0.5,1\nr1,b,0.2,0\nr2,a,0.4,0\nr1,a,0.3,1\n", ["--id-col", "record"],
+     "bad: duplicate record 'r1' of client 'a' on lines 2 and 5 (each row's id must be unique within its client)"),
 ])
 def test_malformed_exports_are_refused_by_name(tmp_path, capsys, text, extra, why):
     path = tmp_path / "bad"
@@ -83,6 +86,21 @@ def test_malformed_exports_are_refused_by_name(tmp_path, capsys, text, extra, wh
     code = main(["run", "--input", str(path), "--protocol", "clear", "--out", str(out), "--client-col", "site",
                  "--score-col", "p_hat", "--label-col", "outcome", *extra])
     assert code == 2 and why in capsys.readouterr().err and not out.exists()
+
+
+@pytest.mark.parametrize("text, extra, why", [
+    ("score,label\n0.5,1\n,0\n", [], " line 3: empty score in column 'score'"),
+    ("record,score,label\nr1,0.5,1\nr2,0.4,0\nr1,0.3,1\n", ["--id-col", "record"],
+     ": duplicate record 'r1' on lines 2 and 4 (each row's id must be unique within its client)"),
+])
+def test_client_submit_names_an_empty_score_and_a_duplicate_id_by_line(tmp_path, capsys, text, extra, why):
+    """``client submit`` reads its file before it dials: one line naming the file line, no numpy repr."""
+    path = tmp_path / "rows.csv"
+    path.write_text(text)
+    code = main(["client", "submit", "--deployment", str(tmp_path / "none.yaml"), "--evaluation", "e", "--client",
+                 "north", "--key", str(tmp_path / "none.key"), "--input", str(path), *extra])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and lines == [f"mpc-auc: error: {path}{why}"]
 
 
 def test_a_gzip_file_that_is_not_text_is_named(tmp_path, capsys):

@@ -301,12 +301,13 @@ def test_a_client_sees_the_release_terms_and_refuses_a_looser_release(clients):
     anything, and a client without it sees the terms on stderr."""
     directory, _ = clients
     opened = _open(directory, "terms", "--deadline", "15", "--auc-decimals", "3")
-    strict = _submit(directory, "terms", "north", "--max-epsilon", "1")
     shown = _submit(directory, "terms", "south")
-    (code, _, _), (strict_code, _, strict_err), (_, _, shown_err) = _finish(opened, strict, shown)
-    assert code == 2  # north never submitted: the job stops at its deadline
+    terms = shown.stderr.readline()  # before north declines, which ends the job at once
+    strict = _submit(directory, "terms", "north", "--max-epsilon", "1")
+    (code, _, err), (strict_code, _, strict_err), _ = _finish(opened, strict, shown)
+    assert code == 2 and "'north' declined the job" in err, err
     assert strict_code == 2 and "looser than --max-epsilon 1" in strict_err, strict_err
-    assert "the exact AUC rounded to 3 decimals (no differential privacy)" in shown_err, shown_err
+    assert "the exact AUC rounded to 3 decimals (no differential privacy)" in terms, terms
 
 
 def test_clients_submitting_directly_get_the_metrics_and_the_dp_curve_they_were_shown(clients):
@@ -339,3 +340,42 @@ def test_clients_submitting_directly_get_the_metrics_and_the_dp_curve_they_were_
     record = __import__("json").loads((directory / "dp-curve.json").read_text())
     assert len(record["metrics"]["roc"]["tpr"]) == 30 and record["privacy"]["epsilon"] == 2.0
     assert record["privacy"]["ledger"]["charged"]["epsilon"] == pytest.approx(2.0)
+
+
+def _admitted(proc) -> None:
+    """Read a client's progress until both parties have admitted its rows (fails if it ends first)."""
+    line = proc.stderr.readline()
+    while "both parties admitted" not in line:
+        assert line, "the client ended before both parties admitted its rows"
+        line = proc.stderr.readline()
+
+
+def test_a_score_outside_the_declared_range_is_named_to_its_client_and_ends_the_job_for_the_others(clients):
+    """A client whose file holds a score outside the evaluation's range is told its file line, the range and that
+    the organiser sets it (not the organiser's option); the parties are told only that its rows do not fit, and
+    end the job at once: the organiser and the clients already admitted learn it was refused, naming the client
+    and nothing of its rows, long before the deadline (600 s)."""
+    directory, _ = clients
+    bad = directory / "east-out-of-range.csv"
+    bad.write_text("score,label\n0.25,0\n0.5,1\n0.75,0\n1.5,1\n0.125,0\n")
+    started = __import__("time").monotonic()
+    opened = _open(directory, "range", "--deadline", "600")
+    honest = [_submit(directory, "range", n) for n in CLIENTS[:2]]
+    for proc in honest:
+        _admitted(proc)
+    east = subprocess.Popen(CLI + ["client", "submit", "--deployment", str(directory / "deployment.yaml"),
+                                   "--evaluation", "range", "--client", "east", "--key", str(directory / "east.key"),
+                                   "--input", str(bad), "--timeout", "5"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    (code, _, err), *answers, (east_code, _, east_err) = _finish(opened, *honest, east)
+    assert __import__("time").monotonic() - started < 300
+    assert east_code == 2 and east_err.strip().splitlines()[-1] == (
+        f"mpc-auc: error: {bad} line 5: score 1.5 is outside the range [0.0, 1.0] that evaluation 'range' declares; "
+        "its organiser sets the range (ask them to declare one that holds these scores, or map the scores into it)")
+    told = f"client 'east' declined the job: {submitter.ROWS_DECLINED}"
+    assert code == 2 and told in err and "nothing was computed" in err, err
+    assert all(c == 2 and told in e for c, _, e in answers), answers
+    for text in [err] + [e for _, _, e in answers]:
+        assert "1.5" not in text and "line 5" not in text and "--score-range" not in text
+    assert not (directory / "range.json").exists()
+

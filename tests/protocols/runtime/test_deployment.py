@@ -124,3 +124,23 @@ def test_bad_deployment_input_exits_2_naming_the_problem(tmp_path):
         proc = subprocess.run(CLI + argv, capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2 and message in proc.stderr, (argv, proc.stderr)
     assert not (tmp_path / "r.json").exists()
+
+
+def test_a_port_already_in_use_is_one_line_naming_it_with_exit_2(tmp_path):
+    """``mpc-auc party`` on a port another socket holds: exit 2 and one line naming the role and the address,
+    not a traceback."""
+    import socket
+
+    holder = socket.create_server(("127.0.0.2", 0))
+    try:
+        port = holder.getsockname()[1]
+        subprocess.run(CLI + ["deploy", "init", "--dir", str(tmp_path), "--p0", f"127.0.0.2:{port}", "--p1",
+                              "127.0.0.3:1", "--dealer", "127.0.0.4:1"], check=True, capture_output=True)
+        proc = subprocess.run(CLI + ["party", "--role", "P0", "--deployment", str(tmp_path / "deployment.yaml"),
+                                     "--key", str(tmp_path / "P0.key")], capture_output=True, text=True, timeout=60)
+    finally:
+        holder.close()
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"mpc-auc: error: P0 cannot listen on 127.0.0.2:{port}: Address already in use"), \
+        lines[0]
