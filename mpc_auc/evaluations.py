@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .keywords import python_words
-from .labels import binary_labels
+from .labels import binary_labels, plain
 from .context import ClientTerms, Context, Intake
 from .planner import open_evaluation, plan, shared_outcome
 from .progress import RoleProgress, say
@@ -338,6 +338,8 @@ def located_submit(deployment: str, locate, *, evaluation: str, client: str, key
         raise InputError(f"y_score must be one score per row of y_true: shape {scores.shape} for {len(labels)} labels")
     if ids is not None and len(ids) != len(labels):
         raise InputError(f"ids must be one per row: {len(ids)} ids for {len(labels)} rows")
+    if ids is not None:
+        _unique(ids)
     policy = Policy(terms.max_epsilon, terms.budget, Accepts(terms.max_exact, terms.max_decimals), terms.ledger)
     outcome = submit_rows(identity, Deployment.load(deployment), evaluation, scores.astype(np.float64), labels,
                           timeout, connect_timeout, (lambda text: say(f"  [{client}] {text}")) if progress else None,
@@ -350,6 +352,17 @@ def located_submit(deployment: str, locate, *, evaluation: str, client: str, key
         result = _result(shared_outcome(outcome.ticket, outcome.shared), outcome.ticket.terms.protocol, 0.0)
     return Receipt(evaluation, client, outcome.rows, outcome.status, outcome.ticket.terms.describe(), ranks, result,
                    outcome.standings)
+
+
+def _unique(ids) -> None:
+    """Refuse two rows with one id (the client's ranks come back keyed by id), naming the id and both rows."""
+    index = pd.Index(np.asarray(ids))
+    repeated = np.flatnonzero(index.duplicated())
+    if len(repeated):
+        second = int(repeated[0])
+        first = int(np.flatnonzero(index == index[second])[0])
+        raise InputError(f"duplicate id {plain(index[second])!r} at ids[{first}] and ids[{second}] (each row's id "
+                         "must be unique: the ranks come back keyed by id)")
 
 
 def _result(outcome, protocol: str, wall_s: float) -> EvaluationResult:

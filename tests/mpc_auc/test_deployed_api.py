@@ -104,6 +104,11 @@ def test_bad_requests_are_refused_before_anything_is_sent(study):
     with pytest.raises(mpc_auc.InputError, match="one per row"):
         mpc_auc.submit(directory / "deployment.yaml", evaluation="x", client="north", key=directory / "north.key",
                        y_true=y, y_score=s, ids=["a"])
+    twice = np.array([f"r{i}" for i in range(len(y))], dtype=object)
+    twice[9] = twice[3]
+    with pytest.raises(mpc_auc.InputError, match=r"duplicate id 'r3' at ids\[3\] and ids\[9\]"):
+        mpc_auc.submit(directory / "deployment.yaml", evaluation="x", client="north", key=directory / "north.key",
+                       y_true=y, y_score=s, ids=twice)
 
 
 def test_the_docs_example_runs_in_a_deployments_directory(study):
