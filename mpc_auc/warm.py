@@ -33,10 +33,11 @@ class Session:
 
     >>> import mpc_auc
     >>> with mpc_auc.Session() as session:
-    ...     first = float(mpc_auc.roc_auc_score([0, 1, 0, 1], [0.1, 0.8, 0.3, 0.6], ci=False))
-    ...     second = float(mpc_auc.roc_auc_score([0, 1, 1, 0], [0.2, 0.9, 0.4, 0.5], ci=False))
-    >>> first, second
-    (1.0, 0.75)
+    ...     first = mpc_auc.roc_auc_score([0, 1, 0, 1], [0.1, 0.8, 0.3, 0.6], ci=False)
+    ...     second = mpc_auc.roc_auc_score([0, 1, 1, 0], [0.2, 0.9, 0.4, 0.5], ci=False)
+    ...     kept = len(session.pids)
+    >>> round(first.auc, 6), round(second.auc, 6), kept
+    (1.0, 0.75, 3)
     """
 
     def __init__(self, keep: bool = True):

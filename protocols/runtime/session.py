@@ -266,6 +266,7 @@ class Session:
             start = {"session": self.session_id, "target": target_name(target), "provider": provider,
                      "args": tuple(args)}
             for role in self.roles:
+                self._check_running(role)
                 self._links[role] = dial(identity, deployment, role, {"purpose": "control",
                                                                       "session": self.session_id}, timeout_s)
                 send_message(self._links[role], "start", start)
@@ -275,6 +276,13 @@ class Session:
             if isinstance(err, (PeerLost, ChannelIntegrityError)):
                 raise PartyFailure(culprit, str(err)) from None
             raise
+
+    def _check_running(self, role: str) -> None:
+        """Raise PartyFailure if ``role`` is a local process that has ended (a warm role that died between
+        sessions): not dialled for ``timeout_s`` as a role still starting would be."""
+        proc = self._procs.get(role)
+        if proc is not None and proc.exitcode is not None:
+            raise PartyFailure(role, f"ended before the session ({_describe_exit(proc.exitcode)})")
 
     @property
     def pids(self) -> dict:

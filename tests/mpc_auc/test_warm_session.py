@@ -1,0 +1,96 @@
+"""mpc_auc.Session: the local roles kept alive between API calls, each call still its own session."""
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+import mpc_auc
+from mpc_auc import warm
+from mpc_auc.protocols.mpc.ranking_job import dataset_id
+from mpc_auc.protocols.runtime.ledger import Ledger
+from mpc_auc.protocols.runtime.session import LocalRoles
+
+RNG = np.random.default_rng(40)
+Y, S = RNG.integers(0, 2, 200), RNG.random(200)
+
+
+def _gone(pids, patience_s: float = 30.0) -> bool:
+    """Every process of ``pids`` has ended (gone or a zombie) within ``patience_s``."""
+    deadline = time.monotonic() + patience_s
+    while time.monotonic() < deadline:
+        if all(_ended(pid) for pid in pids):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _ended(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def _auc(**options) -> float:
+    return mpc_auc.roc_auc_score(Y, S, ci=False, **options).auc
+
+
+def test_calls_in_a_session_reuse_the_roles_and_exit_stops_them():
+    with mpc_auc.Session() as session:
+        first = _auc()
+        pids = session.pids
+        second = _auc()
+        assert session.pids == pids and len(pids) == 3  # P0, P1 and the dealer served both calls
+    assert first == second == pytest.approx(roc_auc_score(Y, S), abs=1e-12)
+    assert session.pids == () and _gone(pids)
+
+
+def test_a_role_killed_between_calls_is_replaced_by_fresh_roles():
+    with mpc_auc.Session() as session:
+        _auc()
+        pids = session.pids
+        os.kill(pids[0], signal.SIGKILL)
+        assert _gone(pids[:1])
+        assert _auc() == pytest.approx(roc_auc_score(Y, S), abs=1e-12)
+        assert not set(session.pids) & set(pids) and _gone(pids)  # all three replaced
+
+
+def test_a_dead_role_the_liveness_check_missed_fails_the_call_at_once_and_the_next_starts_fresh(monkeypatch):
+    with mpc_auc.Session() as session:
+        _auc()
+        pids = session.pids
+        os.kill(pids[1], signal.SIGKILL)
+        assert _gone(pids[1:2])
+        with monkeypatch.context() as patch:
+            patch.setattr(LocalRoles, "alive", lambda self: True)  # as if it died just after the check
+            start = time.monotonic()
+            with pytest.raises(mpc_auc.PartyFailure):
+                _auc()
+            assert time.monotonic() - start < 30
+        assert _gone(pids)  # the failed call stopped the others
+        assert _auc() == pytest.approx(roc_auc_score(Y, S), abs=1e-12)
+
+
+def test_each_call_is_charged_to_the_ledgers_on_its_own(tmp_path):
+    context = mpc_auc.Context(ledger=str(tmp_path))
+    with mpc_auc.Session() as session:
+        for _ in range(2):
+            mpc_auc.roc_auc_score(Y, S, protocol="mpc-central", epsilon=1.0, context=context)
+        assert len(session.pids) == 3
+    account = dataset_id([("c0", S, Y)])
+    for role in ("P0", "P1"):
+        releases = Ledger.releases(Ledger(str(tmp_path), role).state(account))
+        assert [r.epsilon for r in releases] == [1.0, 1.0]
+
+
+def test_keep_false_and_the_environment_make_calls_cold(monkeypatch):
+    with mpc_auc.Session(keep=False) as session:
+        _auc()
+        assert session.pids == ()
+    monkeypatch.setattr(warm, "_ENTERED", [])
+    monkeypatch.setenv(warm.ENV, "0")
+    assert not warm.current().keep
