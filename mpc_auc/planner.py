@@ -154,7 +154,7 @@ def execute(request: Plan, clients: list, on_progress=None, weights: list = None
                          "clear, without ranks")
     if request.protocol == "clear":
         return _clear(request, clients, weights)
-    with warm.current().placement(request.placement, request.timeout) as placement:  # mpc_auc.warm
+    with warm.placement(request.placement, request.timeout) as placement:  # kept roles (mpc_auc.warm)
         if request.protocol == "mpc-central":
             declared = [request.dataset_id] if request.dataset_id else None
             release = mpc_central_auc([clients], request.noise, request.encoder, request.method, placement,

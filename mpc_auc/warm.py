@@ -27,22 +27,40 @@ ENV = "MPC_AUC_WARM"  # "0": no implicit default session (each call starts its o
 
 
 class Session:
-    """Keep the local roles alive between API calls (a context manager; see the module's docstring).
+    """Keep the local roles (P0, P1, the dealer) alive between API calls: a context manager.
 
-    keep: False makes the calls inside the block cold (each starts and stops its own roles).
+    Each call is still its own session: new TLS links, dealer keys, triples, masks and ledger charges; the calls
+    share the three processes and their keys (the module's docstring, docs/api.md "Warm sessions").
 
+    Parameters
+    ----------
+    keep : bool
+        False: the calls inside the block are cold (each starts and stops its own roles).
+
+    Returns
+    -------
+    Session
+        Entered with ``with``: the block's calls use it; the roles stop when the block ends.
+
+    See Also
+    --------
+    mpc_auc.roc_auc_score, mpc_auc.evaluate : calls that use it.
+
+    Examples
+    --------
     >>> import mpc_auc
     >>> with mpc_auc.Session() as session:
     ...     first = mpc_auc.roc_auc_score([0, 1, 0, 1], [0.1, 0.8, 0.3, 0.6], ci=False)
+    ...     kept = session.pids
     ...     second = mpc_auc.roc_auc_score([0, 1, 1, 0], [0.2, 0.9, 0.4, 0.5], ci=False)
-    ...     kept = len(session.pids)
-    >>> round(first.auc, 6), round(second.auc, 6), kept
-    (1.0, 0.75, 3)
+    ...     same = session.pids == kept
+    >>> round(first.auc, 6), round(second.auc, 6), len(kept), same, session.pids
+    (1.0, 0.75, 3, True, ())
     """
 
     def __init__(self, keep: bool = True):
         self.keep = keep
-        self._roles = {}  # (placement, timeout) -> the serving LocalRoles for them
+        self._key, self._roles = None, None  # the serving LocalRoles kept, and the (placement, timeout) they serve
         self._lock = threading.RLock()
 
     def __enter__(self) -> "Session":
@@ -58,30 +76,44 @@ class Session:
     def pids(self) -> tuple:
         """The process ids of the roles kept now (sorted; empty before the first call and after ``close``)."""
         with self._lock:
-            return tuple(sorted(proc.pid for roles in self._roles.values() for proc in roles.processes.values()))
+            return () if self._roles is None else tuple(sorted(proc.pid for proc in self._roles.processes.values()))
 
     @contextmanager
-    def placement(self, placement: Placement, timeout_s: float):
-        """``placement`` with this session's roles for it, started at their first call or afresh when one has
-        died; a deployment, roles already started for the call, or ``keep=False``: ``placement`` as it is."""
+    def _placement(self, placement: Placement, timeout_s: float):
+        """``placement`` with this session's roles for it, started at their first call, or afresh when one has
+        died or the last call asked for other roles (another host, port, ledger or timeout: the session keeps one
+        set); a deployment, roles already started for the call, or ``keep=False``: ``placement`` as it is."""
         if not self.keep or placement.deployment is not None or placement.started is not None:
             yield placement
             return
         with self._lock:  # one call at a time: the roles serve one session after another
-            key = (placement, timeout_s)
-            roles = self._roles.get(key)
-            if roles is None or not roles.alive():
-                if roles is not None:
-                    roles.stop()
-                roles = self._roles[key] = warm_roles(placement, timeout_s)
-            yield dataclasses.replace(placement, started=roles)
+            if (placement, timeout_s) != self._key or not self._roles.alive():
+                self.close()
+                self._roles, self._key = warm_roles(placement, timeout_s), (placement, timeout_s)
+            yield dataclasses.replace(placement, started=self._roles)
 
     def close(self) -> None:
-        """Stop the roles this session keeps (a later call starts new ones)."""
+        """Stop the roles this session keeps now; a later call starts new ones (``with`` calls it at the end).
+
+        Returns
+        -------
+        None
+
+        See Also
+        --------
+        Session.pids : the process ids of the roles kept.
+
+        Examples
+        --------
+        >>> session = Session()
+        >>> session.close()
+        >>> session.pids
+        ()
+        """
         with self._lock:
-            for roles in self._roles.values():
-                roles.stop()
-            self._roles.clear()
+            if self._roles is not None:
+                self._roles.stop()
+            self._key, self._roles = None, None
 
 
 _ENTERED = []  # sessions entered with ``with``, innermost last
@@ -99,3 +131,9 @@ def current() -> Session:
         _DEFAULT.append(Session())
         atexit.register(_DEFAULT[0].close)
     return _DEFAULT[0]
+
+
+def placement(placement: Placement, timeout_s: float):
+    """A context manager giving ``placement`` with the roles of the current session (:func:`current`) for an API
+    call (mpc_auc.planner.execute); the call runs inside it."""
+    return current()._placement(placement, timeout_s)

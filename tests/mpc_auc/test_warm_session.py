@@ -75,12 +75,14 @@ def test_a_dead_role_the_liveness_check_missed_fails_the_call_at_once_and_the_ne
         assert _auc() == pytest.approx(roc_auc_score(Y, S), abs=1e-12)
 
 
-def test_each_call_is_charged_to_the_ledgers_on_its_own(tmp_path):
+def test_each_call_is_charged_to_the_ledgers_on_its_own_and_other_roles_replace_the_kept_ones(tmp_path):
     context = mpc_auc.Context(ledger=str(tmp_path))
     with mpc_auc.Session() as session:
         for _ in range(2):
             mpc_auc.roc_auc_score(Y, S, protocol="mpc-central", epsilon=1.0, context=context)
-        assert len(session.pids) == 3
+        pids = session.pids
+        _auc()  # another ledger: the session's one set of roles is replaced
+        assert len(session.pids) == 3 and not set(session.pids) & set(pids) and _gone(pids)
     account = dataset_id([("c0", S, Y)])
     for role in ("P0", "P1"):
         releases = Ledger.releases(Ledger(str(tmp_path), role).state(account))
