@@ -21,15 +21,15 @@ import time
 
 import numpy as np
 
+from ...planner import execute, plan
+from ...warm import Session
+
 MODES = ("cold", "warm")
 TARGET_S = 0.3  # the issue's target per call at 10^3 rows after the first
 
 
 def _calls(m: int, mode: str, calls: int) -> list:
     """[(wall s, job s, computation s)] of ``calls`` calls on ``m`` rows in ``mode``, in this interpreter."""
-    from ... import Session
-    from ...planner import execute, plan
-
     rng = np.random.default_rng(m)
     clients = [("c0", rng.random(m), rng.integers(0, 2, m))]
     request = plan()
