@@ -28,8 +28,9 @@ MODES = ("cold", "warm")
 TARGET_S = 0.3  # the issue's target per call at 10^3 rows after the first
 
 
-def _calls(m: int, mode: str, calls: int) -> list:
-    """[(wall s, job s, computation s)] of ``calls`` calls on ``m`` rows in ``mode``, in this interpreter."""
+def _calls(m: int, mode: str, calls: int) -> dict:
+    """{"calls": [(wall s, job s, computation s)] of ``calls`` calls on ``m`` rows in ``mode``, in this interpreter;
+    "phases": P0's seconds per phase in the last call, "hops": its hops (message chains, a round trip two)}."""
     rng = np.random.default_rng(m)
     clients = [("c0", rng.random(m), rng.integers(0, 2, m))]
     request = plan()
@@ -40,21 +41,24 @@ def _calls(m: int, mode: str, calls: int) -> list:
             release = execute(request, clients).release
             wall = time.perf_counter() - start
             out.append((wall, release.wall_s, sum(p["s"] for p in release.traffic["P0"]["phases"])))
-    return out
+    return {"calls": out, "phases": {p["phase"]: p["s"] for p in release.traffic["P0"]["phases"]},
+            "hops": release.traffic["P0"]["hops"]}
 
 
-def _measured(m: int, mode: str, calls: int) -> list:
+def _measured(m: int, mode: str, calls: int) -> dict:
     """``_calls`` in a fresh interpreter."""
     command = [sys.executable, "-m", "mpc_auc.sims.bench.session", "--one", str(m), mode, str(calls)]
     return json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout.splitlines()[-1])
 
 
-def _row(m: int, mode: str, times: list) -> dict:
+def _row(m: int, mode: str, measured: dict) -> dict:
+    times = measured["calls"]
     later = times[1:]
     return {"rows": m, "mode": mode, "first_s": times[0][0], "first_job_s": times[0][1],
             "later_s": statistics.median(w for w, _, _ in later),
             "later_job_s": statistics.median(j for _, j, _ in later),
-            "later_mpc_s": statistics.median(c for _, _, c in later), "later_min_s": min(w for w, _, _ in later)}
+            "later_mpc_s": statistics.median(c for _, _, c in later), "later_min_s": min(w for w, _, _ in later),
+            "phases": measured["phases"], "hops": measured["hops"]}
 
 
 def main(argv=None) -> None:
@@ -85,6 +89,8 @@ def main(argv=None) -> None:
               f"warm; first call's start-up (first - later, warm) {warm['first_s'] - warm['later_s']:.2f} s"
               + (f"; target {TARGET_S} s per later call: {'met' if warm['later_s'] <= TARGET_S else 'not met'}"
                  if m == 1000 else ""))
+        print(f"  warm, last call, P0's computation: {warm['hops']:.0f} hops; "
+              + "; ".join(f"{name} {s:.3f} s" for name, s in warm["phases"].items() if name != "start"))
 
 
 if __name__ == "__main__":
