@@ -266,9 +266,8 @@ class Session:
             start = {"session": self.session_id, "target": target_name(target), "provider": provider,
                      "args": tuple(args)}
             for role in self.roles:
-                self._check_running(role)
-                self._links[role] = dial(identity, deployment, role, {"purpose": "control",
-                                                                      "session": self.session_id}, timeout_s)
+                self._links[role] = dial(identity, deployment, role, {"purpose": "control", "session": self.session_id},
+                                         timeout_s, lambda role=role: self._ended(role))
                 send_message(self._links[role], "start", start)
         except BaseException as err:
             culprit = (err.peers[0] if isinstance(err, PeerLost) else getattr(err, "peer", None)) or self.roles[0]
@@ -277,12 +276,11 @@ class Session:
                 raise PartyFailure(culprit, str(err)) from None
             raise
 
-    def _check_running(self, role: str) -> None:
-        """Raise PartyFailure if ``role`` is a local process that has ended (a warm role that died between
-        sessions): not dialled for ``timeout_s`` as a role still starting would be."""
+    def _ended(self, role: str) -> bool:
+        """``role`` is a local process that has ended (e.g. a warm role that died between sessions): not dialled
+        for ``timeout_s`` as a role still starting would be."""
         proc = self._procs.get(role)
-        if proc is not None and proc.exitcode is not None:
-            raise PartyFailure(role, f"ended before the session ({_describe_exit(proc.exitcode)})")
+        return proc is not None and proc.exitcode is not None
 
     @property
     def pids(self) -> dict:

@@ -3,8 +3,12 @@ session after another in the same processes, each with its own dealer keys, trip
 import dataclasses
 
 import numpy as np
+import pytest
 import torch
 
+from mpc_auc.protocols.errors import ChannelIntegrityError, PeerLost
+from mpc_auc.protocols.runtime.identity import COORDINATOR, Identity
+from mpc_auc.protocols.runtime.link import dial
 from mpc_auc.protocols.runtime.session import LOCAL, LocalRoles, Session
 
 
@@ -24,12 +28,16 @@ def _session(placement):
         return session.pids, [session.recv(role, "done") for role in ("P0", "P1")]
 
 
-def test_serving_roles_run_each_session_with_fresh_keys_and_masks():
+def test_serving_roles_run_each_session_with_fresh_keys_and_masks_on_loopback_for_the_pinned_coordinator_only():
     roles = LocalRoles(_draws, "TTP", LOCAL, 30, serving=True)
     try:
         placement = dataclasses.replace(LOCAL, started=roles)
         first_pids, first = _session(placement)
-        second_pids, second = _session(placement)
+        deployment, _ = roles.agree(_draws, "TTP", 1.0)  # what every later session dials: the first's pins
+        assert all(address.startswith("127.0.0.1:") for address in deployment.addresses.values())
+        with pytest.raises((ChannelIntegrityError, PeerLost)):  # a coordinator key not pinned at the first session
+            dial(Identity(COORDINATOR), deployment, "P0", {"purpose": "control", "session": "stranger"}, 5.0)
+        second_pids, second = _session(placement)  # the pinned coordinator still gets its session
         assert first_pids == second_pids and roles.alive()  # the same processes served both sessions
     finally:
         roles.stop()
