@@ -1,13 +1,13 @@
 """Warm sessions (mpc_auc.Session): seconds per API call, first and later calls, with and without one.
 
-Each (rows, mode) runs in a fresh interpreter, so that its first call pays what a user's first call pays (the
-fork server's start, CrypTen's import, the roles' keys).  A call is ``roc_auc_score(y, s, ci=False)``'s path
-(mpc_auc.planner.execute, protocol mpc-exact, one client); per call it prints the wall time, the job's time
-(from the job's sending to the parties' results: protocols.mpc.ranking_job.JobRun.wall_s) and within it the
-computation's (the sum of P0's phases: the input check, the sort, the ties, the division); the wall time less the
-job's is starting or reaching the roles, the control links and the close, the job's less the computation's is the
-roles' per-session set-up (mesh links, crypten.init, the dealer's keys) and the sharing of the rows.  Modes: ``cold`` (Session(keep=False):
-every call starts and stops its roles) and ``warm`` (one Session for all calls).
+Each (rows, mode) runs in a fresh interpreter, so that its first call pays what a user's first call pays (the fork
+server's start, CrypTen's import, the roles' keys). A call is ``roc_auc_score(y, s, ci=False)``'s path
+(mpc_auc.planner.execute, protocol mpc-exact, one client); per call it prints the wall time, the job's time (from
+the job's sending to the parties' results: protocols.mpc.ranking_job.JobRun.wall_s) and within it the computation's
+(the sum of P0's phases: the input check, the sort, the ties, the division); the wall time less the job's is
+starting or reaching the roles, the control links and the close, the job's less the computation's is the roles'
+per-session set-up (mesh links, crypten.init, the dealer's keys) and the sharing of the rows. Modes: ``cold``
+(Session(keep=False): every call starts and stops its roles) and ``warm`` (one Session for all calls).
 
     python -m mpc_auc.sims.bench.session [--sizes 1000 100000] [--calls 5]
 """
