@@ -1,6 +1,8 @@
 """mpc_auc.Session: the local roles kept alive between API calls, each call still its own session."""
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -104,3 +106,16 @@ def test_keep_false_and_the_environment_make_calls_cold(monkeypatch):
     monkeypatch.setattr(warm, "_ENTERED", [])
     monkeypatch.setenv(warm.ENV, "0")
     assert not warm.current().keep
+
+
+def test_the_default_session_keeps_the_roles_between_calls_and_stops_them_at_exit():
+    code = ("import mpc_auc\nfrom mpc_auc import warm\n"
+            "first = mpc_auc.roc_auc_score([0, 1, 0, 1], [0.1, 0.8, 0.3, 0.6], ci=False)\n"
+            "pids = warm.current().pids\n"
+            "second = mpc_auc.roc_auc_score([0, 1, 1, 0], [0.2, 0.9, 0.4, 0.5], ci=False)\n"
+            "assert warm.current().pids == pids and (first.auc, second.auc) == (1.0, 0.75)\n"
+            "print(*pids)\n")
+    env = {k: v for k, v in os.environ.items() if k != warm.ENV}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, timeout=120)
+    pids = [int(p) for p in out.stdout.split()]
+    assert len(pids) == 3 and _gone(pids)
