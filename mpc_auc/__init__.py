@@ -11,7 +11,8 @@ float with attributes), :func:`roc_curve` and :func:`precision_recall_curve` a :
 scikit-learn's curves), :class:`Evaluation` and :func:`submit` both sides of an
 evaluation on a deployment's running roles, :func:`evaluate` a :class:`Report` of every metric
 from one sort, :func:`global_ranks` each row's global rank; :class:`Context` bundles where the roles run and what
-the scores are, :class:`Intake` and :class:`ClientTerms` the two sides' terms of a deployed evaluation;
+the scores are, :class:`Session` keeps the local roles alive between calls, :class:`Intake` and
+:class:`ClientTerms` the two sides' terms of a deployed evaluation;
 :func:`read_predictions` a prediction file as a DataFrame, :func:`compare` a DataFrame of the plain-DP
 mechanisms, :func:`u_statistic` a ustat-2pc release; bad input raises :class:`InputError`, a ``ValueError``, and a party that fails :class:`PartyFailure`.
 Every public function's docstring has an example that runs (tests/test_docstrings.py).
@@ -25,10 +26,12 @@ METRICS = ("average_precision_score", "delong_test", "evaluate", "precision_reca
 RESULTS = ("CurveResult", "DelongTestResult", "MetricResult", "Report")
 DEPLOYED = ("Evaluation", "EvaluationResult", "Receipt", "submit")  # both sides of a deployed evaluation
 SETTINGS = ("ClientTerms", "Context", "Intake")  # the values a caller sets once (mpc_auc.context)
+WARM = ("Session",)  # the local roles kept alive between calls (mpc_auc.warm)
 MODULES = {**dict.fromkeys(API, "api"), **dict.fromkeys(METRICS, "metric_api"), **dict.fromkeys(RESULTS, "report"),
-           **dict.fromkeys(DEPLOYED, "evaluations"), **dict.fromkeys(SETTINGS, "context")}
+           **dict.fromkeys(DEPLOYED, "evaluations"), **dict.fromkeys(SETTINGS, "context"),
+           **dict.fromkeys(WARM, "warm")}
 ERRORS = ("InputError", "PartyFailure")  # bad input (a ValueError); a role that died, stalled or failed
-__all__ = [*API, *METRICS, *RESULTS, *DEPLOYED, *SETTINGS, *ERRORS, "__version__"]
+__all__ = [*API, *METRICS, *RESULTS, *DEPLOYED, *SETTINGS, *WARM, *ERRORS, "__version__"]
 
 
 def __dir__():

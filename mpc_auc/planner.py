@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import warm
 from .context import Context
 from .protocols.clear_auc import rank_sum_auc, weighted_auc
 from .protocols.clear_metrics import INTERVALS, clear_delong_test, report
@@ -157,13 +158,14 @@ def execute(request: Plan, clients: list, on_progress=None, weights: list = None
                          "clear, without ranks")
     if request.protocol == "clear":
         return _clear(request, clients, weights)
-    if request.protocol == "mpc-central":
-        declared = [request.dataset_id] if request.dataset_id else None
-        release = mpc_central_auc([clients], request.noise, request.encoder, request.method, request.placement,
-                                  request.timeout, on_progress, request.budget, declared, owners)[0]
-        return central_outcome(release, request.noise)
-    result = mpc_exact_auc([clients], request.encoder, request.spec, request.method, request.ranks,
-                           request.placement, request.timeout, on_progress, None if weights is None else [weights])[0]
+    with warm.placement(request.placement, request.timeout) as placement:  # kept roles (mpc_auc.warm)
+        if request.protocol == "mpc-central":
+            declared = [request.dataset_id] if request.dataset_id else None
+            release = mpc_central_auc([clients], request.noise, request.encoder, request.method, placement,
+                                      request.timeout, on_progress, request.budget, declared, owners)[0]
+            return central_outcome(release, request.noise)
+        result = mpc_exact_auc([clients], request.encoder, request.spec, request.method, request.ranks, placement,
+                               request.timeout, on_progress, None if weights is None else [weights])[0]
     return _exact_outcome(result)
 
 

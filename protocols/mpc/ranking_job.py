@@ -77,6 +77,11 @@ def roles_started(placement: Placement, timeout_s: float):
         started.stop()
 
 
+def warm_roles(placement: Placement, timeout_s: float) -> LocalRoles:
+    """The local roles of mpc-exact and mpc-central on ``placement``, started now to serve one session after
+    another (mpc_auc.warm) until their ``stop``."""
+    return LocalRoles(SERVICE, "TTP", placement, timeout_s, serving=True)
+
 
 def score_columns(clients) -> int:
     """The score columns every client of ``clients`` ((id, scores, labels)) holds: 1 for scores (rows,), c for

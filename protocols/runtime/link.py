@@ -337,8 +337,9 @@ def _refused(me, peer: str, err: ssl.SSLError) -> ChannelIntegrityError:
     return ChannelIntegrityError(f"{me.role}<->{peer}", f"TLS handshake refused: {err.reason or err}", peer)
 
 
-def dial(me, deployment, peer: str, hello: dict, timeout_s: float) -> Link:
-    """Connect to ``peer`` at its configured address, check its pinned certificate, send ``hello``."""
+def dial(me, deployment, peer: str, hello: dict, timeout_s: float, gone=None) -> Link:
+    """Connect to ``peer`` at its configured address, check its pinned certificate, send ``hello``.
+    gone: a function telling when ``peer`` is known to have ended (a local process): no more retries then."""
     host, port = split_address(deployment.address(peer))
     context = me.tls_context(server=False, trusted=[deployment.public(peer)])
     deadline = time.monotonic() + timeout_s
@@ -354,7 +355,7 @@ def dial(me, deployment, peer: str, hello: dict, timeout_s: float) -> Link:
                 raw.close()
             if isinstance(err, ssl.SSLError) and not isinstance(err, ssl.SSLEOFError):
                 raise _refused(me, peer, err) from None
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or (gone is not None and gone()):
                 raise PeerLost([peer], "connect", err) from None
             time.sleep(0.1)
     if tls.peer_fingerprint() != deployment.public(peer).fingerprint:

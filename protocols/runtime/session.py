@@ -23,8 +23,9 @@ Failure handling (nothing waits forever):
 * when a role fails, the coordinator waits ``grace_s`` for the others'
   reports, sends every survivor an abort naming the failed role (local
   roles exit with status 3, deployed ones drop the session and serve the
-  next), kills local processes still alive after that, and raises
-  :class:`PartyFailure`;
+  next), kills local processes still alive after that (warm local roles,
+  which serve one session after another, at once: the next session starts
+  fresh ones), and raises :class:`PartyFailure`;
 * roles stop a session whose coordinator aborts, disconnects or goes
   silent for ``timeout_s``; local role processes also die with their
   coordinator (PR_SET_PDEATHSIG).
@@ -69,8 +70,9 @@ def _die_with_parent() -> None:
         pass  # not Linux: the control link's end still stops the role
 
 
-def _local_role_main(role, host, port, boot, targets, services, timeout_s, ledger_dir):
-    """A locally started role: own keys, one listening socket, then one session over TLS."""
+def _local_role_main(role, host, port, boot, targets, services, timeout_s, ledger_dir, once):
+    """A locally started role: own keys, one listening socket, then one session over TLS (``once``) or one
+    session after another (warm roles, :class:`LocalRoles` ``serving``)."""
     # a Ctrl-C is the coordinator's to answer (a forked role inherits the fork server's handlers, not ours)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
@@ -84,7 +86,7 @@ def _local_role_main(role, host, port, boot, targets, services, timeout_s, ledge
         deployment = boot.recv()
         boot.close()
         prepare_process(services)
-        serve(identity, deployment, Listener(identity, deployment, timeout_s, sock=sock), targets, once=True,
+        serve(identity, deployment, Listener(identity, deployment, timeout_s, sock=sock), targets, once=once,
               ledger=LedgerPlace(ledger_dir))
     except BaseException as err:
         sys.stderr.write(f"[{role}] {type(err).__name__}: {err}\n")
@@ -127,9 +129,12 @@ class LocalRoles:
     its input: each imports torch and CrypTen, draws its keys and binds its socket meanwhile.
 
     A Session adopts them through ``Placement.started``; ``stop`` ends them if no session does.
+    ``serving`` roles (warm ones, mpc_auc.warm) serve one session after another, each over new TLS links
+    with the keys pinned at their first session, until ``stop``; one-session roles exit after theirs.
     """
 
-    def __init__(self, target, provider: str, placement: Placement, timeout_s: float, background: bool = False):
+    def __init__(self, target, provider: str, placement: Placement, timeout_s: float, background: bool = False,
+                 serving: bool = False):
         """target: a Service (protocols.runtime.control) or a function the roles run.
 
         The roles are forked by a fork server that has imported the runtime and the target's module once
@@ -139,9 +144,9 @@ class LocalRoles:
         start here, with the caller's script hidden (a script calling the API without a ``__main__`` guard
         is never run again in them).
         """
-        self.target, self.provider = target, provider
+        self.target, self.provider, self.serving = target, provider, serving
         roles = list(PARTIES) + ([DEALER] if provider == "TTP" else [])
-        self.processes, self._boots, self._failure, self._starting = {}, {}, None, None
+        self.processes, self._boots, self._failure, self._starting, self._agreed = {}, {}, None, None, None
         services = (target,) if isinstance(target, Service) else ()
         targets = {} if services else {target_name(target): target}
         if placement.dealer:
@@ -164,7 +169,7 @@ class LocalRoles:
                 proc = context.Process(
                     target=_local_role_main, name=f"mpc-auc-{role}", daemon=True,
                     args=(role, placement.host, placement.port + offset if placement.port else 0, child, targets,
-                          services, timeout_s, placement.ledger))
+                          services, timeout_s, placement.ledger, not self.serving))
                 proc.start()
                 child.close()
                 self.processes[role], self._boots[role] = proc, parent
@@ -179,9 +184,11 @@ class LocalRoles:
 
     def agree(self, target, provider: str, patience_s: float):
         """Wait for every role's public keys and address; pin them all in a deployment sent back to each.
-        Returns (deployment, the coordinator's identity)."""
+        Returns (deployment, the coordinator's identity); serving roles' later sessions get the same."""
         if (target_name(target), provider) != (target_name(self.target), self.provider):
             raise ValueError("these roles were started for another target or provider")
+        if self._agreed is not None:
+            return self._agreed
         self._started()
         publics, addresses = {}, {}
         for role, boot in self._boots.items():
@@ -199,10 +206,15 @@ class LocalRoles:
         for boot in self._boots.values():
             boot.send(deployment)
             boot.close()
-        return deployment, identity
+        self._agreed = deployment, identity
+        return self._agreed
+
+    def alive(self) -> bool:
+        """Every role process is still running."""
+        return all(proc.is_alive() for proc in self.processes.values())
 
     def stop(self) -> None:
-        """End the roles (no session took them, e.g. the input was refused)."""
+        """End the roles (no session took them, e.g. the input was refused; or serving roles no longer wanted)."""
         if self._starting is not None:
             self._starting.join()
         for proc in self.processes.values():
@@ -243,19 +255,19 @@ class Session:
         self.roles = list(PARTIES) + ([DEALER] if provider == "TTP" else [])
         self._inbox = {r: deque() for r in self.roles}
         self._outcome = {}  # role -> ("done", result) | ("error", info) | ("exit", code) | ("lost", text)
-        self._procs, self._links = {}, {}
+        self._procs, self._links, self._serving = {}, {}, False
         self.session_id = secrets.token_hex(16)
         try:
             if deployment is None:
                 started = placement.started or LocalRoles(target, provider, placement, timeout_s)
-                self._procs = started.processes
+                self._procs, self._serving = started.processes, started.serving
                 deployment, identity = started.agree(target, provider, max(60.0, timeout_s))
             self.deployment = deployment
             start = {"session": self.session_id, "target": target_name(target), "provider": provider,
                      "args": tuple(args)}
             for role in self.roles:
-                self._links[role] = dial(identity, deployment, role, {"purpose": "control",
-                                                                      "session": self.session_id}, timeout_s)
+                self._links[role] = dial(identity, deployment, role, {"purpose": "control", "session": self.session_id},
+                                         timeout_s, lambda role=role: self._ended(role))
                 send_message(self._links[role], "start", start)
         except BaseException as err:
             culprit = (err.peers[0] if isinstance(err, PeerLost) else getattr(err, "peer", None)) or self.roles[0]
@@ -263,6 +275,12 @@ class Session:
             if isinstance(err, (PeerLost, ChannelIntegrityError)):
                 raise PartyFailure(culprit, str(err)) from None
             raise
+
+    def _ended(self, role: str) -> bool:
+        """``role`` is a local process that has ended (e.g. a warm role that died between sessions): not dialled
+        for ``timeout_s`` as a role still starting would be."""
+        proc = self._procs.get(role)
+        return proc is not None and proc.exitcode is not None
 
     @property
     def pids(self) -> dict:
@@ -384,7 +402,7 @@ class Session:
                 link.send(ABORT, wire.encode(reason))
             except (PeerLost, ChannelIntegrityError):
                 pass
-        deadline = time.monotonic() + 2.0
+        deadline = time.monotonic() + (0.0 if self._serving else 2.0)  # serving roles never exit of themselves
         for proc in self._procs.values():
             proc.join(max(0.0, deadline - time.monotonic()))
         for proc in self._procs.values():
@@ -399,7 +417,7 @@ class Session:
             self._pump(1.0)
             self._fail_if_needed()
         self._fail_if_needed()
-        for proc in self._procs.values():
+        for proc in () if self._serving else self._procs.values():  # serving roles wait for the next session
             proc.join(5.0)
         for link in self._links.values():
             link.close(flush_s=1.0)
