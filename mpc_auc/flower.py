@@ -88,22 +88,35 @@ class _Rounds:
         self._names = {}  # node id -> the mpc-auc client it said it is
         self._evaluations = {}  # round -> its open mpc_auc.Evaluation
 
-    def _open_round(self, server_round: int, evaluation_id: str, nodes: list, ask) -> None:
+    def _open_round(self, server_round: int, evaluation_id: str, nodes: list, ask) -> bool:
         """Open the round's evaluation ``evaluation_id`` for ``nodes`` (node ids): every rostered client when the
         round sampled as many nodes as there are rosters, else the clients these nodes say they are
-        (``ask(unknown node ids)`` -> {node id: client name}, remembered)."""
-        if len(nodes) >= len(self._roster.names):
-            roster = self._roster
-        else:
-            unknown = [n for n in nodes if n not in self._names]
-            if unknown:
-                self._names.update(ask(unknown))
-            roster = self._sampled_roster([self._names[n] for n in nodes if n in self._names])
+        (``ask(unknown node ids)`` -> {node id: client name}, remembered once a round has taken them).  A node
+        that cannot or will not say, or names a client no roster holds or another node named, costs the round its
+        mpc-auc evaluation (logged; False), never the run."""
+        try:
+            roster = self._round_roster(nodes, ask)
+        except Exception as err:  # whatever a node answers, or fails to: the training goes on
+            log(WARNING, "mpc-auc evaluates nothing in round %s: %s", server_round, err)
+            return False
         self.mpcauc_clients[server_round] = list(roster.names)
         log(INFO, "mpc-auc evaluation %s of round %s opened for %s", evaluation_id, server_round,
             ", ".join(roster.names))
         self._evaluations[server_round] = _open(self.mpcauc_deployment, self.mpcauc_key, evaluation_id, roster,
                                                 self.mpcauc_options)
+        return True
+
+    def _round_roster(self, nodes: list, ask) -> Roster:
+        """The roster of a round that sampled ``nodes`` (:meth:`_open_round`)."""
+        if len(nodes) >= len(self._roster.names):
+            return self._roster
+        said = {n: self._names[n] for n in nodes if n in self._names}
+        unknown = [n for n in nodes if n not in said]
+        if unknown:
+            said.update(ask(unknown))
+        roster = self._sampled_roster([said[n] for n in nodes if n in said])
+        self._names.update(said)  # only names a round could take
+        return roster
 
     def _released(self, server_round: int) -> dict:
         """Wait for the round's evaluation, if one was opened: its released metrics (:meth:`_release`), else None."""
@@ -163,9 +176,10 @@ class MpcAucEvaluation(_Rounds):
     def configure_evaluate(self, server_round: int, arrays, config: ConfigRecord, grid):
         config[EVALUATION_KEY] = evaluation_id = _evaluation_id(server_round)
         messages = list(super().configure_evaluate(server_round, arrays, config, grid))
-        if messages:
-            self._open_round(server_round, evaluation_id, [m.metadata.dst_node_id for m in messages],
-                             lambda nodes: _ask_nodes(grid, nodes))
+        if messages and not self._open_round(server_round, evaluation_id, [m.metadata.dst_node_id for m in messages],
+                                             lambda nodes: _ask_nodes(grid, nodes)):
+            for message in messages:  # nothing to submit to: the clients evaluate as they would without mpc-auc
+                del message.content["config"][EVALUATION_KEY]
         return messages
 
     def aggregate_evaluate(self, server_round: int, replies):
@@ -205,7 +219,11 @@ def _ask_nodes(grid, nodes: list) -> dict:
             raise InputError(f"node {reply.metadata.src_node_id} did not say which mpc-auc client it is "
                              f"({reply.error.reason}): a round that samples nodes needs each ClientApp to answer "
                              f"@app.query(\"{IDENTIFY_ACTION}\") with mpc_auc.flower.identify")
-        names[reply.metadata.src_node_id] = str(reply.content["config"][CLIENT_KEY])
+        said = reply.content.config_records.get("config", {}).get(CLIENT_KEY)
+        if not isinstance(said, str):
+            raise InputError(f"node {reply.metadata.src_node_id} answered query.{IDENTIFY_ACTION} without a "
+                             f"client name ({CLIENT_KEY})")
+        names[reply.metadata.src_node_id] = said
     return names
 
 
@@ -243,10 +261,10 @@ class MpcAucLegacyEvaluation(_Rounds):
         if server_round == 0 or not instructions:
             return own
         evaluation_id = _evaluation_id(server_round)
-        self._open_round(server_round, evaluation_id, [proxy.cid for proxy, _ in instructions],
-                         lambda cids: _ask_proxies([p for p, _ in instructions if p.cid in cids], server_round))
-        for _, ins in instructions:
-            ins.config[EVALUATION_KEY] = evaluation_id
+        if self._open_round(server_round, evaluation_id, [proxy.cid for proxy, _ in instructions],
+                            lambda cids: _ask_proxies([p for p, _ in instructions if p.cid in cids], server_round)):
+            for _, ins in instructions:
+                ins.config[EVALUATION_KEY] = evaluation_id
         results, failures = evaluate_clients(instructions, max_workers=None, group_id=server_round,
                                              timeout=self.mpcauc_options["deadline"] + REPLY_TIMEOUT)
         loss, metrics = super().aggregate_evaluate(server_round, results, failures)

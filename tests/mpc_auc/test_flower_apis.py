@@ -97,6 +97,22 @@ def test_a_sampled_round_refuses_by_name_a_client_no_roster_holds_or_one_two_nod
         strategy._sampled_roster(["client-1", "client-1"])
 
 
+def test_a_node_that_lies_or_fails_costs_the_round_its_evaluation_never_the_run(tmp_path):
+    client_keys(tmp_path, ["client-0", "client-1", "client-2"])
+    strategy = MpcAucFedAvg(deployment=tmp_path / "deployment.yaml",
+                            rosters=[tmp_path / f"client-{i}.roster.yaml" for i in range(3)])
+
+    def silent(nodes):
+        raise TimeoutError("node 11 did not answer")
+
+    assert not strategy._open_round(1, "e1", [10, 11], lambda nodes: {10: "client-7", 11: "client-1"})
+    assert not strategy._open_round(2, "e2", [10, 11], lambda nodes: {10: "client-1", 11: "client-1"})
+    assert not strategy._open_round(3, "e3", [10, 11], silent)
+    assert strategy._names == {} and strategy.mpcauc_clients == {} and strategy._evaluations == {}
+    roster = strategy._round_roster([10, 11], lambda nodes: {10: "client-0", 11: "client-2"})
+    assert roster.names == ["client-0", "client-2"] and strategy._names == {10: "client-0", 11: "client-2"}
+
+
 class _NodeWithoutQuery:
     """A grid whose one node's ClientApp registers no query.mpcauc function: Flower replies with an error."""
 
