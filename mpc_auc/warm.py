@@ -2,8 +2,8 @@
 
 Without a warm session every mpc-exact or mpc-central call spawns the three roles, each drawing its keys and
 importing CrypTen, and stops them at its end.  A :class:`Session` starts them at its first call, in the serving
-mode of deployed roles (protocols.runtime.roles.serve), on loopback with the keys pinned in memory at that first
-call, and routes each later call to them as a session of its own: new TLS links, new dealer keys and triples,
+mode of deployed roles (protocols.runtime.roles.serve), on the call's ``Context.host`` (loopback by default) with
+the keys pinned in memory at that first call, listening there until the session stops, and routes each later call to them as a session of its own: new TLS links, new dealer keys and triples,
 new CSPRNG keys and masks, a new ticket and the parties' ledgers charged for that call, exactly as a cold call.
 What calls share: the three processes, their TLS and sealing keys, their listening sockets.
 
@@ -12,7 +12,9 @@ interpreter exit (``atexit``).  ``with mpc_auc.Session():`` scopes the roles to 
 ``with mpc_auc.Session(keep=False):`` or the environment variable ``MPC_AUC_WARM=0`` makes every call start and
 stop its own roles, as before.  A role found dead before a call is replaced (the call starts fresh roles); a role
 that fails during a call fails that call with PartyFailure, all three are stopped, and the next call starts fresh
-ones.  Calls through one session run one at a time.
+ones.  Calls through one session run one at a time.  A ``with`` block scopes the calls of its own thread; other
+threads use the default session.  A process forked after the roles started (``os.fork``, a fork-context pool)
+forgets them (they are its parent's) and starts its own at its first call.
 """
 import atexit
 import dataclasses
@@ -60,21 +62,31 @@ class Session:
 
     def __init__(self, keep: bool = True):
         self.keep = keep
+        self._forget()
+
+    def _forget(self) -> None:
+        """Hold no roles: at the start, and in a forked child, whose inherited roles are its parent's to stop."""
         self._key, self._roles = None, None  # the serving LocalRoles kept, and the (placement, timeout) they serve
-        self._lock = threading.RLock()
+        self._lock, self._pid = threading.RLock(), os.getpid()
+
+    def _owned(self) -> None:
+        """In a process forked after the roles started (os.fork, a fork-context Pool): forget them."""
+        if self._pid != os.getpid():
+            self._forget()
 
     def __enter__(self) -> "Session":
-        _ENTERED.append(self)
+        _entered().append(self)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
-        _ENTERED.remove(self)
+        _entered().remove(self)
         self.close()
         return False
 
     @property
     def pids(self) -> tuple:
         """The process ids of the roles kept now (sorted; empty before the first call and after ``close``)."""
+        self._owned()
         with self._lock:
             return () if self._roles is None else tuple(sorted(proc.pid for proc in self._roles.processes.values()))
 
@@ -86,6 +98,7 @@ class Session:
         if not self.keep or placement.deployment is not None or placement.started is not None:
             yield placement
             return
+        self._owned()
         with self._lock:  # one call at a time: the roles serve one session after another
             if (placement, timeout_s) != self._key or not self._roles.alive():
                 self.close()
@@ -110,27 +123,37 @@ class Session:
         >>> session.pids
         ()
         """
+        self._owned()
         with self._lock:
             if self._roles is not None:
                 self._roles.stop()
             self._key, self._roles = None, None
 
 
-_ENTERED = []  # sessions entered with ``with``, innermost last
+_THREAD = threading.local()  # .entered: the sessions this thread entered with ``with``, innermost last
 _DEFAULT = []  # the process's implicit session, made by the first call that needs it
+_MAKING = threading.Lock()  # two threads' first calls make one default session
 
 
 def current() -> Session:
-    """The session an API call runs in: the innermost ``with`` block's, else the process's default (a cold one
-    when ``MPC_AUC_WARM=0``)."""
-    if _ENTERED:
-        return _ENTERED[-1]
+    """The session an API call runs in: the innermost ``with`` block of this thread's, else the process's default
+    (a cold one when ``MPC_AUC_WARM=0``)."""
+    if _entered():
+        return _entered()[-1]
     if os.environ.get(ENV, "1") == "0":
         return Session(keep=False)
-    if not _DEFAULT:
-        _DEFAULT.append(Session())
-        atexit.register(_DEFAULT[0].close)
+    with _MAKING:
+        if not _DEFAULT:
+            _DEFAULT.append(Session())
+            atexit.register(_DEFAULT[0].close)
     return _DEFAULT[0]
+
+
+def _entered() -> list:
+    """The sessions the calling thread entered with ``with``, innermost last."""
+    if not hasattr(_THREAD, "entered"):
+        _THREAD.entered = []
+    return _THREAD.entered
 
 
 def placement(placement: Placement, timeout_s: float):

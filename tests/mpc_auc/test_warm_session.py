@@ -119,3 +119,30 @@ def test_the_default_session_keeps_the_roles_between_calls_and_stops_them_at_exi
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env, timeout=120)
     pids = [int(p) for p in out.stdout.split()]
     assert len(pids) == 3 and _gone(pids)
+
+
+def test_a_forked_child_forgets_its_parents_roles_and_leaves_them_running():
+    with mpc_auc.Session() as session:
+        expected = _auc()
+        kept = session.pids
+        child = os.fork()
+        if child == 0:  # the child: the roles are its parent's, neither tested nor stopped here
+            try:
+                os._exit(0 if session.pids == () and session.close() is None else 1)
+            finally:
+                os._exit(2)
+        _, status = os.waitpid(child, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert session.pids == kept and _auc() == expected and session.pids == kept
+
+
+def test_a_with_block_scopes_its_own_threads_calls_only():
+    import threading
+
+    seen = []
+    with mpc_auc.Session(keep=False) as session:
+        assert warm.current() is session
+        other = threading.Thread(target=lambda: seen.append(warm.current()))
+        other.start()
+        other.join(30)
+    assert seen and seen[0] is not session and seen[0] is warm.current()
