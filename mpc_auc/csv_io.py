@@ -134,6 +134,26 @@ def _open_text(path):
     return open(path, encoding="utf-8-sig", newline="")
 
 
+def line_of(path, i: int) -> str:
+    """Where data row ``i`` (0-based) of a prediction file is, as its reader says it: ``line N`` of a text file
+    (1-based, the header line 1, counting the blank lines pyarrow skips), ``row N`` of a Parquet file.  Read on
+    the error path only: one pass over the file up to that line."""
+    if _magic(path) == PARQUET_MAGIC:
+        return f"row {i + 1}"
+    wanted, seen = i + 2, 0  # the header and the rows before it are the lines with text before it
+    with _open_text(path) as f:
+        for number, line in enumerate(f, 1):
+            seen += line not in ("\n", "\r\n", "\r")
+            if seen == wanted:
+                return f"line {number}"
+    return f"line {i + 2}"
+
+
+def where(path, i: int) -> str:
+    """``path`` and the place of its data row ``i`` (:func:`line_of`), for a message."""
+    return f"{path} {line_of(path, i)}"
+
+
 @contextmanager
 def _reading(path):
     """A failure of the libraries reading ``path`` (pyarrow, csv, gzip, UTF-8, memory) as an InputError naming it."""
@@ -303,7 +323,7 @@ def _parquet(path, columns, types: dict, limits: ReadLimits) -> dict:
     for name in raw:
         column = _parquet_column(table[name].combine_chunks(), types.get(name.strip()))
         if column.null_count:
-            raise InputError(f"{path} line {_first(column.is_null().to_numpy(zero_copy_only=False)) + 2}: no "
+            raise InputError(f"{where(path, _first(column.is_null().to_numpy(zero_copy_only=False)))}: no "
                              f"{name.strip()} (a null)")
         out[name.strip()] = column
     return {c: out[c] for c in columns}
@@ -350,7 +370,7 @@ def _as_text(column):
 def _no_empty(column, path, name: str) -> None:
     empty = _texts_equal(column, "")
     if empty.any():
-        raise InputError(f"{path} line {_first(empty) + 2}: empty {name} id")
+        raise InputError(f"{where(path, _first(empty))}: empty {name} id")
 
 
 def _no_duplicate(ids, owners, path, name: str) -> None:
@@ -366,8 +386,8 @@ def _no_duplicate(ids, owners, path, name: str) -> None:
         second = int(order[again].min())  # the earliest row that repeats an id
         first = int(order[np.searchsorted(ordered, keys[second])])
         whose = f" of client {owners[second].as_py()!r}" if owners is not None else ""
-        raise InputError(f"{path}: duplicate {name} {ids[second].as_py()!r}{whose} on lines {first + 2} and "
-                         f"{second + 2} (each row's id must be unique within its client)")
+        raise InputError(f"{path}: duplicate {name} {ids[second].as_py()!r}{whose} on {line_of(path, first)} "
+                         f"and {line_of(path, second)} (each row's id must be unique within its client)")
 
 
 def _codes(column) -> np.ndarray:
@@ -455,7 +475,7 @@ def _numbers(array, path, what: str, column: str, kind: str = None) -> np.ndarra
         i = _first(bad)
         text = array[i].as_py()
         problem = f"empty {kind or what} in column {column!r}" if text == "" else f"{what} {_not_a_number(text)}"
-        raise InputError(f"{path} line {i + 2}: {problem}")
+        raise InputError(f"{where(path, i)}: {problem}")
     return values
 
 
@@ -532,7 +552,7 @@ def read_labels(array, path, positive_label: str = None) -> np.ndarray:
     bad |= ~np.isin(values, (0.0, 1.0))
     if bad.any():
         i = _first(bad)
-        raise InputError(f"{path} line {i + 2}: label {array[i].as_py()!r} is not 0 or 1 (a column of other "
+        raise InputError(f"{where(path, i)}: label {array[i].as_py()!r} is not 0 or 1 (a column of other "
                          "values, like True/False or -1/+1, needs --positive-label)")
     return values.astype(np.int64)
 
@@ -576,7 +596,7 @@ def read_score_columns(path, columns: Columns = Columns(), encoder: ScoreEncoder
     named = len(columns.scores) > 1  # say which column a problem is in when there are several
 
     def locate(name):
-        return lambda i: f"{path} line {i + 2}" + (f" ({name})" if named else "")
+        return lambda i: where(path, i) + (f" ({name})" if named else "")
 
     sets = [EvalSet.build(client, column, labels, encoder, declared_clients, locate=locate(name),
                           both_classes=both_classes) for name, column in zip(columns.scores, scores)]
@@ -598,7 +618,7 @@ def read_user_values(path, kernel: str, sep: str = None, limits: ReadLimits = DE
     if bad.any():
         i, j = np.unravel_index(_first(bad.ravel()), bad.shape)
         name = "value" if kernel == "gini" else "rating"
-        raise InputError(f"{path} line {i + 2}: {name} {table[fields[j]][i].as_py()!r} {what}")
+        raise InputError(f"{where(path, i)}: {name} {table[fields[j]][i].as_py()!r} {what}")
     return values[:, 0] if kernel == "gini" else values.astype(np.int64)
 
 

@@ -14,7 +14,7 @@ import time
 
 from .. import progress
 from ..csv_io import LIMIT_OPTIONS, Columns, ReadLimits, read_evalset, read_score_columns, read_user_values, \
-    write_evalset
+    where, write_evalset
 from ..figures import curves
 from ..evaluations import located_submit
 from ..context import ClientTerms, Context, Intake, parse_budget
@@ -178,7 +178,7 @@ def _read_run_input(args, encoder):
     }
     by_client = None if ids is None else {name: ids[rows] for name, rows in evalset.client_rows()}
     if weights is not None:
-        weights = check_weights(weights, evalset.m, lambda i: f"{args.input} line {i + 2}")
+        weights = check_weights(weights, evalset.m, lambda i: where(args.input, i))
         record["sample_weights"] = {"column": args.weight_col, "weight_error": rounding_error(weights),
                                     "note": "weighted AUC; weight_error: the most the weights' rounding to the "
                                             "MPC's integer units can have moved it"}
@@ -336,7 +336,7 @@ def cmd_client_submit(args) -> int:
     evalset, _, ids, _ = read_score_columns(args.input, _columns(args), FINITE,
                                          [args.client], both_classes=False, sep=args.sep,
                                          positive_label=args.positive_label, limits=_limits(args))
-    receipt = located_submit(args.deployment, lambda i: f"{args.input} line {i + 2}", evaluation=args.evaluation,
+    receipt = located_submit(args.deployment, lambda i: where(args.input, i), evaluation=args.evaluation,
                              client=args.client, key=args.key, y_true=evalset.label, y_score=evalset.score, ids=ids,
                              terms=ClientTerms(args.max_epsilon, args.budget, args.max_exact, args.max_decimals,
                                                args.ledger),

@@ -117,7 +117,7 @@ def test_broken_files_are_named_not_tracebacks(tmp_path):
         assert "cannot read" in _refused(tmp_path / name)
     path = tmp_path / "null.parquet"
     pq.write_table(pa.table({"client": ["a", "b"], "score": [0.2, None], "label": [0, 1]}), path)
-    _refused(path, csv_io.DEFAULT_LIMITS, "line 3: no score (a null)")
+    _refused(path, csv_io.DEFAULT_LIMITS, "row 2: no score (a null)")  # a Parquet file's rows, not lines
 
 
 ODD = {  # text: why the reader refuses it
@@ -136,7 +136,8 @@ def test_odd_number_forms_are_refused_by_name(tmp_path, text, kind):
     if kind == "parquet":  # the same rows, the scores stored as text
         table = pcsv.read_csv(path, convert_options=pcsv.ConvertOptions(column_types={"score": pa.string()}))
         pq.write_table(table, path)
-    _refused(path, csv_io.DEFAULT_LIMITS, f"line 3: score {text!r} {ODD[text]}")
+    place = "row 2" if kind == "parquet" else "line 3"  # a Parquet file's rows, a text file's lines
+    _refused(path, csv_io.DEFAULT_LIMITS, f"{place}: score {text!r} {ODD[text]}")
 
 
 NONZERO = ["0.5", "+.5e-3", "5.", "00.5", "1E+3", "4.9e-324", "3e-324", "1.7976931348623157e308", "  0.25 "]

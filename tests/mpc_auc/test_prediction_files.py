@@ -77,7 +77,9 @@ def test_the_ids_travel_into_each_clients_rank_file_with_one_based_ranks(files, 
     ("site,p_hat,outcome\na,0.5,1\n", ["--score-col", "p_hat,p_hat"], "must be distinct"),
     ("site,p_hat,outcome\na,0.5,1\nb,,0\n", [], "bad line 3: empty score in column 'p_hat'"),
     ("record,site,p_hat,outcome\nr1,a,0.5,1\nr1,b,0.2,0\nr2,a,0.4,0\nr1,a,0.3,1\n", ["--id-col", "record"],
-     "bad: duplicate record 'r1' of client 'a' on lines 2 and 5 (each row's id must be unique within its client)"),
+     "bad: duplicate record 'r1' of client 'a' on line 2 and line 5 (each row's id must be unique within its client)"),
+    ("site,p_hat,outcome\n\na,0.5,1\n\r\n\nb,abc,0\n", [], "bad line 6: p_hat 'abc' is not a number"),  # blank lines
+    ("site,p_hat,outcome\n\n\na,0.5,1\nb,0.2,7\n", [], "bad line 5: label '7' is not 0 or 1"),
 ])
 def test_malformed_exports_are_refused_by_name(tmp_path, capsys, text, extra, why):
     path = tmp_path / "bad"
@@ -91,7 +93,7 @@ def test_malformed_exports_are_refused_by_name(tmp_path, capsys, text, extra, wh
 @pytest.mark.parametrize("text, extra, why", [
     ("score,label\n0.5,1\n,0\n", [], " line 3: empty score in column 'score'"),
     ("record,score,label\nr1,0.5,1\nr2,0.4,0\nr1,0.3,1\n", ["--id-col", "record"],
-     ": duplicate record 'r1' on lines 2 and 4 (each row's id must be unique within its client)"),
+     ": duplicate record 'r1' on line 2 and line 4 (each row's id must be unique within its client)"),
 ])
 def test_client_submit_names_an_empty_score_and_a_duplicate_id_by_line(tmp_path, capsys, text, extra, why):
     """``client submit`` reads its file before it dials: one line naming the file line, no numpy repr."""
