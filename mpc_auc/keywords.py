@@ -41,4 +41,4 @@ def python_words():
         worded = in_python_words(str(err))
         if worded == str(err):
             raise
-        raise type(err)(worded) from None
+        raise type(err)(worded).with_traceback(err.__traceback__) from None

@@ -118,6 +118,9 @@ def auc_plan(*, protocol: str, epsilon, ci, multi_class: str, average: str, colu
     API running it class by class."""
     if ci not in ("auto", True, False) + INTERVALS:
         raise InputError(f"ci must be 'auto', True, False, 'wald' or 'logit', not {ci!r}")
+    if ci == "logit" and protocol == "mpc-central":
+        raise InputError("ci='logit' bounds DeLong's interval of an exact AUC (mpc-exact, clear); mpc-central's "
+                         "interval is its noise's, clipped to [0, 1]")
     if multi_class not in ("raise", "ovr"):
         raise InputError(f"multi_class must be 'raise' or 'ovr', not {multi_class!r} (one-vs-one is not supported)")
     if average not in ("macro", "weighted"):

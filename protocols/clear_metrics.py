@@ -47,13 +47,17 @@ def delong_interval(auc: float, std: float, kind: str = "wald") -> tuple:
     ``"wald"``: auc +- z_0.975 std, as pROC's DeLong default (it can leave [0, 1] near the ends).
     ``"logit"``: bounded inside (0, 1): logit(auc) +- z_0.975 std / (auc (1 - auc)) (the delta method's standard
     error of logit(auc)), mapped back by the logistic function (Pepe 2003, sec. 5.2; Qin & Hotilovac 2008).
-    At auc 0 or 1, or std 0, the logit interval is the point auc (DeLong's std is 0 there)."""
+    With std 0 it is the point auc (DeLong's std of an exact AUC of 0 or 1).  An AUC released at 0 or 1 with a
+    std above 0 (rounded to ``auc_decimals``) has no logit: its interval is the Wald one clipped to [0, 1]."""
     if kind == "wald":
         return (auc - Z_975 * std, auc + Z_975 * std)
     if kind != "logit":
         raise InputError(f"the interval must be one of {', '.join(INTERVALS)}, not {kind!r}")
-    if std == 0 or auc <= 0 or auc >= 1:
+    if std == 0:
         return (auc, auc)
+    if auc <= 0 or auc >= 1:
+        low, high = delong_interval(auc, std)
+        return (max(low, 0.0), min(high, 1.0))
     centre, half = math.log(auc / (1 - auc)), Z_975 * std / (auc * (1 - auc))
     return (1 / (1 + math.exp(half - centre)), 1 / (1 + math.exp(-centre - half)))
 

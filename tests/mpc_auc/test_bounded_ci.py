@@ -21,6 +21,7 @@ def test_logit_interval_is_the_hand_computation_and_stays_inside_0_1():
     assert (low, high) == pytest.approx(hand, abs=1e-15)
     assert 0 < low < found.value < high < 1
     assert delong_interval(1.0, 0.0, "logit") == (1.0, 1.0)  # DeLong's std is 0 at AUC 1: the point
+    assert delong_interval(1.0, 0.02, "logit") == pytest.approx((1 - 1.959963984540054 * 0.02, 1.0))  # rounded
 
 
 def test_unknown_interval_is_named():
@@ -28,6 +29,8 @@ def test_unknown_interval_is_named():
         delong_interval(0.5, 0.1, "wilson")
     with pytest.raises(InputError, match="ci must be 'auto', True, False, 'wald' or 'logit'"):
         mpc_auc.roc_auc_score(LABELS, SCORES, protocol="clear", ci="wilson")
+    with pytest.raises(InputError, match="mpc-central's interval is its noise's"):
+        mpc_auc.roc_auc_score(LABELS, SCORES, protocol="mpc-central", epsilon=1.0, ci="logit")
 
 
 @pytest.mark.parametrize("protocol", ["clear", "mpc-exact"])
