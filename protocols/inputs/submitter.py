@@ -47,6 +47,9 @@ from .submission import Accepts, SharedResult, SubmissionRefused, Ticket, make_s
 from ..runtime.wire import WireError
 
 
+# what the parties are told of a release the client's own ledger refuses: not what it spent elsewhere (a client's
+# history across evaluations stays its own)
+LEDGER_DECLINED = "its own privacy ledger refuses the release (the client's budget or its exact releases)"
 ROWS_DECLINED = "its rows do not fit the evaluation's declared input (the client's own check, before it sent anything)"
 
 
@@ -83,7 +86,8 @@ def submit_rows(identity, deployment, evaluation: str, scores, labels, timeout_s
     policy: what this client accepts (:class:`Policy`); a job past it is refused before anything is sent.
     locate: ``locate(i)`` names row i in the client's own messages (default: the client and row index).
     Rows that fail the client's check against the ticket are declined with :data:`ROWS_DECLINED`, which names
-    nothing of them: the parties end the job at once (unless it allows missing clients).
+    nothing of them, a release its own ledger refuses with :data:`LEDGER_DECLINED`, which names nothing of its
+    other releases: the parties end the job at once (unless it allows missing clients).
     Raises JobRefused (submission or job refused), InputError (bad rows), PeerLost / ChannelIntegrityError.
     """
     name = identity.role[len(CLIENT_PREFIX):] if identity.role.startswith(CLIENT_PREFIX) else None
@@ -107,11 +111,13 @@ def submit_rows(identity, deployment, evaluation: str, scores, labels, timeout_s
             check_client(name, scores, labels, ticket.encoder, locate, declared_by=f"evaluation {evaluation!r}")
             told = None
             _check_size(ticket, len(scores))
+            told = LEDGER_DECLINED
             entry, why = own.charge(ticket_release(ticket.terms), {"evaluation": evaluation,
                                                                     "nonce": ticket.nonce.hex(), "client": name},
                                     policy.budget, policy.accepts.max_exact)
             if why:
                 raise JobRefused(f"{why}: not submitting")
+            told = None
             _ask_room(links, len(scores))
             reply = KeyPair()
             submissions = make_submission(identity, ticket, scores, labels, deployment.seal_keys(), reply.public,

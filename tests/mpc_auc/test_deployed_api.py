@@ -150,8 +150,9 @@ def test_a_clients_own_budget_refuses_its_second_submission_against_parties_with
             mpc_auc.submit(directory / "deployment.yaml", evaluation=evaluation, client="north",
                            key=directory / "north.key", y_true=y, y_score=s,
                            terms=mpc_auc.ClientTerms(budget=1.0, ledger=ledger))
-        with pytest.raises(mpc_auc.InputError, match="'north' declined the job"):
+        with pytest.raises(mpc_auc.InputError, match="'north' declined the job") as declined:
             opened.result(timeout=60)  # long before its 120 s deadline
+        assert "own privacy ledger refuses" in str(declined.value) and "1e-09" not in str(declined.value)
     (release,) = json.loads(ledger.read_text())["releases"]
     assert release["epsilon"] == 1.0 and release["evaluation"] == "own-1"
 
