@@ -69,7 +69,8 @@ def roc_curve(y_true, y_score, *, clients=None, pos_label=None, points: int = 10
     Returns
     -------
     CurveResult
-        ``(fpr, tpr, thresholds)``: thresholds all NaN (secret); ``flagged``: the public cuts.
+        ``(fpr, tpr, thresholds)`` from (0, 0) (threshold ``inf``, no row flagged) through the cuts; the other
+        thresholds NaN (secret); ``flagged``: the public cuts, 0 first.
 
     See Also
     --------
@@ -79,7 +80,7 @@ def roc_curve(y_true, y_score, *, clients=None, pos_label=None, points: int = 10
     --------
     >>> fpr, tpr, thresholds = roc_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], points=4, protocol="clear")
     >>> fpr.tolist(), tpr.tolist()
-    ([0.0, 0.5, 0.5, 1.0], [0.5, 0.5, 1.0, 1.0])
+    ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
     """
     return _single("roc", y_true, y_score, clients, pos_label, protocol, sample_weight, context, points, epsilon)
 
@@ -98,7 +99,8 @@ def precision_recall_curve(y_true, y_score, *, clients=None, pos_label=None, poi
     Returns
     -------
     CurveResult
-        ``(precision, recall, thresholds)``: thresholds all NaN (secret); ``flagged``: the public cuts.
+        ``(precision, recall, thresholds)`` by decreasing recall, the cuts' points and then scikit-learn's end,
+        precision 1 at recall 0; thresholds (one fewer) all NaN (secret); ``flagged``: the public cuts, 0 last.
 
     See Also
     --------
@@ -109,7 +111,7 @@ def precision_recall_curve(y_true, y_score, *, clients=None, pos_label=None, poi
     >>> precision, recall, _ = precision_recall_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], points=2,
     ...                                               protocol="clear")
     >>> precision.tolist(), recall.tolist()
-    ([0.5, 0.5], [0.5, 1.0])
+    ([0.5, 0.5, 1.0], [1.0, 0.5, 0.0])
     """
     return _single("pr", y_true, y_score, clients, pos_label, protocol, sample_weight, context, points, epsilon)
 
@@ -219,6 +221,14 @@ def _single(metric, y_true, y_score, clients, pos_label, protocol, sample_weight
     found, shape = report[metric], (protocol, report.m, report.clients)
     if metric in CURVES:
         first, second, _ = CURVES[metric]
-        return CurveResult(found[first], found[second], metric, *shape, found["flagged"], report.revealed,
-                           report.traffic, report.wall_s)
+        first, second, flagged = _scikit_learns_ends(metric, found[first], found[second], found["flagged"])
+        return CurveResult(first, second, metric, *shape, flagged, report.revealed, report.traffic, report.wall_s)
     return MetricResult(float(found), metric, *shape, report.revealed, report.traffic, report.wall_s)
+
+
+def _scikit_learns_ends(metric: str, first, second, flagged) -> tuple:
+    """A curve's points at the cuts (fewest rows flagged first) in scikit-learn's order with its ends: ROC from
+    (0, 0), no row flagged; PR by decreasing recall to precision 1, recall 0 (public: nothing is opened for them)."""
+    if metric == "roc":
+        return np.r_[0.0, first], np.r_[0.0, second], np.r_[0, flagged]
+    return np.r_[first[::-1], 1.0], np.r_[second[::-1], 0.0], np.r_[flagged[::-1], 0]

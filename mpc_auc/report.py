@@ -69,10 +69,13 @@ class CurveResult(tuple):
     """A curve at public cuts: the tuple ``(fpr, tpr, thresholds)`` (``roc_curve``) or ``(precision, recall,
     thresholds)`` (``precision_recall_curve``), which unpacks as scikit-learn's, with attributes.
 
-    ``thresholds`` is all NaN: the score at a cut is a client's secret score, so none is released (a count in its
-    place would be misread as a score; NaN cannot be).  What is public is the cut itself, ``flagged``: the point
-    ``k`` flags the top ``flagged[k]`` scores (``mpc_auc.global_ranks`` tells each client which of its rows those
-    are).
+    The points are in scikit-learn's order with its ends: an ROC curve from (0, 0) (no row flagged, threshold
+    ``inf``) by increasing FPR; a PR curve by decreasing recall, ending at precision 1, recall 0 (no threshold,
+    ``thresholds`` one shorter), so ``sklearn.metrics.auc(fpr, tpr)`` and ``auc(recall, precision)`` take them.
+    ``thresholds`` is otherwise NaN: the score at a cut is a client's secret score, so none is released (a count
+    in its place would be misread as a score; NaN cannot be).  What is public is the cut itself, ``flagged``: the
+    point ``k`` flags the top ``flagged[k]`` scores (``mpc_auc.global_ranks`` tells each client which of its rows
+    those are).
 
     Attributes
     ----------
@@ -93,14 +96,17 @@ class CurveResult(tuple):
     >>> from mpc_auc import roc_curve
     >>> fpr, tpr, thresholds = curve = roc_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], points=2, protocol="clear")
     >>> fpr.tolist(), tpr.tolist(), thresholds.tolist(), curve.flagged.tolist()
-    ([0.5, 1.0], [0.5, 1.0], [nan, nan], [2, 4])
+    ([0.0, 0.5, 1.0], [0.0, 0.5, 1.0], [inf, nan, nan], [0, 2, 4])
     >>> curve
-    CurveResult(roc: 2 points, protocol='clear', m=4, clients=1)
+    CurveResult(roc: 3 points, protocol='clear', m=4, clients=1)
     """
 
     def __new__(cls, first, second, metric: str, protocol: str, m: int, clients: int, flagged, revealed=(),
                 traffic=None, wall_s: float = 0.0):
-        curve = super().__new__(cls, (np.asarray(first), np.asarray(second), np.full(len(flagged), np.nan)))
+        thresholds = np.full(len(flagged) - (metric == "pr"), np.nan)  # PR: one fewer, as scikit-learn's
+        if metric == "roc":
+            thresholds[0] = np.inf  # the (0, 0) start: no row flagged, as scikit-learn's
+        curve = super().__new__(cls, (np.asarray(first), np.asarray(second), thresholds))
         curve.__dict__.update(metric=metric, protocol=protocol, m=m, clients=clients, flagged=np.asarray(flagged),
                               revealed=revealed, traffic=traffic, wall_s=wall_s)
         return curve

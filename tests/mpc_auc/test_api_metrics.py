@@ -84,9 +84,9 @@ def test_average_precision_and_curves_with_pos_label():
     assert abs(ap.value - skm.average_precision_score(y, s)) < TOL and ap.metric == "ap"
     roc = mpc_auc.roc_curve(y, s, points=10)
     fpr, tpr, _ = roc
-    assert roc.flagged.tolist() == [30 * k for k in range(1, 11)] and fpr[-1] == 1.0 and tpr[-1] == 1.0
+    assert roc.flagged.tolist() == [30 * k for k in range(11)] and fpr[-1] == 1.0 and tpr[-1] == 1.0
     precision, recall, _ = mpc_auc.precision_recall_curve(y, s, points=10, protocol="clear")
-    assert np.allclose(recall, tpr, atol=TOL, rtol=0) and abs(precision[-1] - y.mean()) < TOL
+    assert np.allclose(recall, tpr[::-1], atol=TOL, rtol=0) and abs(precision[0] - y.mean()) < TOL
 
 
 @pytest.mark.parametrize("call, message", [

@@ -104,17 +104,19 @@ def test_cross_val_score_with_average_precision():
 
 
 def test_the_curves_unpack_as_scikit_learns_at_every_cut():
-    """No ties and one cut per row: point k (the top k rows flagged) is scikit-learn's point of threshold
-    ``sorted(S)[-k]``; the thresholds themselves stay secret (NaN)."""
+    """No ties and one cut per row: every point is scikit-learn's, in its order and with its ends (ROC from (0, 0),
+    PR to (1, 0)); the thresholds themselves stay secret (NaN; the ROC's start inf, as scikit-learn's)."""
     m = len(S)
     fpr, tpr, thresholds = roc = mpc_auc.roc_curve(Y, S, points=m, protocol="clear")
     sk_fpr, sk_tpr, _ = skm.roc_curve(Y, S, drop_intermediate=False)
-    assert np.allclose(fpr, sk_fpr[1:]) and np.allclose(tpr, sk_tpr[1:]) and np.isnan(thresholds).all()
-    assert roc.flagged.tolist() == list(range(1, m + 1)) and (roc.fpr is fpr) and len(roc) == 3
+    assert np.allclose(fpr, sk_fpr) and np.allclose(tpr, sk_tpr) and thresholds[0] == np.inf == _[0]
+    assert np.isnan(thresholds[1:]).all() and skm.auc(fpr, tpr) == pytest.approx(skm.roc_auc_score(Y, S))
+    assert roc.flagged.tolist() == list(range(m + 1)) and (roc.fpr is fpr) and len(roc) == 3
     precision, recall, thresholds = pr = mpc_auc.precision_recall_curve(Y, S, points=m, protocol="clear")
-    sk_precision, sk_recall, _ = skm.precision_recall_curve(Y, S, drop_intermediate=False)
-    assert np.allclose(precision, sk_precision[-2::-1]) and np.allclose(recall, sk_recall[-2::-1])
-    assert np.isnan(thresholds).all() and pr.recall is recall and pr.value == tuple(pr)
+    sk_precision, sk_recall, sk_thresholds = skm.precision_recall_curve(Y, S, drop_intermediate=False)
+    assert np.allclose(precision, sk_precision) and np.allclose(recall, sk_recall)
+    assert len(thresholds) == len(sk_thresholds) and np.isnan(thresholds).all()
+    assert pr.recall is recall and pr.value == tuple(pr) and pr.flagged.tolist() == [*range(m, 0, -1), 0]
     twin = pickle.loads(pickle.dumps(roc))
     assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(twin, roc)) and _same_attributes(twin, roc)
     with pytest.raises(AttributeError):
