@@ -82,8 +82,9 @@ def test_the_api_and_the_cli_release_the_dp_curve(tmp_path):
     roc = mpc_auc.roc_curve(evalset.label, evalset.score, clients=evalset.client, protocol="mpc-central",
                             epsilon=1.0, points=10)
     fpr, tpr, thresholds = roc
-    assert roc.flagged.tolist() == [40 * k for k in range(1, 11)] and len(fpr) == len(tpr) == 10
-    assert np.isnan(thresholds).all()  # secret, as the exact curve's
+    assert roc.flagged.tolist() == [40 * k for k in range(11)] and len(fpr) == len(tpr) == 11
+    assert fpr[0] == tpr[0] == 0 and np.isnan(thresholds[1:]).all()  # secret, as the exact curve's
+    assert (np.diff(fpr) >= 0).all() and (np.diff(tpr) >= 0).all()  # monotone by post-processing
     assert roc.protocol == "mpc-central" and "noisy node sums" in roc.revealed[0]
     path, out = tmp_path / "d.csv", tmp_path / "r.json"
     write_evalset(str(path), evalset)
