@@ -27,7 +27,8 @@ SIMULATION = """
 from flwr.simulation import run_simulation
 from {client} import app as client_app
 from mpcauc_flower.{server} import app as server_app
-run_simulation(server_app, client_app, num_supernodes=5, backend_config={{"client_resources": {{"num_cpus": 0.2}}}})
+run_simulation(server_app, client_app, num_supernodes=5, backend_config={{"init_args": {{"num_cpus": 1}},
+               "client_resources": {{"num_cpus": 0.2}}}})  # 5 Ray workers, one per node, not 10
 """
 
 
