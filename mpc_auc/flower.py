@@ -323,7 +323,12 @@ def round_metrics(value: dict) -> dict:
 def _node_name(context: Context) -> str:
     """This node's mpc-auc client name: node config ``mpcauc-client``, else ``client-<partition-id>``."""
     node = context.node_config
-    return str(node.get("mpcauc-client") or f"client-{node.get('partition-id', '')}")
+    if node.get("mpcauc-client"):
+        return str(node["mpcauc-client"])
+    if "partition-id" not in node:
+        raise InputError("this node's config names no mpc-auc client: set mpcauc-client in its node config (a "
+                         "deployed SuperNode), or run it in Flower's simulation (partition-id)")
+    return f"client-{node['partition-id']}"
 
 
 def node_settings(context: Context) -> tuple:

@@ -128,3 +128,12 @@ def test_a_sampled_round_whose_node_cannot_say_who_it_is_is_refused_naming_what_
     with pytest.raises(InputError, match=r"node 7 did not say .* needs each ClientApp to answer "
                                          r"@app.query\(\"mpcauc\"\) with mpc_auc.flower.identify"):
         _ask_nodes(_NodeWithoutQuery(), [7])
+
+
+def test_a_node_whose_config_names_no_client_is_told_what_to_set():
+    from mpc_auc.flower import _node_name
+
+    assert _node_name(SimpleNamespace(node_config={"partition-id": 3})) == "client-3"
+    assert _node_name(SimpleNamespace(node_config={"mpcauc-client": "north"})) == "north"
+    with pytest.raises(InputError, match="set mpcauc-client in its node config"):
+        _node_name(SimpleNamespace(node_config={}))

@@ -10,6 +10,7 @@ exit 2 and a message naming the cause, and nothing is written.
 """
 import csv
 import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -358,7 +359,7 @@ def test_a_score_outside_the_declared_range_is_named_to_its_client_and_ends_the_
     directory, _ = clients
     bad = directory / "east-out-of-range.csv"
     bad.write_text("score,label\n0.25,0\n0.5,1\n0.75,0\n1.5,1\n0.125,0\n")
-    started = __import__("time").monotonic()
+    started = time.monotonic()
     opened = _open(directory, "range", "--deadline", "600")
     honest = [_submit(directory, "range", n) for n in CLIENTS[:2]]
     for proc in honest:
@@ -368,7 +369,7 @@ def test_a_score_outside_the_declared_range_is_named_to_its_client_and_ends_the_
                                    "--input", str(bad), "--timeout", "5"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     (code, _, err), *answers, (east_code, _, east_err) = _finish(opened, *honest, east)
-    assert __import__("time").monotonic() - started < 300
+    assert time.monotonic() - started < 300
     assert east_code == 2 and east_err.strip().splitlines()[-1] == (
         f"mpc-auc: error: {bad} line 5: score 1.5 is outside the range [0.0, 1.0] that evaluation 'range' declares; "
         "its organiser sets the range (ask them to declare one that holds these scores, or map the scores into it)")
