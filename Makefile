@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-all flower-demo bench bench-e2e bench-net bench-threads bench-ustat bench-read bench-link compare table7 table5 ustat clean
+.PHONY: demo test test-all flower-demo bench bench-e2e bench-net bench-threads bench-ustat bench-read bench-link bench-session compare table7 table5 ustat clean
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -71,6 +71,9 @@ bench-read: $(STAMP)
 
 bench-link: $(STAMP)
 	$(PY) -m mpc_auc.sims.bench.link
+
+bench-session: $(STAMP)
+	$(PY) -m mpc_auc.sims.bench.session --sizes 1000 100000 --calls 5
 
 table5: $(STAMP)
 	$(PY) -m mpc_auc.sims.papers.dpauc_table5
