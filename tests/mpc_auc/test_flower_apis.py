@@ -50,7 +50,7 @@ def _check_rounds(rounds: list, work: Path) -> None:
         assert stat.S_IMODE(key.stat().st_mode) == 0o600, key
 
 
-@pytest.mark.slow  # a minute of Ray and Flower's legacy server: make test-all (the Message-API app runs in make test)
+@pytest.mark.slow  # a minute of Ray and Flower's legacy server: make test-all
 def test_a_legacy_fedprox_numpyclient_app_reports_the_exact_private_auc_as_a_centralized_metric(tmp_path):
     rounds, log = _run_example("legacy_simulation", tmp_path)
     _check_rounds(rounds, tmp_path)
@@ -59,6 +59,7 @@ def test_a_legacy_fedprox_numpyclient_app_reports_the_exact_private_auc_as_a_cen
     assert "History (metrics, distributed, evaluate)" not in log  # the release is not a client-side metric
 
 
+@pytest.mark.slow  # a minute of Ray: make test-all (test_flower.py's simulations run the Message API in make test)
 def test_a_message_api_app_that_samples_3_of_5_nodes_reports_the_exact_private_auc_as_a_serverapp_metric(tmp_path):
     rounds, log = _run_example("sampled_simulation", tmp_path)
     _check_rounds(rounds, tmp_path)

@@ -103,7 +103,7 @@ def test_keep_false_and_the_environment_make_calls_cold(monkeypatch):
     with mpc_auc.Session(keep=False) as session:
         _auc()
         assert session.pids == ()
-    monkeypatch.setattr(warm, "_ENTERED", [])
+    assert warm._entered() == []  # the block's end leaves this thread in no session
     monkeypatch.setenv(warm.ENV, "0")
     assert not warm.current().keep
 
