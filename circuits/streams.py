@@ -38,6 +38,9 @@ PERMUTATION_TIES = 14  # second words ordering the rare ties of a permutation's 
 AND_A, AND_B, AND_C = 15, 16, 17  # a party's shares of a and b of the dealer's AND triples; P1's share of c
 MUL_A, MUL_B, MUL_C = 18, 19, 20  # the same for its product triples (circuits.gates)
 OWN_NOISE = 21  # a party's share of joint random words, under a key of its own that it never sends (circuits.noise)
+AUTH_VALUE, AUTH_MAC = 22, 23  # P1's shares of an authenticated dealer word and of its MAC (circuits.macs)
+CHECK_COEFFICIENTS = 24  # a MAC check's coefficients, under the two parties' joint coin (circuits.macs)
+DEALER_WORDS = 25  # the dealer's own words of an authenticated correlation, under a key only it holds
 
 
 def check_key(key) -> None:

@@ -51,8 +51,10 @@ import torch
 from ...circuits.bits import unpack_bits
 from ...circuits.correlations import RING, as_words, correction, narrow, packed_size, position_bytes, step_plan, widen
 from ...circuits.crypten_compat import crypten
+from ...circuits.macs import LAWS, onehot_law
 from ...circuits.select import onehot_receiver
-from ...circuits.streams import (AND_A, AND_B, AND_C, BIT_MASK, BIT_SHARE, DIGIT_MASK, KEY_BYTES, MUL_A, MUL_B, MUL_C,
+from ...circuits.streams import (AND_A, AND_B, AND_C, AUTH_MAC, AUTH_VALUE, BIT_MASK, BIT_SHARE, DEALER_WORDS,
+                                 DIGIT_MASK, KEY_BYTES, MUL_A, MUL_B, MUL_C,
                                  ONEHOT_SHARE, PRODUCT_MASK, PRODUCT_SHARE, KeyStream)
 from .csprng import TUPLES, KeyedGenerator
 from .memory import release_free_memory
@@ -62,8 +64,9 @@ COMPUTE_PARTIES = (0, 1)
 
 
 class Dealer(TTPServer):
-    """TTPServer with CSPRNG keys (protocols.runtime.csprng) and five more request types: permutation, one-hot
-    digit and bit correlations, AND and product triples in batches (circuits.gates)."""
+    """TTPServer with CSPRNG keys (protocols.runtime.csprng) and more request types: permutation, one-hot
+    digit and bit correlations, AND and product triples in batches (circuits.gates), the MAC key and
+    authenticated correlations (circuits.macs)."""
 
     @staticmethod
     def draw_keys() -> list:
@@ -80,6 +83,9 @@ class Dealer(TTPServer):
         self.generators_cuda = [None for _ in keys]
         self._streams = [KeyStream(k) for k in keys]
         self._perms = {}
+        self._own = KeyStream(secrets.token_bytes(KEY_BYTES))  # the authenticated correlations' words (circuits.macs)
+        self._alphas = None  # the MAC keys, drawn on the first request for them
+        self._served = set()  # authenticated correlation indexes served: each once
 
     def _permutations(self, perm_index: int, n: int, announced: bool):
         """Both parties' permutations for ``perm_index`` (kept for the matching inverse): received from the
@@ -137,6 +143,44 @@ class Dealer(TTPServer):
         comm = crypten.communicator.get()
         comm.send_array(packed, 1, comm.ttp_group)
         return as_words(np.zeros(0, dtype=np.uint8))
+
+    def mac_key(self, count=1):
+        """Draw ``count`` MAC keys (circuits.macs) alpha = alpha_0 + alpha_1 (mod 2^64), each share with ``secrets``;
+        send the alpha_1 to P1, return the alpha_0 for P0.  Once per session."""
+        if self._alphas is not None:
+            raise RuntimeError("the MAC keys were asked for twice: refused")
+        shares = np.array([[secrets.randbits(64) - (1 << 63) for _ in range(int(count))] for _ in COMPUTE_PARTIES],
+                          dtype=np.int64)
+        self._alphas = shares.sum(axis=0)  # int64: wraps mod 2^64
+        comm = crypten.communicator.get()
+        comm.send_array(shares[1], 1, comm.ttp_group)
+        return torch.from_numpy(shares[0])
+
+    def authenticated(self, law, index, shape, owner=None, macs=1):
+        """P0's value shares and MAC shares (under the first ``macs`` keys) of correlation ``index`` of ``law``
+        (circuits.macs.LAWS; its words from the dealer's own key, P1's shares from P1's stream), then, for an
+        ``input`` mask owned by P0, its clear words (P1's sent to P1).  Served only if P1 sent the dealer the
+        same request (law, index, shape, owner, macs), and each index once: P0 alone cannot turn a mask P1
+        counts on into one whose clear words it receives."""
+        comm = crypten.communicator.get()
+        shape = tuple(int(n) for n in shape)
+        expected = comm.recv_obj(1, comm.ttp_group)  # P1's own account of the request: both must agree
+        if (self._alphas is None or law not in LAWS or index in self._served or not 1 <= macs <= len(self._alphas)
+                or expected != (law, index, shape, owner, macs)):
+            raise RuntimeError(f"authenticated correlation {law!r} {index} refused (no MAC key yet, unknown, reused "
+                               f"or not the one P1 expects)")
+        self._served.add(index)
+        words = self._own.words(DEALER_WORDS, index, (4, shape[-1]) if law == "onehot" else shape)
+        clear = onehot_law(words).reshape(shape) if law == "onehot" else words
+        p1 = self._streams[1]
+        tagged = clear[None] * self._alphas[:macs].reshape((macs,) + (1,) * len(shape))
+        out = [(clear - p1.words(AUTH_VALUE, index, (1,) + shape)[0])[None],
+               tagged - p1.words(AUTH_MAC, index, (macs,) + shape)]
+        if law == "input" and owner == 1:
+            comm.send_array(clear, 1, comm.ttp_group)
+        elif law == "input":
+            out.append(clear[None])
+        return torch.from_numpy(np.concatenate(out))
 
     def and_triples(self, count, index):
         """P0's share c_0 = (a AND b) XOR c_1 of ``count`` AND triples (circuits.gates); a, b, c_1 from the streams."""

@@ -1,0 +1,41 @@
+"""The tie-aware Mann-Whitney statistic on authenticated shares (circuits.macs, circuits.auth_radix).
+
+With mid-ranks, AUC = (U_le + U_lt) / (2 n0 n1), U_le (U_lt) counting for each positive the negatives whose
+score is at most (below) its own (fedauc eq. 1 with ties as halves).  Two stable sorts give both without
+comparing neighbours: sorted by (key, y), the negatives of a tie group come first and positive i sits at
+position N_le(i) + P_lt(i) + (its place among its group's positives); sorted by (key, 1 - y) at
+N_lt(i) + the same.  Summed over the positives, the positives' own terms add to n1 (n1 - 1) / 2 in each, so
+
+    W = sum_j j y1_j + sum_j j y2_j = U_le + U_lt + n1 (n1 - 1),
+
+y1, y2 the labels in the two sorted orders: linear in the moved labels with public coefficients j.  The
+label enters as a 2-bit digit of each sort (least significant) and as the moved payload.  W needs about
+2 log2 M + 1 bits, more than the sort's k: the labels are wide values (circuits.macs.wide_keys) whose MACs
+under further keys travel with them, so that W and n1 are checked to 2^-40 at their width.
+"""
+import numpy as np
+
+
+def rank_sums(ranking, key_digits: np.ndarray, labels: np.ndarray):
+    """([W], [n1]): wide authenticated scalars (1 + keys,) for the keys' authenticated 2-bit digits ``key_digits``
+    (D, 2, M), least significant first, and the wide authenticated labels (1 + keys, M) in {0, 1}."""
+    auth = ranking.auth
+    m = labels.shape[-1]
+    positions = np.arange(m, dtype=np.int64)
+    total = np.zeros(labels.shape[0], dtype=np.int64)
+    for name, tie_digit in (("negatives first", labels[:2]), ("positives first", auth.add_public(-labels[:2], 1))):
+        ranking.order = name
+        sigma = ranking.permutation(np.concatenate([tie_digit[None], key_digits]))
+        moved = ranking.apply(sigma, labels[None])[0]
+        total += moved @ positions  # wraps mod 2^64, like the shares
+    return total, labels.sum(axis=1)
+
+
+def auc_from_sums(w: int, n1: int, m: int) -> tuple:
+    """(numerator, denominator) of the AUC, (W - n1 (n1 - 1), 2 n1 n0), from the opened W and n1."""
+    return w - n1 * (n1 - 1), 2 * n1 * (m - n1)
+
+
+def wide_bits(m: int) -> int:
+    """Bits of W at most (2 n1 M <= 2 M^2)."""
+    return (2 * m * m).bit_length()

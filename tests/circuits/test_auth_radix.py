@@ -1,0 +1,309 @@
+"""The authenticated radix sort (circuits.auth_radix, circuits.macs): honest runs equal numpy's stable sort, and a
+compute party that adds an offset to one word it sends, in any phase, is caught (P0, P1, dealer over TCP).
+
+The cheat is made where a malicious party can always make it: on the frame it hands its link, after the
+protocol built it.  The weakened variant (the MAC checks skipped) releases wrong ranks under the same cheats:
+the check is what catches them."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from scipy.stats import rankdata
+
+from mpc_auc.protocols.runtime.session import run_parties
+
+HONEST_CASES = [(1, 4), (2, 2), (9, 6), (64, 8), (300, 12), (257, 3)]
+# each phase with the frames each party sends in it over a run of CHEAT_BITS / 2 = 3 digits (at least)
+PHASES = {"the shuffle of digit": 2, "opening the destinations of digit": 4, "opening digit": 3,
+          "the one-hot products of digit": 3, "the unshuffle of digit": 2, "moving the columns": 1,
+          "opening the destinations of the move": 2}
+CHEAT_RUNS = 20  # per phase and cheating party
+WEAKENED_RUNS = 5  # per phase and cheating party, the checks skipped
+CHEAT_M, CHEAT_BITS = 40, 6
+
+
+def _keys(seed: int, m: int, bits: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    keys = rng.integers(0, 2 ** bits, m, dtype=np.int64)
+    keys[: m // 3] = keys[0]  # a tie group
+    return keys
+
+
+def _digits(keys: np.ndarray, bits: int) -> np.ndarray:
+    return np.stack([(keys >> t) & 3 for t in range(0, bits, 2)])
+
+
+class Cheat:
+    """A party's link to the other compute party that adds ``offset`` to word ``word`` (mod the frame's words)
+    of the ``frame``-th frame it sends while the circuit's phase starts with ``phase``."""
+
+    def __init__(self, auth, link):
+        self.auth, self.link, self._send = auth, link, link.send
+        self.plan, self.seen, self.done = None, 0, False
+        link.send = self.send
+
+    def arm(self, phase: str, frame: int, word: int, offset: int) -> None:
+        self.plan, self.seen, self.done = (phase, frame, word, offset), 0, False
+
+    def send(self, channel, payload=b""):
+        if self.plan is not None and not self.done and self.auth.phase.startswith(self.plan[0]):
+            phase, frame, word, offset = self.plan
+            raw = payload.tobytes() if isinstance(payload, np.ndarray) else bytes(payload)
+            if self.seen == frame and len(raw) >= 8:
+                words = np.frombuffer(raw, np.uint8)[: len(raw) // 8 * 8].copy().view(np.int64)
+                words[word % len(words)] += offset
+                payload = words.view(np.uint8).tobytes() + raw[len(words) * 8:]
+                self.done = True
+            self.seen += 1
+        return self._send(channel, payload)
+
+
+def _sort(ctx, shuffler, auth, keys, bits, check=True):
+    """Rank ``keys`` (P0's input) and move their positions along; (ranks, moved origins) opened, or the
+    deviation's message."""
+    from mpc_auc.circuits.auth_radix import AuthRadixRanking
+    from mpc_auc.circuits.macs import Deviation
+
+    m = len(keys)
+    if not check:  # the weakened variant: nothing checked, what was opened forgotten
+        auth.check = lambda phase: auth.__dict__.update(_opened=[], _deferred=None)
+    try:
+        auth.phase = "the input"
+        digits = np.stack([auth.input(d if ctx.rank == 0 else None, 0, (m,)) for d in _digits(keys, bits)])
+        ranking = AuthRadixRanking(shuffler, auth)
+        sigma = ranking.permutation(digits)
+        origin = ranking.apply(sigma, auth.input(np.arange(m) if ctx.rank == 0 else None, 0, (m,))[None])[0]
+        ranks = auth.open_small(sigma, "ranks")
+        origins = auth.open_small(origin, "origins")
+        auth.check("the release")
+        return ranks, origins
+    except Deviation as failure:
+        return str(failure)
+    finally:
+        auth.__dict__.pop("check", None)
+
+
+def _party(ctx, honest_cases, cheats, prefetch):
+    from mpc_auc.circuits.auth_radix import AuthRadixRanking
+    from mpc_auc.circuits.macs import Authenticator, value_bits
+    from mpc_auc.circuits.shuffle import Shuffler
+
+    AuthRadixRanking.PREFETCH = prefetch  # False: the session goes on after an abort, so nothing is posted ahead
+    shuffler = Shuffler(ctx.stream_key)
+    auth = Authenticator(ctx.stream_key, value_bits(max([m for m, _ in honest_cases] + [CHEAT_M])))
+    out = {"s": auth.s, "honest": [_sort(ctx, shuffler, auth, _keys(m, m, bits), bits) for m, bits in honest_cases]}
+    cheat = Cheat(auth, shuffler.comm.links[1 - ctx.rank])
+    out["cheats"] = []
+    for n, (party, phase, check) in enumerate(cheats):
+        rng = np.random.default_rng(n)
+        if party == ctx.rank:  # the run's frame, word and offset: the cheater's choice
+            cheat.arm(phase, int(rng.integers(0, PHASES[phase])), int(rng.integers(0, 1 << 20)),
+                      int(rng.integers(1, 1 << 20)))
+        out["cheats"].append(_sort(ctx, shuffler, auth, _keys(100 + n, CHEAT_M, CHEAT_BITS), CHEAT_BITS, check))
+        out.setdefault("armed", []).append(cheat.done if party == ctx.rank else None)
+        cheat.plan = None
+    return out
+
+
+def _expected(keys):
+    order = np.argsort(keys, kind="stable")
+    ranks = np.empty(len(keys), dtype=np.int64)
+    ranks[order] = np.arange(len(keys))
+    return ranks, order
+
+
+@pytest.fixture(scope="module")
+def runs():
+    cheats = [(party, phase, check) for check in (True, False) for party in (0, 1) for phase in PHASES
+              for _ in range(CHEAT_RUNS if check else WEAKENED_RUNS)]
+    return cheats, run_parties(_party, ([], cheats, False))
+
+
+def test_honest_authenticated_sorts_equal_numpys_stable_sort():
+    results = run_parties(_party, (HONEST_CASES, [], True))
+    assert results[0]["s"] >= 40
+    for (m, bits), p0, p1 in zip(HONEST_CASES, results[0]["honest"], results[1]["honest"]):
+        assert not isinstance(p0, str), p0
+        ranks, order = _expected(_keys(m, m, bits))
+        for ranks_seen, origins in (p0, p1):
+            np.testing.assert_array_equal(ranks_seen, ranks)
+            np.testing.assert_array_equal(origins, order)
+
+
+def test_a_cheat_is_caught_with_the_dealers_correlations_posted_ahead():
+    for party in (0, 1):
+        results = run_parties(_party, ([], [(party, "the one-hot products of digit", True)], True))
+        assert all("the MAC check after the shuffle of" in r["cheats"][0] for r in results), results
+
+
+def test_an_offset_on_one_word_in_any_phase_is_caught_by_both_parties(runs):
+    cheats, results = runs
+    for n, (party, phase, check) in enumerate(cheats):
+        if not check:
+            continue
+        assert results[party]["armed"][n], (party, phase)  # the cheat was made
+        for rank in (0, 1):
+            outcome = results[rank]["cheats"][n]
+            assert isinstance(outcome, str), (party, phase, rank, "released")
+            assert "a compute party deviated" in outcome
+
+
+def test_without_the_mac_check_the_same_cheats_release_wrong_ranks(runs):
+    cheats, results = runs
+    wrong = {}
+    for n, (party, phase, check) in enumerate(cheats):
+        if check:
+            continue
+        outcome = results[1 - party]["cheats"][n]
+        if not isinstance(outcome, str):
+            ranks, order = _expected(_keys(100 + n, CHEAT_M, CHEAT_BITS))
+            if not (np.array_equal(outcome[0], ranks) and np.array_equal(outcome[1], order)):
+                wrong[phase] = wrong.get(phase, 0) + 1
+    assert set(wrong) == set(PHASES), wrong  # a wrong release in every phase
+
+
+LEAK_RUNS, LEAK_ELEMENT = 5, 7
+
+
+class _Revealing:
+    """The ranking with every revealed vector of destinations kept (what the party saw)."""
+
+    def _destinations(self, shuffled_sigma, t):
+        s = super()._destinations(shuffled_sigma, t)
+        self.revealed.append(s.copy())
+        return s
+
+
+def _leak_party(ctx, weakened: bool):
+    """P1 adds 2^(k-1) to element LEAK_ELEMENT's destination word in the first message of digit 1's shuffle (its
+    masked share, in input order) and reads that element's destination after digit 0 off the opened vector: the
+    one position it lacks."""
+    from mpc_auc.circuits.auth_radix import AuthRadixRanking
+    from mpc_auc.circuits.macs import Authenticator, Deviation, value_bits
+    from mpc_auc.circuits.shuffle import Shuffler, is_permutation
+
+    class Early(_Revealing, AuthRadixRanking):  # the destinations opened at once, before any check
+        def _destinations(self, shuffled_sigma, t):
+            self._phase(f"opening the destinations of digit {t}")
+            s = self.auth.open_small(shuffled_sigma, "destinations")
+            self.revealed.append(s.copy())
+            return s if is_permutation(s) else np.arange(len(s))
+
+    class Checked(_Revealing, AuthRadixRanking):
+        pass
+
+    AuthRadixRanking.PREFETCH = False  # the session goes on after each abort
+    shuffler = Shuffler(ctx.stream_key)
+    auth = Authenticator(ctx.stream_key, value_bits(CHEAT_M))
+    cheat = Cheat(auth, shuffler.comm.links[1 - ctx.rank])
+    out = []
+    for run in range(LEAK_RUNS):
+        keys = _keys(500 + run, CHEAT_M, CHEAT_BITS)
+        if ctx.rank == 1:
+            cheat.arm("the shuffle of digit 1", 0, LEAK_ELEMENT, 1 << (auth.k - 1))
+        ranking = (Early if weakened else Checked)(shuffler, auth)
+        ranking.revealed = []
+        try:
+            digits = np.stack([auth.input(d if ctx.rank == 0 else None, 0, (CHEAT_M,))
+                               for d in _digits(keys, CHEAT_BITS)])
+            ranking.permutation(digits[:2])
+            auth.check("the end")
+            outcome = None
+        except Deviation as failure:
+            outcome = str(failure)
+        guess = None
+        if len(ranking.revealed):  # the opened vector with one word moved: the position it lacks
+            missing = np.setdiff1d(np.arange(CHEAT_M), ranking.revealed[0])
+            guess = int(missing[0]) if len(missing) == 1 else None
+        out.append((guess, outcome, cheat.done))
+        cheat.plan = None
+    return out
+
+
+@pytest.mark.parametrize("weakened", [True, False], ids=["destinations-opened-at-once", "checked-first"])
+def test_an_error_planted_in_a_shuffle_shows_a_destination_only_if_destinations_open_before_a_check(weakened):
+    results = run_parties(_leak_party, (weakened,))
+    for run, (guess, outcome, made) in enumerate(results[1]):
+        assert made
+        keys = _keys(500 + run, CHEAT_M, CHEAT_BITS)
+        after_digit_0, _ = _expected(keys & 3)
+        if weakened:  # the cheater reads the element's destination off the opened vector, every run
+            assert guess == after_digit_0[LEAK_ELEMENT]
+        else:  # the check fails first: no destinations are opened, both parties stop
+            assert guess is None and "the MAC check after the shuffle of digit 1 failed" in outcome
+            assert "the MAC check after the shuffle of digit 1 failed" in results[0][run][1]
+
+
+AUC_CASES = [(2, 4), (7, 2), (50, 4), (64, 6), (301, 10)]  # (M, key bits): many ties at small widths
+
+
+def _auc_party(ctx, cases, cheats):
+    """The tie-aware rank sums on authenticated shares, opened; then cheats in the second sort (and the
+    weakened variant without checks)."""
+    from mpc_auc.circuits.auth_auc import rank_sums, wide_bits
+    from mpc_auc.circuits.auth_radix import AuthRadixRanking
+    from mpc_auc.circuits.macs import Authenticator, Deviation, value_bits
+    from mpc_auc.circuits.shuffle import Shuffler
+
+    AuthRadixRanking.PREFETCH = not cheats
+    largest = max(m for m, _ in cases)
+    shuffler = Shuffler(ctx.stream_key)
+    auth = Authenticator(ctx.stream_key, value_bits(largest), wide_bits(largest))
+    cheat = Cheat(auth, shuffler.comm.links[1 - ctx.rank])
+    out = {"keys": auth.keys, "runs": []}
+    for n, (m, bits) in enumerate(cases):
+        party, phase, check = cheats[n] if cheats else (None, None, True)
+        if party == ctx.rank:
+            cheat.arm(phase, 0, 3, 5)
+        keys, labels = _keys(m, m, bits), np.random.default_rng(m + 1).integers(0, 2, m)
+        if not check:
+            auth.check = lambda phase: auth.__dict__.update(_opened=[], _deferred=None)
+        try:
+            auth.phase = "the input"
+            digits = np.stack([auth.input(d if ctx.rank == 0 else None, 0, (m,)) for d in _digits(keys, bits)])
+            wide = auth.input(labels if ctx.rank == 0 else None, 0, (m,), wide=True)
+            ranking = AuthRadixRanking(shuffler, auth)
+            w, n1 = rank_sums(ranking, digits, wide)
+            opened = auth.open_small(np.stack([w, n1], axis=1), "release")
+            auth.check("the rank sums")
+            out["runs"].append(tuple(int(v) for v in opened))
+        except Deviation as failure:
+            out["runs"].append(str(failure))
+        finally:
+            auth.__dict__.pop("check", None)
+            cheat.plan = None
+    return out
+
+
+def test_the_tie_aware_auc_from_two_authenticated_sorts_equals_scikit_learns():
+    from sklearn.metrics import roc_auc_score
+
+    from mpc_auc.circuits.auth_auc import auc_from_sums
+
+    p0, p1 = run_parties(_auc_party, (AUC_CASES, []))
+    for (m, bits), seen0, seen1 in zip(AUC_CASES, p0["runs"], p1["runs"]):
+        assert seen0 == seen1
+        keys, labels = _keys(m, m, bits), np.random.default_rng(m + 1).integers(0, 2, m)
+        if 0 < labels.sum() < m:
+            numerator, denominator = auc_from_sums(*seen0, m)
+            ranks = rankdata(keys)  # mid-ranks, 1-based: the exact fraction by the clear formula
+            n1 = int(labels.sum())
+            assert Fraction(numerator, denominator) == Fraction(round(2 * ranks[labels == 1].sum()) - n1 * (n1 + 1),
+                                                                2 * n1 * (m - n1))
+            assert abs(numerator / denominator - roc_auc_score(labels, keys)) <= 1e-15
+        assert seen0[1] == labels.sum()
+
+
+def test_a_cheat_in_the_second_sort_is_caught_and_without_checks_gives_a_wrong_auc():
+    from mpc_auc.circuits.auth_auc import auc_from_sums
+
+    cases = [(64, 6)] * 4
+    cheats = [(party, "moving the columns", check) for check in (True, False) for party in (0, 1)]
+    p0, p1 = run_parties(_auc_party, (cases, cheats))
+    keys, labels = _keys(64, 64, 6), np.random.default_rng(65).integers(0, 2, 64)
+    honest = p0["runs"][0]
+    for (party, _, check), seen0, seen1 in zip(cheats, p0["runs"], p1["runs"]):
+        if check:
+            assert "a compute party deviated" in seen0 and "a compute party deviated" in seen1
+        else:
+            assert seen1 != honest  # the honest party's view
