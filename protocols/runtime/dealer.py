@@ -63,6 +63,11 @@ TTPServer = crypten.mpc.provider.TTPServer
 COMPUTE_PARTIES = (0, 1)
 
 
+class RequestRefused(Exception):
+    """A request the dealer will not serve (not a RuntimeError, which CrypTen's server loop takes for a quiet
+    shutdown): the dealer stops, naming it, and the parties stop on the closed link."""
+
+
 class Dealer(TTPServer):
     """TTPServer with CSPRNG keys (protocols.runtime.csprng) and more request types: permutation, one-hot
     digit and bit correlations, AND and product triples in batches (circuits.gates), the MAC key and
@@ -148,7 +153,7 @@ class Dealer(TTPServer):
         """Draw ``count`` MAC keys (circuits.macs) alpha = alpha_0 + alpha_1 (mod 2^64), each share with ``secrets``;
         send the alpha_1 to P1, return the alpha_0 for P0.  Once per session."""
         if self._alphas is not None:
-            raise RuntimeError("the MAC keys were asked for twice: refused")
+            raise RequestRefused("the MAC keys were asked for twice: refused")
         shares = np.array([[secrets.randbits(64) - (1 << 63) for _ in range(int(count))] for _ in COMPUTE_PARTIES],
                           dtype=np.int64)
         self._alphas = shares.sum(axis=0)  # int64: wraps mod 2^64
@@ -167,8 +172,8 @@ class Dealer(TTPServer):
         expected = comm.recv_obj(1, comm.ttp_group)  # P1's own account of the request: both must agree
         if (self._alphas is None or law not in LAWS or index in self._served or not 1 <= macs <= len(self._alphas)
                 or expected != (law, index, shape, owner, macs)):
-            raise RuntimeError(f"authenticated correlation {law!r} {index} refused (no MAC key yet, unknown, reused "
-                               f"or not the one P1 expects)")
+            raise RequestRefused(f"authenticated correlation {law!r} {index} refused (no MAC key yet, unknown, "
+                                 f"reused or not the one P1 expects)")
         self._served.add(index)
         words = self._own.words(DEALER_WORDS, index, (4, shape[-1]) if law == "onehot" else shape)
         clear = onehot_law(words).reshape(shape) if law == "onehot" else words

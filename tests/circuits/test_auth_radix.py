@@ -17,8 +17,10 @@ HONEST_CASES = [(1, 4), (2, 2), (9, 6), (64, 8), (300, 12), (257, 3)]
 PHASES = {"the shuffle of digit": 2, "opening the destinations of digit": 4, "opening digit": 3,
           "the one-hot products of digit": 3, "the unshuffle of digit": 2, "moving the columns": 1,
           "opening the destinations of the move": 2}
-CHEAT_RUNS = 20  # per phase and cheating party
+CHEAT_RUNS = 20  # per phase and cheating party (make test-all; make test: QUICK_CHEAT_RUNS)
+QUICK_CHEAT_RUNS = 2
 WEAKENED_RUNS = 5  # per phase and cheating party, the checks skipped
+HONEST_RUNS = 200  # sizes 1 to 89, keys of 2 to 8 bits
 CHEAT_M, CHEAT_BITS = 40, 6
 
 
@@ -34,28 +36,39 @@ def _digits(keys: np.ndarray, bits: int) -> np.ndarray:
 
 
 class Cheat:
-    """A party's link to the other compute party that adds ``offset`` to word ``word`` (mod the frame's words)
-    of the ``frame``-th frame it sends while the circuit's phase starts with ``phase``."""
+    """A party's link to the other compute party that changes the ``frame``-th frame it sends while the circuit's
+    phase starts with ``phase``: ``offset`` added to word ``word`` (mod the frame's words), or (mode) the frame
+    replaced by the last one of its length sent before (a stale frame replayed), or by random words (its share
+    of some other value: a substituted share, a different value opened)."""
 
     def __init__(self, auth, link):
         self.auth, self.link, self._send = auth, link, link.send
         self.plan, self.seen, self.done = None, 0, False
+        self.sent = {}  # frame length -> the last frame of that length sent
         link.send = self.send
 
-    def arm(self, phase: str, frame: int, word: int, offset: int) -> None:
-        self.plan, self.seen, self.done = (phase, frame, word, offset), 0, False
+    def arm(self, phase: str, frame: int, word: int, offset: int, mode: str = "offset") -> None:
+        self.plan, self.seen, self.done = (phase, frame, word, offset, mode), 0, False
 
     def send(self, channel, payload=b""):
+        raw = payload.tobytes() if isinstance(payload, np.ndarray) else bytes(payload)
         if self.plan is not None and not self.done and self.auth.phase.startswith(self.plan[0]):
-            phase, frame, word, offset = self.plan
-            raw = payload.tobytes() if isinstance(payload, np.ndarray) else bytes(payload)
-            if self.seen == frame and len(raw) >= 8:
-                words = np.frombuffer(raw, np.uint8)[: len(raw) // 8 * 8].copy().view(np.int64)
-                words[word % len(words)] += offset
-                payload = words.view(np.uint8).tobytes() + raw[len(words) * 8:]
+            phase, frame, word, offset, mode = self.plan
+            if self.seen == frame and len(raw) >= 8 and (mode != "replay" or len(raw) in self.sent):
+                payload = self._changed(raw, word, offset, mode)
                 self.done = True
             self.seen += 1
+        self.sent[len(raw)] = raw
         return self._send(channel, payload)
+
+    def _changed(self, raw: bytes, word: int, offset: int, mode: str) -> bytes:
+        if mode == "replay":
+            return self.sent[len(raw)]
+        if mode == "substitute":
+            return np.random.default_rng(word).integers(0, 256, len(raw), dtype=np.uint8).tobytes()
+        words = np.frombuffer(raw, np.uint8)[: len(raw) // 8 * 8].copy().view(np.int64)
+        words[word % len(words)] += offset
+        return words.view(np.uint8).tobytes() + raw[len(words) * 8:]
 
 
 def _sort(ctx, shuffler, auth, keys, bits, check=True):
@@ -94,11 +107,11 @@ def _party(ctx, honest_cases, cheats, prefetch):
     out = {"s": auth.s, "honest": [_sort(ctx, shuffler, auth, _keys(m, m, bits), bits) for m, bits in honest_cases]}
     cheat = Cheat(auth, shuffler.comm.links[1 - ctx.rank])
     out["cheats"] = []
-    for n, (party, phase, check) in enumerate(cheats):
+    for n, (party, phase, check, *mode) in enumerate(cheats):
         rng = np.random.default_rng(n)
         if party == ctx.rank:  # the run's frame, word and offset: the cheater's choice
             cheat.arm(phase, int(rng.integers(0, PHASES[phase])), int(rng.integers(0, 1 << 20)),
-                      int(rng.integers(1, 1 << 20)))
+                      int(rng.integers(1, 1 << 20)), *mode)
         out["cheats"].append(_sort(ctx, shuffler, auth, _keys(100 + n, CHEAT_M, CHEAT_BITS), CHEAT_BITS, check))
         out.setdefault("armed", []).append(cheat.done if party == ctx.rank else None)
         cheat.plan = None
@@ -112,11 +125,17 @@ def _expected(keys):
     return ranks, order
 
 
+def _cheat_runs(per_phase: int):
+    """The cheats (party, phase, checked) and both parties' results: ``per_phase`` checked runs and WEAKENED_RUNS
+    weakened ones per phase and cheating party, in one session."""
+    cheats = [(party, phase, check) for check in (True, False) for party in (0, 1) for phase in PHASES
+              for _ in range(per_phase if check else WEAKENED_RUNS)]
+    return cheats, run_parties(_party, ([], cheats, False))
+
+
 @pytest.fixture(scope="module")
 def runs():
-    cheats = [(party, phase, check) for check in (True, False) for party in (0, 1) for phase in PHASES
-              for _ in range(CHEAT_RUNS if check else WEAKENED_RUNS)]
-    return cheats, run_parties(_party, ([], cheats, False))
+    return _cheat_runs(QUICK_CHEAT_RUNS)
 
 
 def test_honest_authenticated_sorts_equal_numpys_stable_sort():
@@ -130,6 +149,51 @@ def test_honest_authenticated_sorts_equal_numpys_stable_sort():
             np.testing.assert_array_equal(origins, order)
 
 
+def test_a_replayed_frame_and_a_substituted_share_are_caught_in_every_phase():
+    cheats = [(party, phase, True, mode) for mode in ("replay", "substitute") for party in (0, 1)
+              for phase in PHASES]
+    p0, p1 = run_parties(_party, ([], cheats, False))
+    for n, (party, phase, _, mode) in enumerate(cheats):
+        if (p0, p1)[party]["armed"][n]:  # a replay needs an earlier frame of the same length
+            assert all("a compute party deviated" in r["cheats"][n] for r in (p0, p1)), (party, phase, mode)
+    assert sum(bool((p0, p1)[c[0]]["armed"][n]) for n, c in enumerate(cheats)) >= len(cheats) - 4
+
+
+@pytest.mark.slow
+def test_honest_runs_never_abort():
+    rng = np.random.default_rng(2026)
+    cases = [(int(rng.integers(1, 90)), int(rng.choice([2, 4, 6, 8]))) for _ in range(HONEST_RUNS)]
+    p0, p1 = run_parties(_party, (cases, [], True))
+    for (m, bits), seen0, seen1 in zip(cases, p0["honest"], p1["honest"]):
+        ranks, order = _expected(_keys(m, m, bits))
+        for seen in (seen0, seen1):
+            assert not isinstance(seen, str), seen
+            np.testing.assert_array_equal(seen[0], ranks)
+            np.testing.assert_array_equal(seen[1], order)
+
+
+def test_a_reused_correlation_index_is_refused_by_the_dealer():
+    """P0 asks the dealer again for an authenticated correlation it was served: the dealer refuses and the job
+    stops in bounded time (P1's account of the request does not match either)."""
+    from mpc_auc.protocols.errors import PartyFailure
+
+    with pytest.raises(PartyFailure, match="refused"):
+        run_parties(_reuse_party, (), timeout_s=60)
+
+
+def _reuse_party(ctx):
+    from mpc_auc.circuits.dealer_line import dealer_line
+    from mpc_auc.circuits.macs import Authenticator
+
+    auth = Authenticator(ctx.stream_key, 8)
+    auth.correlation("uniform", (5,))
+    if ctx.rank == 0:
+        dealer_line().request("authenticated", "input", 0, (5,), 0, 1)  # index 0 again, as an input mask
+    else:
+        auth.correlation("uniform", (5,))
+    return True
+
+
 def test_a_cheat_is_caught_with_the_dealers_correlations_posted_ahead():
     for party in (0, 1):
         results = run_parties(_party, ([], [(party, "the one-hot products of digit", True)], True))
@@ -137,7 +201,15 @@ def test_a_cheat_is_caught_with_the_dealers_correlations_posted_ahead():
 
 
 def test_an_offset_on_one_word_in_any_phase_is_caught_by_both_parties(runs):
-    cheats, results = runs
+    _assert_caught(*runs)
+
+
+@pytest.mark.slow
+def test_an_offset_on_one_word_in_any_phase_is_caught_in_20_runs_each():
+    _assert_caught(*_cheat_runs(CHEAT_RUNS))
+
+
+def _assert_caught(cheats, results):
     for n, (party, phase, check) in enumerate(cheats):
         if not check:
             continue
