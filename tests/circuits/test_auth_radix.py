@@ -11,139 +11,26 @@ import pytest
 from scipy.stats import rankdata
 
 from mpc_auc.protocols.runtime.session import run_parties
+from mpc_auc.sims.security.deviating_party import (CHEAT_BITS, CHEAT_M, PHASES, Cheat, cheat_runs, digits_of,
+                                                   expected_ranks, keys_for, outcomes, sort_party)
 
 HONEST_CASES = [(1, 4), (2, 2), (9, 6), (64, 8), (300, 12), (257, 3)]
-# each phase with the frames each party sends in it over a run of CHEAT_BITS / 2 = 3 digits (at least)
-PHASES = {"the shuffle of digit": 2, "opening the destinations of digit": 4, "opening digit": 3,
-          "the one-hot products of digit": 3, "the unshuffle of digit": 2, "moving the columns": 1,
-          "opening the destinations of the move": 2}
 CHEAT_RUNS = 20  # per phase and cheating party (make test-all; make test: QUICK_CHEAT_RUNS)
 QUICK_CHEAT_RUNS = 2
-WEAKENED_RUNS = 5  # per phase and cheating party, the checks skipped
 HONEST_RUNS = 200  # sizes 1 to 89, keys of 2 to 8 bits
-CHEAT_M, CHEAT_BITS = 40, 6
-
-
-def _keys(seed: int, m: int, bits: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    keys = rng.integers(0, 2 ** bits, m, dtype=np.int64)
-    keys[: m // 3] = keys[0]  # a tie group
-    return keys
-
-
-def _digits(keys: np.ndarray, bits: int) -> np.ndarray:
-    return np.stack([(keys >> t) & 3 for t in range(0, bits, 2)])
-
-
-class Cheat:
-    """A party's link to the other compute party that changes the ``frame``-th frame it sends while the circuit's
-    phase starts with ``phase``: ``offset`` added to word ``word`` (mod the frame's words), or (mode) the frame
-    replaced by the last one of its length sent before (a stale frame replayed), or by random words (its share
-    of some other value: a substituted share, a different value opened)."""
-
-    def __init__(self, auth, link):
-        self.auth, self.link, self._send = auth, link, link.send
-        self.plan, self.seen, self.done = None, 0, False
-        self.sent = {}  # frame length -> the last frame of that length sent
-        link.send = self.send
-
-    def arm(self, phase: str, frame: int, word: int, offset: int, mode: str = "offset") -> None:
-        self.plan, self.seen, self.done = (phase, frame, word, offset, mode), 0, False
-
-    def send(self, channel, payload=b""):
-        raw = payload.tobytes() if isinstance(payload, np.ndarray) else bytes(payload)
-        if self.plan is not None and not self.done and self.auth.phase.startswith(self.plan[0]):
-            phase, frame, word, offset, mode = self.plan
-            if self.seen == frame and len(raw) >= 8 and (mode != "replay" or len(raw) in self.sent):
-                payload = self._changed(raw, word, offset, mode)
-                self.done = True
-            self.seen += 1
-        self.sent[len(raw)] = raw
-        return self._send(channel, payload)
-
-    def _changed(self, raw: bytes, word: int, offset: int, mode: str) -> bytes:
-        if mode == "replay":
-            return self.sent[len(raw)]
-        if mode == "substitute":
-            return np.random.default_rng(word).integers(0, 256, len(raw), dtype=np.uint8).tobytes()
-        words = np.frombuffer(raw, np.uint8)[: len(raw) // 8 * 8].copy().view(np.int64)
-        words[word % len(words)] += offset
-        return words.view(np.uint8).tobytes() + raw[len(words) * 8:]
-
-
-def _sort(ctx, shuffler, auth, keys, bits, check=True):
-    """Rank ``keys`` (P0's input) and move their positions along; (ranks, moved origins) opened, or the
-    deviation's message."""
-    from mpc_auc.circuits.auth_radix import AuthRadixRanking
-    from mpc_auc.circuits.macs import Deviation
-
-    m = len(keys)
-    if not check:  # the weakened variant: nothing checked, what was opened forgotten
-        auth.check = lambda phase: auth.__dict__.update(_opened=[], _deferred=None)
-    try:
-        auth.phase = "the input"
-        digits = np.stack([auth.input(d if ctx.rank == 0 else None, 0, (m,)) for d in _digits(keys, bits)])
-        ranking = AuthRadixRanking(shuffler, auth)
-        sigma = ranking.permutation(digits)
-        origin = ranking.apply(sigma, auth.input(np.arange(m) if ctx.rank == 0 else None, 0, (m,))[None])[0]
-        ranks = auth.open_small(sigma, "ranks")
-        origins = auth.open_small(origin, "origins")
-        auth.check("the release")
-        return ranks, origins
-    except Deviation as failure:
-        return str(failure)
-    finally:
-        auth.__dict__.pop("check", None)
-
-
-def _party(ctx, honest_cases, cheats, prefetch):
-    from mpc_auc.circuits.auth_radix import AuthRadixRanking
-    from mpc_auc.circuits.macs import Authenticator, value_bits
-    from mpc_auc.circuits.shuffle import Shuffler
-
-    AuthRadixRanking.PREFETCH = prefetch  # False: the session goes on after an abort, so nothing is posted ahead
-    shuffler = Shuffler(ctx.stream_key)
-    auth = Authenticator(ctx.stream_key, value_bits(max([m for m, _ in honest_cases] + [CHEAT_M])))
-    out = {"s": auth.s, "honest": [_sort(ctx, shuffler, auth, _keys(m, m, bits), bits) for m, bits in honest_cases]}
-    cheat = Cheat(auth, shuffler.comm.links[1 - ctx.rank])
-    out["cheats"] = []
-    for n, (party, phase, check, *mode) in enumerate(cheats):
-        rng = np.random.default_rng(n)
-        if party == ctx.rank:  # the run's frame, word and offset: the cheater's choice
-            cheat.arm(phase, int(rng.integers(0, PHASES[phase])), int(rng.integers(0, 1 << 20)),
-                      int(rng.integers(1, 1 << 20)), *mode)
-        out["cheats"].append(_sort(ctx, shuffler, auth, _keys(100 + n, CHEAT_M, CHEAT_BITS), CHEAT_BITS, check))
-        out.setdefault("armed", []).append(cheat.done if party == ctx.rank else None)
-        cheat.plan = None
-    return out
-
-
-def _expected(keys):
-    order = np.argsort(keys, kind="stable")
-    ranks = np.empty(len(keys), dtype=np.int64)
-    ranks[order] = np.arange(len(keys))
-    return ranks, order
-
-
-def _cheat_runs(per_phase: int):
-    """The cheats (party, phase, checked) and both parties' results: ``per_phase`` checked runs and WEAKENED_RUNS
-    weakened ones per phase and cheating party, in one session."""
-    cheats = [(party, phase, check) for check in (True, False) for party in (0, 1) for phase in PHASES
-              for _ in range(per_phase if check else WEAKENED_RUNS)]
-    return cheats, run_parties(_party, ([], cheats, False))
 
 
 @pytest.fixture(scope="module")
 def runs():
-    return _cheat_runs(QUICK_CHEAT_RUNS)
+    return cheat_runs(QUICK_CHEAT_RUNS)
 
 
 def test_honest_authenticated_sorts_equal_numpys_stable_sort():
-    results = run_parties(_party, (HONEST_CASES, [], True))
+    results = run_parties(sort_party, (HONEST_CASES, [], True))
     assert results[0]["s"] >= 40
     for (m, bits), p0, p1 in zip(HONEST_CASES, results[0]["honest"], results[1]["honest"]):
         assert not isinstance(p0, str), p0
-        ranks, order = _expected(_keys(m, m, bits))
+        ranks, order = expected_ranks(keys_for(m, m, bits))
         for ranks_seen, origins in (p0, p1):
             np.testing.assert_array_equal(ranks_seen, ranks)
             np.testing.assert_array_equal(origins, order)
@@ -152,7 +39,7 @@ def test_honest_authenticated_sorts_equal_numpys_stable_sort():
 def test_a_replayed_frame_and_a_substituted_share_are_caught_in_every_phase():
     cheats = [(party, phase, True, mode) for mode in ("replay", "substitute") for party in (0, 1)
               for phase in PHASES]
-    p0, p1 = run_parties(_party, ([], cheats, False))
+    p0, p1 = run_parties(sort_party, ([], cheats, False))
     for n, (party, phase, _, mode) in enumerate(cheats):
         if (p0, p1)[party]["armed"][n]:  # a replay needs an earlier frame of the same length
             assert all("a compute party deviated" in r["cheats"][n] for r in (p0, p1)), (party, phase, mode)
@@ -163,9 +50,9 @@ def test_a_replayed_frame_and_a_substituted_share_are_caught_in_every_phase():
 def test_honest_runs_never_abort():
     rng = np.random.default_rng(2026)
     cases = [(int(rng.integers(1, 90)), int(rng.choice([2, 4, 6, 8]))) for _ in range(HONEST_RUNS)]
-    p0, p1 = run_parties(_party, (cases, [], True))
+    p0, p1 = run_parties(sort_party, (cases, [], True))
     for (m, bits), seen0, seen1 in zip(cases, p0["honest"], p1["honest"]):
-        ranks, order = _expected(_keys(m, m, bits))
+        ranks, order = expected_ranks(keys_for(m, m, bits))
         for seen in (seen0, seen1):
             assert not isinstance(seen, str), seen
             np.testing.assert_array_equal(seen[0], ranks)
@@ -196,7 +83,7 @@ def _reuse_party(ctx):
 
 def test_a_cheat_is_caught_with_the_dealers_correlations_posted_ahead():
     for party in (0, 1):
-        results = run_parties(_party, ([], [(party, "the one-hot products of digit", True)], True))
+        results = run_parties(sort_party, ([], [(party, "the one-hot products of digit", True)], True))
         assert all("the MAC check after the shuffle of" in r["cheats"][0] for r in results), results
 
 
@@ -206,32 +93,20 @@ def test_an_offset_on_one_word_in_any_phase_is_caught_by_both_parties(runs):
 
 @pytest.mark.slow
 def test_an_offset_on_one_word_in_any_phase_is_caught_in_20_runs_each():
-    _assert_caught(*_cheat_runs(CHEAT_RUNS))
+    _assert_caught(*cheat_runs(CHEAT_RUNS))
 
 
 def _assert_caught(cheats, results):
-    for n, (party, phase, check) in enumerate(cheats):
-        if not check:
-            continue
-        assert results[party]["armed"][n], (party, phase)  # the cheat was made
-        for rank in (0, 1):
-            outcome = results[rank]["cheats"][n]
-            assert isinstance(outcome, str), (party, phase, rank, "released")
-            assert "a compute party deviated" in outcome
+    for (party, phase), row in outcomes(cheats, results).items():
+        assert row["made"] == row["checked"], (party, phase)  # every cheat was made
+        assert row["caught"] == row["checked"], (party, phase, row)  # and both parties stopped
 
 
 def test_without_the_mac_check_the_same_cheats_release_wrong_ranks(runs):
-    cheats, results = runs
     wrong = {}
-    for n, (party, phase, check) in enumerate(cheats):
-        if check:
-            continue
-        outcome = results[1 - party]["cheats"][n]
-        if not isinstance(outcome, str):
-            ranks, order = _expected(_keys(100 + n, CHEAT_M, CHEAT_BITS))
-            if not (np.array_equal(outcome[0], ranks) and np.array_equal(outcome[1], order)):
-                wrong[phase] = wrong.get(phase, 0) + 1
-    assert set(wrong) == set(PHASES), wrong  # a wrong release in every phase
+    for (party, phase), row in outcomes(*runs).items():
+        wrong[phase] = wrong.get(phase, 0) + row["wrong"]
+    assert all(wrong[phase] for phase in PHASES), wrong  # a wrong release in every phase
 
 
 LEAK_RUNS, LEAK_ELEMENT = 5, 7
@@ -270,14 +145,14 @@ def _leak_party(ctx, weakened: bool):
     cheat = Cheat(auth, shuffler.comm.links[1 - ctx.rank])
     out = []
     for run in range(LEAK_RUNS):
-        keys = _keys(500 + run, CHEAT_M, CHEAT_BITS)
+        keys = keys_for(500 + run, CHEAT_M, CHEAT_BITS)
         if ctx.rank == 1:
             cheat.arm("the shuffle of digit 1", 0, LEAK_ELEMENT, 1 << (auth.k - 1))
         ranking = (Early if weakened else Checked)(shuffler, auth)
         ranking.revealed = []
         try:
             digits = np.stack([auth.input(d if ctx.rank == 0 else None, 0, (CHEAT_M,))
-                               for d in _digits(keys, CHEAT_BITS)])
+                               for d in digits_of(keys, CHEAT_BITS)])
             ranking.permutation(digits[:2])
             auth.check("the end")
             outcome = None
@@ -297,8 +172,8 @@ def test_an_error_planted_in_a_shuffle_shows_a_destination_only_if_destinations_
     results = run_parties(_leak_party, (weakened,))
     for run, (guess, outcome, made) in enumerate(results[1]):
         assert made
-        keys = _keys(500 + run, CHEAT_M, CHEAT_BITS)
-        after_digit_0, _ = _expected(keys & 3)
+        keys = keys_for(500 + run, CHEAT_M, CHEAT_BITS)
+        after_digit_0, _ = expected_ranks(keys & 3)
         if weakened:  # the cheater reads the element's destination off the opened vector, every run
             assert guess == after_digit_0[LEAK_ELEMENT]
         else:  # the check fails first: no destinations are opened, both parties stop
@@ -327,12 +202,12 @@ def _auc_party(ctx, cases, cheats):
         party, phase, check = cheats[n] if cheats else (None, None, True)
         if party == ctx.rank:
             cheat.arm(phase, 0, 3, 5)
-        keys, labels = _keys(m, m, bits), np.random.default_rng(m + 1).integers(0, 2, m)
+        keys, labels = keys_for(m, m, bits), np.random.default_rng(m + 1).integers(0, 2, m)
         if not check:
             auth.check = lambda phase: auth.__dict__.update(_opened=[], _deferred=None)
         try:
             auth.phase = "the input"
-            digits = np.stack([auth.input(d if ctx.rank == 0 else None, 0, (m,)) for d in _digits(keys, bits)])
+            digits = np.stack([auth.input(d if ctx.rank == 0 else None, 0, (m,)) for d in digits_of(keys, bits)])
             wide = auth.input(labels if ctx.rank == 0 else None, 0, (m,), wide=True)
             ranking = AuthRadixRanking(shuffler, auth)
             w, n1 = rank_sums(ranking, digits, wide)
@@ -355,7 +230,7 @@ def test_the_tie_aware_auc_from_two_authenticated_sorts_equals_scikit_learns():
     p0, p1 = run_parties(_auc_party, (AUC_CASES, []))
     for (m, bits), seen0, seen1 in zip(AUC_CASES, p0["runs"], p1["runs"]):
         assert seen0 == seen1
-        keys, labels = _keys(m, m, bits), np.random.default_rng(m + 1).integers(0, 2, m)
+        keys, labels = keys_for(m, m, bits), np.random.default_rng(m + 1).integers(0, 2, m)
         if 0 < labels.sum() < m:
             numerator, denominator = auc_from_sums(*seen0, m)
             ranks = rankdata(keys)  # mid-ranks, 1-based: the exact fraction by the clear formula
@@ -372,7 +247,7 @@ def test_a_cheat_in_the_second_sort_is_caught_and_without_checks_gives_a_wrong_a
     cases = [(64, 6)] * 4
     cheats = [(party, "moving the columns", check) for check in (True, False) for party in (0, 1)]
     p0, p1 = run_parties(_auc_party, (cases, cheats))
-    keys, labels = _keys(64, 64, 6), np.random.default_rng(65).integers(0, 2, 64)
+    keys, labels = keys_for(64, 64, 6), np.random.default_rng(65).integers(0, 2, 64)
     honest = p0["runs"][0]
     for (party, _, check), seen0, seen1 in zip(cheats, p0["runs"], p1["runs"]):
         if check:
