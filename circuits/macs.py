@@ -26,9 +26,9 @@ along.
   that vanishes mod 2^k changes nothing the circuit uses.  Three rounds.
 * **Dealer correlations** arrive authenticated (P1's value and MAC shares
   expanded from its dealer stream, P0's sent): :meth:`Authenticator.
-  correlation` by law (``uniform`` words, one-hot ``onehot`` tuples,
-  ``input`` masks whose clear words the owner alone receives); the dealer
-  serves each index once.
+  correlation` by law (``uniform`` words, one-hot ``onehot`` tuples, Beaver
+  ``triple``\ s, ``input`` masks whose clear words the owner alone
+  receives); the dealer serves each index once.
 * **Inputs**: the owner of x holds the clear mask r of an authenticated
   [r] and sends x - r; both add it publicly (SPDZ's input).
 
@@ -50,7 +50,7 @@ from .streams import AUTH_MAC, AUTH_VALUE, CHECK_COEFFICIENTS, KeyStream
 
 RING_BITS = 64
 MIN_STATISTICAL = 40  # s at least this: k <= 24 in Z_2^64
-LAWS = ("uniform", "onehot", "input")
+LAWS = ("uniform", "onehot", "triple", "input")
 ONEHOT_ROWS = 8  # R, e_1..e_3 of the one-hot vector of R mod 4, Beaver masks b_1..b_3, q = sum_u e_u b_u
 _MASK = (1 << RING_BITS) - 1
 
@@ -58,9 +58,9 @@ _MASK = (1 << RING_BITS) - 1
 class Deviation(RuntimeError):
     """A compute party deviated from the protocol: a MAC check failed or an opened value is impossible."""
 
-    def __init__(self, what: str, phase: str):
+    def __init__(self, what: str, phase: str, who: str = "a compute party deviated"):
         self.phase = phase
-        super().__init__(f"{what}: a compute party deviated; nothing is released")
+        super().__init__(f"{what}: {who}; nothing is released")
 
 
 def value_bits(m: int) -> int:
@@ -94,6 +94,14 @@ def onehot_law(words: np.ndarray) -> np.ndarray:
     r, masks = words[0], words[1:4]
     onehot = ((r & 3)[None, :] == np.arange(1, 4)[:, None]).astype(np.int64)
     return np.concatenate([r[None], onehot, masks, (onehot * masks).sum(axis=0)[None]])
+
+
+def triple_law(words: np.ndarray) -> np.ndarray:
+    """A Beaver triple (3, m) from uniform words (2, m): a, b, c = a b (mod 2^64)."""
+    return np.concatenate([words, (words[0] * words[1])[None]])
+
+
+DERIVED = {"onehot": (4, onehot_law), "triple": (2, triple_law)}  # law -> (uniform rows it takes, the law)
 
 
 class Authenticator:
@@ -183,6 +191,14 @@ class Authenticator:
             out[row] += c * np.int64(_signed(alpha))  # an array product: wraps mod 2^64
         return out
 
+    def multiply(self, x: np.ndarray, y: np.ndarray, kind: str = "product") -> np.ndarray:
+        """[x y] by a Beaver triple of the dealer (as wide as x): epsilon = x - a and delta = y - b opened (uniform),
+        x y = c + epsilon b + delta a + epsilon delta."""
+        triple, _ = self.correlation("triple", (3,) + x.shape[1:], wide=len(x) > 2)
+        a, b, c = triple[:, 0], triple[:, 1], triple[:, 2]
+        epsilon, delta = self.open(np.stack([x - a, y - b], axis=1), kind)
+        return self.add_public(c + epsilon * b + delta * a, epsilon * delta)
+
     def public(self, c, shape, wide: bool = False) -> np.ndarray:
         """[c] for a public c, broadcast to ``shape``."""
         return self.add_public(np.zeros((1 + (self.keys if wide else 1),) + tuple(shape), dtype=np.int64), c)
@@ -216,19 +232,14 @@ class Authenticator:
         self.phase = f"the MAC check after {phase}"
         if not self._opened and self._deferred is None:
             return
-        seed = self._exchange(np.frombuffer(self._seed, np.uint8), "check seed").tobytes()
-        if _digest(seed) != self._their_commitment.tobytes():
-            raise Deviation(f"the MAC check after {phase} found a coin seed that does not match its commitment", phase)
-        coins = KeyStream(bytes(a ^ b for a, b in zip(self._seed, seed)))
+        coins = self._toss(f"the MAC check after {phase}")
         z = [self._combined(coins, key) for key in range(self.keys)]
         self._opened = []
         self.checks += 1
         nonce = secrets.token_bytes(16)
         own = b"".join(v.to_bytes(8, "little") for v in z) + nonce
         commitment = self._exchange(np.frombuffer(_digest(own), np.uint8), "check commitment").tobytes()
-        self._seed = secrets.token_bytes(32)  # the next check's seed, committed with this check's opening
-        theirs = self._exchange(np.frombuffer(own + _digest(self._seed), np.uint8), "check opening").tobytes()
-        opening, self._their_commitment = theirs[:len(own)], np.frombuffer(theirs[len(own):], np.uint8)
+        opening = self._exchange(np.frombuffer(own, np.uint8), "check opening").tobytes()
         if _digest(opening) != commitment:
             raise Deviation(f"the MAC check after {phase} found an opening that does not match its commitment", phase)
         deferred, self._deferred = self._deferred, None
@@ -236,6 +247,22 @@ class Authenticator:
             raise deferred
         if any((v + int.from_bytes(opening[8 * i:8 * i + 8], "little")) & _MASK for i, v in enumerate(z)):
             raise Deviation(f"the MAC check after {phase} failed", phase)
+
+    def coin(self, shape, phase: str) -> np.ndarray:
+        """Uniform 64-bit words (uint64) of ``shape`` that neither party could choose or foresee before this
+        call: the coin of the checks (one round)."""
+        return self._toss(phase).words(CHECK_COEFFICIENTS, 0, shape, np.uint64)
+
+    def _toss(self, phase: str) -> "KeyStream":
+        """Reveal this party's committed seed with the commitment to its next one, check the other's, and return
+        the stream of the two seeds' XOR (one round)."""
+        following = secrets.token_bytes(32)
+        theirs = self._exchange(np.frombuffer(self._seed + _digest(following), np.uint8), "coin seed").tobytes()
+        if _digest(theirs[:32]) != self._their_commitment.tobytes():
+            raise Deviation(f"{phase} found a coin seed that does not match its commitment", phase)
+        joint = bytes(a ^ b for a, b in zip(self._seed, theirs[:32]))
+        self._seed, self._their_commitment = following, np.frombuffer(theirs[32:], np.uint8)
+        return KeyStream(joint)
 
     def _combined(self, coins: "KeyStream", key: int) -> int:
         """z_p for MAC key ``key`` over the openings that carry it: sum_j chi_j m_j - alpha_p sum_j chi_j x_j (mod
@@ -245,7 +272,7 @@ class Authenticator:
             return 0
         opened = np.concatenate([o for o, _ in carried]).view(np.uint64)
         macs = np.concatenate([m for _, m in carried]).view(np.uint64)
-        chi = coins.words(CHECK_COEFFICIENTS, self.checks * self.keys + key, opened.shape, np.uint64)
+        chi = coins.words(CHECK_COEFFICIENTS, 1 + key, opened.shape, np.uint64)
         y = int(np.dot(chi, opened)) & _MASK  # numpy's uint64 dot wraps mod 2^64
         return (int(np.dot(chi, macs)) - self.alphas[key] * y) & _MASK
 

@@ -51,7 +51,7 @@ import torch
 from ...circuits.bits import unpack_bits
 from ...circuits.correlations import RING, as_words, correction, narrow, packed_size, position_bytes, step_plan, widen
 from ...circuits.crypten_compat import crypten
-from ...circuits.macs import LAWS, onehot_law
+from ...circuits.macs import DERIVED, LAWS
 from ...circuits.select import onehot_receiver
 from ...circuits.streams import (AND_A, AND_B, AND_C, AUTH_MAC, AUTH_VALUE, BIT_MASK, BIT_SHARE, DEALER_WORDS,
                                  DIGIT_MASK, KEY_BYTES, MUL_A, MUL_B, MUL_C,
@@ -175,8 +175,11 @@ class Dealer(TTPServer):
             raise RequestRefused(f"authenticated correlation {law!r} {index} refused (no MAC key yet, unknown, "
                                  f"reused or not the one P1 expects)")
         self._served.add(index)
-        words = self._own.words(DEALER_WORDS, index, (4, shape[-1]) if law == "onehot" else shape)
-        clear = onehot_law(words).reshape(shape) if law == "onehot" else words
+        if law in DERIVED:  # a tuple the law makes of uniform words
+            rows, made_of = DERIVED[law]
+            clear = made_of(self._own.words(DEALER_WORDS, index, (rows, int(np.prod(shape[1:]))))).reshape(shape)
+        else:
+            clear = self._own.words(DEALER_WORDS, index, shape)
         p1 = self._streams[1]
         tagged = clear[None] * self._alphas[:macs].reshape((macs,) + (1,) * len(shape))
         out = [(clear - p1.words(AUTH_VALUE, index, (1,) + shape)[0])[None],
