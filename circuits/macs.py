@@ -27,7 +27,7 @@ along.
 * **Dealer correlations** arrive authenticated (P1's value and MAC shares
   expanded from its dealer stream, P0's sent): :meth:`Authenticator.
   correlation` by law (``uniform`` words, one-hot ``onehot`` tuples, Beaver
-  ``triple``\ s, ``input`` masks whose clear words the owner alone
+  triples ``triple``, ``input`` masks whose clear words the owner alone
   receives); the dealer serves each index once.
 * **Inputs**: the owner of x holds the clear mask r of an authenticated
   [r] and sends x - r; both add it publicly (SPDZ's input).
