@@ -11,7 +11,8 @@ N_lt(i) + the same.  Summed over the positives, the positives' own terms add to 
 y1, y2 the labels in the two sorted orders: linear in the moved labels with public coefficients j.  The
 label enters as a 2-bit digit of each sort (least significant) and as the moved payload.  W needs about
 2 log2 M + 1 bits, more than the sort's k: the labels are wide values (circuits.macs.wide_keys) whose MACs
-under further keys travel with them, so that W and n1 are checked to 2^-40 at their width.
+under further keys travel with them, so that W and n1, released through circuits.macs.Authenticator.release
+(a check before and after the opening), are right to 2^-40 at their width.
 """
 import numpy as np
 

@@ -38,8 +38,8 @@ def client_values(auth, shares, n: int, client: str, wide: bool = False) -> np.n
     z = combined[:, 0] - auth.multiply(beta, combined[:, 1], "input MAC product")
     if auth.open(z, "input MAC")[0]:
         auth.check(auth.phase)  # a wrong opening of Z is a deviation the MAC check names
-        raise Deviation(f"the shares of client {client} fail their MAC check", auth.phase,
-                        "the client or a compute party deviated")
+        raise auth.fail(Deviation(f"the shares of client {client} fail their MAC check", auth.phase,
+                                  "the client or a compute party deviated"))
     return x
 
 

@@ -15,7 +15,9 @@ shared word carried with its MAC over Z_2^64 and every opened word checked:
   permutes by another permutation, leaves errors a[p] - a[p'] on the values
   and independent ones on the MACs: the check finds them, whatever the data
   (no selective failure: Song et al., NDSS 2024, attack shuffles whose
-  correlations a party helps make; here the dealer makes them all).
+  correlations a party helps make; here the dealer makes them all, serves
+  each shuffle's masks once, since two corrections over one mask would show
+  P0 the difference of P1's masks, and answers no request outside its list).
 * The partition by a digit (as circuits.select, over Z_2^64): with the
   dealer's authenticated R, e = onehot(R mod 4), Beaver masks b and
   q = sum_u e_u b_u, the parties open v = d + R (uniform), c = v mod 4, so
@@ -29,9 +31,12 @@ Checks: one per shuffle, before its destinations are revealed (they depend
 on the data through sigma: an error on a product or a shuffled word, unchecked,
 would let the cheater see whether a digit took a value, or which destination
 an element has), covering everything opened since the last (the digit, the
-products, the masked destinations); and the caller's before anything leaves
-the parties.  Everything opened before a check is masked by fresh uniform
+products, the masked destinations).  Everything opened before a check is masked by fresh uniform
 dealer words, so what a cheat changes there shows nothing until the check.
+The ranks and whatever is computed from the moved columns leave the parties
+only through circuits.macs.Authenticator.release, which checks first: the
+last move's revealed destinations (and a permutation a cheater chose for the
+honest party there) are covered before any output is opened.
 """
 import numpy as np
 

@@ -17,8 +17,9 @@ along.
   (:meth:`Authenticator.open_small`), so its upper s bits say nothing.
 * **Batched check** (SPDZ2k's MACCheck) of everything opened since the last
   one: uniform 64-bit coefficients chi_j from a coin the two parties toss
-  (each commits to a 32-byte seed from ``secrets`` a check ahead, then
-  reveals it), y = sum_j chi_j x_j, z_p = sum_j chi_j m_{j,p} - alpha_p y;
+  (each commits to a 32-byte seed from ``secrets`` a toss ahead, naming its
+  rank in the commitment, then reveals it; the coin is keyed by the hash of
+  both seeds), y = sum_j chi_j x_j, z_p = sum_j chi_j m_{j,p} - alpha_p y;
   each party commits to z_p (SHA-256 with a fresh 16-byte nonce), then
   opens it; the check passes iff z_0 + z_1 = 0 mod 2^64.  An error on an
   opened value that is nonzero mod 2^k passes with probability at most
@@ -35,7 +36,9 @@ along.
 A failed check, or an opened vector of destinations that is not a
 permutation (raised at the next check: :meth:`Authenticator.defer`),
 raises :class:`Deviation`, naming the phase: a compute party deviated.
-Nothing is released after it.
+The authenticator then serves nothing more (the cheater may have learnt
+part of its MAC key from the failed check); outputs leave only through
+:meth:`Authenticator.release`, between two checks.
 """
 import hashlib
 import math
@@ -126,9 +129,11 @@ class Authenticator:
         self._posted = deque()  # (law, shape, owner, index, ticket) asked for ahead of use (:meth:`post`)
         self._opened = []  # (opened words, this party's MAC shares), flat int64, since the last check
         self._deferred = None  # an impossible opened value seen since the last check (:meth:`defer`)
-        self.alphas = [int(a) & _MASK for a in self._from_dealer("mac_key", (self.keys,), self.keys)]
+        self._failed = None  # the deviation this authenticator saw: it serves nothing after one
+        keyset, *alphas = self._from_dealer("mac_key", (1 + self.keys,), self.keys)
+        self.keyset, self.alphas = int(keyset), [int(a) & _MASK for a in alphas]
         self._seed = secrets.token_bytes(32)
-        self._their_commitment = self._exchange(np.frombuffer(_digest(self._seed), np.uint8))
+        self._their_commitment = self._exchange(np.frombuffer(self._committed(self._seed, self.rank), np.uint8))
 
     # correlations -------------------------------------------------------------------
     def post(self, law: str, shape, owner: int = None, wide: bool = False) -> None:
@@ -136,12 +141,13 @@ class Authenticator:
         is ready when :meth:`correlation` takes it; correlations are taken in the order they were posted."""
         if law not in LAWS:
             raise ValueError(f"no correlation law {law!r}")
+        self._usable()
         shape, macs = tuple(int(n) for n in shape), self.keys if wide else 1
         index = self._index + len(self._posted)
         if self.rank == 0:
-            ticket = dealer_line().post("authenticated", law, index, shape, owner, macs)
+            ticket = dealer_line().post("authenticated", law, index, shape, owner, macs, self.keyset)
         else:
-            ticket = self.comm.send_obj((law, index, shape, owner, macs), self.comm.get_ttp_rank(),
+            ticket = self.comm.send_obj((law, index, shape, owner, macs, self.keyset), self.comm.get_ttp_rank(),
                                         self.comm.ttp_group)
         self._posted.append((law, shape, owner, wide, index, ticket))
 
@@ -162,8 +168,9 @@ class Authenticator:
             words = dealer_line().collect(ticket).reshape((1 + macs + (owner == 0),) + shape)
             shares, clear = words[:1 + macs], (words[1 + macs] if owner == 0 else None)
         else:
-            shares = np.concatenate([self.stream.words(AUTH_VALUE, index, (1,) + shape),
-                                     self.stream.words(AUTH_MAC, index, (macs,) + shape)])
+            at = stream_index(self.keyset, index)
+            shares = np.concatenate([self.stream.words(AUTH_VALUE, at, (1,) + shape),
+                                     self.stream.words(AUTH_MAC, at, (macs,) + shape)])
             if owner == 1:
                 clear = self.comm.recv_array(shape, np.int64, self.comm.get_ttp_rank(), self.comm.ttp_group,
                                              "input mask")
@@ -207,6 +214,7 @@ class Authenticator:
     def open(self, x: np.ndarray, kind: str) -> np.ndarray:
         """The opened 64-bit words of [x] (masked by fresh uniform words: they say nothing), recorded for the
         next check; one exchange."""
+        self._usable()
         own = np.ascontiguousarray(x[0])
         opened = own + self._exchange(own, kind)
         self._opened.append((opened.reshape(-1), x[1:].reshape(len(x) - 1, -1)))
@@ -227,8 +235,33 @@ class Authenticator:
         fresh randomness are opened.  The first deviation is kept."""
         self._deferred = self._deferred or deviation
 
+    def release(self, x: np.ndarray, kind: str) -> np.ndarray:
+        """An output x mod 2^k (:meth:`open_small`) between a check of everything before it (so that no bent
+        step shapes what is opened) and a check of its own opening (before it leaves the parties)."""
+        self.check(f"everything before the {kind}")
+        opened = self.open_small(x, kind)
+        self.check(f"the opening of the {kind}")
+        return opened
+
+    def fail(self, deviation: "Deviation") -> "Deviation":
+        """Keep ``deviation`` (this authenticator serves nothing after it: a failed check may have shown the
+        cheater part of the MAC key) and return it, to be raised."""
+        self._failed = self._failed or deviation
+        return deviation
+
+    @property
+    def failed(self) -> bool:
+        """Whether this authenticator saw a deviation (and so serves nothing more)."""
+        return self._failed is not None
+
+    def _usable(self) -> None:
+        if self._failed is not None:
+            raise RuntimeError(f"this authenticator saw a deviation ({self._failed}) and serves nothing more; "
+                               "a new one draws new MAC keys")
+
     def check(self, phase: str) -> None:
         """The batched MAC check of everything opened since the last one (raises :class:`Deviation`)."""
+        self._usable()
         self.phase = f"the MAC check after {phase}"
         if not self._opened and self._deferred is None:
             return
@@ -241,12 +274,13 @@ class Authenticator:
         commitment = self._exchange(np.frombuffer(_digest(own), np.uint8), "check commitment").tobytes()
         opening = self._exchange(np.frombuffer(own, np.uint8), "check opening").tobytes()
         if _digest(opening) != commitment:
-            raise Deviation(f"the MAC check after {phase} found an opening that does not match its commitment", phase)
+            raise self.fail(Deviation(f"the MAC check after {phase} found an opening that does not match its "
+                                      "commitment", phase))
         deferred, self._deferred = self._deferred, None
         if deferred is not None:
-            raise deferred
+            raise self.fail(deferred)
         if any((v + int.from_bytes(opening[8 * i:8 * i + 8], "little")) & _MASK for i, v in enumerate(z)):
-            raise Deviation(f"the MAC check after {phase} failed", phase)
+            raise self.fail(Deviation(f"the MAC check after {phase} failed", phase))
 
     def coin(self, shape, phase: str) -> np.ndarray:
         """Uniform 64-bit words (uint64) of ``shape`` that neither party could choose or foresee before this
@@ -255,14 +289,24 @@ class Authenticator:
 
     def _toss(self, phase: str) -> "KeyStream":
         """Reveal this party's committed seed with the commitment to its next one, check the other's, and return
-        the stream of the two seeds' XOR (one round)."""
+        the stream keyed by SHA-256(P0's seed, P1's seed) (one round).  Each commitment names its party's rank,
+        so a party that echoes the other's commitment cannot open it; a hash, not the XOR, of the seeds, so an
+        echoed seed cannot cancel the other's."""
+        self._usable()
+        other = 1 - self.rank
         following = secrets.token_bytes(32)
-        theirs = self._exchange(np.frombuffer(self._seed + _digest(following), np.uint8), "coin seed").tobytes()
-        if _digest(theirs[:32]) != self._their_commitment.tobytes():
-            raise Deviation(f"{phase} found a coin seed that does not match its commitment", phase)
-        joint = bytes(a ^ b for a, b in zip(self._seed, theirs[:32]))
+        theirs = self._exchange(np.frombuffer(self._seed + self._committed(following, self.rank), np.uint8),
+                                "coin seed").tobytes()
+        if self._committed(theirs[:32], other) != self._their_commitment.tobytes():
+            raise self.fail(Deviation(f"{phase} found a coin seed that does not match its commitment", phase))
+        seeds = (self._seed, theirs[:32]) if self.rank == 0 else (theirs[:32], self._seed)
         self._seed, self._their_commitment = following, np.frombuffer(theirs[32:], np.uint8)
-        return KeyStream(joint)
+        return KeyStream(_digest(b"".join(seeds)))
+
+    @staticmethod
+    def _committed(seed: bytes, rank: int) -> bytes:
+        """A party's commitment to a coin seed: SHA-256 of its rank and the seed."""
+        return _digest(bytes([rank]) + seed)
 
     def _combined(self, coins: "KeyStream", key: int) -> int:
         """z_p for MAC key ``key`` over the openings that carry it: sum_j chi_j m_j - alpha_p sum_j chi_j x_j (mod
@@ -287,6 +331,12 @@ class Authenticator:
         if self.rank == 0:
             return dealer_line().request(function, *args).reshape(shape)
         return self.comm.recv_array(shape, np.int64, self.comm.get_ttp_rank(), self.comm.ttp_group, function)
+
+
+def stream_index(keyset: int, index: int) -> int:
+    """The (purpose, index) stream index of correlation ``index`` of MAC key set ``keyset``: each key set its
+    own 2^32 indexes, so no two authenticators ever share a correlation's words."""
+    return (int(keyset) << 32) | int(index)
 
 
 def _digest(data: bytes) -> bytes:

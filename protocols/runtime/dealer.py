@@ -51,7 +51,7 @@ import torch
 from ...circuits.bits import unpack_bits
 from ...circuits.correlations import RING, as_words, correction, narrow, packed_size, position_bytes, step_plan, widen
 from ...circuits.crypten_compat import crypten
-from ...circuits.macs import DERIVED, LAWS
+from ...circuits.macs import DERIVED, LAWS, stream_index
 from ...circuits.select import onehot_receiver
 from ...circuits.streams import (AND_A, AND_B, AND_C, AUTH_MAC, AUTH_VALUE, BIT_MASK, BIT_SHARE, DEALER_WORDS,
                                  DIGIT_MASK, KEY_BYTES, MUL_A, MUL_B, MUL_C,
@@ -68,10 +68,34 @@ class RequestRefused(Exception):
     shutdown): the dealer stops, naming it, and the parties stop on the closed link."""
 
 
+SERVED = frozenset(crypten.mpc.provider.ttp_provider.TTP_FUNCTIONS) | {
+    "permutation_correlation", "onehot_correlation", "and_triples", "mul_triples", "bit_correlation", "mac_key",
+    "authenticated"}  # the requests P0 may make: no other method of the dealer is reachable by name
+
+
 class Dealer(TTPServer):
     """TTPServer with CSPRNG keys (protocols.runtime.csprng) and more request types: permutation, one-hot
-    digit and bit correlations, AND and product triples in batches (circuits.gates), the MAC key and
+    digit and bit correlations, AND and product triples in batches (circuits.gates), MAC keys and
     authenticated correlations (circuits.macs)."""
+
+    def __init__(self):
+        """Serve P0's requests until it says "terminate": each a name of :data:`SERVED` (anything else, such as
+        the server's own helpers, is refused: P0 may deviate), answered to P0 alone."""
+        crypten.init()
+        comm = crypten.communicator.get()
+        self.ttp_group, self.comm_group, self.device = comm.ttp_group, comm.ttp_comm_group, "cpu"
+        self._setup_generators()
+        try:
+            while (message := comm.recv_obj(0, self.ttp_group)) != "terminate":
+                function = message["function"]
+                if function not in SERVED:
+                    raise RequestRefused(f"the dealer serves no request {function!r}: refused")
+                self.device = message["device"]
+                result = getattr(self, function)(*message["args"], **message["kwargs"])
+                comm.send_obj(result.size(), 0, self.ttp_group)
+                comm.broadcast(result, comm.get_ttp_rank(), self.comm_group)
+        except RuntimeError:  # a link closed under the loop: the session is over (CrypTen's loop does the same)
+            return
 
     @staticmethod
     def draw_keys() -> list:
@@ -89,8 +113,10 @@ class Dealer(TTPServer):
         self._streams = [KeyStream(k) for k in keys]
         self._perms = {}
         self._own = KeyStream(secrets.token_bytes(KEY_BYTES))  # the authenticated correlations' words (circuits.macs)
-        self._alphas = None  # the MAC keys, drawn on the first request for them
+        self._keysets = []  # the MAC key sets drawn (circuits.macs.Authenticator: one each)
         self._served = set()  # authenticated correlation indexes served: each once
+        self._served_masks = set()  # shuffle mask indexes served: each once (two corrections over one mask, for
+        # two permutations, would give P0 the difference of P1's masks, and so P1's masked share)
 
     def _permutations(self, perm_index: int, n: int, announced: bool):
         """Both parties' permutations for ``perm_index`` (kept for the matching inverse): received from the
@@ -112,6 +138,9 @@ class Dealer(TTPServer):
         only the low ``widths[j]`` bytes in column j travel (the parties need those columns only modulo that).
         fold: the unshuffle whose output is column 0, folded into the first step; reveal: column 0 is revealed
         to P1 in the second, which takes no correction for it (circuits.shuffle.Shuffler.shuffle)."""
+        if mask_index in self._served_masks:  # a second correction over the same masks would unmask them
+            raise RequestRefused(f"shuffle masks {mask_index} were asked for twice: refused")
+        self._served_masks.add(mask_index)
         shape, dtype = tuple(shape), np.dtype(dtype)  # (M, columns): one row per element
         if dtype == np.int64:  # a 64-bit move after the sort's 32-bit steps: other sizes from here on
             release_free_memory()
@@ -150,38 +179,41 @@ class Dealer(TTPServer):
         return as_words(np.zeros(0, dtype=np.uint8))
 
     def mac_key(self, count=1):
-        """Draw ``count`` MAC keys (circuits.macs) alpha = alpha_0 + alpha_1 (mod 2^64), each share with ``secrets``;
-        send the alpha_1 to P1, return the alpha_0 for P0.  Once per session."""
-        if self._alphas is not None:
-            raise RequestRefused("the MAC keys were asked for twice: refused")
+        """A fresh set of ``count`` MAC keys (circuits.macs) alpha = alpha_0 + alpha_1 (mod 2^64), each share drawn
+        with ``secrets``: [its number, the alpha_1] sent to P1, [its number, the alpha_0] returned for P0.  Each
+        circuits.macs.Authenticator has its own set (one that saw a deviation is never used again)."""
         shares = np.array([[secrets.randbits(64) - (1 << 63) for _ in range(int(count))] for _ in COMPUTE_PARTIES],
                           dtype=np.int64)
-        self._alphas = shares.sum(axis=0)  # int64: wraps mod 2^64
+        self._keysets.append(shares.sum(axis=0))  # int64: wraps mod 2^64
+        number = np.array([len(self._keysets) - 1], dtype=np.int64)
         comm = crypten.communicator.get()
-        comm.send_array(shares[1], 1, comm.ttp_group)
-        return torch.from_numpy(shares[0])
+        comm.send_array(np.concatenate([number, shares[1]]), 1, comm.ttp_group)
+        return torch.from_numpy(np.concatenate([number, shares[0]]))
 
-    def authenticated(self, law, index, shape, owner=None, macs=1):
-        """P0's value shares and MAC shares (under the first ``macs`` keys) of correlation ``index`` of ``law``
-        (circuits.macs.LAWS; its words from the dealer's own key, P1's shares from P1's stream), then, for an
-        ``input`` mask owned by P0, its clear words (P1's sent to P1).  Served only if P1 sent the dealer the
-        same request (law, index, shape, owner, macs), and each index once: P0 alone cannot turn a mask P1
-        counts on into one whose clear words it receives."""
+    def authenticated(self, law, index, shape, owner=None, macs=1, keyset=0):
+        """P0's value shares and MAC shares (under the first ``macs`` keys of set ``keyset``) of correlation
+        ``index`` of ``law`` (circuits.macs.LAWS; its words from the dealer's own key, P1's shares from P1's
+        stream at index circuits.macs.stream_index(keyset, index)), then, for an ``input`` mask owned by P0, its
+        clear words (P1's sent to P1).  Served only if P1 sent the dealer the same request (law, index, shape,
+        owner, macs, keyset), and each (keyset, index) once: P0 alone cannot turn a mask P1 counts on into one
+        whose clear words it receives, nor have one served twice."""
         comm = crypten.communicator.get()
         shape = tuple(int(n) for n in shape)
         expected = comm.recv_obj(1, comm.ttp_group)  # P1's own account of the request: both must agree
-        if (self._alphas is None or law not in LAWS or index in self._served or not 1 <= macs <= len(self._alphas)
-                or expected != (law, index, shape, owner, macs)):
-            raise RequestRefused(f"authenticated correlation {law!r} {index} refused (no MAC key yet, unknown, "
+        if (law not in LAWS or not 0 <= keyset < len(self._keysets) or (keyset, index) in self._served
+                or not 1 <= macs <= len(self._keysets[keyset]) or expected != (law, index, shape, owner, macs, keyset)):
+            raise RequestRefused(f"authenticated correlation {law!r} {index} refused (no such MAC keys, unknown, "
                                  f"reused or not the one P1 expects)")
-        self._served.add(index)
+        self._served.add((keyset, index))
+        index = stream_index(keyset, index)
+        alphas = self._keysets[keyset]
         if law in DERIVED:  # a tuple the law makes of uniform words
             rows, made_of = DERIVED[law]
             clear = made_of(self._own.words(DEALER_WORDS, index, (rows, int(np.prod(shape[1:]))))).reshape(shape)
         else:
             clear = self._own.words(DEALER_WORDS, index, shape)
         p1 = self._streams[1]
-        tagged = clear[None] * self._alphas[:macs].reshape((macs,) + (1,) * len(shape))
+        tagged = clear[None] * alphas[:macs].reshape((macs,) + (1,) * len(shape))
         out = [(clear - p1.words(AUTH_VALUE, index, (1,) + shape)[0])[None],
                tagged - p1.words(AUTH_MAC, index, (macs,) + shape)]
         if law == "input" and owner == 1:

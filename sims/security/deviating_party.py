@@ -84,10 +84,7 @@ def _sort(ctx, shuffler, auth, keys, bits, check=True):
         ranking = AuthRadixRanking(shuffler, auth)
         sigma = ranking.permutation(digits)
         origin = ranking.apply(sigma, auth.input(np.arange(m) if ctx.rank == 0 else None, 0, (m,))[None])[0]
-        ranks = auth.open_small(sigma, "ranks")
-        origins = auth.open_small(origin, "origins")
-        auth.check("the release")
-        return ranks, origins
+        return auth.release(np.stack([sigma, origin], axis=1), "ranks and origins")
     except Deviation as failure:
         return str(failure)
     finally:
@@ -110,6 +107,8 @@ def sort_party(ctx, honest_cases, cheats, prefetch):
     cheat = Cheat(auth, shuffler.comm.links[1 - ctx.rank])
     out["cheats"] = []
     for n, (party, phase, check, *mode) in enumerate(cheats):
+        if auth.failed:  # the last run was caught: its MAC keys are done with, the next run draws new ones
+            auth = cheat.auth = Authenticator(ctx.stream_key, auth.k)
         rng = np.random.default_rng(n)
         if party == ctx.rank:  # the run's frame, word and offset: the cheater's choice
             cheat.arm(phase, int(rng.integers(0, PHASES[phase])), int(rng.integers(0, 1 << 20)),

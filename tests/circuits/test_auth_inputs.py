@@ -33,6 +33,8 @@ def _party(ctx, runs):
     auth = Authenticator(ctx.stream_key, 16, 20)
     out = []
     for values, substitute, broken_mac, wide, check_labels, macs in runs:
+        if auth.failed:  # caught: new MAC keys for the next run
+            auth = Authenticator(ctx.stream_key, 16, 20)
         x_p, y_p, beta_p = _client(len(out), values, broken_mac)[ctx.rank]
         if substitute == ctx.rank:  # this party enters another share of element 7
             x_p = x_p.copy()
@@ -44,9 +46,7 @@ def _party(ctx, runs):
                 entered = sum(auth.input(x_p if ctx.rank == owner else None, owner, (N,), wide) for owner in (0, 1))
             if check_labels:
                 labels_are_bits(auth, entered, "north")
-            opened = auth.open_small(entered, "values")
-            auth.check("the release")
-            out.append(opened)
+            out.append(auth.release(entered, "values"))
         except (Deviation, InvalidClient) as failure:
             out.append(str(failure))
     return out
@@ -97,9 +97,7 @@ def _bent_sums(ctx, label):
     digits = np.stack([auth.input((keys >> t) & 3 if ctx.rank == 0 else None, 0, (m,)) for t in range(0, 6, 2)])
     wide = auth.input(labels if ctx.rank == 0 else None, 0, (m,), wide=True)
     w, n1 = rank_sums(AuthRadixRanking(auth=auth, shuffler=_shuffler(ctx)), digits, wide)
-    opened = auth.open_small(np.stack([w, n1], axis=1), "release")
-    auth.check("the release")
-    return tuple(int(v) for v in opened)
+    return tuple(int(v) for v in auth.release(np.stack([w, n1], axis=1), "rank sums"))
 
 
 def _shuffler(ctx):

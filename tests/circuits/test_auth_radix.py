@@ -145,6 +145,8 @@ def _leak_party(ctx, weakened: bool):
     cheat = Cheat(auth, shuffler.comm.links[1 - ctx.rank])
     out = []
     for run in range(LEAK_RUNS):
+        if auth.failed:  # caught: new MAC keys for the next run
+            auth = cheat.auth = Authenticator(ctx.stream_key, auth.k)
         keys = keys_for(500 + run, CHEAT_M, CHEAT_BITS)
         if ctx.rank == 1:
             cheat.arm("the shuffle of digit 1", 0, LEAK_ELEMENT, 1 << (auth.k - 1))
@@ -199,6 +201,8 @@ def _auc_party(ctx, cases, cheats):
     cheat = Cheat(auth, shuffler.comm.links[1 - ctx.rank])
     out = {"keys": auth.keys, "runs": []}
     for n, (m, bits) in enumerate(cases):
+        if auth.failed:  # caught: new MAC keys for the next run
+            auth = cheat.auth = Authenticator(ctx.stream_key, value_bits(largest), wide_bits(largest))
         party, phase, check = cheats[n] if cheats else (None, None, True)
         if party == ctx.rank:
             cheat.arm(phase, 0, 3, 5)
@@ -211,8 +215,7 @@ def _auc_party(ctx, cases, cheats):
             wide = auth.input(labels if ctx.rank == 0 else None, 0, (m,), wide=True)
             ranking = AuthRadixRanking(shuffler, auth)
             w, n1 = rank_sums(ranking, digits, wide)
-            opened = auth.open_small(np.stack([w, n1], axis=1), "release")
-            auth.check("the rank sums")
+            opened = auth.release(np.stack([w, n1], axis=1), "rank sums")
             out["runs"].append(tuple(int(v) for v in opened))
         except Deviation as failure:
             out["runs"].append(str(failure))
