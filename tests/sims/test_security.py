@@ -11,6 +11,10 @@ the stock dealer and the three Dealers deriving k_1 from k_0 are caught
 the radix sort's transcripts and catches the open-sigma variant (also
 tests/circuits/test_radix.py).  The command writes strict JSON, Markdown, CSV and
 PNG+PDF.
+
+make test runs each step that starts parties on its own at small sizes (collusion, the network observer and the
+audits here; the views in test_security_views.py), and the command with those steps stood in for; the whole
+command on the small configuration is make test-all's.
 """
 import json
 import math
@@ -20,10 +24,13 @@ import pytest
 
 from mpc_auc.cli import main
 from mpc_auc.sims.security import checks as sc
-from mpc_auc.sims.security.collusion_checks import dealer_keys
-from mpc_auc.sims.security.report import holds
+from mpc_auc.sims.security import suite
+from mpc_auc.sims.security.collusion_checks import collusion, dealer_keys, network_observer
+from mpc_auc.sims.security.report import check, holds
 from mpc_auc.sims.security.dp_audit import clopper_pearson, epsilon_lower_bound
+from mpc_auc.sims.security.release_checks import across_evaluations, audits
 from mpc_auc.sims.security.view_distributions import homogeneity
+from security_steps import SMALL, run_step
 
 
 def test_clopper_pearson_covers_the_proportion():
@@ -82,34 +89,26 @@ def test_our_dealer_keys_resist_p0_and_the_weakened_dealers_do_not():
     assert any('SHA-256("k1" || k_0)' in c["name"] for c in controls)
 
 
-def test_the_command_writes_the_report_and_its_verdict(tmp_path):
+# the steps that start parties, each tested on its own (below and in test_security_views.py)
+PARTY_STEPS = ("views", "bitonic_views", "job_views", "noise_views", "ustat_views", "collusion", "network_observer",
+               "audits")
+
+
+def _run_command(tmp_path) -> tuple:
+    """``mpc-auc security --suite quick`` on the small configuration: (its report, its directory)."""
     config = tmp_path / "small.yaml"
-    config.write_text("audit_draws: 60000\nmpc_audit_draws: 1000\ninference_m: 50\ninference_draws: 40\n"
-                      "inference_epsilons: [1, 4]\ntop_k_m: 5000\ntop_k: [10, 100]\nseed_bits: 8\ndealer_trials: 5\n"
-                      "view_runs: 20\n"
-                      "collusion_m: 100\nustat_view_pairs: 512\nbitonic_view_m: 256\njob_view_runs: 5\n"
-                      "job_view_m: 128\nnoise_view_draws: 512\nobserver_m: 64\n")
+    config.write_text(json.dumps(SMALL))  # YAML reads JSON
     out = tmp_path / "report"
     assert main(["security", "--suite", "quick", "--config", str(config), "--out", str(out), "--seed", "9"]) == 0
     text = (out / "report.json").read_text()
-    report = json.loads(text, parse_constant=lambda name: pytest.fail(f"non-strict JSON: {name}"))
-    assert report["seed"] == 9 and report["config"]["audit_draws"] == 60000
-    kinds = {c["kind"] for c in report["checks"]}
-    assert kinds == {"audit", "attack", "collusion", "control", "view"}
+    return json.loads(text, parse_constant=lambda name: pytest.fail(f"non-strict JSON: {name}")), out
+
+
+def _check_report(report, out, kinds) -> None:
+    """The report's verdict, its records' fields and directions, and every file the command writes."""
+    assert report["seed"] == 9 and report["config"]["audit_draws"] == SMALL["audit_draws"]
+    assert {c["kind"] for c in report["checks"]} == kinds
     assert report["summary"]["verdict"] == "ok" and report["summary"]["controls_missed"] == []
-    collusion = {c["name"]: c for c in report["checks"] if c["name"].startswith("collusion:")}
-    assert len(collusion) == 4 and all(c["passed"] for c in collusion.values())
-    coalition = [c for name, c in collusion.items() if "dealer + P0" in name]
-    assert coalition[0]["details"]["recovered_exactly"] and coalition[1]["measured"] == 1.0  # the documented limit
-    observer = [c for c in report["checks"] if c["name"].startswith("network observer")]
-    assert len(observer) == 4 and all(c["passed"] for c in observer)
-    across = [c for c in report["checks"] if c["name"].startswith(("an organiser's", "sequences of exact",
-                                                                    "crafted-model oracle"))]
-    assert len(across) == 6 and all(c["passed"] == (c["kind"] == "attack") for c in across)  # controls caught
-    views = {c["name"] for c in report["checks"] if c["kind"] == "view"}
-    for protocol in ("mpc-central, every message", "mpc-exact --ranks, every message", "rank share",
-                     "discrete Laplace gadgets", "bitonic", "radix", "ustat-2pc"):
-        assert any(protocol in name for name in views), protocol
     fields = {"name", "kind", "protocol", "claimed_epsilon", "claimed_delta", "measured", "bound", "pass_if",
               "passed", "details"}
     assert all(set(c) == fields for c in report["checks"])
@@ -118,6 +117,60 @@ def test_the_command_writes_the_report_and_its_verdict(tmp_path):
                  "label_inference.pdf", "top_k.png", "top_k.pdf"):
         assert (out / name).stat().st_size > 0, name
     assert "Verdict: ok" in (out / "report.md").read_text()
+
+
+def test_the_command_writes_the_report_and_its_verdict(tmp_path, monkeypatch):
+    """Every step runs in its place, those that start parties stood in for by one passed check each."""
+    ran = []
+
+    def stand_in(name):
+        def step(cfg, rng):
+            ran.append(name)
+            return [check(f"stand-in for {name}", "view", "mpc-exact", None, None, 1.0, 0.0, True, {}, pass_if=">")]
+        return step
+
+    for name in PARTY_STEPS:
+        monkeypatch.setattr(suite, name, stand_in(name))
+    report, out = _run_command(tmp_path)
+    assert ran == list(PARTY_STEPS)  # each in the command's order
+    _check_report(report, out, {"attack", "collusion", "control", "view"})
+    across = [c for c in report["checks"] if c["name"].startswith(("an organiser's", "sequences of exact",
+                                                                    "crafted-model oracle"))]
+    assert len(across) == 6 and all(c["passed"] == (c["kind"] == "attack") for c in across)  # controls caught
+
+
+@pytest.mark.slow  # it measures: the whole command, every step, on the small configuration (minutes)
+def test_the_whole_command_passes_every_check_and_catches_every_control(tmp_path):
+    report, out = _run_command(tmp_path)
+    _check_report(report, out, {"audit", "attack", "collusion", "control", "view"})
+    views = {c["name"] for c in report["checks"] if c["kind"] == "view"}
+    for protocol in ("mpc-central, every message", "mpc-exact --ranks, every message", "rank share",
+                     "discrete Laplace gadgets", "bitonic", "radix", "ustat-2pc"):
+        assert any(protocol in name for name in views), protocol
+
+
+def test_dealer_and_p0_recover_what_is_documented_and_p0_alone_nothing():
+    found = {c["name"]: c for c in run_step(collusion, 12)}
+    assert len(found) == 4 and all(name.startswith("collusion:") for name in found)
+    coalition = [c for name, c in found.items() if "dealer + P0" in name]
+    assert coalition[0]["details"]["recovered_exactly"] and coalition[1]["measured"] == 1.0  # the documented limit
+
+
+def test_the_network_observer_sees_sealed_records_only_and_the_weakened_link_is_caught():
+    found = run_step(network_observer, 13)
+    observer = [c for c in found if c["name"].startswith("network observer")]
+    assert len(observer) == 4 and [c["kind"] for c in found if c not in observer] == ["control"]
+
+
+def test_every_dp_audit_stays_within_its_epsilon_and_catches_its_weakened_control():
+    found = run_step(audits, 14, audit_draws=20_000, mpc_audit_draws=500)
+    assert {c["kind"] for c in found} == {"audit", "control"} and sum(c["kind"] == "control" for c in found) == 4
+    assert any("through the real MPC" in c["name"] for c in found)
+
+
+def test_an_organisers_sequences_and_the_crafted_model_read_nothing_beyond_the_budget():
+    found = run_step(across_evaluations, 15)
+    assert len(found) == 6 and sorted(c["kind"] for c in found) == ["attack"] * 3 + ["control"] * 3
 
 
 def test_the_homogeneity_test_passes_one_law_and_catches_one_element_or_a_schedule_that_differ():

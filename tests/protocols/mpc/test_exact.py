@@ -1,8 +1,9 @@
 """mpc-exact end to end (P0, P1 and a separate dealer process over TCP) equals sklearn.
 
-The radix sort runs on every dataset with rank delivery, the bitonic reference (five times slower) on those
-of at most 150 rows, which hold every kind of case (ties, K = 1, K = M, sizes that are not powers of two);
-their AUCs must equal sklearn and their ranks the clear mid-ranks.
+Both sorts, the radix sort and the bitonic reference (five times slower), run with rank delivery on the
+datasets of at most 150 rows, which hold every kind of case (ties, K = 1, K = M, sizes that are not powers of
+two), and the radix sort on two of 257 and 300 rows (two-byte positions); their AUCs must equal sklearn and their
+ranks the clear mid-ranks.  The radix sort on every other dataset (up to 1,200 rows): make test-all.
 """
 import json
 
@@ -33,44 +34,59 @@ CASES = [
 
 
 BITONIC = [i for i, case in enumerate(CASES) if case[0] <= 150]  # the reference's cases
-RUNS = {"radix": list(range(len(CASES))), "bitonic": BITONIC}
+RUNS = {"radix": BITONIC + [1, 0], "bitonic": BITONIC}  # make test's: two-byte positions from 257 rows on
+LARGER = [i for i in range(len(CASES)) if i not in RUNS["radix"]]  # the radix sort's other cases: make test-all
 
 
-@pytest.fixture(scope="module")
-def evaluated():
+def _evaluate(method: str, cases: list) -> dict:
+    """{case index: (its evaluation set, mpc-exact's result with ranks by ``method``)} for ``cases``."""
     sets = [synthetic_evalset(m=m, clients=k, scheme=scheme, decimals=d, auc=auc, seed=i)
-            for i, (m, k, scheme, d, auc) in enumerate(CASES)]
-    results = {method: dict(zip(cases, mpc_exact_auc([sets[i].clients() for i in cases], ScoreEncoder(),
-                                                     method=method, ranks=True, timeout_s=30)))
-               for method, cases in RUNS.items()}
-    return sets, results
+            for i, (m, k, scheme, d, auc) in ((i, CASES[i]) for i in cases)]
+    results = mpc_exact_auc([s.clients() for s in sets], ScoreEncoder(), method=method, ranks=True, timeout_s=30)
+    return dict(zip(cases, zip(sets, results)))
 
 
-@pytest.mark.parametrize("method, i", [(method, i) for method, cases in RUNS.items() for i in cases])
-def test_mpc_auc_equals_sklearn(evaluated, method, i):
-    sets, results = evaluated
-    evalset, result = sets[i], results[method][i]
+def _check_auc(evalset, result, method: str) -> None:
+    """The result's AUC equals sklearn's to 1e-12, over the set's rows and clients, by ``method``."""
     assert result.m == evalset.m and result.clients == len(evalset.clients())
     assert abs(result.auc - roc_auc_score(evalset.label, evalset.score)) < 1e-12
     assert result.method == method
 
 
-@pytest.mark.parametrize("i", range(len(CASES)))
-def test_both_rankings_deliver_each_client_exactly_its_own_mid_ranks(evaluated, i):
-    sets, results = evaluated
-    global_ranks = rankdata(sets[i].score, method="average")  # 1-based mid-ranks, as delivered
-    clients = sets[i].clients()
-    methods = [method for method, cases in RUNS.items() if i in cases]
-    for method in methods:
-        assert list(results[method][i].ranks) == [c for c, _, _ in clients]
-        for client, scores, _ in clients:
-            expected = global_ranks[sets[i].client == client]  # the client's rows, in its own order
-            assert np.array_equal(results[method][i].ranks[client], expected)
+def _check_ranks(evalset, result) -> None:
+    """Each client is delivered exactly its own rows' global mid-ranks, in its own order."""
+    global_ranks = rankdata(evalset.score, method="average")  # 1-based mid-ranks, as delivered
+    clients = evalset.clients()
+    assert list(result.ranks) == [c for c, _, _ in clients]
+    for client, scores, _ in clients:
+        assert np.array_equal(result.ranks[client], global_ranks[evalset.client == client])
+
+
+@pytest.fixture(scope="module")
+def evaluated():
+    return {method: _evaluate(method, cases) for method, cases in RUNS.items()}
+
+
+@pytest.mark.parametrize("method, i", [(method, i) for method, cases in RUNS.items() for i in cases])
+def test_mpc_auc_equals_sklearn(evaluated, method, i):
+    _check_auc(*evaluated[method][i], method)
+
+
+@pytest.mark.parametrize("method, i", [(method, i) for method, cases in RUNS.items() for i in cases])
+def test_both_rankings_deliver_each_client_exactly_its_own_mid_ranks(evaluated, method, i):
+    _check_ranks(*evaluated[method][i])
+
+
+@pytest.mark.slow  # it measures: the radix sort on the other 12 cases, 300 to 1,200 rows (about a minute)
+def test_the_radix_sort_on_every_larger_case_equals_sklearn_and_delivers_mid_ranks():
+    for i, (evalset, result) in _evaluate("radix", LARGER).items():
+        _check_auc(evalset, result, "radix")
+        _check_ranks(evalset, result)
 
 
 @pytest.mark.parametrize("method", list(RUNS))
 def test_cases_cover_ties_odd_sizes_and_client_extremes(evaluated, method):
-    sets = [evaluated[0][i] for i in RUNS[method]]
+    sets = [evalset for evalset, _ in evaluated[method].values()]
     assert len(sets) >= 9
     assert any(len(np.unique(s.score)) < s.m / 2 for s in sets)  # heavy ties
     assert any(s.m & (s.m - 1) for s in sets)  # not a power of two
@@ -78,8 +94,7 @@ def test_cases_cover_ties_odd_sizes_and_client_extremes(evaluated, method):
 
 
 def test_traffic_is_counted_for_every_role(evaluated):
-    _, results = evaluated
-    for r in [*results["radix"].values(), *results["bitonic"].values()]:
+    for r in [result for runs in evaluated.values() for _, result in runs.values()]:
         assert r.traffic["P0"]["bytes"] > 0 and r.traffic["P1"]["rounds"] > 0
         assert r.traffic["P0"]["sent_bytes"] > 0 and r.traffic["P1"]["peak_rss"] > 0
         assert r.traffic["dealer"]["bytes_session_total"] > 0

@@ -1,0 +1,34 @@
+"""The view steps of ``mpc-auc security`` (sims.security.view_checks), each on its own at small sizes: no
+message a party receives in the radix sort, the bitonic sort, whole mpc-central and mpc-exact --ranks jobs,
+mpc-central's noise gadgets or ustat-2pc carries a secret or depends on the input, and each step's leaky control
+is caught (test_security.py: the command and its other steps)."""
+from mpc_auc.sims.security.view_checks import bitonic_views, job_views, noise_views, ustat_views, views
+
+from security_steps import run_step
+
+
+def test_the_radix_sorts_views_are_the_same_for_both_inputs_and_both_controls_are_caught():
+    found = run_step(views, 21)
+    assert [c["kind"] for c in found] == ["view"] * 2 + ["control"] * 4
+
+
+def test_no_bitonic_message_carries_a_key_or_a_swap_bit_and_the_open_swap_bits_are_caught():
+    found = run_step(bitonic_views, 22)
+    assert [c["kind"] for c in found] == ["view", "view", "control"]
+
+
+def test_whole_jobs_views_carry_nothing_and_each_party_seals_only_its_rank_shares():
+    names = [c["name"] for c in run_step(job_views, 23, job_view_runs=3)]
+    for protocol in ("mpc-central, every message", "mpc-exact --ranks, every message", "rank share",
+                     "each client opens exactly its own rows' ranks"):
+        assert any(protocol in name for name in names), protocol
+
+
+def test_no_noise_gadget_message_carries_a_draw_and_the_open_draws_are_caught():
+    found = run_step(noise_views, 24)
+    assert [c["kind"] for c in found] == ["view", "view", "control"]
+
+
+def test_no_ustat_2pc_message_carries_a_kernel_value_and_the_open_kernel_bits_are_caught():
+    found = run_step(ustat_views, 25)
+    assert [c["kind"] for c in found] == ["view", "view", "control"]
