@@ -77,7 +77,7 @@ def test_both_rankings_deliver_each_client_exactly_its_own_mid_ranks(evaluated, 
     _check_ranks(*evaluated[method][i])
 
 
-@pytest.mark.slow  # it measures: the radix sort on the other 12 cases, 300 to 1,200 rows (about a minute)
+@pytest.mark.slow  # it measures: the radix sort on the other 10 cases, 256 to 1,200 rows (about a minute)
 def test_the_radix_sort_on_every_larger_case_equals_sklearn_and_delivers_mid_ranks():
     for i, (evalset, result) in _evaluate("radix", LARGER).items():
         _check_auc(evalset, result, "radix")
