@@ -112,7 +112,7 @@ class Dealer(TTPServer):
         self.generators_cuda = [None for _ in keys]
         self._streams = [KeyStream(k) for k in keys]
         self._perms = {}
-        self._own = KeyStream(secrets.token_bytes(KEY_BYTES))  # the authenticated correlations' words (circuits.macs)
+        self._own = None  # the key of the authenticated correlations' words, drawn at the first (circuits.macs)
         self._keysets = []  # the MAC key sets drawn (circuits.macs.Authenticator: one each)
         self._served = set()  # authenticated correlation indexes served: each once
         self._served_masks = set()  # shuffle mask indexes served: each once (two corrections over one mask, for
@@ -205,6 +205,8 @@ class Dealer(TTPServer):
             raise RequestRefused(f"authenticated correlation {law!r} {index} refused (no such MAC keys, unknown, "
                                  f"reused or not the one P1 expects)")
         self._served.add((keyset, index))
+        if self._own is None:  # a key only the dealer holds, drawn with secrets when first needed
+            self._own = KeyStream(secrets.token_bytes(KEY_BYTES))
         index = stream_index(keyset, index)
         alphas = self._keysets[keyset]
         if law in DERIVED:  # a tuple the law makes of uniform words
