@@ -126,7 +126,7 @@ class Authenticator:
         self.phase = "the start"
         self.checks = 0
         self._index = 0
-        self._posted = deque()  # (law, shape, owner, index, ticket) asked for ahead of use (:meth:`post`)
+        self._posted = deque()  # (law, shape, owner, wide, index, ticket) asked for ahead of use (:meth:`post`)
         self._opened = []  # (opened words, this party's MAC shares), flat int64, since the last check
         self._deferred = None  # an impossible opened value seen since the last check (:meth:`defer`)
         self._failed = None  # the deviation this authenticator saw: it serves nothing after one
