@@ -49,6 +49,7 @@ import numpy as np
 
 from .crypten_compat import crypten
 from .dealer_line import dealer_line
+from .shares import exchange
 from .streams import AUTH_MAC, AUTH_VALUE, CHECK_COEFFICIENTS, KeyStream
 
 RING_BITS = 64
@@ -322,9 +323,7 @@ class Authenticator:
 
     # the links ---------------------------------------------------------------------------------
     def _exchange(self, own: np.ndarray, kind: str = "check seed commitment") -> np.ndarray:
-        own = np.ascontiguousarray(own)
-        self.comm.send_array(own, 1 - self.rank)
-        return self.comm.recv_array(own.shape, own.dtype, 1 - self.rank, operation=kind)
+        return exchange(self.comm, own, kind)
 
     def _from_dealer(self, function: str, shape, *args) -> np.ndarray:
         """P0: the dealer's int64 answer of ``shape``; P1: what the dealer sends it of that shape."""

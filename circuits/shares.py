@@ -32,3 +32,11 @@ def public_share(value, rank: int):
 def reveal_int(x: "MPCTensor") -> torch.Tensor:
     """Open an integer sharing to both compute parties."""
     return x.get_plain_text().to(torch.int64)
+
+
+def exchange(comm, own: np.ndarray, kind: str) -> np.ndarray:
+    """Send this party's array to the other compute party and return the other's of the same shape (one round)."""
+    own = np.ascontiguousarray(own)
+    rank = comm.get_rank()
+    comm.send_array(own, 1 - rank)
+    return comm.recv_array(own.shape, own.dtype, 1 - rank, operation=kind)

@@ -34,6 +34,7 @@ import torch
 from .crypten_compat import crypten
 from .correlations import RING, from_words, mask, narrow, packed_size, position_bytes, step_plan, unmask, widen
 from .dealer_line import dealer_line
+from .shares import exchange
 from .streams import MASK_IN, MASK_OUT, KeyStream, permute
 
 
@@ -184,8 +185,7 @@ class Shuffler:
 
     def exchange(self, own: np.ndarray, kind: str) -> np.ndarray:
         """Send this party's array to the other compute party and return the other's (one round)."""
-        self.comm.send_array(own, 1 - self.rank)
-        return self.comm.recv_array(own.shape, own.dtype, 1 - self.rank, operation=kind)
+        return exchange(self.comm, own, kind)
 
     def request(self, function: str, *args) -> np.ndarray:
         """P0 only: the dealer's answer to ``function(*args)``: collected if posted ahead, else asked now."""
