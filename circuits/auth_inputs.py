@@ -1,58 +1,86 @@
-"""A client's shares entering authenticated (circuits.macs), and the checks of what they hold.
+"""Clients' shares entering authenticated (circuits.macs), and the checks of what they hold.
 
 A compute party holds only its additive share of a client's values; authenticating that share itself (SPDZ's
-input by its owner) would let a deviating party enter another share unseen.  So the client binds its values
-with a MAC of its own: it draws a key beta (64 bits, ``secrets``) and shares, besides x, the words
-y_j = beta x_j (mod 2^64) and beta itself.  Each party enters its shares of x, y and beta as their owner
-(Authenticator.input), and the parties check, with coefficients chi_j from a coin tossed after every share
-is in,
+input by its owner) would let a deviating party enter another share unseen.  So each client binds its values
+with MACs of its own: it draws keys beta_0..beta_3 (protocols.inputs.bundles.CLIENT_MAC_KEYS, 64 bits each,
+``secrets``) and shares, besides its values x (the key's 2-bit digits and the label), the words y = beta_0 x of
+every value and beta_i x of the label for i = 1..3, and the betas.  Each party enters its shares of all of them as
+their owner (Authenticator.input: the digits narrow, the label wide), and the parties check, with coefficients
+chi from a coin tossed after every share is in, per client c and key i
 
-    Z = sum_j chi_j y_j - beta sum_j chi_j x_j = 0     (one Beaver product, Z opened).
+    Z_ci = sum_j chi_j y_ij - beta_i sum_j chi_j x_j = 0     (one Beaver product each, Z opened),
 
-A party that enters x_p + e in place of x_p (or changes y_p or beta_p along) makes Z = beta (sum_j chi_j e_j)
-plus terms it cannot compute without beta and the other party's shares, so it would have to guess a value
-with 64 - v unknown bits (v the 2-adic valuation of sum_j chi_j e_j, below k for an error that changes a
-k-bit value): probability at most 2^-(64 - k) = 2^-s.  Z = 0 opens nothing.  The parties cannot tell a client
-that shared y != beta x from a party that changed its share: a failed check names the client and stops the
-job (as security with abort allows).
+the sums over the client's rows and the values key i covers.  A party that enters x_p + e in place of x_p (or
+changes y_p or beta_p along) makes Z_ci = beta_i (sum_j chi_j e_j) plus terms it cannot compute without beta_i
+and the other party's shares.  The MAC check of the opening holds Z to its value mod 2^k only, but the honest
+party asks every opened word to be 0: the cheater would have to guess beta_i (sum chi_j e_j) mod 2^64, a word
+with 64 - v unknown bits (v the 2-adic valuation of sum chi_j e_j).  An error that changes a digit has v < k:
+at most 2^-(64 - k) = 2^-s.  An error that changes the label has v < w, w the rank sums' width
+(circuits.auth_auc.wide_bits): each of the four keys leaves 2^-(64 - w), together at most 2^-4(64 - w)
+(2^-100 at 458,407 rows, 2^-60 at 2^24).  Z = 0 opens nothing.  The parties cannot tell a client that
+shared y != beta x from a party that changed its share: a failed check names the client and stops the job
+(as security with abort allows).
 
-Validity (circuits.validity's rules on authenticated shares): labels are bits, y (1 - y) = 0, checked as one
-random combination sum_j chi_j y_j (1 - y_j) = 0 of the products, opened; the key's 2-bit digits need no
-check (the sort reads each digit modulo 4 through its one-hot rotation, circuits.auth_radix).
+Validity (circuits.validity's rules on authenticated shares): each label is a bit, y (1 - y) = 0 mod 2^w
+(the width W is opened at: a label 1 + 2^k would pass a check mod 2^k and bend W), checked per row by opening
+the product mod 2^w (Authenticator.open_small: a valid row opens 0 and its upper bits are masked), so that the
+check is exact, not a random combination a deviating party could cancel mod 2^w; the same for the key's top
+digit when the key has an odd number of bits (it must be 0 or 1).  The other digits need no check: the sort
+reads each modulo 4 through its one-hot rotation (circuits.auth_radix), and any value is a key then.
 """
 import numpy as np
 
 from .macs import Deviation
 
 
-def client_values(auth, shares, n: int, client: str, wide: bool = False) -> np.ndarray:
-    """The authenticated (1 + MACs, n) values of one client, from this party's shares (x_p (n,), y_p (n,),
-    beta_p): each party enters its own, then the MAC of the client is checked (raises :class:`Deviation`)."""
-    x_p, y_p, beta_p = shares
-    entered = [[auth.input(v if auth.rank == owner else None, owner, shape, wide)
-                for owner in (0, 1)] for v, shape in ((x_p, (n,)), (y_p, (n,)), (beta_p, (1,)))]
-    x, y, beta = (own + other for own, other in entered)
-    auth.phase = f"the input check of client {client}"
-    chi = auth.coin((n,), auth.phase).view(np.int64)
-    combined = np.stack([(y * chi).sum(axis=-1), (x * chi).sum(axis=-1)], axis=-1)[..., None]  # (rows, 2, 1)
-    z = combined[:, 0] - auth.multiply(beta, combined[:, 1], "input MAC product")
-    if auth.open(z, "input MAC")[0]:
+def client_values(auth, clients, digits: int):
+    """([digits] (D, 2, N) narrow, [labels] (1 + keys, N) wide) of the clients' rows side by side, from this
+    party's shares: per client (name, x_p (D + 1, n), y_p (D + K, n), beta_p (K,)), K its MAC keys (key 0 over every
+    value, keys 1..K-1 over the label); each party enters its own, then every client's MACs are checked (raises
+    :class:`Deviation` naming the clients)."""
+    names, sizes, keys = [c[0] for c in clients], [c[1].shape[1] for c in clients], len(clients[0][3])
+    n = sum(sizes)
+
+    def entered(values, shape, wide=False):
+        return sum(auth.input(values if auth.rank == owner else None, owner, shape, wide) for owner in (0, 1))
+
+    auth.phase = f"the input of client(s) {', '.join(names)}"
+    x = np.concatenate([c[1] for c in clients], axis=1)
+    y = np.concatenate([c[2] for c in clients], axis=1)
+    key_digits = entered(x[:digits], (digits, n))
+    labels = entered(x[digits], (n,), wide=True)
+    macs = entered(y, (digits + keys, n))
+    betas = entered(np.stack([c[3] for c in clients], axis=1), (keys, len(clients)))
+    auth.phase = f"the input check of client(s) {', '.join(names)}"
+    chi = auth.coin((digits + keys, n), auth.phase).view(np.int64)
+    covered = np.concatenate([key_digits, np.repeat(labels[:2, None], keys, axis=1)], axis=1)
+    starts = np.cumsum([0] + sizes[:-1])
+    combined = [_per_key(np.add.reduceat(v * chi, starts, axis=-1), digits) for v in (macs, covered)]
+    z = combined[0] - auth.multiply(betas, combined[1], "input MAC products")
+    failed = [name for name, bad in zip(names, auth.open(z, "input MACs").any(axis=0)) if bad]
+    if failed:
         auth.check(auth.phase)  # a wrong opening of Z is a deviation the MAC check names
-        raise auth.fail(Deviation(f"the shares of client {client} fail their MAC check", auth.phase,
+        raise auth.fail(Deviation(f"the shares of client(s) {', '.join(failed)} fail their MAC check", auth.phase,
                                   "the client or a compute party deviated"))
-    return x
+    return np.moveaxis(key_digits, 1, 0), labels
 
 
-def labels_are_bits(auth, labels: np.ndarray, client: str) -> None:
-    """Check that every authenticated label is 0 or 1: sum_j chi_j y_j (1 - y_j) = 0; if not, a MAC check
-    first (a deviating party is named as such), then :class:`InvalidClient` naming the client."""
-    auth.phase = f"the label check of client {client}"
-    chi = auth.coin(labels.shape[1:], auth.phase).view(np.int64)
-    products = auth.multiply(labels, auth.add_public(-labels, 1), "label products")
-    if auth.open((products * chi).sum(axis=-1)[:, None], "label check")[0]:
-        auth.check(auth.phase)  # first: a party that bent the product or the opening is caught as such
-        raise InvalidClient(f"client {client} has a label that is neither 0 nor 1")
+def _per_key(sums: np.ndarray, digits: int) -> np.ndarray:
+    """(2, K, C) per-client sums per client key: key 0 over every value row (the digits and the label),
+    key i >= 1 over its own row of the label."""
+    return np.concatenate([sums[:, :digits + 1].sum(axis=1, keepdims=True), sums[:, digits + 1:]], axis=1)
 
 
-class InvalidClient(ValueError):
-    """A client's authenticated values break the input's rules (its own doing: the MACs held)."""
+def invalid_rows(auth, labels: np.ndarray, top_digit: np.ndarray = None) -> np.ndarray:
+    """The rows whose label (wide) is not 0 or 1 mod 2^w, or whose ``top_digit`` (narrow, when given) is not 0 or
+    1, as a boolean (N,): each product y (1 - y) opened mod its width (a MAC check first names a party that
+    bent it: then :class:`Deviation`)."""
+    auth.phase = "the check that labels are bits"
+    bad = auth.open_small(auth.multiply(labels, auth.add_public(-labels, 1), "label products"), "label check") != 0
+    if top_digit is not None:
+        auth.phase = "the check of the keys' top digit"
+        products = auth.multiply(top_digit, auth.add_public(-top_digit, 1), "top digit products")
+        bad |= auth.open_small(products, "top digit check") != 0
+    if bad.any():
+        auth.check(auth.phase)  # first: a party that bent a product or an opening is caught as such
+    return bad

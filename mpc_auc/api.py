@@ -24,6 +24,7 @@ from .protocols.dp.grid import FIELDS, grid
 from .protocols.dp.suite import MECHANISMS
 from .protocols.errors import InputError
 from .protocols.inputs.encoding import FINITE
+from .protocols.mpc.exact import secured
 from .protocols.ustat.two_party import Sample, ustat_2pc
 from .protocols.validation import PARAMETERS, checked
 from .rows import ONE_CLIENT, evaluation_rows, run_rows, weight_error
@@ -73,6 +74,11 @@ class AucResult(ScalarResult):
         mpc-exact with ``sample_weight``: the most that rounding the weights to the MPC's integer units can have
         moved ``auc`` (0.0 when every weight is a multiple of the unit; docs/protocols/mpc-exact.md,
         "Weighted AUC").
+    security : dict or None
+        mpc-exact with ``Context(security="malicious")``: {"mode": "malicious", "statistical_bits": s, "checks": the
+        MAC checks run, "positives": the count of positives opened with the AUC}; an undetected deviation of a
+        compute party passes one check with probability at most 2^-(s - log2(s + 1)), s >= 40
+        (docs/protocols/malicious-security.md).  None: semi-honest.
 
     Examples
     --------
@@ -96,6 +102,7 @@ class AucResult(ScalarResult):
     swamped: bool = False
     per_class: dict = None
     weight_error: float = None
+    security: dict = None
 
     @property
     def auc(self) -> float:
@@ -248,7 +255,7 @@ def _binary_roc_auc(request: Plan, labels, y_score, clients, sample_weight, star
         for name, rows in groups:
             ranks[rows] = result.ranks[name]
     return AucResult(ranks=ranks, traffic=result.traffic, weight_error=weight_error(sample_weight), **interval,
-                     **common)
+                     security=secured(result), **common)
 
 
 def _multiclass_roc_auc(request: Plan, y_true, y_score, clients, average: str, labels, sample_weight,
@@ -390,7 +397,7 @@ def compare(y_true, y_score, clients=None, *, protocols=None, epsilons=(0.5, 1.0
 
 
 def u_statistic(values, *, kernel: str, epsilon: float, k: int = 1, labels=None, seed=None,
-                timeout: float = 60.0):
+                timeout: float = 60.0, security: str = "semi-honest"):
     """A U-statistic of values held one per user, by ustat-2pc (ustats §5): sampled pairs, 2PC kernels.
 
     ``k`` random permutations pair the users (k pairs per user); each pair's kernel and its noise
@@ -414,6 +421,9 @@ def u_statistic(values, *, kernel: str, epsilon: float, k: int = 1, labels=None,
         Seed of the pair sampling only (the noise always comes from the parties' CSPRNG).
     timeout : float
         Seconds before a silent party counts as lost.
+    security : {"semi-honest"}
+        ustat-2pc trusts both parties to follow the protocol; "malicious" is refused (its kernels and noise are not
+        built on authenticated shares yet: docs/protocols/malicious-security.md).
 
     Returns
     -------
@@ -434,7 +444,7 @@ def u_statistic(values, *, kernel: str, epsilon: float, k: int = 1, labels=None,
     >>> float(release) == release.value == release.estimate
     True
     """
-    epsilon = ustat_epsilon(kernel, epsilon, labels is not None)
+    epsilon = ustat_epsilon(kernel, epsilon, labels is not None, security)
     sample = Sample(np.asarray(values), None if labels is None else np.asarray(labels))
     return ustat_2pc(kernel, [sample], epsilon, checked("k", k), seed=seed, timeout_s=checked("timeout", timeout))[0]
 

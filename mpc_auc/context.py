@@ -14,6 +14,7 @@ from .protocols.dp.central_law import NEIGHBOURS
 from .protocols.errors import InputError
 from .protocols.inputs.submission import DEFAULT_MAX_ROWS, DEFAULT_MAX_TOTAL_ROWS
 from .protocols.mpc.ranking_job import METHODS
+from .protocols.release_spec import SECURITY
 from .protocols.runtime.ledger import Budget
 from .protocols.validation import checked
 
@@ -52,6 +53,11 @@ class Context:
         mpc-central: a declared ledger id for the evaluation set (narrows the budget, never resets it).
     auc_decimals : int, optional
         mpc-exact: open the AUC rounded to this many decimals (1 to 12) instead of to 52 bits.
+    security : {"semi-honest", "malicious"}
+        mpc-exact: "malicious" runs with security with abort against one deviating compute party (MACs on every
+        shared value, each opening checked before anything is released; the AUC and the count of positives are
+        opened, nothing else: docs/protocols/malicious-security.md); "semi-honest" (default) trusts both parties
+        to follow the protocol.
     host, port : str, int
         Local runs: the address the parties listen on (P0's port; P1 and the dealer take the next two).
 
@@ -80,11 +86,13 @@ class Context:
     budget: Budget = None
     dataset_id: str = None
     auc_decimals: int = None
+    security: str = "semi-honest"
     host: str = "127.0.0.1"
     port: int = None
 
     def __post_init__(self):
-        for name, allowed in (("score_dtype", DTYPES), ("method", METHODS), ("neighbours", NEIGHBOURS)):
+        for name, allowed in (("score_dtype", DTYPES), ("method", METHODS), ("neighbours", NEIGHBOURS),
+                              ("security", SECURITY)):
             if getattr(self, name) not in allowed:
                 raise InputError(f"{name} must be one of {', '.join(allowed)}; not {getattr(self, name)!r}")
         fixed = dict(score_range=numbers_of(self.score_range, "score_range", 2), timeout=checked("timeout", self.timeout),
@@ -147,6 +155,9 @@ class ClientTerms:
         The most decimals of any exact value.
     ledger : str, optional
         Its ledger file (default one per key, under ``$XDG_STATE_HOME/mpc-auc/client-ledger``).
+    require_security : {"malicious"}, optional
+        Submit only to a job whose ticket (both parties') states security with abort against a deviating
+        compute party.
 
     See Also
     --------
@@ -164,8 +175,11 @@ class ClientTerms:
     max_exact: int = None
     max_decimals: int = None
     ledger: str = None
+    require_security: str = None
 
     def __post_init__(self):
+        if self.require_security not in (None, "malicious"):
+            raise InputError(f"require_security must be 'malicious' or None, not {self.require_security!r}")
         if self.max_exact is None:
             object.__setattr__(self, "max_exact", 0 if self.max_epsilon is not None else 1)
         if self.budget is not None:

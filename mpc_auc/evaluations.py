@@ -24,6 +24,7 @@ from .protocols.errors import InputError
 from .protocols.inputs.submission import Accepts, Roster
 from .protocols.inputs.submitter import Policy, submit_rows
 from .protocols.metric_catalogue import DEFAULT_POINTS
+from .protocols.mpc.exact import secured
 from .protocols.runtime.deployment import Deployment
 from .protocols.runtime.identity import CLIENT_PREFIX, Identity
 from .report import Report
@@ -48,6 +49,9 @@ class EvaluationResult(Report):
     excluded : tuple of str
         The clients left out because their rows failed the in-MPC domain check (an evaluation opened with
         ``Intake(exclude_invalid=True)``).
+    security : dict or None
+        An evaluation under ``Context(security="malicious")``: as :class:`mpc_auc.AucResult`'s ({"mode",
+        "statistical_bits", "checks", "positives"}); None in the semi-honest default.
 
     See Also
     --------
@@ -66,6 +70,7 @@ class EvaluationResult(Report):
     epsilon: float = None
     delta: float = None
     excluded: tuple = ()
+    security: dict = None
 
 
 @dataclass(frozen=True, repr=False)
@@ -340,7 +345,8 @@ def located_submit(deployment: str, locate, *, evaluation: str, client: str, key
         raise InputError(f"ids must be one per row: {len(ids)} ids for {len(labels)} rows")
     if ids is not None:
         _unique(ids)
-    policy = Policy(terms.max_epsilon, terms.budget, Accepts(terms.max_exact, terms.max_decimals), terms.ledger)
+    policy = Policy(terms.max_epsilon, terms.budget, Accepts(terms.max_exact, terms.max_decimals), terms.ledger,
+                    terms.require_security)
     outcome = submit_rows(identity, Deployment.load(deployment), evaluation, scores.astype(np.float64), labels,
                           timeout, connect_timeout, (lambda text: say(f"  [{client}] {text}")) if progress else None,
                           policy, locate)
@@ -373,4 +379,4 @@ def _result(outcome, protocol: str, wall_s: float) -> EvaluationResult:
         value["ci"] = {"std": outcome.std, "ci": outcome.ci}
     return EvaluationResult(value, protocol, release.m, release.clients, tuple(getattr(release, "revealed", ())),
                             release.traffic, wall_s, tuple(release.missing), getattr(release, "epsilon", None),
-                            getattr(release, "delta", None), tuple(release.excluded or ()))
+                            getattr(release, "delta", None), tuple(release.excluded or ()), secured(release))

@@ -20,6 +20,7 @@ KEYWORDS = (  # a command-line option in a shared message -> what a Python calle
     ("--max-exact 0", "ClientTerms(max_exact=0)"),
     ("--max-exact", "ClientTerms.max_exact"),
     ("--max-epsilon", "ClientTerms.max_epsilon"),
+    ("--require-security", "ClientTerms.require_security"),
 )
 LIMIT_FLAGS = re.compile("|".join(re.escape(f"{flag} N, or ") for flag, _ in LIMIT_OPTIONS.values()))
 

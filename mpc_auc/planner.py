@@ -24,12 +24,12 @@ from .protocols.dp.release_noise import ReleaseNoise
 from .protocols.errors import InputError
 from .protocols.inputs.encoding import ScoreEncoder
 from .protocols.inputs.weights import check_weights
-from .protocols.metric_catalogue import CI_MAX_ROWS, DEFAULT_POINTS, cut_positions
+from .protocols.metric_catalogue import CI_MAX_ROWS, DEFAULT_POINTS, cut_positions, metric_names
 from .protocols.inputs.submission import Declaration, Roster
 from .protocols.mpc.central import CentralRelease, CurveRelease, mpc_central_auc, released
 from .protocols.mpc.exact import MpcAucResult, exact_result, mpc_exact_auc
 from .protocols.mpc.ranking_job import JobRun, Request, run_ranking_jobs, score_columns
-from .protocols.release_spec import ReleaseSpec
+from .protocols.release_spec import MALICIOUS_REFUSAL, SECURITY, ReleaseSpec
 from .protocols.runtime.ledger import Budget
 from .protocols.runtime.session import Placement
 from .protocols.validation import checked
@@ -79,7 +79,13 @@ def plan(*, protocol: str = "mpc-exact", epsilon=None, context: Context = None, 
         raise InputError(f"protocol must be one of {', '.join(PROTOCOLS)}; not {protocol!r}")
     if protocol != "mpc-central" and (epsilon is not None or context.budget is not None):
         raise InputError(f"protocol {protocol} releases the exact AUC: it takes no epsilon and no budget")
-    spec = ReleaseSpec(metrics, points, max_fpr, context.auc_decimals)
+    if context.security == "malicious" and (protocol != "mpc-exact" or ranks or weighted or context.method != "radix"):
+        what = (f"protocol {protocol}" if protocol != "mpc-exact" else "ranks" if ranks else "sample weights"
+                if weighted else f"method {context.method}")
+        raise InputError(MALICIOUS_REFUSAL.format(what=what))
+    if context.security == "malicious":  # where they apply: DeLong's interval of roc_auc_score(ci="auto") does not
+        metrics = tuple(name for name in metric_names(metrics) if name not in optional)
+    spec = ReleaseSpec(metrics, points, max_fpr, context.auc_decimals, context.security)
     noise = _noise(epsilon, context, spec) if protocol == "mpc-central" else None
     if (ranks or context.auc_decimals is not None) and protocol != "mpc-exact":
         raise InputError(f"ranks and auc_decimals need protocol mpc-exact, not {protocol}")
@@ -141,9 +147,14 @@ def auc_plan(*, protocol: str, epsilon, ci, multi_class: str, average: str, colu
     return dataclasses.replace(request, interval=ci if ci in INTERVALS else "wald")
 
 
-def ustat_epsilon(kernel: str, epsilon, labels_given: bool) -> float:
+def ustat_epsilon(kernel: str, epsilon, labels_given: bool, security: str = "semi-honest") -> float:
     """The epsilon of a ustat-2pc request (:func:`mpc_auc.u_statistic`, ``mpc-auc ustat``), which is differentially
-    private: it needs one; the AUC kernels need labels too.  protocols.ustat.two_party.ustat_2pc checks its value."""
+    private: it needs one; the AUC kernels need labels too; its kernels are not built on authenticated shares
+    (``security`` "malicious" is refused).  protocols.ustat.two_party.ustat_2pc checks its value."""
+    if security != "semi-honest":
+        if security not in SECURITY:
+            raise InputError(f"security must be one of {', '.join(SECURITY)}; not {security!r}")
+        raise InputError(MALICIOUS_REFUSAL.format(what="ustat-2pc"))
     if epsilon is None:
         raise InputError("ustat-2pc is differentially private: it needs epsilon")
     if kernel.startswith("auc") and not labels_given:

@@ -25,6 +25,16 @@ class PartyFailure(Exception):
         super().__init__("\n".join(lines))
 
 
+class DeviationDetected(PartyFailure):
+    """Under security with abort: a compute party's check found that the other deviated from the protocol (a MAC
+    check failed, or an opened value was impossible); the job stopped and released nothing.  ``role`` is the
+    party that reported it first (the honest one, or both)."""
+
+    def __init__(self, role: str, message: str, reports=None):
+        super().__init__(role, message, reports)
+        self.args = (self.args[0].replace(f"{role} failed: ", f"{role} stopped the job: ", 1),)
+
+
 class PeerLost(Exception):
     """Raised inside a party when communication with a peer fails or times out.
 

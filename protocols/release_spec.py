@@ -14,6 +14,10 @@ from .validation import checked
 
 CURVES = ("roc", "pr")
 BOUNDED = ("ci", "pauc")  # computed in the 64-bit ring for at most CI_MAX_ROWS rows
+SECURITY = ("semi-honest", "malicious")  # against a compute party that follows the protocol, or one that deviates
+MALICIOUS_REFUSAL = ("under security malicious mpc-exact opens the AUC of one score column (and the count of positives) "
+                     "by the radix sort; {what} is not built on authenticated shares yet "
+                     "(docs/protocols/malicious-security.md)")
 
 
 @dataclass(frozen=True)
@@ -32,11 +36,14 @@ class ReleaseSpec:
         AUC (None).  The pauc metric without it is refused.
     decimals : int, optional
         Open the AUC rounded to this many decimals (1 to 12) instead of to 52 bits.
+    security : {"semi-honest", "malicious"}
+        "malicious": security with abort against one deviating compute party (docs/protocols/malicious-security.md):
+        the AUC alone, to 52 bits, and the count of positives with it.
 
     Examples
     --------
     >>> ReleaseSpec("ci,auc", max_fpr=0.5)
-    ReleaseSpec(metrics=('auc', 'ci', 'pauc'), points=100, max_fpr=0.5, decimals=None)
+    ReleaseSpec(metrics=('auc', 'ci', 'pauc'), points=100, max_fpr=0.5, decimals=None, security='semi-honest')
     >>> ReleaseSpec(max_fpr=1.0).max_fpr is None
     True
     """
@@ -44,6 +51,7 @@ class ReleaseSpec:
     points: int = DEFAULT_POINTS
     max_fpr: float = None
     decimals: int = None
+    security: str = "semi-honest"
 
     def __post_init__(self):
         metrics = metric_names(self.metrics)
@@ -57,6 +65,16 @@ class ReleaseSpec:
         object.__setattr__(self, "points", checked("points", self.points))
         if self.decimals is not None:
             object.__setattr__(self, "decimals", checked("auc_decimals", self.decimals))
+        if self.security not in SECURITY:
+            raise InputError(f"security must be one of {', '.join(SECURITY)}; not {self.security!r}")
+        if self.malicious and (not self.auc_only or self.decimals is not None):
+            extra = [m for m in metrics if m != "auc"] + (["auc_decimals"] if self.decimals is not None else [])
+            raise InputError(MALICIOUS_REFUSAL.format(what=", ".join(extra)))
+
+    @property
+    def malicious(self) -> bool:
+        """Security with abort against a deviating compute party (circuits.macs)."""
+        return self.security == "malicious"
 
     @property
     def curves(self) -> bool:
@@ -74,5 +92,5 @@ class ReleaseSpec:
 
     def fields(self) -> list:
         """The spec as the plain values a digest hashes."""
-        return [list(self.metrics), self.points, self.max_fpr, self.decimals]
+        return [list(self.metrics), self.points, self.max_fpr, self.decimals, self.security]
 

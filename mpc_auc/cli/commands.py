@@ -52,7 +52,7 @@ def _plan(args, **fixed) -> Plan:
     if hasattr(args, "protocol"):
         context.update(alpha=args.alpha, neighbours=args.neighbours, budget=args.budget,
                        score_range=tuple(args.score_range), score_dtype=args.score_dtype, auc_decimals=args.auc_decimals,
-                       dataset_id=args.dataset_id)
+                       dataset_id=args.dataset_id, security=args.security)
         options = dict(protocol=args.protocol, epsilon=args.epsilon, metrics=args.metrics, points=args.points,
                        max_fpr=args.max_fpr)
     if hasattr(args, "parties_host"):
@@ -217,7 +217,7 @@ def _write_run(args, evalset, record, entered: tuple, start: float) -> int:
 
 def cmd_ustat(args) -> int:
     _check_out(args.out, [args.input])
-    epsilon = ustat_epsilon(args.kernel, args.epsilon, True)  # the AUC kernels read labels from the input
+    epsilon = ustat_epsilon(args.kernel, args.epsilon, True, args.security)  # the AUC kernels read labels
     if args.kernel.startswith("auc"):
         evalset = read_evalset(args.input, sep=args.sep, positive_label=args.positive_label, limits=_limits(args))
         sample = Sample(evalset.score, evalset.label)
@@ -339,7 +339,7 @@ def cmd_client_submit(args) -> int:
     receipt = located_submit(args.deployment, lambda i: where(args.input, i), evaluation=args.evaluation,
                              client=args.client, key=args.key, y_true=evalset.label, y_score=evalset.score, ids=ids,
                              terms=ClientTerms(args.max_epsilon, args.budget, args.max_exact, args.max_decimals,
-                                               args.ledger),
+                                               args.ledger, args.require_security),
                              timeout=args.timeout, connect_timeout=args.connect_timeout, progress=True)
     if args.ranks_out:
         if receipt.ranks is None:

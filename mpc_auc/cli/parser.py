@@ -17,15 +17,18 @@ from ..csv_io import LIMIT_OPTIONS, ReadLimits
 from ..context import DTYPES
 from ..planner import PROTOCOLS
 from ..protocols.dp.central_law import NEIGHBOURS
-from ..protocols.errors import DeploymentError, InputError, PartyFailure
+from ..protocols.errors import DeploymentError, DeviationDetected, InputError, PartyFailure
 from ..protocols.inputs.submission import DEFAULT_MAX_ROWS, DEFAULT_MAX_TOTAL_ROWS
 from ..protocols.metric_catalogue import DEFAULT_POINTS, METRICS, metric_names
 from ..protocols.mpc.ranking_job import METHODS
+from ..protocols.release_spec import SECURITY
 from ..protocols.runtime.identity import SERVING
 from ..protocols.ustat.two_party import KERNELS
 from ..protocols.validation import PARAMETERS, checked
 from ..version import __version__
 from . import commands
+
+DEVIATION_EXIT = 4  # the exit status of a job stopped by a failed check under security with abort
 
 DESCRIPTION = "Private AUC of scores and labels spread over many parties (CrypTen MPC and DP baselines)."
 LEDGER_DEFAULT = "$XDG_STATE_HOME/mpc-auc/ledger or ~/.local/state/mpc-auc/ledger"
@@ -114,6 +117,11 @@ def _protocol_options(command, protocols) -> None:
                          help="with roc or pr: the curves' points, at the top 1/POINTS, 2/POINTS, ... of the ranking")
     command.add_argument("--method", choices=METHODS, default="radix",
                          help="oblivious ranking: radix sort (fast) or the bitonic reference network")
+    command.add_argument("--security", choices=SECURITY, default="semi-honest",
+                         help="mpc-exact: 'malicious' is security with abort against one deviating compute party "
+                              "(MACs on every shared value, every opening checked; the AUC and the count of "
+                              f"positives are opened; a failed check exits {DEVIATION_EXIT}: "
+                              "docs/protocols/malicious-security.md)")
     _timeout_option(command, 20.0, "seconds of silence from a role before it counts as lost and the run stops with an "
                               "error")
 
@@ -241,6 +249,9 @@ def _ustat_command(sub) -> None:
     ustat.add_argument("--k", type=typed("k"), default=1, help="permutations (pairs per user)")
     ustat.add_argument("--seed", type=typed("seed"), default=None,
                        help="pair sampling seed (default: OS CSPRNG)")
+    ustat.add_argument("--security", choices=SECURITY, default="semi-honest",
+                       help="ustat-2pc runs semi-honest only: 'malicious' is refused until its kernels are built on "
+                            "authenticated shares (docs/protocols/malicious-security.md)")
     _timeout_option(ustat, 60.0, "seconds before a silent party counts as lost")
     ustat.set_defaults(func=commands.cmd_ustat)
 
@@ -346,6 +357,9 @@ def _client_command(sub) -> None:
     submit_.add_argument("--max-decimals", type=typed("max_decimals"), default=None, metavar="D",
                          help="accept an exact release only if every value it opens is rounded to at most D decimals "
                               "(the AUC with --auc-decimals; other exact metrics open 52 bits) (default: any)")
+    submit_.add_argument("--require-security", choices=("malicious",), default=None,
+                         help="submit only to a job whose ticket (both parties') states security with abort against a "
+                              "deviating compute party (evaluation open --security malicious) (default: either)")
     _timeout_option(submit_, 20.0, "seconds of silence from a party before it counts as lost")
     submit_.add_argument("--connect-timeout", type=typed("connect_timeout", "timeout"), default=60.0,
                          help="seconds to keep trying while the evaluation is not open yet")
@@ -414,7 +428,8 @@ def parser(building=()) -> argparse.ArgumentParser:
 
 def run(argv=None) -> int:
     """Parse ``argv`` and run its command; the exit status (0 success, 2 bad input, usage or deployment with no
-    output written, 3 a party of the MPC run failed, 1 anything else)."""
+    output written, 3 a party of the MPC run failed, 4 (:data:`DEVIATION_EXIT`) a check under security with abort
+    found a deviating compute party, 1 anything else)."""
     words = sys.argv[1:] if argv is None else argv
     args = parser(building=[word for word in words if not word.startswith("-")][:1]).parse_args(argv)
     progress.set_level(progress.QUIET if args.quiet else progress.VERBOSE if args.verbose else progress.NORMAL)
@@ -425,6 +440,9 @@ def run(argv=None) -> int:
     except (InputError, DeploymentError, ValueError) as err:
         print(f"mpc-auc: error: {err}", file=sys.stderr)
         return 2
+    except DeviationDetected as err:
+        print(f"mpc-auc: a compute party deviated, the job stopped and released nothing: {err}", file=sys.stderr)
+        return DEVIATION_EXIT
     except PartyFailure as err:
         print(f"mpc-auc: MPC run failed: {err}", file=sys.stderr)
         return 3

@@ -7,6 +7,7 @@ import tempfile
 from .. import progress
 from ..planner import Outcome
 from ..protocols.clear_metrics import paired_test
+from ..protocols.mpc.exact import secured
 from ..protocols.dp.central_law import SWAMPED
 from ..protocols.dp.curve_law import CurveNoise
 from ..protocols.refused import Refused
@@ -36,7 +37,8 @@ def exact_record(result) -> dict:
     """What an mpc-exact result file holds (protocols.mpc.exact.MpcAucResult)."""
     return dict(auc=result.auc, method=result.method, revealed=list(result.revealed),
                 traffic=result.traffic, client_upload_bytes=result.upload_bytes, mpc_wall_s=result.wall_s,
-                sharing_s=result.sharing_s, input_check_s=result.check_s, metrics=result.metrics)
+                sharing_s=result.sharing_s, input_check_s=result.check_s, metrics=result.metrics,
+                **({"security": secured(result)} if result.security else {}))
 
 
 def column_records(names, outcome) -> dict:

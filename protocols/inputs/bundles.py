@@ -14,6 +14,10 @@ for: change any of them and the AEAD refuses it.
   relay and the receiving party learn about a client besides its shares:
   who it is, how many rows it holds, and the key under which it accepts its
   ranks.
+  Under security with abort (the evaluation's ``security`` is "malicious": circuits.auth_inputs) the body is
+  instead p's additive shares of the key's 2-bit digits (least significant first) and the label, then of the same
+  values times the client's MAC key beta_0 and of the label times beta_1..beta_3, then of the
+  :data:`CLIENT_MAC_KEYS` betas.
 * Rank bundle (party p -> client): p's shares of twice the global 0-based mid-rank of
   each of the client's rows, in the client's row order, signed by p (Ed25519,
   its identity key pinned in the deployment).  Only the client can open it;
@@ -33,6 +37,7 @@ from ..runtime import wire
 
 INPUT_TAG = b"MPCAUC3"
 RANK_TAG = b"MPCRNK2"
+CLIENT_MAC_KEYS = 4  # a client's MAC keys under security with abort: one over every value, three more over the label
 _FIXED = struct.Struct(">7sBQ32s32sHH")  # tag, party, rows, reply key, nonce, evaluation-id and client-name lengths
 
 
@@ -89,18 +94,36 @@ class OpenedBundle:
     weight_shares: np.ndarray = None  # (rows,) in a weighted evaluation
 
 
+@dataclass(frozen=True)
+class AuthenticatedBundle:
+    """An input bundle under security with abort (circuits.auth_inputs): this party's shares of the client's
+    values x (the key's digits, least significant first, then the label), of their MAC words (beta_0 x, then
+    beta_i times the label) and of the betas."""
+    client: str
+    values: np.ndarray  # (digits + 1, rows)
+    macs: np.ndarray  # (digits + CLIENT_MAC_KEYS, rows)
+    beta: np.ndarray  # (CLIENT_MAC_KEYS,)
+    reply_to: bytes
+
+    @property
+    def rows(self) -> int:
+        return self.values.shape[1]
+
+
 def _seal(tag, party, rows, reply_to, job: JobId, client, body, recipient) -> SealedBundle:
     evaluation, name = job.evaluation.encode("utf-8"), client.encode("utf-8")
     header = _FIXED.pack(tag, party, rows, reply_to, job.nonce, len(evaluation), len(name)) + evaluation + name
     return SealedBundle(header, sealing.seal(recipient, body, header))
 
 
-def _open(key: sealing.KeyPair, tag: bytes, bundle: SealedBundle, words_per_row: int):
+def _open(key: sealing.KeyPair, tag: bytes, bundle: SealedBundle, words_per_row: int, extra: int = 0):
+    """The header and the body's (words_per_row, rows) int64 words, and its ``extra`` words after them."""
     header = bundle.fields(tag)
     body = key.open(bundle.sealed, bundle.header)
-    if len(body) != 8 * words_per_row * header.rows:
+    if len(body) != 8 * (words_per_row * header.rows + extra):
         raise BundleIntegrityError(f"bundle of client {header.client!r} does not hold {header.rows} rows")
-    return header, np.frombuffer(body, dtype=np.int64).reshape(words_per_row, header.rows).copy()
+    words = np.frombuffer(body, dtype=np.int64).copy()
+    return header, words[:words_per_row * header.rows].reshape(words_per_row, header.rows), words[len(words) - extra:]
 
 
 def seal_client(client: str, job: JobId, keys: np.ndarray, radix_keys: np.ndarray, labels: np.ndarray, party_keys,
@@ -115,15 +138,33 @@ def seal_client(client: str, job: JobId, keys: np.ndarray, radix_keys: np.ndarra
                   recipient) for p, recipient in enumerate(party_keys)]
 
 
+def seal_authenticated(client: str, job: JobId, digits: np.ndarray, labels: np.ndarray, party_keys,
+                       reply_to: bytes) -> list:
+    """Share one client's key digits (D, rows) and labels (rows,) with its MAC words under fresh 64-bit keys
+    (``secrets``): x, beta_0 x and beta_i y for the labels y (mod 2^64), and the betas, additively; seal share p for
+    party p (circuits.auth_inputs)."""
+    labels = np.asarray(labels, dtype=np.int64)
+    values = np.concatenate([np.asarray(digits, dtype=np.int64), labels[None]])
+    beta = sharing.csprng_uint64(CLIENT_MAC_KEYS).view(np.int64)
+    macs = np.concatenate([values * beta[0], labels[None] * beta[1:, None]])  # wraps mod 2^64
+    shares = [sharing.split(values), sharing.split(macs), sharing.split(beta)]
+    return [_seal(INPUT_TAG, p, values.shape[1], reply_to, job, client, b"".join(s[p].tobytes() for s in shares),
+                  recipient) for p, recipient in enumerate(party_keys)]
+
+
 def open_bundle(key: sealing.KeyPair, party: int, bundle: SealedBundle, columns: int = 1,
-                weighted: bool = False) -> OpenedBundle:
+                weighted: bool = False, digits: int = None) -> "OpenedBundle | AuthenticatedBundle":
     """The content of an input bundle sealed for this party (its header checked by the caller), with
-    ``columns`` score columns and, if ``weighted``, the weights (as the evaluation says)."""
+    ``columns`` score columns and, if ``weighted``, the weights (as the evaluation says); under security with
+    abort (``digits``: the key's 2-bit digits) the authenticated layout."""
     header = bundle.fields(INPUT_TAG)
     if header.party != party:
         raise BundleIntegrityError(f"bundle of client {header.client!r} is addressed to P{header.party}, "
                                    f"not P{party}")
-    _, body = _open(key, INPUT_TAG, bundle, 2 * columns + 1 + weighted)
+    if digits is not None:
+        _, body, beta = _open(key, INPUT_TAG, bundle, 2 * digits + 1 + CLIENT_MAC_KEYS, CLIENT_MAC_KEYS)
+        return AuthenticatedBundle(header.client, body[:digits + 1], body[digits + 1:], beta, header.reply_to)
+    _, body, _ = _open(key, INPUT_TAG, bundle, 2 * columns + 1 + weighted)
     return OpenedBundle(header.client, body[:columns], body[columns:2 * columns], body[2 * columns], header.reply_to,
                         body[2 * columns + 1] if weighted else None)
 
@@ -153,7 +194,7 @@ def open_ranks(key: sealing.KeyPair, client: str, job: JobId, bundles, party_key
             party_keys[claimed].verify(bundle.signature, bundle.signed_part)
         except InvalidSignature:
             raise BundleIntegrityError(f"rank bundle for {client!r} is not signed by P{claimed}") from None
-        header, body = _open(key, RANK_TAG, bundle, 1)
+        header, body, _ = _open(key, RANK_TAG, bundle, 1)
         if header.client != client:
             raise BundleIntegrityError(f"rank bundle is addressed to client {header.client!r}, not {client!r}")
         if (header.evaluation, header.nonce) != (job.evaluation, job.nonce):

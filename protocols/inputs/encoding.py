@@ -68,6 +68,16 @@ class ScoreEncoder:
         return max(1, (span >> self.shift).bit_length())
 
     @property
+    def digits(self) -> int:
+        """The radix sort's 2-bit digits of a key + KEY_OFFSET (ceil(key_bits / 2))."""
+        return -(-self.key_bits // 2)
+
+    def key_digits(self, radix_keys: np.ndarray) -> np.ndarray:
+        """The 2-bit digits (digits, rows) of non-negative keys (key + KEY_OFFSET), least significant first."""
+        keys = np.asarray(radix_keys, dtype=np.int64)
+        return np.stack([(keys >> (2 * t)) & 3 for t in range(self.digits)])
+
+    @property
     def exact(self) -> bool:
         """True when distinct scores of this dtype in range always get distinct keys."""
         return self.shift == 0

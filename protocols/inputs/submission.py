@@ -46,7 +46,7 @@ import numpy as np
 import yaml
 from cryptography.exceptions import InvalidSignature
 
-from .bundles import INPUT_TAG, JobId, SealedBundle, open_bundle, seal_client
+from .bundles import CLIENT_MAC_KEYS, INPUT_TAG, JobId, SealedBundle, open_bundle, seal_authenticated, seal_client
 from .clients import check_client
 from ..runtime.deployment import read_document
 from .encoding import KEY_OFFSET, ScoreEncoder
@@ -55,7 +55,7 @@ from ..errors import BundleIntegrityError, DeploymentError, InputError
 from ..runtime.identity import CLIENT_PREFIX, PublicIdentity, check_client_id, client_role
 from ..runtime.ledger import Standing
 from ..refused import Refused
-from ..release_spec import ReleaseSpec
+from ..release_spec import MALICIOUS_REFUSAL, ReleaseSpec
 from ..validation import checked
 from ..runtime import wire
 
@@ -189,6 +189,9 @@ class Declaration:
             checked("deadline", self.deadline_s)
         if self.direct and self.deadline_s is None:
             raise InputError("an evaluation with direct submissions needs a deadline")
+        if self.spec.malicious and (self.columns != 1 or self.weight_bits is not None):
+            raise InputError(MALICIOUS_REFUSAL.format(what="several score columns" if self.columns != 1
+                                                      else "a weighted AUC"))
         for option in ("share_result", "exclude_invalid"):
             if getattr(self, option) and not self.direct:
                 raise InputError(f"{option} is for evaluations whose clients submit directly (relayed clients are "
@@ -218,7 +221,10 @@ class Declaration:
     @property
     def _row_bytes(self) -> int:
         """2 c + 1 words per row (each of the c score columns' additive and XOR key shares, the label's share),
-        one more for a weight."""
+        one more for a weight; under security with abort 2 D + 1 + K (the key's D digits and the label, and their K
+        MAC words: protocols.inputs.bundles)."""
+        if self.spec.malicious:
+            return 8 * (2 * self.encoder.digits + 1 + CLIENT_MAC_KEYS)
         return 8 * (2 * self.columns + 1 + (self.weight_bits is not None))
 
 
@@ -242,6 +248,7 @@ class ReleaseTerms:
     share_result: bool = False  # every client that took part receives the released result from both parties
     noise: object = None  # mpc-central: its CentralNoise or CurveNoise (protocols.dp), all its parameters
     exclude_invalid: bool = False  # a client whose rows fail the in-MPC domain check is left out, not the job
+    security: str = "semi-honest"  # or "malicious": security with abort against a deviating compute party
 
     @property
     def exact(self) -> bool:
@@ -267,6 +274,9 @@ class ReleaseTerms:
                     + (f": the ROC curve's counts at {self.points} cuts" if "roc" in self.metrics else ""))
         budget = "" if self.exact else f"; it must fit a budget of {self.budget[0]:g} (delta {self.budget[1]:g})" \
             if self.budget else "; no budget set"
+        if self.security == "malicious":
+            what += ("; under security with abort against a deviating compute party (the count of positives is "
+                     "opened too)")
         return (f"{what}{budget}{'; ranks to each client' if self.ranks else ''}"
                 f"{'; the result shared with every client' if self.share_result else ''}"
                 f"{'; may run without some clients' if self.allow_missing else ''}"
@@ -392,8 +402,12 @@ def make_submission(identity, ticket: Ticket, scores, labels, seal_keys, reply_t
     units = None if weights is None else weight_units(weights, ticket.weight_bits, len(labels),
                                                       lambda i: f"client {name!r} row {i}")
     keys = ticket.encoder.encode(np.asarray(scores, dtype=np.float64).reshape(len(labels), -1).T)
-    bundles = seal_client(name, ticket.job, keys, keys + KEY_OFFSET, np.asarray(labels, dtype=np.int64), seal_keys,
-                          reply_to, units)
+    if ticket.terms is not None and ticket.terms.security == "malicious":
+        bundles = seal_authenticated(name, ticket.job, ticket.encoder.key_digits(keys[0] + KEY_OFFSET),
+                                     np.asarray(labels, dtype=np.int64), seal_keys, reply_to)
+    else:
+        bundles = seal_client(name, ticket.job, keys, keys + KEY_OFFSET, np.asarray(labels, dtype=np.int64),
+                              seal_keys, reply_to, units)
     statement = json.dumps({
         "format": STATEMENT_FORMAT, "evaluation": ticket.evaluation, "nonce": ticket.nonce.hex(), "client": name,
         "rows": len(labels), "reply_to": reply_to.hex(),
@@ -463,7 +477,8 @@ def admit(submission: Submission, party: int, seal_key, evaluation: Declaration,
             name, rows, reply_to, party, evaluation.id, nonce):
         raise SubmissionRefused(f"client {name!r}'s bundle is not the one its signed statement names")
     try:
-        opened = open_bundle(seal_key, party, submission.bundle, evaluation.columns, evaluation.weight_bits is not None)
+        opened = open_bundle(seal_key, party, submission.bundle, evaluation.columns, evaluation.weight_bits is not None,
+                             evaluation.encoder.digits if evaluation.spec.malicious else None)
     except BundleIntegrityError as err:
         raise SubmissionRefused(f"client {name!r}: {err}") from None
     return Admitted(name, header.rows, hashlib.sha256(submission.statement).hexdigest(), opened, member, accepts)

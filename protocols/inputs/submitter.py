@@ -65,6 +65,7 @@ class Policy:
     budget: Budget = None  # the client's own budget over every release its own ledger records
     accepts: Accepts = Accepts(max_exact=1)  # exact releases: stated in the signed statement, enforced by both parties
     ledger: str = None  # the client's own ledger file (None: own_ledger.default_path of its key)
+    require_security: str = None  # "malicious": only a job under security with abort (the tickets state it)
 
 
 @dataclass
@@ -200,6 +201,9 @@ def _accept_terms(ticket: Ticket, standings, policy: Policy, on_progress) -> Non
         for standing in standings:
             if standing is not None:
                 on_progress(standing.describe())
+    if policy.require_security is not None and terms.security != policy.require_security:
+        raise JobRefused(f"the job runs under security {terms.security} and this client requires "
+                         f"{policy.require_security} (--require-security): not submitting")
     if terms.exact and policy.accepts.max_exact == 0:
         why = (f"looser than --max-epsilon {policy.max_epsilon:g} (an exact release; --max-exact K accepts K)"
                if policy.max_epsilon is not None else "and this client accepts no exact release (--max-exact 0)")

@@ -65,6 +65,8 @@ class MpcAucResult:
     metrics: dict = field(default_factory=dict)  # the metrics beyond the AUC (:func:`opened_metrics`)
     others: list = field(default_factory=list)  # score columns after the first: {"auc", "metrics"} each
     covariance: dict = field(default_factory=dict)  # (i, j) -> DeLong's Cov(AUC_i, AUC_j) of score columns i < j
+    positives: int = None  # under security with abort: the count of positives, opened with the rank sums
+    security: dict = None  # under security with abort: {"mode", "statistical_bits" (s), "checks"} (None: semi-honest)
 
 
 def mpc_exact_auc(datasets, encoder: ScoreEncoder = ScoreEncoder(), spec: ReleaseSpec = ReleaseSpec(),
@@ -98,7 +100,8 @@ def exact_result(run: JobRun, method: str) -> MpcAucResult:
     run.refused()
     run.agreed()
     outs = run.outs
-    if any(outs[0].get(k) != outs[1].get(k) for k in ("defined", "scaled", "metrics", "others", "covariance")):
+    if any(outs[0].get(k) != outs[1].get(k) for k in ("defined", "scaled", "metrics", "others", "covariance",
+                                                       "positives")):
         raise PartyFailure("P1", "the parties opened different outputs: "
                                  f"{outs[0]['scaled']} vs {outs[1]['scaled']}")
     if not outs[0]["defined"]:
@@ -129,7 +132,7 @@ def exact_result(run: JobRun, method: str) -> MpcAucResult:
         missing=outs[0]["missing"],
         excluded=outs[0].get("excluded", []),
         check_s=float(outs[0]["check_s"]),
-        revealed=(("weighted " if weighted else "")
+        revealed=MALICIOUS_REVEALED if terms.security == "malicious" else (("weighted " if weighted else "")
                   + (f"AUC rounded to {decimals} decimals" if decimals else MpcAucResult.revealed[0]),
                   *([f"whether the weights' units add up to at most 2^{TOTAL_BITS}"] if weighted else []),
                   *MpcAucResult.revealed[1:], *revealed(terms.metrics[1:], terms.points),
@@ -143,7 +146,21 @@ def exact_result(run: JobRun, method: str) -> MpcAucResult:
                 for o in outs[0].get("others", [])],
         covariance={tuple(map(int, pair.split(","))): v / 2 ** VARIANCE_BITS
                     for pair, v in outs[0].get("covariance", {}).items()},
+        positives=outs[0].get("positives"),
+        security=outs[0].get("security"),
     )
+
+
+def secured(result) -> "dict | None":
+    """What a result states of its security: {"mode", "statistical_bits", "checks", "positives"} under security
+    with abort (an MpcAucResult's), else None (semi-honest, or a DP release)."""
+    security = getattr(result, "security", None)
+    return None if security is None else {**security, "positives": result.positives}
+
+
+MALICIOUS_REVEALED = (MpcAucResult.revealed[0], "the count of positives (and so of negatives)",
+                      "per row, whether its label is a bit (and its key's top digit, for keys of an odd bit count): "
+                      "all are, or the client is named")
 
 
 def opened_metrics(opened: dict, auc: float, m: int, max_fpr: float = None) -> dict:

@@ -167,16 +167,17 @@ class JobRun:
 
 
 def run_ranking_jobs(requests, method, ranks, central, placement, timeout_s, on_progress, budget=None,
-                     party=None) -> list:
+                     party=None, party_args=()) -> list:
     """Run each request's job in one session of the parties; a JobRun per request.
 
     party: the parties' session target, :data:`SERVICE` unless an experiment wraps it (sims.security.view_parties
-    records their views); what it returns at the session's end is in each JobRun's ``finals``.
+    records their views; party_args: its arguments after the fraction bits); what it returns at the session's end
+    is in each JobRun's ``finals``.
     """
     if not requests:
         raise InputError("no dataset to evaluate")
     runs = []
-    with Session(party or SERVICE, (FRACTION_BITS,), provider="TTP", placement=placement,
+    with Session(party or SERVICE, (FRACTION_BITS, *party_args), provider="TTP", placement=placement,
                  timeout_s=timeout_s, on_progress=on_progress) as session:
         verify_keys = [session.deployment.public(role).verify_key for role in PARTIES]
         for request in requests:

@@ -40,11 +40,13 @@ from ..inputs.submission import ReleaseTerms, SharedResult
 from ..inputs.weights import TOTAL_BITS, TOTAL_UNITS
 from ..metric_catalogue import CI_MAX_ROWS, FPR_BITS, TWO_ROWS, cut_positions
 from ..refused import Refused
+from ..release_spec import MALICIOUS_REFUSAL
 from ..runtime.ledger import ACCOUNTING
 from ..runtime.metrics import TrafficMeter
 from ..runtime.memory import release_free_memory
 from ..runtime.control import serves
 from . import accounting
+from . import malicious
 from .held_rows import HeldRows
 from .ranking_job import SERVICE
 
@@ -62,7 +64,7 @@ def _serve_job(ctx, job, fraction_bits: int, shuffler, gates) -> None:
     """One job: ticket, charge, intake, the in-MPC check of every row, the ranking and what it opens."""
     terms = _terms(ctx, job)
     intake = ClientIntake(ctx, job, terms, lambda member: ctx.ledger.standing(accounting.key_account(member), job.budget))
-    intake.problem = intake.problem or accounting.job_refusal(job)
+    intake.problem = intake.problem or accounting.job_refusal(job) or _security_refusal(job)
     charge = None
     if job.central is not None and not job.evaluation.direct and not intake.problem:  # before any input moves
         charge = _charge(ctx, accounting.charge(job, sum(job.rows)))
@@ -76,9 +78,13 @@ def _serve_job(ctx, job, fraction_bits: int, shuffler, gates) -> None:
     meter = TrafficMeter(phases=ctx.rank == 0)
     opened = [a.opened for a in admitted]
     admitted = [dataclasses.replace(a, opened=None) for a in admitted]
-    held = HeldRows.take(opened, job.evaluation.weight_bits is not None)  # the bundles' buffers go
     checking = time.perf_counter()
-    invalid = _invalid_clients(ctx, job, gates, held)
+    if job.evaluation.spec.malicious:  # entered under MACs and checked (the bundles' buffers go)
+        held = malicious.AuthenticatedRows.enter(ctx, job, opened)
+        invalid = held.invalid
+    else:
+        held = HeldRows.take(opened, job.evaluation.weight_bits is not None)  # the bundles' buffers go
+        invalid = _invalid_clients(ctx, job, gates, held)
     check_s = f"{time.perf_counter() - checking:015.6f}"  # fixed width: record lengths never follow timing
     excluded = invalid if job.evaluation.exclude_invalid and len(invalid) < len(held.owners) else []
     if invalid and not excluded:
@@ -98,8 +104,11 @@ def _serve_job(ctx, job, fraction_bits: int, shuffler, gates) -> None:
             problem = charge.reason if isinstance(charge, Refused) else ""
         if problem:
             return _refuse(ctx, intake, problem)
-    held = [held]  # _compute takes the rows out of this list: freed there, once the sorts hold copies
-    result = _compute(ctx, job, intake, held, fraction_bits, shuffler, gates, meter)
+    if job.evaluation.spec.malicious:
+        result = {**malicious.compute(ctx, job, held, fraction_bits, shuffler), **meter.read()}
+    else:
+        held = [held]  # _compute takes the rows out of this list: freed there, once the sorts hold copies
+        result = _compute(ctx, job, intake, held, fraction_bits, shuffler, gates, meter)
     result.update(clients=[a.client for a in admitted], rows=[a.rows for a in admitted], missing=intake.missing,
                   excluded=excluded, check_s=check_s)
     if charge is not None and "charged" in charge:
@@ -117,6 +126,16 @@ def _serve_job(ctx, job, fraction_bits: int, shuffler, gates) -> None:
     ctx.send("result", result)
 
 
+def _security_refusal(job) -> str:
+    """Why a job of an evaluation under security with abort cannot run as asked (what the mode does not build
+    yet: protocols.release_spec.MALICIOUS_REFUSAL), or ""."""
+    if not job.evaluation.spec.malicious:
+        return ""
+    what = ("mpc-central" if job.central is not None else "ranks" if job.ranks else
+            f"method {job.method}" if job.method != "radix" else "")
+    return MALICIOUS_REFUSAL.format(what=what) if what else ""
+
+
 def _refuse(ctx, intake, problem: str, invalid: list = ()) -> None:
     """End the job refused, before any release: every direct client and the coordinator are told why."""
     problem = refusal(problem)
@@ -124,7 +143,7 @@ def _refuse(ctx, intake, problem: str, invalid: list = ()) -> None:
     ctx.send("result", Refused(problem, tuple(intake.missing), tuple(invalid)))
 
 
-SHARED_OPENINGS = ("defined", "scaled", "metrics", "others", "covariance", "central")
+SHARED_OPENINGS = ("defined", "scaled", "metrics", "others", "covariance", "central", "positives")
 
 
 def shared_result(job, ticket, result: dict) -> SharedResult:
@@ -148,7 +167,7 @@ def _terms(ctx, job) -> ReleaseTerms:
         spec = evaluation.spec
         return ReleaseTerms("mpc-exact", decimals=spec.decimals, metrics=spec.metrics,
                             points=spec.points if spec.curves else None, max_fpr=spec.max_fpr,
-                            weight_bits=evaluation.weight_bits, **common)
+                            weight_bits=evaluation.weight_bits, security=spec.security, **common)
     # relayed: M is announced; direct: at most every rostered client's largest submission, and the total
     m = sum(job.rows) if job.rows is not None else \
         min(evaluation.max_rows * len(evaluation.roster.members), evaluation.max_total_rows)

@@ -152,7 +152,8 @@ def _session(identity, deployment, listener, control, local_targets, once, ledge
             peers = [err.peer]
         _log(role, f"{type(err).__name__}: {err}")
         try:
-            send_message(control, "error", {"message": f"{type(err).__name__}: {err}", "peers": peers})
+            send_message(control, "error", {"message": f"{type(err).__name__}: {err}", "peers": peers,
+                                            "kind": type(err).__name__})
         except (PeerLost, ChannelIntegrityError, OSError):
             pass
         if isinstance(err, (KeyboardInterrupt, SystemExit)):

@@ -47,7 +47,7 @@ from multiprocessing.connection import wait
 
 from . import wire
 from .deployment import Deployment
-from ..errors import ChannelIntegrityError, DeploymentError, PartyFailure, PeerLost
+from ..errors import ChannelIntegrityError, DeploymentError, DeviationDetected, PartyFailure, PeerLost
 from .identity import COMPUTE, COORDINATOR, DEALER, Identity
 from .link import dial
 from .control import ABORT, CONTROL, INTERRUPTED, Service, send_message, target_name
@@ -58,6 +58,7 @@ from .memory import tune_allocator
 PARTIES = COMPUTE
 P0_ROLE = PARTIES[0]
 PROVIDERS = ("TTP", "TFP")
+DEVIATION = "Deviation"  # the kind of error a role reports when a check found a deviating compute party (circuits.macs)
 ROLES_MODULE = "mpc_auc.protocols.runtime.roles"  # what every role process runs (it loads CrypTen)
 
 
@@ -370,6 +371,9 @@ class Session:
         culprit = self._culprit() or force_role
         reports = {r: self._report(r) for r in self.roles}
         self._stop_all(f"{culprit} failed")
+        deviation = [r for r, (kind, info) in self._outcome.items() if kind == "error" and info.get("kind") == DEVIATION]
+        if deviation:  # a check found a deviating compute party: that is the failure, not the party that stopped
+            raise DeviationDetected(deviation[0], reports[deviation[0]], reports)
         raise PartyFailure(culprit, reports[culprit], reports)
 
     def _culprit(self) -> str:

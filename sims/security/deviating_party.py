@@ -5,7 +5,8 @@ compute party, after the protocol built the frame (:class:`Cheat`): an offset on
 replayed, or random words in place of its share (another value opened).  :func:`sort_party` runs, in one
 session, honest authenticated sorts (circuits.auth_radix) and then one sort per cheat, the checks kept or
 skipped (the weakened variant), and reports each run's opened ranks or the deviation's message;
-:func:`deviation_checks` is the security suite's step.
+:func:`deviation_checks` is the security suite's step; :func:`cheating_jobs` runs the cheat inside the real job loop
+under ``--security malicious`` (:func:`job_deviation_checks`, the suite's step on whole jobs).
 """
 import numpy as np
 
@@ -121,6 +122,27 @@ def sort_party(ctx, honest_cases, cheats, prefetch):
 
 
 
+def cheating_jobs(ctx, fraction_bits: int, cheater: int, phase: str, check: bool = True):
+    """The parties' real job loop (protocols.mpc.ranking_party.serve_jobs) in which party ``cheater`` adds an
+    offset to one word of the first frame it sends in ``phase`` of each job under security with abort
+    (:class:`Cheat`, on its link after the protocol made the frame); with ``check`` False both parties' MAC
+    checks are skipped (the weakened variant)."""
+    from ...protocols.mpc import malicious, ranking_party  # lazily: CrypTen only in the role processes
+
+    honest = malicious.authenticator
+
+    def cheating(ctx, m):
+        auth = honest(ctx, m)
+        if ctx.rank == cheater:
+            Cheat(auth, auth.comm.links[1 - ctx.rank]).arm(phase, 0, 3, 5)
+        if not check:
+            skip_checks(auth)
+        return auth
+
+    malicious.authenticator = cheating
+    return ranking_party.serve_jobs(ctx, fraction_bits)
+
+
 def skip_checks(auth) -> None:
     """The weakened variant: this authenticator's checks check nothing and forget what was opened (undone by
     ``del auth.check``)."""
@@ -160,6 +182,58 @@ def outcomes(cheats, results) -> dict:
             right = expected_ranks(keys_for(100 + n, CHEAT_M, CHEAT_BITS))
             row["wrong"] += not isinstance(honest, str) and not all(np.array_equal(a, b) for a, b in zip(honest, right))
     return table
+
+
+JOB_PHASES = ("the input of client", "the shuffle of digit", "the one-hot products of digit")
+JOB_WEAKENED = 2  # weakened jobs per cheating party
+
+
+def cheating_job(cheater: int, phase: str, check: bool = True, seed: int = 7):
+    """One mpc-exact job under security with abort on 60 rows of two clients (ties), party ``cheater`` cheating in
+    ``phase`` (:func:`cheating_jobs`): (the clients, the released AUC, or the DeviationDetected that stopped it)."""
+    from ...protocols.errors import DeviationDetected  # lazily: the job's modules load CrypTen's shim
+    from ...protocols.inputs.encoding import ScoreEncoder  # lazily, as above
+    from ...protocols.mpc.exact import exact_result  # lazily, as above
+    from ...protocols.mpc.ranking_job import run_ranking_jobs, simulated  # lazily, as above
+    from ...protocols.release_spec import ReleaseSpec  # lazily, as above
+    from ...protocols.runtime.session import LOCAL  # lazily, as above
+
+    rng = np.random.default_rng(seed)
+    scores, labels = np.round(rng.random(60), 1), rng.integers(0, 2, 60)
+    labels[:2] = (0, 1)
+    clients = [("c0", scores[:30], labels[:30]), ("c1", scores[30:], labels[30:])]
+    request = simulated(clients, ScoreEncoder(), spec=ReleaseSpec(security="malicious"))
+    try:
+        run, = run_ranking_jobs([request], "radix", False, None, LOCAL, 60.0, None, party=cheating_jobs,
+                                party_args=(cheater, phase, check))
+        return clients, exact_result(run, "radix").auc
+    except DeviationDetected as stopped:
+        return clients, stopped
+
+
+def job_deviation_checks(cfg: dict, rng) -> list:
+    """The suite's step on whole jobs under ``--security malicious``, per cheating party: the share of its jobs
+    (``deviation_jobs`` per phase of JOB_PHASES, an offset on one word it sends) that stopped with
+    DeviationDetected and released nothing, which must be all; and the control, JOB_WEAKENED jobs with both
+    parties' checks skipped, which must release a wrong AUC."""
+    from sklearn.metrics import roc_auc_score  # lazily: only this step compares with scikit-learn
+
+    out, label = [], "mpc-exact --security malicious (a whole job)"
+    for party in (0, 1):
+        stopped = [isinstance(cheating_job(party, phase, seed=n)[1], Exception) for phase in JOB_PHASES
+                   for n in range(cfg["deviation_jobs"])]
+        wrong = 0
+        for n in range(JOB_WEAKENED):
+            clients, auc = cheating_job(party, JOB_PHASES[-1], check=False, seed=n)
+            truth = roc_auc_score(np.concatenate([y for _, _, y in clients]), np.concatenate([s for _, s, _ in clients]))
+            wrong += not isinstance(auc, Exception) and abs(auc - truth) > 1e-12
+        out.append(check(f"P{party} adds an offset to one word it sends in a job under --security malicious: the job "
+                         "stops, nothing released", "attack", label, None, None, sum(stopped) / len(stopped), 1.0,
+                         all(stopped), {"jobs per phase": cfg["deviation_jobs"], "phases": list(JOB_PHASES),
+                                        "measured": "share of the jobs stopped by DeviationDetected"}, pass_if="=="))
+        out.append(check(f"P{party}'s same cheat with the MAC checks skipped: jobs releasing a wrong AUC", "control",
+                         label, None, None, wrong, 0, wrong <= 0, {"jobs": JOB_WEAKENED}))
+    return out
 
 
 def deviation_checks(cfg: dict, rng) -> list:

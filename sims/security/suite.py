@@ -26,7 +26,7 @@ from ..config import read_config, write_config
 from ..plots import epsilon_ticks, figure, styles
 from . import checks as sc
 from .collusion_checks import collusion, dealer_keys, network_observer
-from .deviating_party import deviation_checks
+from .deviating_party import deviation_checks, job_deviation_checks
 from .release_checks import (GAUSS_DELTA, INFERENCE_MECHANISMS, across_evaluations, audits, label_inference,
                              release_attacks, top_k)
 from .report import markdown, summary
@@ -37,12 +37,12 @@ SUITES = {
               "inference_draws": 200, "top_k_m": 45_840, "top_k": [10, 100, 1000, 10_000], "seed_bits": 14,
               "dealer_trials": 200, "mpc_audit_draws": 20_000, "view_runs": 150,
               "collusion_m": 500, "ustat_view_pairs": 4096, "bitonic_view_m": 1024, "job_view_runs": 30,
-              "job_view_m": 1024, "noise_view_draws": 4096, "observer_m": 512, "deviation_runs": 2},
+              "job_view_m": 1024, "noise_view_draws": 4096, "observer_m": 512, "deviation_runs": 2, "deviation_jobs": 1},
     "full": {"epsilon": 1.0, "audit_draws": 2_000_000, "inference_epsilons": [0.25, 0.5, 1, 2, 4, 8],
              "inference_m": 1000, "inference_draws": 1000, "top_k_m": 458_407, "top_k": [10, 100, 1000, 10_000],
              "seed_bits": 16, "dealer_trials": 1000, "mpc_audit_draws": 200_000, "view_runs": 1000,
              "collusion_m": 45_840, "ustat_view_pairs": 65_536, "bitonic_view_m": 4096, "job_view_runs": 150,
-             "job_view_m": 4096, "noise_view_draws": 65_536, "observer_m": 4096, "deviation_runs": 20},
+             "job_view_m": 4096, "noise_view_draws": 65_536, "observer_m": 4096, "deviation_runs": 20, "deviation_jobs": 5},
 }
 
 
@@ -82,7 +82,8 @@ def run(suite: str, out_dir: str, config_path: str = None, seed: int = None, pro
                         ("attacks on released AUCs and counts", release_attacks),
                         ("privacy across evaluations", across_evaluations), ("top-K score attack", top_k),
                         ("dealer keys and the stock-CrypTen control", dealer_keys),
-                        ("a deviating compute party (the authenticated sort)", deviation_checks)):
+                        ("a deviating compute party (the authenticated sort)", deviation_checks),
+                        ("a deviating compute party (whole jobs under --security malicious)", job_deviation_checks)):
         progress(f"security: {title} ...")
         done = step(cfg, rng)
         if isinstance(done, tuple):

@@ -1,24 +1,27 @@
 """Clients' shares entering authenticated (circuits.auth_inputs): a party that enters another share is caught by
-the client's MAC, a client whose MAC words do not match is named, a label that is not a bit is refused; the
-weakened variants (a party's share entered without the client's MAC, no label check) let a wrong value through.
-P0, P1 and the dealer over TCP."""
+the client's MACs, a client whose MAC words do not match is named, a label that is not a bit mod the rank sums'
+width is flagged; the weakened variants (a party's share entered without the client's MACs, a label check mod
+2^k) let a wrong value through.  P0, P1 and the dealer over TCP; the clients' sharing is
+protocols.inputs.bundles.seal_authenticated's layout, made here from a fixed generator so that both party
+processes rebuild it."""
 import numpy as np
 
+from mpc_auc.protocols.inputs.bundles import CLIENT_MAC_KEYS
 from mpc_auc.protocols.runtime.session import run_parties
 
-N = 50
-RING = 1 << 64
+N, K, WIDE = 50, 16, 20  # rows per client, the values' bits, the labels' width
+NAMES = ("north", "south")
 
 
-def _client(seed: int, values, broken_mac: bool = False):
-    """A client's sharing of ``values`` with its MAC words: per party (x_p, y_p, beta_p), additive mod 2^64
-    (test data from a fixed generator, so that both party processes rebuild the same sharing)."""
+def _client(seed: int, digits, labels, broken_mac: bool = False):
+    """A client's sharing of its digit row and labels with its MAC words: per party (x_p (2, N), y_p (1 + K, N),
+    beta_p (K,)), additive mod 2^64."""
     rng = np.random.default_rng(seed)
-    x = np.asarray(values, dtype=np.int64)
-    beta = rng.integers(-2 ** 63, 2 ** 63, 1, dtype=np.int64)
-    y = x * beta[0]
+    x = np.stack([np.asarray(digits, dtype=np.int64), np.asarray(labels, dtype=np.int64)])
+    beta = rng.integers(-2 ** 63, 2 ** 63, CLIENT_MAC_KEYS, dtype=np.int64)
+    y = np.concatenate([x * beta[0], x[1:] * beta[1:, None]])
     if broken_mac:
-        y[3] += 1
+        y[1, 3] += 1
     parts = []
     for whole in (x, y, beta):
         share = rng.integers(-2 ** 63, 2 ** 63, whole.shape, dtype=np.int64)
@@ -26,55 +29,73 @@ def _client(seed: int, values, broken_mac: bool = False):
     return [tuple(part[p] for part in parts) for p in (0, 1)]
 
 
+def _entered(ctx, auth, run, seed):
+    """Both clients' rows entered (south's changed as ``run`` says), as the job enters them or, weakened, each
+    party's share as its own input with no client MAC."""
+    from mpc_auc.circuits.auth_inputs import client_values
+
+    labels, substitute, broken_mac, macs = run
+    honest = np.arange(N) % 2
+    clients = []
+    for c, name in enumerate(NAMES):
+        x_p, y_p, beta_p = _client(seed + c, np.arange(N) % 4, labels if c else honest, broken_mac and c)[ctx.rank]
+        if substitute == ctx.rank and c:  # this party enters another share of south's label 7
+            x_p = x_p.copy()
+            x_p[1, 7] += 5
+        clients.append((name, x_p, y_p, beta_p))
+    if macs:
+        return client_values(auth, clients, 1)
+    x = np.concatenate([x_p for _, x_p, _, _ in clients], axis=1)
+    digits = sum(auth.input(x[:1] if ctx.rank == owner else None, owner, (1, 2 * N)) for owner in (0, 1))
+    wide = sum(auth.input(x[1] if ctx.rank == owner else None, owner, (2 * N,), True) for owner in (0, 1))
+    return np.moveaxis(digits, 1, 0), wide
+
+
 def _party(ctx, runs):
-    from mpc_auc.circuits.auth_inputs import InvalidClient, client_values, labels_are_bits
+    from mpc_auc.circuits.auth_inputs import invalid_rows
     from mpc_auc.circuits.macs import Authenticator, Deviation
 
-    auth = Authenticator(ctx.stream_key, 16, 20)
+    auth = Authenticator(ctx.stream_key, K, WIDE)
     out = []
-    for values, substitute, broken_mac, wide, check_labels, macs in runs:
+    for n, (run, narrow_check) in enumerate(runs):
         if auth.failed:  # caught: new MAC keys for the next run
-            auth = Authenticator(ctx.stream_key, 16, 20)
-        x_p, y_p, beta_p = _client(len(out), values, broken_mac)[ctx.rank]
-        if substitute == ctx.rank:  # this party enters another share of element 7
-            x_p = x_p.copy()
-            x_p[7] += 5
+            auth = Authenticator(ctx.stream_key, K, WIDE)
         try:
-            if macs:
-                entered = client_values(auth, (x_p, y_p, beta_p), N, "north", wide)
-            else:  # the weakened variant: each party's share entered as its owner's input, no client MAC
-                entered = sum(auth.input(x_p if ctx.rank == owner else None, owner, (N,), wide) for owner in (0, 1))
-            if check_labels:
-                labels_are_bits(auth, entered, "north")
-            out.append(auth.release(entered, "values"))
-        except (Deviation, InvalidClient) as failure:
+            digits, labels = _entered(ctx, auth, run, 10 * n)
+            if narrow_check:  # the weakened variant: labels checked mod 2^k only (their first MAC)
+                bad = invalid_rows(auth, labels[:2])
+            else:
+                bad = invalid_rows(auth, labels)
+            out.append((np.flatnonzero(bad).tolist(), auth.release(digits[0], "digits").tolist(),
+                        auth.release(labels, "labels").tolist()))
+        except Deviation as failure:
             out.append(str(failure))
     return out
 
 
 def test_client_inputs_enter_authenticated_and_a_substituted_share_is_caught():
-    values = np.arange(N) % 2
-    big = np.arange(N) * 1000
-    runs = [(values, None, False, True, True, True),  # honest, wide (labels)
-            (big, None, False, False, False, True),  # honest, narrow values below 2^16 = 2^k
-            (values, 0, False, True, True, True), (values, 1, False, False, False, True),  # a party substitutes
-            (values, 1, False, False, False, False),  # ... without the client's MAC: gets through
-            (values, None, True, True, False, True),  # the client's MAC words do not match
-            (np.where(np.arange(N) == 9, 2, values), None, False, True, True, True),  # a label of 2
-            (np.where(np.arange(N) == 9, 2, values), None, False, True, False, True)]  # ... unchecked
+    labels = np.arange(N) % 2
+    two = np.where(np.arange(N) == 9, 2, labels)
+    lifted = np.where(np.arange(N) == 9, 1 + 2 ** K, labels)  # a bit mod 2^k, not mod 2^w: it would bend W
+    runs = [((labels, None, False, True), False),  # honest
+            ((labels, 0, False, True), False), ((labels, 1, False, True), False),  # a party substitutes
+            ((labels, 1, False, False), False),  # ... without the clients' MACs: gets through
+            ((labels, None, True, True), False),  # south's MAC words do not match
+            ((two, None, False, True), False),  # a label of 2: flagged
+            ((lifted, None, False, True), False),  # a label of 1 + 2^k: flagged mod 2^w
+            ((lifted, None, False, True), True)]  # ... and missed by a check mod 2^k
     p0, p1 = run_parties(_party, (runs,))
+    both = np.concatenate([labels, labels])
     for seen in (p0, p1):
-        np.testing.assert_array_equal(seen[0], values)
-        np.testing.assert_array_equal(seen[1], big)
-        for n in (2, 3):
-            assert "the shares of client north fail their MAC check: the client or a compute party deviated" \
-                   in seen[n]
-        wrong = values.copy()
-        wrong[7] += 5
-        np.testing.assert_array_equal(seen[4], wrong)  # the weakened variant: the substituted value is entered
-        assert "fail their MAC check" in seen[5]
-        assert seen[6] == "client north has a label that is neither 0 nor 1"
-        assert seen[7][9] == 2  # unchecked, the label of 2 is entered
+        assert seen[0] == ([], (np.concatenate([np.arange(N), np.arange(N)]) % 4).tolist(), both.tolist())
+        for n in (1, 2, 4):
+            assert seen[n] == ("the shares of client(s) south fail their MAC check: the client or a compute party "
+                               "deviated; nothing is released")
+        wrong = both.copy()
+        wrong[N + 7] += 5
+        assert seen[3][2] == wrong.tolist()  # the weakened variant: the substituted value is entered
+        assert seen[5][0] == [N + 9] and seen[6][0] == [N + 9]  # south's row 9, named by its rows
+        assert seen[7][0] == [] and seen[7][2][N + 9] == 1 + 2 ** K
 
 
 def test_an_unchecked_label_outside_0_1_bends_the_rank_sums():

@@ -74,6 +74,32 @@ def test_the_api_gives_the_clis_result_ranks_by_id_and_the_shared_result(study, 
     assert all(f"released to every client: AUC = {result['auc']:.15f}" in out_ for out_, _ in answers[1:])
 
 
+def test_an_evaluation_under_security_malicious_serves_clients_that_require_it(study):
+    """Evaluation.open under Context(security="malicious"): the tickets state it, clients that require it submit
+    their authenticated bundles over their own links, and the released AUC equals scikit-learn's with the security
+    stated; a client that requires it refuses a semi-honest evaluation before sending anything."""
+    directory, rows = study
+    rosters = [directory / f"{n}.roster.yaml" for n in NAMES]
+    context = mpc_auc.Context(deployment=str(directory / "deployment.yaml"), security="malicious")
+    opened = mpc_auc.Evaluation.open(context, id="api-malicious", roster=rosters, intake=mpc_auc.Intake(deadline=60))
+    receipts = _submit_all(directory, "api-malicious", rows, terms=mpc_auc.ClientTerms(require_security="malicious"))
+    result = opened.result(timeout=180)
+    labels = np.concatenate([rows[n][1] for n in NAMES])
+    assert abs(result["auc"] - roc_auc_score(labels, np.concatenate([rows[n][0] for n in NAMES]))) < 1e-12
+    assert result.security["positives"] == labels.sum() and result.security["statistical_bits"] >= 40
+    assert all(r.status == "computed" and "under security with abort" in r.terms for r in receipts.values())
+    plain = mpc_auc.Evaluation.open(directory / "deployment.yaml", id="api-plain", roster=rosters[:1],
+                                    intake=mpc_auc.Intake(deadline=30))
+    name = NAMES[0]
+    with pytest.raises(mpc_auc.InputError, match="runs under security semi-honest and this client requires "
+                                                 "malicious"):
+        mpc_auc.submit(directory / "deployment.yaml", evaluation="api-plain", client=name,
+                       key=directory / f"{name}.key", y_true=rows[name][1], y_score=rows[name][0],
+                       terms=mpc_auc.ClientTerms(require_security="malicious"))
+    with pytest.raises(mpc_auc.InputError):  # nobody submitted: the evaluation is refused at its deadline
+        plain.result(timeout=60)
+
+
 def test_a_client_refuses_a_looser_release_than_its_max_epsilon(study):
     directory, rows = study
     opened = mpc_auc.Evaluation.open(directory / "deployment.yaml", id="api-dp", roster=[

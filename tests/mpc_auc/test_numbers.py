@@ -173,6 +173,18 @@ def test_a_clients_refusal_of_an_exact_job_names_its_client_terms(max_epsilon):
     assert "--" not in str(raised.value), raised.value
 
 
+def test_a_client_that_requires_security_with_abort_refuses_a_semi_honest_ticket():
+    """ClientTerms(require_security="malicious") (client submit --require-security): the tickets of both parties state
+    the job's security; a semi-honest one is refused before anything is sent, a malicious one is not."""
+    ticket = SimpleNamespace(terms=ReleaseTerms("mpc-exact"), roster_size=2)
+    with pytest.raises(JobRefused, match="runs under security semi-honest and this client requires malicious "
+                                         r"\(ClientTerms.require_security\)"), python_words():
+        _accept_terms(ticket, [], Policy(require_security="malicious"), None)
+    secured = SimpleNamespace(terms=ReleaseTerms("mpc-exact", security="malicious"), roster_size=2)
+    _accept_terms(secured, [], Policy(require_security="malicious"), None)
+    assert "under security with abort" in secured.terms.describe()
+
+
 def test_read_predictions_reads_one_clients_file_without_a_client_column(tmp_path):
     path = tmp_path / "mine.csv"
     path.write_text("score,label\n0.1,0\n0.7,1\n0.3,0\n")

@@ -1,7 +1,9 @@
 """The step of ``mpc-auc security`` on a deviating compute party (sims.security.deviating_party), on its own: each
 party's cheats on the authenticated sort caught in every phase, and its control, the same cheats with the MAC checks
 skipped, caught releasing wrong ranks (test_security.py: the command and its other steps)."""
-from mpc_auc.sims.security.deviating_party import deviation_checks
+import pytest
+
+from mpc_auc.sims.security.deviating_party import deviation_checks, job_deviation_checks
 
 from security_steps import run_step
 
@@ -10,3 +12,10 @@ def test_each_partys_cheats_are_caught_and_the_runs_without_checks_release_wrong
     found = run_step(deviation_checks, 26, deviation_runs=1)
     assert [(c["kind"], c["name"][:2]) for c in found] == [("attack", "P0"), ("control", "P0"), ("attack", "P1"),
                                                            ("control", "P1")]
+
+
+@pytest.mark.slow  # ten sessions; tests/protocols/mpc/test_malicious.py runs the same cheats in make test
+def test_each_partys_cheats_stop_whole_jobs_and_the_jobs_without_checks_release_a_wrong_auc():
+    found = run_step(job_deviation_checks, 27, deviation_jobs=1)
+    assert [(c["kind"], c["name"][:2], c["passed"]) for c in found] == [
+        ("attack", "P0", True), ("control", "P0", False), ("attack", "P1", True), ("control", "P1", False)]

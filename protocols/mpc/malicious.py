@@ -1,0 +1,90 @@
+"""mpc-exact under security with abort (an evaluation whose spec says ``security="malicious"``): the parties' side.
+
+Runs in P0 and P1 inside protocols.mpc.ranking_party's job loop, after the intake (tickets, submissions, agreement)
+and before the job's result goes out; docs/protocols/malicious-security.md states the model and each role's view.
+
+1. **Enter** (:meth:`AuthenticatedRows.enter`): every client's shares of its key's 2-bit digits and label enter
+   under a fresh MAC key set of this job (circuits.macs.Authenticator, keys from the dealer), bound to the client's
+   own MACs (circuits.auth_inputs: a party that enters another share is caught, the client is named); each label
+   is checked to be a bit, and the key's top digit when the key has an odd number of bits (a client that fails is
+   invalid, as circuits.validity's check names it in the semi-honest mode).
+2. **Compute** (:func:`compute`): the tie-aware rank sums from two authenticated radix sorts (circuits.auth_auc),
+   W and n1 released through Authenticator.release (a MAC check of everything before, the opening, a check of the
+   opening); the AUC's floor(AUC 2^52) computed from them in the clear: the same integer the semi-honest long
+   division opens (protocols.mpc.ranking_party), the count of positives opened besides.
+
+A failed check raises circuits.macs.Deviation out of the job: the session ends with it (the coordinator raises
+protocols.errors.DeviationDetected), nothing is released, a charge made for the job is kept, and a deployed role
+goes back to serving.
+"""
+import numpy as np
+
+from ...circuits.auth_auc import auc_from_sums, rank_sums, wide_bits
+from ...circuits.auth_inputs import client_values, invalid_rows
+from ...circuits.auth_radix import AuthRadixRanking
+from ...circuits.macs import Authenticator, value_bits
+
+
+class AuthenticatedRows:
+    """One job's admitted rows under security with abort: after :meth:`enter`, the authenticated digits (D, 2, M)
+    and wide labels (1 + keys, M) of the clients' rows side by side in roster order, and the invalid clients."""
+    weights = None  # the mode computes the unweighted AUC only
+
+    def __init__(self, auth, digits: np.ndarray, labels: np.ndarray, owners: tuple, invalid: list):
+        self.auth, self.digits, self.labels, self.owners, self.invalid = auth, digits, labels, owners, invalid
+
+    @classmethod
+    def enter(cls, ctx, job, opened: list) -> "AuthenticatedRows":
+        """Enter the rows of ``opened`` (protocols.inputs.bundles.AuthenticatedBundle, roster order; the list is
+        emptied) under this job's MAC keys and check them (module docstring, step 1)."""
+        bundles = list(opened)
+        opened.clear()
+        m, digits = sum(b.rows for b in bundles), job.evaluation.encoder.digits
+        if ctx.rank == 0:
+            ctx.progress(f"entering {m} rows under MACs and checking every client's MACs inside the MPC")
+        auth = authenticator(ctx, m)
+        key_digits, labels = client_values(auth, [(b.client, b.values, b.macs, b.beta) for b in bundles], digits)
+        odd = job.evaluation.encoder.key_bits % 2
+        bad = invalid_rows(auth, labels, key_digits[-1] if odd else None)
+        owners = tuple((b.client, b.reply_to, b.rows) for b in bundles)
+        ends = np.cumsum([rows for _, _, rows in owners])
+        invalid = [client for (client, _, rows), end in zip(owners, ends) if bad[end - rows:end].any()]
+        return cls(auth, key_digits, labels, owners, invalid)
+
+    @property
+    def rows(self) -> list:
+        """Each client's row count, in row order."""
+        return [rows for _, _, rows in self.owners]
+
+    def without(self, clients) -> "AuthenticatedRows":
+        """The same rows less every row of ``clients`` (public row ranges: a selection keeps the MACs)."""
+        keep = np.concatenate([np.full(rows, client not in clients) for client, _, rows in self.owners])
+        return AuthenticatedRows(self.auth, self.digits[..., keep], self.labels[..., keep],
+                                 tuple(o for o in self.owners if o[0] not in clients), [])
+
+
+def authenticator(ctx, m: int) -> Authenticator:
+    """This job's MAC keys for ``m`` rows: positions of value_bits(m) bits, the rank sums wide (circuits.macs)."""
+    return Authenticator(ctx.stream_key, value_bits(m), wide_bits(m))
+
+
+def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> dict:
+    """Release W and n1 (module docstring, step 2): {"defined", "scaled", "positives", "security", ...} as
+    protocols.mpc.ranking_party's results hold them."""
+    auth, m = held.auth, sum(held.rows)
+    steps = [0, 2 * len(held.digits) + 2]  # done, of two sorts of the key's digits and the tie digit
+
+    def progress(_done, _total):
+        steps[0] += 1
+        if ctx.rank == 0:
+            ctx.progress(f"authenticated radix sorts of {m} scores: step {steps[0]}/{steps[1]}")
+
+    w, n1 = rank_sums(AuthRadixRanking(shuffler, auth, progress), held.digits, held.labels)
+    if ctx.rank == 0:
+        ctx.progress("MAC checks and the release of the rank sums")
+    w, n1 = (int(v) for v in auth.release(np.stack([w, n1], axis=1), "rank sums"))
+    defined = 0 < n1 < m
+    numerator, denominator = auc_from_sums(w, n1, m)
+    return {"defined": defined, "scaled": (numerator << fraction_bits) // denominator if defined else None,
+            "positives": n1, "metrics": {}, "others": [],
+            "security": {"mode": "malicious", "statistical_bits": auth.s, "checks": auth.checks}}
