@@ -18,6 +18,16 @@ def rank_sum_auc(scores, labels) -> float:
     score i.  Computed in integers (2 R_i is an integer) and rounded once, so
     it equals ``sklearn.metrics.roc_auc_score`` to the last bit or so.
     """
+    return float(_fraction(scores, labels))
+
+
+def opened_auc(scores, labels, bits: int) -> float:
+    """floor(AUC 2^bits) / 2^bits of the exact fraction: what mpc-exact opens (its long division's quotient)."""
+    fraction = _fraction(scores, labels)
+    return (fraction.numerator << bits) // fraction.denominator / 2 ** bits
+
+
+def _fraction(scores, labels) -> Fraction:
     labels = np.asarray(labels).astype(np.int64)
     twice_midrank = twice_mid_ranks(scores)
     positives = int(labels.sum())
@@ -25,7 +35,7 @@ def rank_sum_auc(scores, labels) -> float:
     if positives == 0 or negatives == 0:
         raise ValueError("AUC is undefined without both positives and negatives")
     numerator = int((twice_midrank * labels).sum()) - positives * (positives - 1)
-    return float(Fraction(numerator, 2 * positives * negatives))
+    return Fraction(numerator, 2 * positives * negatives)
 
 
 def weighted_auc(scores, labels, weights) -> float:

@@ -8,6 +8,8 @@ skipped (the weakened variant), and reports each run's opened ranks or the devia
 :func:`deviation_checks` is the security suite's step; :func:`cheating_jobs` runs the cheat inside the real job loop
 under ``--security malicious`` (:func:`job_deviation_checks`, the suite's step on whole jobs).
 """
+from types import SimpleNamespace
+
 import numpy as np
 
 from ...protocols.runtime.session import run_parties
@@ -122,19 +124,28 @@ def sort_party(ctx, honest_cases, cheats, prefetch):
 
 
 
-def cheating_jobs(ctx, fraction_bits: int, cheater: int, phase: str, check: bool = True):
+SEMI_HONEST = "the semi-honest job"  # the phase name of a cheat on the semi-honest job (it has no phases to name)
+
+
+def cheating_jobs(ctx, fraction_bits: int, cheater: int, phase: str, check: bool = True, frame: int = 0):
     """The parties' real job loop (protocols.mpc.ranking_party.serve_jobs) in which party ``cheater`` adds an
     offset to one word of the first frame it sends in ``phase`` of each job under security with abort
     (:class:`Cheat`, on its link after the protocol made the frame); with ``check`` False both parties' MAC
-    checks are skipped (the weakened variant)."""
+    checks are skipped (the weakened variant).  ``phase`` :data:`SEMI_HONEST`: the same offset on the ``frame``-th
+    frame it sends in the session, whatever the job (the semi-honest default has no checks to skip)."""
     from ...protocols.mpc import malicious, ranking_party  # lazily: CrypTen only in the role processes
 
+    link = crypten_link(ctx)
+    if phase == SEMI_HONEST:
+        if ctx.rank == cheater:
+            Cheat(SimpleNamespace(phase=SEMI_HONEST), link).arm(SEMI_HONEST, frame, 3, 5)
+        return ranking_party.serve_jobs(ctx, fraction_bits)
     honest = malicious.authenticator
 
     def cheating(ctx, m):
         auth = honest(ctx, m)
         if ctx.rank == cheater:
-            Cheat(auth, auth.comm.links[1 - ctx.rank]).arm(phase, 0, 3, 5)
+            Cheat(auth, link).arm(phase, 0, 3, 5)
         if not check:
             skip_checks(auth)
         return auth
@@ -143,55 +154,23 @@ def cheating_jobs(ctx, fraction_bits: int, cheater: int, phase: str, check: bool
     return ranking_party.serve_jobs(ctx, fraction_bits)
 
 
-def skip_checks(auth) -> None:
-    """The weakened variant: this authenticator's checks check nothing and forget what was opened (undone by
-    ``del auth.check``)."""
-    auth.check = lambda phase: auth.__dict__.update(_opened=[], _deferred=None)
+def crypten_link(ctx):
+    """This compute party's link to the other one (the session's communicator)."""
+    from ...circuits.crypten_compat import crypten  # lazily: CrypTen only in the role processes
 
-
-def expected_ranks(keys):
-    """(ranks, order) of numpy's stable sort: what an honest run opens."""
-    order = np.argsort(keys, kind="stable")
-    ranks = np.empty(len(keys), dtype=np.int64)
-    ranks[order] = np.arange(len(keys))
-    return ranks, order
-
-
-def cheat_runs(per_phase: int, weakened: int = WEAKENED_RUNS):
-    """The cheats (party, phase, checked) and both parties' results: ``per_phase`` checked runs and ``weakened``
-    runs without checks per phase and cheating party, in one session."""
-    cheats = [(party, phase, check) for check in (True, False) for party in (0, 1) for phase in PHASES
-              for _ in range(per_phase if check else weakened)]
-    return cheats, run_parties(sort_party, ([], cheats, False), timeout_s=120)
-
-
-def outcomes(cheats, results) -> dict:
-    """(party, phase) -> {"caught": runs both parties stopped, "made": cheats made, "checked": checked runs,
-    "wrong": weakened runs whose honest party opened wrong ranks, "weakened": weakened runs}."""
-    table = {}
-    for n, (party, phase, check, *_) in enumerate(cheats):
-        row = table.setdefault((party, phase), dict.fromkeys(("caught", "made", "checked", "wrong", "weakened"), 0))
-        seen = [results[rank]["cheats"][n] for rank in (0, 1)]
-        if check:
-            row["checked"] += 1
-            row["made"] += bool(results[party]["armed"][n])
-            row["caught"] += all(isinstance(s, str) and "a compute party deviated" in s for s in seen)
-        else:
-            row["weakened"] += 1
-            honest = seen[1 - party]
-            right = expected_ranks(keys_for(100 + n, CHEAT_M, CHEAT_BITS))
-            row["wrong"] += not isinstance(honest, str) and not all(np.array_equal(a, b) for a, b in zip(honest, right))
-    return table
+    return crypten.communicator.get().links[1 - ctx.rank]
 
 
 JOB_PHASES = ("the input of client", "the shuffle of digit", "the one-hot products of digit")
 JOB_WEAKENED = 2  # weakened jobs per cheating party
+SEMI_HONEST_FRAMES = (190, 195, 200)  # frames of the long division in the 60-row job (most offsets there bend the AUC)
 
 
-def cheating_job(cheater: int, phase: str, check: bool = True, seed: int = 7):
-    """One mpc-exact job under security with abort on 60 rows of two clients (ties), party ``cheater`` cheating in
-    ``phase`` (:func:`cheating_jobs`): (the clients, the released AUC, or the DeviationDetected that stopped it)."""
-    from ...protocols.errors import DeviationDetected  # lazily: the job's modules load CrypTen's shim
+def cheating_job(cheater: int, phase: str, check: bool = True, seed: int = 7, frame: int = 0):
+    """One mpc-exact job on 60 rows of two clients (ties), under security with abort or (``phase``
+    :data:`SEMI_HONEST`) semi-honest, party ``cheater`` cheating in ``phase`` (:func:`cheating_jobs`): (the clients,
+    the released AUC, or the error that stopped it: DeviationDetected when a check found the cheat)."""
+    from ...protocols.errors import InputError, PartyFailure  # lazily: the job's modules load CrypTen's shim
     from ...protocols.inputs.encoding import ScoreEncoder  # lazily, as above
     from ...protocols.mpc.exact import exact_result  # lazily, as above
     from ...protocols.mpc.ranking_job import run_ranking_jobs, simulated  # lazily, as above
@@ -202,25 +181,29 @@ def cheating_job(cheater: int, phase: str, check: bool = True, seed: int = 7):
     scores, labels = np.round(rng.random(60), 1), rng.integers(0, 2, 60)
     labels[:2] = (0, 1)
     clients = [("c0", scores[:30], labels[:30]), ("c1", scores[30:], labels[30:])]
-    request = simulated(clients, ScoreEncoder(), spec=ReleaseSpec(security="malicious"))
+    security = "semi-honest" if phase == SEMI_HONEST else "malicious"
+    request = simulated(clients, ScoreEncoder(), spec=ReleaseSpec(security=security))
     try:
         run, = run_ranking_jobs([request], "radix", False, None, LOCAL, 60.0, None, party=cheating_jobs,
-                                party_args=(cheater, phase, check))
+                                party_args=(cheater, phase, check, frame))
         return clients, exact_result(run, "radix").auc
-    except DeviationDetected as stopped:
+    except (PartyFailure, InputError) as stopped:  # a check's stop, or a semi-honest job's error or refusal
         return clients, stopped
 
 
 def job_deviation_checks(cfg: dict, rng) -> list:
     """The suite's step on whole jobs under ``--security malicious``, per cheating party: the share of its jobs
     (``deviation_jobs`` per phase of JOB_PHASES, an offset on one word it sends) that stopped with
-    DeviationDetected and released nothing, which must be all; and the control, JOB_WEAKENED jobs with both
-    parties' checks skipped, which must release a wrong AUC."""
+    DeviationDetected and released nothing, which must be all; and two controls, JOB_WEAKENED jobs with both
+    parties' checks skipped and the semi-honest job with the offset on one of SEMI_HONEST_FRAMES, each of which
+    must release a wrong AUC."""
     from sklearn.metrics import roc_auc_score  # lazily: only this step compares with scikit-learn
+
+    from ...protocols.errors import DeviationDetected  # lazily, as the job's modules
 
     out, label = [], "mpc-exact --security malicious (a whole job)"
     for party in (0, 1):
-        stopped = [isinstance(cheating_job(party, phase, seed=n)[1], Exception) for phase in JOB_PHASES
+        stopped = [isinstance(cheating_job(party, phase, seed=n)[1], DeviationDetected) for phase in JOB_PHASES
                    for n in range(cfg["deviation_jobs"])]
         wrong = 0
         for n in range(JOB_WEAKENED):
@@ -233,7 +216,26 @@ def job_deviation_checks(cfg: dict, rng) -> list:
                                         "measured": "share of the jobs stopped by DeviationDetected"}, pass_if="=="))
         out.append(check(f"P{party}'s same cheat with the MAC checks skipped: jobs releasing a wrong AUC", "control",
                          label, None, None, wrong, 0, wrong <= 0, {"jobs": JOB_WEAKENED}))
+        bent = semi_honest_bent(party)
+        out.append(check(f"P{party} adds the same offset to one frame of the semi-honest job: jobs releasing a wrong "
+                         "AUC without an error", "control", "mpc-exact (semi-honest default)", None, None, bent, 0,
+                         bent <= 0, {"frames": list(SEMI_HONEST_FRAMES)}))
     return out
+
+
+def semi_honest_bent(party: int, frames=SEMI_HONEST_FRAMES) -> int:
+    """Of the semi-honest jobs in which ``party`` adds an offset to one word of frame f (each f of ``frames``), those
+    that released an AUC other than the honest job's, without an error."""
+    from ...protocols.clear_auc import opened_auc  # lazily, as the job's modules
+    from ...protocols.mpc.ranking_job import FRACTION_BITS  # lazily, as above
+
+    bent = 0
+    for f in frames:
+        clients, auc = cheating_job(party, SEMI_HONEST, frame=f)
+        honest = opened_auc(np.concatenate([s for _, s, _ in clients]), np.concatenate([y for _, _, y in clients]),
+                            FRACTION_BITS)
+        bent += not isinstance(auc, Exception) and auc != honest
+    return bent
 
 
 def deviation_checks(cfg: dict, rng) -> list:
