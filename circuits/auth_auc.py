@@ -8,7 +8,11 @@ N_lt(i) + the same.  Summed over the positives, the positives' own terms add to 
 
     W = sum_j j y1_j + sum_j j y2_j = U_le + U_lt + n1 (n1 - 1),
 
-y1, y2 the labels in the two sorted orders: linear in the moved labels with public coefficients j.  The
+y1, y2 the labels in the two sorted orders: linear in the moved labels with public coefficients j.  The second
+sort runs on the rows in reversed input order (a public rearrangement: W is the same, since the positives of a
+tie group take the same places), so that an element's two positions add up to N_lt + (its place in the group)
++ N_lt + (T - 1 - its place) = twice its 0-based mid-rank, T its tie group's size: each row's mid-rank is the sum
+of its two destinations, linear too (at most 2 (M - 1): the authenticator's k must hold M's bits plus one).  The
 label enters as a 2-bit digit of each sort (least significant) and as the moved payload.  W needs about
 2 log2 M + 1 bits, more than the sort's k: the labels are wide values (circuits.macs.wide_keys) whose MACs
 under further keys travel with them, so that W and n1, released through circuits.macs.Authenticator.release
@@ -18,18 +22,21 @@ import numpy as np
 
 
 def rank_sums(ranking, key_digits: np.ndarray, labels: np.ndarray):
-    """([W], [n1]): wide authenticated scalars (1 + keys,) for the keys' authenticated 2-bit digits ``key_digits``
-    (D, 2, M), least significant first, and the wide authenticated labels (1 + keys, M) in {0, 1}."""
+    """([W], [n1], [2 R]): W and n1 wide authenticated scalars (1 + keys,) for the keys' authenticated 2-bit digits
+    ``key_digits`` (D, 2, M), least significant first, and the wide authenticated labels (1 + keys, M) in {0, 1};
+    2 R (2, M) each element's twice 0-based mid-rank, in input order (below: it needs one bit more than M - 1)."""
     auth = ranking.auth
     m = labels.shape[-1]
     positions = np.arange(m, dtype=np.int64)
-    total = np.zeros(labels.shape[0], dtype=np.int64)
-    for name, tie_digit in (("negatives first", labels[:2]), ("positives first", auth.add_public(-labels[:2], 1))):
+    total, twice_ranks = np.zeros(labels.shape[0], dtype=np.int64), 0
+    for name, tie_digit, order in (("negatives first", labels[:2], slice(None)),
+                                   ("positives first", auth.add_public(-labels[:2], 1), slice(None, None, -1))):
         ranking.order = name
-        sigma = ranking.permutation(np.concatenate([tie_digit[None], key_digits]))
-        moved = ranking.apply(sigma, labels[None])[0]
+        sigma = ranking.permutation(np.concatenate([tie_digit[None], key_digits])[..., order])
+        moved = ranking.apply(sigma, labels[None, ..., order])[0]
         total += moved @ positions  # wraps mod 2^64, like the shares
-    return total, labels.sum(axis=1)
+        twice_ranks = twice_ranks + sigma[..., order]
+    return total, labels.sum(axis=1), twice_ranks
 
 
 def auc_from_sums(w: int, n1: int, m: int) -> tuple:

@@ -79,7 +79,7 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
         if ctx.rank == 0:
             ctx.progress(f"authenticated radix sorts of {m} scores: step {steps[0]}/{steps[1]}")
 
-    w, n1 = rank_sums(AuthRadixRanking(shuffler, auth, progress), held.digits, held.labels)
+    w, n1, twice_ranks = rank_sums(AuthRadixRanking(shuffler, auth, progress), held.digits, held.labels)
     if ctx.rank == 0:
         ctx.progress("MAC checks and the release of the rank sums")
     w, n1 = (int(v) for v in auth.release(np.stack([w, n1], axis=1), "rank sums"))

@@ -42,6 +42,12 @@ class KeyPair:
         """The private half as PKCS#8 PEM, for its owner's key file (protocols.runtime.identity)."""
         return self._private.private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
 
+    def derived(self, label: bytes, length: int = 32) -> bytes:
+        """``length`` bytes derived from the private half (HKDF-SHA256, ``label`` as its info): its owner's secrets
+        bound to this key, which it need not store (a client's MAC keys for its ranks: protocols.inputs.bundles)."""
+        raw = self._private.private_bytes(Encoding.Raw, PrivateFormat.Raw, NoEncryption())
+        return HKDF(algorithm=hashes.SHA256(), length=length, salt=None, info=label).derive(raw)
+
     def open(self, sealed: bytes, aad: bytes) -> bytes:
         if len(sealed) < _PUB + _NONCE + 16:
             raise BundleIntegrityError("sealed bundle is truncated")

@@ -161,6 +161,47 @@ def crypten_link(ctx):
     return crypten.communicator.get().links[1 - ctx.rank]
 
 
+def skip_checks(auth) -> None:
+    """The weakened variant: this authenticator's checks check nothing and forget what was opened (undone by
+    ``del auth.check``)."""
+    auth.check = lambda phase: auth.__dict__.update(_opened=[], _deferred=None)
+
+
+def expected_ranks(keys):
+    """(ranks, order) of numpy's stable sort: what an honest run opens."""
+    order = np.argsort(keys, kind="stable")
+    ranks = np.empty(len(keys), dtype=np.int64)
+    ranks[order] = np.arange(len(keys))
+    return ranks, order
+
+
+def cheat_runs(per_phase: int, weakened: int = WEAKENED_RUNS):
+    """The cheats (party, phase, checked) and both parties' results: ``per_phase`` checked runs and ``weakened``
+    runs without checks per phase and cheating party, in one session."""
+    cheats = [(party, phase, check) for check in (True, False) for party in (0, 1) for phase in PHASES
+              for _ in range(per_phase if check else weakened)]
+    return cheats, run_parties(sort_party, ([], cheats, False), timeout_s=120)
+
+
+def outcomes(cheats, results) -> dict:
+    """(party, phase) -> {"caught": runs both parties stopped, "made": cheats made, "checked": checked runs,
+    "wrong": weakened runs whose honest party opened wrong ranks, "weakened": weakened runs}."""
+    table = {}
+    for n, (party, phase, check, *_) in enumerate(cheats):
+        row = table.setdefault((party, phase), dict.fromkeys(("caught", "made", "checked", "wrong", "weakened"), 0))
+        seen = [results[rank]["cheats"][n] for rank in (0, 1)]
+        if check:
+            row["checked"] += 1
+            row["made"] += bool(results[party]["armed"][n])
+            row["caught"] += all(isinstance(s, str) and "a compute party deviated" in s for s in seen)
+        else:
+            row["weakened"] += 1
+            honest = seen[1 - party]
+            right = expected_ranks(keys_for(100 + n, CHEAT_M, CHEAT_BITS))
+            row["wrong"] += not isinstance(honest, str) and not all(np.array_equal(a, b) for a, b in zip(honest, right))
+    return table
+
+
 JOB_PHASES = ("the input of client", "the shuffle of digit", "the one-hot products of digit")
 JOB_WEAKENED = 2  # weakened jobs per cheating party
 SEMI_HONEST_FRAMES = (190, 195, 200)  # frames of the long division in the 60-row job (most offsets there bend the AUC)

@@ -128,7 +128,7 @@ def _bent_move_party(ctx, weakened: bool):
     keys, labels = rng.integers(0, 2 ** BITS, 32), rng.integers(0, 2, 32)
     digits = np.stack([auth.input((keys >> t) & 3 if ctx.rank == 0 else None, 0, (32,)) for t in range(0, BITS, 2)])
     wide = auth.input(labels if ctx.rank == 0 else None, 0, (32,), wide=True)
-    sums = np.stack(rank_sums(AuthRadixRanking(_shuffler(ctx), auth), digits, wide), axis=1)
+    sums = np.stack(rank_sums(AuthRadixRanking(_shuffler(ctx), auth), digits, wide)[:2], axis=1)
     try:
         if weakened:
             seen = auth.open_small(sums, "rank sums")

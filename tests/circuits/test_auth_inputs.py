@@ -117,7 +117,7 @@ def _bent_sums(ctx, label):
     auth = Authenticator(ctx.stream_key, value_bits(m), wide_bits(m))
     digits = np.stack([auth.input((keys >> t) & 3 if ctx.rank == 0 else None, 0, (m,)) for t in range(0, 6, 2)])
     wide = auth.input(labels if ctx.rank == 0 else None, 0, (m,), wide=True)
-    w, n1 = rank_sums(AuthRadixRanking(auth=auth, shuffler=_shuffler(ctx)), digits, wide)
+    w, n1, _ = rank_sums(AuthRadixRanking(auth=auth, shuffler=_shuffler(ctx)), digits, wide)
     return tuple(int(v) for v in auth.release(np.stack([w, n1], axis=1), "rank sums"))
 
 

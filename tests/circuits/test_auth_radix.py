@@ -214,7 +214,7 @@ def _auc_party(ctx, cases, cheats):
             digits = np.stack([auth.input(d if ctx.rank == 0 else None, 0, (m,)) for d in digits_of(keys, bits)])
             wide = auth.input(labels if ctx.rank == 0 else None, 0, (m,), wide=True)
             ranking = AuthRadixRanking(shuffler, auth)
-            w, n1 = rank_sums(ranking, digits, wide)
+            w, n1, _ = rank_sums(ranking, digits, wide)
             opened = auth.release(np.stack([w, n1], axis=1), "rank sums")
             out["runs"].append(tuple(int(v) for v in opened))
         except Deviation as failure:
