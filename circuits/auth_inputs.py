@@ -34,7 +34,8 @@ from .macs import Deviation
 
 
 def client_values(auth, clients, digits: int):
-    """([digits] (D, 2, N) narrow, [labels] (1 + keys, N) wide) of the clients' rows side by side, from this
+    """([digits] (D, 2, N) narrow, [labels] (1 + keys, N) wide, [beta] (2, K, C) narrow) of the clients' rows side by
+    side and the clients' MAC keys, from this
     party's shares: per client (name, x_p (D + 1, n), y_p (D + K, n), beta_p (K,)), K its MAC keys (key 0 over every
     value, keys 1..K-1 over the label); each party enters its own, then every client's MACs are checked (raises
     :class:`Deviation` naming the clients)."""
@@ -62,7 +63,7 @@ def client_values(auth, clients, digits: int):
         auth.check(auth.phase)  # a wrong opening of Z is a deviation the MAC check names
         raise auth.fail(Deviation(f"the shares of client(s) {', '.join(failed)} fail their MAC check", auth.phase,
                                   "the client or a compute party deviated"))
-    return np.moveaxis(key_digits, 1, 0), labels
+    return np.moveaxis(key_digits, 1, 0), labels, betas
 
 
 def _per_key(sums: np.ndarray, digits: int) -> np.ndarray:

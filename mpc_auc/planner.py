@@ -79,9 +79,9 @@ def plan(*, protocol: str = "mpc-exact", epsilon=None, context: Context = None, 
         raise InputError(f"protocol must be one of {', '.join(PROTOCOLS)}; not {protocol!r}")
     if protocol != "mpc-central" and (epsilon is not None or context.budget is not None):
         raise InputError(f"protocol {protocol} releases the exact AUC: it takes no epsilon and no budget")
-    if context.security == "malicious" and (protocol != "mpc-exact" or ranks or weighted or context.method != "radix"):
-        what = (f"protocol {protocol}" if protocol != "mpc-exact" else "ranks" if ranks else "sample weights"
-                if weighted else f"method {context.method}")
+    if context.security == "malicious" and (protocol != "mpc-exact" or weighted or context.method != "radix"):
+        what = (f"protocol {protocol}" if protocol != "mpc-exact" else "sample weights" if weighted else
+                f"method {context.method}")
         raise InputError(MALICIOUS_REFUSAL.format(what=what))
     if context.security == "malicious":  # where they apply: DeLong's interval of roc_auc_score(ci="auto") does not
         metrics = tuple(name for name in metric_names(metrics) if name not in optional)

@@ -138,14 +138,22 @@ def seal_client(client: str, job: JobId, keys: np.ndarray, radix_keys: np.ndarra
                   recipient) for p, recipient in enumerate(party_keys)]
 
 
+def client_mac_keys(reply: sealing.KeyPair) -> np.ndarray:
+    """The client's CLIENT_MAC_KEYS 64-bit MAC keys of one submission (int64), derived from the private half of its
+    reply key (fresh per submission, from the OS CSPRNG): the client re-derives beta_0 to check its ranks
+    (:func:`open_ranks`) without storing it."""
+    return np.frombuffer(reply.derived(b"mpc-auc client MAC keys", 8 * CLIENT_MAC_KEYS), dtype=np.int64).copy()
+
+
 def seal_authenticated(client: str, job: JobId, digits: np.ndarray, labels: np.ndarray, party_keys,
-                       reply_to: bytes) -> list:
-    """Share one client's key digits (D, rows) and labels (rows,) with its MAC words under fresh 64-bit keys
-    (``secrets``): x, beta_0 x and beta_i y for the labels y (mod 2^64), and the betas, additively; seal share p for
-    party p (circuits.auth_inputs)."""
+                       reply: sealing.KeyPair) -> list:
+    """Share one client's key digits (D, rows) and labels (rows,) with its MAC words under its keys beta
+    (:func:`client_mac_keys`): x, beta_0 x and beta_i y for the labels y (mod 2^64), and the betas, additively; seal
+    share p for party p (circuits.auth_inputs)."""
     labels = np.asarray(labels, dtype=np.int64)
     values = np.concatenate([np.asarray(digits, dtype=np.int64), labels[None]])
-    beta = sharing.csprng_uint64(CLIENT_MAC_KEYS).view(np.int64)
+    beta = client_mac_keys(reply)
+    reply_to = reply.public
     macs = np.concatenate([values * beta[0], labels[None] * beta[1:, None]])  # wraps mod 2^64
     shares = [sharing.split(values), sharing.split(macs), sharing.split(beta)]
     return [_seal(INPUT_TAG, p, values.shape[1], reply_to, job, client, b"".join(s[p].tobytes() for s in shares),
@@ -171,19 +179,24 @@ def open_bundle(key: sealing.KeyPair, party: int, bundle: SealedBundle, columns:
 
 def seal_ranks(party: int, job: JobId, client: str, reply_to: bytes, twice_rank_shares: np.ndarray,
                sign) -> SealedBundle:
-    """Party ``party``'s shares of a client's doubled mid-ranks in ``job``, sealed for that client and
-    signed by ``sign`` (the party's Ed25519 identity key: bytes -> signature)."""
+    """Party ``party``'s shares of a client's doubled mid-ranks in ``job`` ((rows,), or under security with abort
+    (2, rows): with the shares of beta_0 times each), sealed for that client and signed by ``sign`` (the party's
+    Ed25519 identity key: bytes -> signature)."""
     shares = np.ascontiguousarray(twice_rank_shares, dtype=np.int64)
-    bundle = _seal(RANK_TAG, party, len(shares), reply_to, job, client, shares.tobytes(), reply_to)
+    bundle = _seal(RANK_TAG, party, shares.shape[-1], reply_to, job, client, shares.tobytes(), reply_to)
     return SealedBundle(bundle.header, bundle.sealed, sign(bundle.signed_part))
 
 
-def open_ranks(key: sealing.KeyPair, client: str, job: JobId, bundles, party_keys) -> np.ndarray:
+def open_ranks(key: sealing.KeyPair, client: str, job: JobId, bundles, party_keys,
+               authenticated: bool = False) -> np.ndarray:
     """The client's global 1-based mid-ranks (as scipy.stats.rankdata: x.5 for ties) from the two parties' rank
     bundles of ``job``, which hold shares of twice the 0-based mid-rank the circuit computes.
 
     party_keys: [P0's, P1's] Ed25519 public keys, pinned in the deployment; a bundle without its
     party's valid signature is refused, so a relay cannot forge ranks, nor replay those of another job.
+    authenticated: a job under security with abort, whose bundles hold shares of beta_0 times each doubled rank
+    too; each must equal beta_0 (this client's key, re-derived from ``key``) times the rank, mod 2^64, or the ranks
+    are refused (a compute party changed them: it would have had to guess beta_0 times its change).
     """
     parts = {}
     for bundle in bundles:
@@ -194,12 +207,16 @@ def open_ranks(key: sealing.KeyPair, client: str, job: JobId, bundles, party_key
             party_keys[claimed].verify(bundle.signature, bundle.signed_part)
         except InvalidSignature:
             raise BundleIntegrityError(f"rank bundle for {client!r} is not signed by P{claimed}") from None
-        header, body, _ = _open(key, RANK_TAG, bundle, 1)
+        header, body, _ = _open(key, RANK_TAG, bundle, 1 + authenticated)
         if header.client != client:
             raise BundleIntegrityError(f"rank bundle is addressed to client {header.client!r}, not {client!r}")
         if (header.evaluation, header.nonce) != (job.evaluation, job.nonce):
             raise BundleIntegrityError(f"rank bundle for {client!r} belongs to another job")
-        parts[header.party] = body[0]
-    if sorted(parts) != [0, 1] or len(parts[0]) != len(parts[1]):
+        parts[header.party] = body
+    if sorted(parts) != [0, 1] or parts[0].shape != parts[1].shape:
         raise BundleIntegrityError(f"client {client!r} needs one rank bundle from each of P0 and P1")
-    return sharing.combine(parts[0], parts[1]) / 2 + 1
+    twice = sharing.combine(parts[0], parts[1])
+    if authenticated and not np.array_equal(twice[1], twice[0] * client_mac_keys(key)[0]):  # both wrap mod 2^64
+        raise BundleIntegrityError(f"the ranks of client {client!r} fail their MAC check: a compute party changed "
+                                   "them; refused")
+    return twice[0] / 2 + 1

@@ -384,11 +384,12 @@ class Accepts:
         return f"the job opens exact values to {opened}; this client accepts at most {self.max_decimals} decimals"
 
 
-def make_submission(identity, ticket: Ticket, scores, labels, seal_keys, reply_to: bytes, weights=None,
+def make_submission(identity, ticket: Ticket, scores, labels, seal_keys, reply, weights=None,
                     accepts: Accepts = Accepts(max_exact=1)) -> list:
     """[submission for P0, for P1] of one client's rows, signed with its identity key.
 
-    seal_keys: P0's and P1's X25519 keys from the pinned deployment; reply_to: the client's key for its ranks;
+    seal_keys: P0's and P1's X25519 keys from the pinned deployment; reply: the client's key pair for its ranks
+    (fresh per submission; under security with abort its MAC keys derive from it: bundles.client_mac_keys);
     weights: the rows' sample weights, exactly when the job is weighted; accepts: the client's terms for exact
     releases of its rows (stated in the signed statement).
     """
@@ -402,9 +403,10 @@ def make_submission(identity, ticket: Ticket, scores, labels, seal_keys, reply_t
     units = None if weights is None else weight_units(weights, ticket.weight_bits, len(labels),
                                                       lambda i: f"client {name!r} row {i}")
     keys = ticket.encoder.encode(np.asarray(scores, dtype=np.float64).reshape(len(labels), -1).T)
+    reply_to = reply.public
     if ticket.terms is not None and ticket.terms.security == "malicious":
         bundles = seal_authenticated(name, ticket.job, ticket.encoder.key_digits(keys[0] + KEY_OFFSET),
-                                     np.asarray(labels, dtype=np.int64), seal_keys, reply_to)
+                                     np.asarray(labels, dtype=np.int64), seal_keys, reply)
     else:
         bundles = seal_client(name, ticket.job, keys, keys + KEY_OFFSET, np.asarray(labels, dtype=np.int64),
                               seal_keys, reply_to, units)

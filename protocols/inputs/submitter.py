@@ -121,7 +121,7 @@ def submit_rows(identity, deployment, evaluation: str, scores, labels, timeout_s
             told = None
             _ask_room(links, len(scores))
             reply = KeyPair()
-            submissions = make_submission(identity, ticket, scores, labels, deployment.seal_keys(), reply.public,
+            submissions = make_submission(identity, ticket, scores, labels, deployment.seal_keys(), reply,
                                           accepts=policy.accepts)
         except InputError as err:  # the parties need not wait for this client until their deadline
             for link in links.values():
@@ -156,7 +156,8 @@ def submit_rows(identity, deployment, evaluation: str, scores, labels, timeout_s
     if kinds == {"ranks"}:
         verify = [deployment.public(role).verify_key for role in COMPUTE]
         return Submitted(evaluation, len(scores), "computed",
-                       open_ranks(reply, name, ticket.job, [bundle for _, bundle in ends], verify), ticket, result,
+                       open_ranks(reply, name, ticket.job, [bundle for _, bundle in ends], verify,
+                                  ticket.terms.security == "malicious"), ticket, result,
                        standings)
     if kinds == {"done"}:
         return Submitted(evaluation, len(scores), ends[0][1], None, ticket, result, standings)

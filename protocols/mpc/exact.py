@@ -110,7 +110,8 @@ def exact_result(run: JobRun, method: str) -> MpcAucResult:
     encoder, decimals = run.ticket.encoder, run.ticket.terms.decimals
     ranks = None
     if outs[0].get("rank_bundles"):
-        ranks = {c: open_ranks(key, c, run.ticket.job, [out["rank_bundles"][c] for out in outs], run.party_keys)
+        ranks = {c: open_ranks(key, c, run.ticket.job, [out["rank_bundles"][c] for out in outs], run.party_keys,
+                               run.ticket.terms.security == "malicious")
                  for c, key in run.reply_keys.items()}
     def auc_of(scaled):
         return round(scaled / 10 ** decimals, decimals) if decimals else scaled / 2 ** FRACTION_BITS

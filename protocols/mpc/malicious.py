@@ -11,7 +11,10 @@ and before the job's result goes out; docs/protocols/malicious-security.md state
 2. **Compute** (:func:`compute`): the tie-aware rank sums from two authenticated radix sorts (circuits.auth_auc),
    W and n1 released through Authenticator.release (a MAC check of everything before, the opening, a check of the
    opening); the AUC's floor(AUC 2^52) computed from them in the clear: the same integer the semi-honest long
-   division opens (protocols.mpc.ranking_party), the count of positives opened besides.
+   division opens (protocols.mpc.ranking_party), the count of positives opened besides.  With ranks, each row's
+   doubled mid-rank (the sum of its two destinations) and beta_0 times it (a Beaver product, checked with the
+   release) go to its client in its rank bundle: the client checks the second against its own beta_0
+   (protocols.inputs.bundles.open_ranks), which a party that changed its share would have had to guess.
 
 A failed check raises circuits.macs.Deviation out of the job: the session ends with it (the coordinator raises
 protocols.errors.DeviationDetected), nothing is released, a charge made for the job is kept, and a deployed role
@@ -27,11 +30,13 @@ from ...circuits.macs import Authenticator, value_bits
 
 class AuthenticatedRows:
     """One job's admitted rows under security with abort: after :meth:`enter`, the authenticated digits (D, 2, M)
-    and wide labels (1 + keys, M) of the clients' rows side by side in roster order, and the invalid clients."""
+    and wide labels (1 + keys, M) of the clients' rows side by side in roster order, each client's MAC key beta_0
+    (2, C), and the invalid clients."""
     weights = None  # the mode computes the unweighted AUC only
 
-    def __init__(self, auth, digits: np.ndarray, labels: np.ndarray, owners: tuple, invalid: list):
-        self.auth, self.digits, self.labels, self.owners, self.invalid = auth, digits, labels, owners, invalid
+    def __init__(self, auth, digits: np.ndarray, labels: np.ndarray, betas: np.ndarray, owners: tuple, invalid: list):
+        self.auth, self.digits, self.labels, self.betas = auth, digits, labels, betas
+        self.owners, self.invalid = owners, invalid
 
     @classmethod
     def enter(cls, ctx, job, opened: list) -> "AuthenticatedRows":
@@ -42,14 +47,15 @@ class AuthenticatedRows:
         m, digits = sum(b.rows for b in bundles), job.evaluation.encoder.digits
         if ctx.rank == 0:
             ctx.progress(f"entering {m} rows under MACs and checking every client's MACs inside the MPC")
-        auth = authenticator(ctx, m)
-        key_digits, labels = client_values(auth, [(b.client, b.values, b.macs, b.beta) for b in bundles], digits)
+        auth = authenticator(ctx, m, job.ranks)
+        key_digits, labels, betas = client_values(auth, [(b.client, b.values, b.macs, b.beta) for b in bundles],
+                                                  digits)
         odd = job.evaluation.encoder.key_bits % 2
         bad = invalid_rows(auth, labels, key_digits[-1] if odd else None)
         owners = tuple((b.client, b.reply_to, b.rows) for b in bundles)
         ends = np.cumsum([rows for _, _, rows in owners])
         invalid = [client for (client, _, rows), end in zip(owners, ends) if bad[end - rows:end].any()]
-        return cls(auth, key_digits, labels, owners, invalid)
+        return cls(auth, key_digits, labels, betas[:, 0], owners, invalid)
 
     @property
     def rows(self) -> list:
@@ -59,13 +65,15 @@ class AuthenticatedRows:
     def without(self, clients) -> "AuthenticatedRows":
         """The same rows less every row of ``clients`` (public row ranges: a selection keeps the MACs)."""
         keep = np.concatenate([np.full(rows, client not in clients) for client, _, rows in self.owners])
-        return AuthenticatedRows(self.auth, self.digits[..., keep], self.labels[..., keep],
+        kept = np.array([client not in clients for client, _, _ in self.owners])
+        return AuthenticatedRows(self.auth, self.digits[..., keep], self.labels[..., keep], self.betas[..., kept],
                                  tuple(o for o in self.owners if o[0] not in clients), [])
 
 
-def authenticator(ctx, m: int) -> Authenticator:
-    """This job's MAC keys for ``m`` rows: positions of value_bits(m) bits, the rank sums wide (circuits.macs)."""
-    return Authenticator(ctx.stream_key, value_bits(m), wide_bits(m))
+def authenticator(ctx, m: int, ranks: bool = False) -> Authenticator:
+    """This job's MAC keys for ``m`` rows: positions of value_bits(m) bits (with ``ranks``, twice the mid-ranks: one
+    bit more), the rank sums wide (circuits.macs)."""
+    return Authenticator(ctx.stream_key, value_bits(2 * m if ranks else m), wide_bits(m))
 
 
 def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> dict:
@@ -80,11 +88,15 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
             ctx.progress(f"authenticated radix sorts of {m} scores: step {steps[0]}/{steps[1]}")
 
     w, n1, twice_ranks = rank_sums(AuthRadixRanking(shuffler, auth, progress), held.digits, held.labels)
+    ranks = {}
+    if job.ranks:  # each row's doubled mid-rank with beta_0 times it, for its client to check (bundles.open_ranks)
+        betas = np.repeat(held.betas, held.rows, axis=-1)
+        ranks["rank_shares"] = np.stack([twice_ranks[0], auth.multiply(betas, twice_ranks, "the ranks' MACs")[0]])
     if ctx.rank == 0:
         ctx.progress("MAC checks and the release of the rank sums")
-    w, n1 = (int(v) for v in auth.release(np.stack([w, n1], axis=1), "rank sums"))
+    w, n1 = (int(v) for v in auth.release(np.stack([w, n1], axis=1), "rank sums"))  # checks the ranks' products too
     defined = 0 < n1 < m
     numerator, denominator = auc_from_sums(w, n1, m)
     return {"defined": defined, "scaled": (numerator << fraction_bits) // denominator if defined else None,
             "positives": n1, "metrics": {}, "others": [],
-            "security": {"mode": "malicious", "statistical_bits": auth.s, "checks": auth.checks}}
+            "security": {"mode": "malicious", "statistical_bits": auth.s, "checks": auth.checks}, **ranks}

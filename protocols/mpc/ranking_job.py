@@ -213,7 +213,7 @@ def _run_job(session, request: Request, method, ranks, central, budget) -> JobRu
         for j, (identity, scores, labels) in enumerate(request.clients):
             reply = KeyPair()
             run.reply_keys[identity.role[len(CLIENT_PREFIX):]] = reply
-            submissions.append(make_submission(identity, run.ticket, scores, labels, seal_keys, reply.public,
+            submissions.append(make_submission(identity, run.ticket, scores, labels, seal_keys, reply,
                                                None if request.weights is None else request.weights[j],
                                                Accepts()))  # relayed: the coordinator's own rows, not counted
         run.sharing_s = time.perf_counter() - sharing

@@ -106,6 +106,8 @@ def _serve_job(ctx, job, fraction_bits: int, shuffler, gates) -> None:
             return _refuse(ctx, intake, problem)
     if job.evaluation.spec.malicious:
         result = {**malicious.compute(ctx, job, held, fraction_bits, shuffler), **meter.read()}
+        if "rank_shares" in result:
+            result["rank_bundles"] = _rank_bundles(ctx, intake.ticket.job, held.owners, result.pop("rank_shares"))
     else:
         held = [held]  # _compute takes the rows out of this list: freed there, once the sorts hold copies
         result = _compute(ctx, job, intake, held, fraction_bits, shuffler, gates, meter)
@@ -131,8 +133,7 @@ def _security_refusal(job) -> str:
     yet: protocols.release_spec.MALICIOUS_REFUSAL), or ""."""
     if not job.evaluation.spec.malicious:
         return ""
-    what = ("mpc-central" if job.central is not None else "ranks" if job.ranks else
-            f"method {job.method}" if job.method != "radix" else "")
+    what = "mpc-central" if job.central is not None else f"method {job.method}" if job.method != "radix" else ""
     return MALICIOUS_REFUSAL.format(what=what) if what else ""
 
 
@@ -402,9 +403,10 @@ def _ranking(ctx, job, m: int, shuffler, gates):
 def _rank_bundles(ctx, job_id, owners, twice_rank) -> dict:
     """Client -> this party's share of its doubled ranks, sealed for that client and signed by this party.
     owners: (client, its key for rank bundles, its row count) in input order; twice_rank: this party's int64
-    shares in input order."""
+    shares in input order ((M,), or (2, M) under security with abort: bundles.seal_ranks)."""
     bundles, start = {}, 0
     for client, reply_to, rows in owners:
-        bundles[client] = seal_ranks(ctx.rank, job_id, client, reply_to, twice_rank[start:start + rows], ctx.sign)
+        shares = twice_rank[..., start:start + rows]
+        bundles[client] = seal_ranks(ctx.rank, job_id, client, reply_to, shares, ctx.sign)
         start += rows
     return bundles

@@ -142,8 +142,8 @@ def cheating_jobs(ctx, fraction_bits: int, cheater: int, phase: str, check: bool
         return ranking_party.serve_jobs(ctx, fraction_bits)
     honest = malicious.authenticator
 
-    def cheating(ctx, m):
-        auth = honest(ctx, m)
+    def cheating(ctx, m, *args):
+        auth = honest(ctx, m, *args)
         if ctx.rank == cheater:
             Cheat(auth, link).arm(phase, 0, 3, 5)
         if not check:

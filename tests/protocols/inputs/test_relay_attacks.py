@@ -41,7 +41,7 @@ def _job(session, tamper, earlier=None, rows=None):
         session.send(role, "job", Job(EVALUATION, "radix", False, rows))
     ticket = [session.recv(role, "ticket") for role in PARTIES][0]
     keys = session.deployment.seal_keys()
-    made = {n: make_submission(CLIENTS[n], ticket, s, y, keys, KeyPair().public) for n, (s, y) in ROWS.items()}
+    made = {n: make_submission(CLIENTS[n], ticket, s, y, keys, KeyPair()) for n, (s, y) in ROWS.items()}
     session.send("P0", "submissions", [made[n][0] for n in ROWS])
     session.send("P1", "submissions", tamper([made[n][1] for n in ROWS], made, earlier, ticket, keys))
     return [session.recv(role, "result") for role in PARTIES], made
@@ -58,12 +58,12 @@ def _attack(tamper, replay=False, rows=None):
 
 def _impostor(ticket, keys):
     """The relay's own key pair under the real name "b": shares and statement of its choosing."""
-    return make_submission(Identity(client_role("b")), ticket, [0.99, 0.98, 0.97], [1, 1, 1], keys, KeyPair().public)
+    return make_submission(Identity(client_role("b")), ticket, [0.99, 0.98, 0.97], [1, 1, 1], keys, KeyPair())
 
 
 def _substituted(ticket, keys):
     """b's genuine submission, but b was given the relay's key in place of P1's (so the relay could read it)."""
-    return make_submission(CLIENTS["b"], ticket, *ROWS["b"], [keys[0], KeyPair().public], KeyPair().public)
+    return make_submission(CLIENTS["b"], ticket, *ROWS["b"], [keys[0], KeyPair().public], KeyPair())
 
 
 ATTACKS = {
@@ -73,9 +73,9 @@ ATTACKS = {
     "reordered": (lambda s, *_: [s[1], s[0], s[2]], "out of roster order"),
     "relay-sealed": (lambda s, made, e, t, k: [s[0], _impostor(t, k)[1], s[2]], "not signed by that client's key"),
     "unknown-client": (lambda s, made, e, t, k: s + [make_submission(
-        Identity(client_role("mallory")), t, [0.5], [1], k, KeyPair().public)[1]], "not on the roster"),
+        Identity(client_role("mallory")), t, [0.5], [1], k, KeyPair())[1]], "not on the roster"),
     "other-evaluation": (lambda s, made, e, t, k: [s[0], make_submission(
-        CLIENTS["b"], Ticket("other", t.nonce, t.encoder, False), *ROWS["b"], k, KeyPair().public)[1], s[2]],
+        CLIENTS["b"], Ticket("other", t.nonce, t.encoder, False), *ROWS["b"], k, KeyPair())[1], s[2]],
         "submitted for evaluation 'other'"),
     "substituted-key": (lambda s, made, e, t, k: [s[0], _substituted(t, k)[1], s[2]], "substituted party key"),
 }

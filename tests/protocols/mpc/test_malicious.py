@@ -6,6 +6,7 @@ sort) makes the job stop with DeviationDetected naming the check, releasing noth
 name."""
 import numpy as np
 import pytest
+from scipy.stats import rankdata
 from sklearn.metrics import roc_auc_score
 
 from mpc_auc import Context
@@ -33,16 +34,22 @@ def _clients(seed: int, m: int, decimals: int = 2, parts: int = 3) -> list:
 CASES = [(1, 2, 1, 1), (2, 40, 1, 2), (3, 97, 2, 3), (4, 300, 3, 4)]  # (seed, rows, decimals, clients)
 
 
-def _both_modes(sets, encoder=ScoreEncoder()):
+def _both_modes(sets, encoder=ScoreEncoder(), ranks=False):
     """The malicious and the semi-honest results of each set, each mode's jobs in one session."""
-    return zip(sets, mpc_exact_auc(sets, encoder, MALICIOUS, timeout_s=120), mpc_exact_auc(sets, encoder, timeout_s=120))
+    return zip(sets, mpc_exact_auc(sets, encoder, MALICIOUS, ranks=ranks, timeout_s=120),
+               mpc_exact_auc(sets, encoder, ranks=ranks, timeout_s=120))
 
 
 @pytest.mark.parametrize("encoder,cases", [(ScoreEncoder(), CASES),  # 62-bit keys
                                            (ScoreEncoder(0.0, 2.0, "float32"), CASES[2:3])])  # 31 bits: a top digit
-def test_an_honest_malicious_job_releases_the_semi_honest_auc_bit_for_bit(encoder, cases):
+def test_an_honest_malicious_job_releases_the_semi_honest_auc_and_ranks_bit_for_bit(encoder, cases):
     assert encoder.key_bits % 2 == (encoder.dtype == "float32")
-    for clients, mine, theirs in _both_modes([_clients(seed, m, d, c) for seed, m, d, c in cases], encoder):
+    sets = [_clients(seed, m, d, c) for seed, m, d, c in cases]
+    for clients, mine, theirs in _both_modes(sets, encoder, ranks=True):
+        for name, scores, _ in clients:  # each client's own rows' mid-ranks, checked against its MAC key
+            assert np.array_equal(mine.ranks[name], theirs.ranks[name])
+        ranks = rankdata(np.concatenate([encoder.encode(s) for _, s, _ in clients]))
+        assert np.array_equal(np.concatenate([mine.ranks[name] for name, _, _ in clients]), ranks)
         labels = np.concatenate([y for _, _, y in clients])
         scores = np.concatenate([s for _, s, _ in clients])
         assert mine.auc == theirs.auc  # the same floor(AUC 2^52), bit for bit

@@ -4,8 +4,8 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from mpc_auc.protocols.inputs import sharing
-from mpc_auc.protocols.inputs.bundles import (INPUT_TAG, RANK_TAG, JobId, SealedBundle, open_bundle, open_ranks,
-                                     seal_client, seal_ranks)
+from mpc_auc.protocols.inputs.bundles import (INPUT_TAG, RANK_TAG, JobId, SealedBundle, client_mac_keys, open_bundle,
+                                              open_ranks, seal_client, seal_ranks)
 from mpc_auc.protocols.errors import BundleIntegrityError
 from mpc_auc.protocols.runtime.sealing import KeyPair
 
@@ -116,3 +116,26 @@ def test_a_forged_rank_bundle_is_refused():
 def _input_like(bundle):
     """The rank bundle relabelled as an input bundle: its tag no longer matches."""
     return bundle.header.replace(RANK_TAG, INPUT_TAG), bundle.sealed, bundle.signature
+
+
+def test_ranks_under_security_with_abort_are_checked_against_the_clients_mac_key():
+    """A compute party that changes its share of a client's doubled rank (it signs its own bundle: the signature
+    cannot tell) must change its share of beta_0 times it by beta_0 times the change, and beta_0 derives from the
+    client's reply key: the client refuses the ranks.  Read as plain ranks (the weakened variant, no MAC words), the
+    same change goes through."""
+    alice = KeyPair()
+    signers = [Ed25519PrivateKey.generate() for _ in range(2)]
+    verify = [k.public_key() for k in signers]
+    twice = np.array([0, 7, 12, 3], dtype=np.int64)
+    s0, s1 = sharing.split(np.stack([twice, twice * client_mac_keys(alice)[0]]))
+    honest = seal_ranks(1, JOB, "alice", alice.public, s1, signers[1].sign)
+    genuine = seal_ranks(0, JOB, "alice", alice.public, s0, signers[0].sign)
+    assert np.array_equal(open_ranks(alice, "alice", JOB, [genuine, honest], verify, True), [1, 4.5, 7, 2.5])
+    bent = s0.copy()
+    bent[0, 2] += 2  # row 2's rank moved by one place
+    changed = seal_ranks(0, JOB, "alice", alice.public, bent, signers[0].sign)
+    with pytest.raises(BundleIntegrityError, match="fail their MAC check: a compute party changed them"):
+        open_ranks(alice, "alice", JOB, [changed, honest], verify, True)
+    plain = [seal_ranks(p, JOB, "alice", alice.public, share[0], signers[p].sign) for p, share in enumerate((bent, s1))]
+    assert open_ranks(alice, "alice", JOB, plain, verify)[2] == 8  # weakened: the moved rank is taken
+    assert client_mac_keys(alice)[0] == client_mac_keys(alice)[0] != client_mac_keys(KeyPair())[0]
