@@ -76,16 +76,21 @@ def test_the_api_gives_the_clis_result_ranks_by_id_and_the_shared_result(study, 
 
 def test_an_evaluation_under_security_malicious_serves_clients_that_require_it(study):
     """Evaluation.open under Context(security="malicious"): the tickets state it, clients that require it submit
-    their authenticated bundles over their own links, and the released AUC equals scikit-learn's with the security
-    stated; a client that requires it refuses a semi-honest evaluation before sending anything."""
+    their authenticated bundles over their own links, the released AUC equals scikit-learn's with the security
+    stated and each client's ranks are scipy's; a client that requires it refuses a semi-honest evaluation before
+    sending anything."""
     directory, rows = study
     rosters = [directory / f"{n}.roster.yaml" for n in NAMES]
     context = mpc_auc.Context(deployment=str(directory / "deployment.yaml"), security="malicious")
-    opened = mpc_auc.Evaluation.open(context, id="api-malicious", roster=rosters, intake=mpc_auc.Intake(deadline=60))
+    opened = mpc_auc.Evaluation.open(context, id="api-malicious", roster=rosters, ranks=True,
+                                     intake=mpc_auc.Intake(deadline=60))
     receipts = _submit_all(directory, "api-malicious", rows, terms=mpc_auc.ClientTerms(require_security="malicious"))
     result = opened.result(timeout=180)
-    labels = np.concatenate([rows[n][1] for n in NAMES])
-    assert abs(result["auc"] - roc_auc_score(labels, np.concatenate([rows[n][0] for n in NAMES]))) < 1e-12
+    labels, scores = np.concatenate([rows[n][1] for n in NAMES]), np.concatenate([rows[n][0] for n in NAMES])
+    assert abs(result["auc"] - roc_auc_score(labels, scores)) < 1e-12
+    mid = dict(zip(np.concatenate([rows[n][2] for n in NAMES]), rankdata(scores)))
+    for name, receipt in receipts.items():  # each client's ranks, checked against its own MAC key
+        assert receipt.ranks.to_dict() == {i: mid[i] for i in rows[name][2]}
     assert result.security["positives"] == labels.sum() and result.security["statistical_bits"] >= 40
     assert all(r.status == "computed" and "under security with abort" in r.terms for r in receipts.values())
     plain = mpc_auc.Evaluation.open(directory / "deployment.yaml", id="api-plain", roster=rosters[:1],
