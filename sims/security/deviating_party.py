@@ -204,7 +204,8 @@ def outcomes(cheats, results) -> dict:
 
 JOB_PHASES = ("the input of client", "the shuffle of digit", "the one-hot products of digit")
 JOB_WEAKENED = 2  # weakened jobs per cheating party
-SEMI_HONEST_FRAMES = (190, 195, 200)  # frames of the long division in the 60-row job (most offsets there bend the AUC)
+SEMI_HONEST_FRAMES = {0: (190, 195, 200), 1: (200, 210, 230)}  # per party, frames of the 60-row job's long division
+#                                                                  (most offsets there bend the AUC unseen)
 
 
 def cheating_job(cheater: int, phase: str, check: bool = True, seed: int = 7, frame: int = 0):
@@ -236,8 +237,8 @@ def job_deviation_checks(cfg: dict, rng) -> list:
     """The suite's step on whole jobs under ``--security malicious``, per cheating party: the share of its jobs
     (``deviation_jobs`` per phase of JOB_PHASES, an offset on one word it sends) that stopped with
     DeviationDetected and released nothing, which must be all; and two controls, JOB_WEAKENED jobs with both
-    parties' checks skipped and the semi-honest job with the offset on one of SEMI_HONEST_FRAMES, each of which
-    must release a wrong AUC."""
+    parties' checks skipped and the semi-honest job with the offset on one of the party's SEMI_HONEST_FRAMES, each
+    of which must release a wrong AUC."""
     from sklearn.metrics import roc_auc_score  # lazily: only this step compares with scikit-learn
 
     from ...protocols.errors import DeviationDetected  # lazily, as the job's modules
@@ -260,18 +261,18 @@ def job_deviation_checks(cfg: dict, rng) -> list:
         bent = semi_honest_bent(party)
         out.append(check(f"P{party} adds the same offset to one frame of the semi-honest job: jobs releasing a wrong "
                          "AUC without an error", "control", "mpc-exact (semi-honest default)", None, None, bent, 0,
-                         bent <= 0, {"frames": list(SEMI_HONEST_FRAMES)}))
+                         bent <= 0, {"frames": list(SEMI_HONEST_FRAMES[party])}))
     return out
 
 
-def semi_honest_bent(party: int, frames=SEMI_HONEST_FRAMES) -> int:
-    """Of the semi-honest jobs in which ``party`` adds an offset to one word of frame f (each f of ``frames``), those
-    that released an AUC other than the honest job's, without an error."""
+def semi_honest_bent(party: int) -> int:
+    """Of the semi-honest jobs in which ``party`` adds an offset to one word of frame f (each f of its
+    SEMI_HONEST_FRAMES), those that released an AUC other than the honest job's, without an error."""
     from ...protocols.clear_auc import opened_auc  # lazily, as the job's modules
     from ...protocols.mpc.ranking_job import FRACTION_BITS  # lazily, as above
 
     bent = 0
-    for f in frames:
+    for f in SEMI_HONEST_FRAMES[party]:
         clients, auc = cheating_job(party, SEMI_HONEST, frame=f)
         honest = opened_auc(np.concatenate([s for _, s, _ in clients]), np.concatenate([y for _, _, y in clients]),
                             FRACTION_BITS)

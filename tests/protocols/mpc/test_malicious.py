@@ -87,10 +87,11 @@ def test_without_the_mac_checks_the_same_cheat_releases_a_wrong_auc():
                for clients, auc in released)
 
 
-def test_the_same_offset_on_the_semi_honest_job_releases_a_wrong_auc_without_an_error():
-    """What the mode is for: in the semi-honest default, P0's offset on one word of a frame of the long division
-    (frames 190, 195 and 200 of the 60-row job) goes unseen, and some of the three jobs release a wrong AUC."""
-    assert semi_honest_bent(0) >= 1
+@pytest.mark.parametrize("party", [0, pytest.param(1, marks=pytest.mark.slow)])  # P1's: in the suite's step too
+def test_the_same_offset_on_the_semi_honest_job_releases_a_wrong_auc_without_an_error(party):
+    """What the mode is for: in the semi-honest default, a party's offset on one word of a frame of the long division
+    (three frames of the 60-row job) goes unseen, and some of the three jobs release a wrong AUC."""
+    assert semi_honest_bent(party) >= 1
 
 
 @pytest.mark.parametrize("options,named", [
