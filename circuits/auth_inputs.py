@@ -10,14 +10,16 @@ chi from a coin tossed after every share is in, per client c and key i
 
     Z_ci = sum_j chi_j y_ij - beta_i sum_j chi_j x_j = 0     (one Beaver product each, Z opened),
 
-the sums over the client's rows and the values key i covers.  A party that enters x_p + e in place of x_p (or
+the sums over the client's rows and the values key i covers (the products' Beaver openings checked before Z
+is opened).  Known weakness (docs/protocols/malicious-security.md): the betas enter from the parties' own
+shares, so a party that enters beta_p + b makes Z = -b sum_j chi_j x_j and reads that sum when the job aborts.  A party that enters x_p + e in place of x_p (or
 changes y_p or beta_p along) makes Z_ci = beta_i (sum_j chi_j e_j) plus terms it cannot compute without beta_i
 and the other party's shares.  The MAC check of the opening holds Z to its value mod 2^k only, but the honest
 party asks every opened word to be 0: the cheater would have to guess beta_i (sum chi_j e_j) mod 2^64, a word
 with 64 - v unknown bits (v the 2-adic valuation of sum chi_j e_j).  An error that changes a digit has v < k:
 at most 2^-(64 - k) = 2^-s.  An error that changes the label has v < w, w the rank sums' width
 (circuits.auth_auc.wide_bits): each of the four keys leaves 2^-(64 - w), together at most 2^-4(64 - w)
-(2^-100 at 458,407 rows, 2^-60 at 2^24).  Z = 0 opens nothing.  The parties cannot tell a client that
+(2^-100 at 458,407 rows, 2^-56 at 2^24).  Z = 0 opens nothing.  The parties cannot tell a client that
 shared y != beta x from a party that changed its share: a failed check names the client and stops the job
 (as security with abort allows).
 
@@ -58,6 +60,7 @@ def client_values(auth, clients, digits: int):
     starts = np.cumsum([0] + sizes[:-1])
     combined = [_per_key(np.add.reduceat(v * chi, starts, axis=-1), digits) for v in (macs, covered)]
     z = combined[0] - auth.multiply(betas, combined[1], "input MAC products")
+    auth.check(auth.phase)  # before Z is opened: a bent Beaver opening would make Z a sum of the client's values
     failed = [name for name, bad in zip(names, auth.open(z, "input MACs").any(axis=0)) if bad]
     if failed:
         auth.check(auth.phase)  # a wrong opening of Z is a deviation the MAC check names
@@ -74,14 +77,17 @@ def _per_key(sums: np.ndarray, digits: int) -> np.ndarray:
 
 def invalid_rows(auth, labels: np.ndarray, top_digit: np.ndarray = None) -> np.ndarray:
     """The rows whose label (wide) is not 0 or 1 mod 2^w, or whose ``top_digit`` (narrow, when given) is not 0 or
-    1, as a boolean (N,): each product y (1 - y) opened mod its width (a MAC check first names a party that
-    bent it: then :class:`Deviation`)."""
+    1, as a boolean (N,): each product y (1 - y) opened mod its width after a MAC check of the products' Beaver
+    openings (a bent one would open 1 - y: every label), and checked again when a row is bad, so that a party that
+    bent the opening is named (:class:`Deviation`)."""
     auth.phase = "the check that labels are bits"
-    bad = auth.open_small(auth.multiply(labels, auth.add_public(-labels, 1), "label products"), "label check") != 0
+    products = [auth.multiply(labels, auth.add_public(-labels, 1), "label products")]
     if top_digit is not None:
-        auth.phase = "the check of the keys' top digit"
-        products = auth.multiply(top_digit, auth.add_public(-top_digit, 1), "top digit products")
-        bad |= auth.open_small(products, "top digit check") != 0
+        products.append(auth.multiply(top_digit, auth.add_public(-top_digit, 1), "top digit products"))
+    auth.check(auth.phase)  # before any product is opened: they are not masked by fresh randomness
+    bad = np.zeros(labels.shape[-1], dtype=bool)
+    for product in products:
+        bad |= auth.open_small(product, "label and top digit check") != 0
     if bad.any():
-        auth.check(auth.phase)  # first: a party that bent a product or an opening is caught as such
+        auth.check(auth.phase)  # a party that bent an opening is caught as such
     return bad

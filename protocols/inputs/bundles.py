@@ -178,12 +178,13 @@ def open_bundle(key: sealing.KeyPair, party: int, bundle: SealedBundle, columns:
 
 
 def seal_ranks(party: int, job: JobId, client: str, reply_to: bytes, twice_rank_shares: np.ndarray,
-               sign) -> SealedBundle:
+               sign, m: int = None) -> SealedBundle:
     """Party ``party``'s shares of a client's doubled mid-ranks in ``job`` ((rows,), or under security with abort
-    (2, rows): with the shares of beta_0 times each), sealed for that client and signed by ``sign`` (the party's
-    Ed25519 identity key: bytes -> signature)."""
+    (2, rows): with the shares of beta_0 times each, and the job's row count ``m`` after them), sealed for that
+    client and signed by ``sign`` (the party's Ed25519 identity key: bytes -> signature)."""
     shares = np.ascontiguousarray(twice_rank_shares, dtype=np.int64)
-    bundle = _seal(RANK_TAG, party, shares.shape[-1], reply_to, job, client, shares.tobytes(), reply_to)
+    body = shares.tobytes() + (b"" if m is None else np.int64(m).tobytes())
+    bundle = _seal(RANK_TAG, party, shares.shape[-1], reply_to, job, client, body, reply_to)
     return SealedBundle(bundle.header, bundle.sealed, sign(bundle.signed_part))
 
 
@@ -195,8 +196,11 @@ def open_ranks(key: sealing.KeyPair, client: str, job: JobId, bundles, party_key
     party_keys: [P0's, P1's] Ed25519 public keys, pinned in the deployment; a bundle without its
     party's valid signature is refused, so a relay cannot forge ranks, nor replay those of another job.
     authenticated: a job under security with abort, whose bundles hold shares of beta_0 times each doubled rank
-    too; each must equal beta_0 (this client's key, re-derived from ``key``) times the rank, mod 2^64, or the ranks
-    are refused (a compute party changed them: it would have had to guess beta_0 times its change).
+    too, and the job's row count M; each must equal beta_0 (this client's key, re-derived from ``key``) times the
+    rank, mod 2^64, and each doubled rank lie in [0, 2 (M - 1)], both parties stating the same M, or the ranks are
+    refused: a compute party that changed its share by e would have had to add beta_0 e to the other (a guess of
+    64 - v(e) bits), and a change of 2^k or more (k the bits of 2M - 1, which the MAC checks do not see) leaves
+    the range.
     """
     parts = {}
     for bundle in bundles:
@@ -207,16 +211,19 @@ def open_ranks(key: sealing.KeyPair, client: str, job: JobId, bundles, party_key
             party_keys[claimed].verify(bundle.signature, bundle.signed_part)
         except InvalidSignature:
             raise BundleIntegrityError(f"rank bundle for {client!r} is not signed by P{claimed}") from None
-        header, body, _ = _open(key, RANK_TAG, bundle, 1 + authenticated)
+        header, body, m = _open(key, RANK_TAG, bundle, 1 + authenticated, int(authenticated))
         if header.client != client:
             raise BundleIntegrityError(f"rank bundle is addressed to client {header.client!r}, not {client!r}")
         if (header.evaluation, header.nonce) != (job.evaluation, job.nonce):
             raise BundleIntegrityError(f"rank bundle for {client!r} belongs to another job")
-        parts[header.party] = body
-    if sorted(parts) != [0, 1] or parts[0].shape != parts[1].shape:
-        raise BundleIntegrityError(f"client {client!r} needs one rank bundle from each of P0 and P1")
-    twice = sharing.combine(parts[0], parts[1])
-    if authenticated and not np.array_equal(twice[1], twice[0] * client_mac_keys(key)[0]):  # both wrap mod 2^64
-        raise BundleIntegrityError(f"the ranks of client {client!r} fail their MAC check: a compute party changed "
-                                   "them; refused")
+        parts[header.party] = body, tuple(m)
+    if sorted(parts) != [0, 1] or parts[0][0].shape != parts[1][0].shape or parts[0][1] != parts[1][1]:
+        raise BundleIntegrityError(f"client {client!r} needs one rank bundle from each of P0 and P1, of one job")
+    twice = sharing.combine(parts[0][0], parts[1][0])
+    if authenticated:
+        m = parts[0][1][0]
+        if not np.array_equal(twice[1], twice[0] * client_mac_keys(key)[0]) or (twice[0] < 0).any() \
+                or (twice[0] > 2 * (m - 1)).any():  # the MAC words wrap mod 2^64, as the shares
+            raise BundleIntegrityError(f"the ranks of client {client!r} fail their MAC or range check: a compute "
+                                       "party changed them; refused")
     return twice[0] / 2 + 1

@@ -107,7 +107,8 @@ def _serve_job(ctx, job, fraction_bits: int, shuffler, gates) -> None:
     if job.evaluation.spec.malicious:
         result = {**malicious.compute(ctx, job, held, fraction_bits, shuffler), **meter.read()}
         if "rank_shares" in result:
-            result["rank_bundles"] = _rank_bundles(ctx, intake.ticket.job, held.owners, result.pop("rank_shares"))
+            result["rank_bundles"] = _rank_bundles(ctx, intake.ticket.job, held.owners, result.pop("rank_shares"),
+                                                   sum(held.rows))
     else:
         held = [held]  # _compute takes the rows out of this list: freed there, once the sorts hold copies
         result = _compute(ctx, job, intake, held, fraction_bits, shuffler, gates, meter)
@@ -400,13 +401,13 @@ def _ranking(ctx, job, m: int, shuffler, gates):
     return BitonicRanking(PAD_KEY, progress)
 
 
-def _rank_bundles(ctx, job_id, owners, twice_rank) -> dict:
+def _rank_bundles(ctx, job_id, owners, twice_rank, m: int = None) -> dict:
     """Client -> this party's share of its doubled ranks, sealed for that client and signed by this party.
     owners: (client, its key for rank bundles, its row count) in input order; twice_rank: this party's int64
-    shares in input order ((M,), or (2, M) under security with abort: bundles.seal_ranks)."""
+    shares in input order ((M,), or (2, M) and M under security with abort: bundles.seal_ranks)."""
     bundles, start = {}, 0
     for client, reply_to, rows in owners:
         shares = twice_rank[..., start:start + rows]
-        bundles[client] = seal_ranks(ctx.rank, job_id, client, reply_to, shares, ctx.sign)
+        bundles[client] = seal_ranks(ctx.rank, job_id, client, reply_to, shares, ctx.sign, m)
         start += rows
     return bundles

@@ -110,6 +110,8 @@ def test_ustat_2pc_under_security_malicious_is_refused_by_name(tmp_path):
 
     with pytest.raises(InputError, match="ustat-2pc is not built on authenticated shares"):
         u_statistic([0.1, 0.4, 0.8, 0.3], kernel="gini", epsilon=1.0, security="malicious")
+    with pytest.raises(InputError, match="security must be one of semi-honest, malicious; not 'paranoid'"):
+        u_statistic([0.1, 0.4, 0.8, 0.3], kernel="gini", epsilon=1.0, security="paranoid")
     data = tmp_path / "users.csv"
     data.write_text("user,value\na,0.1\nb,0.4\n")
     assert main(["ustat", "--kernel", "gini", "--input", str(data), "--epsilon", "1", "--security", "malicious",
@@ -129,6 +131,10 @@ def test_the_cli_states_the_security_and_maps_a_deviation_to_its_exit_status(tmp
     record = json.loads(out.read_text())
     assert record["security"]["mode"] == "malicious" and record["security"]["positives"] == 7
     assert record["security"]["statistical_bits"] >= 40
+    labels, scores = [i % 3 == 0 for i in range(20)], [i / 20 for i in range(20)]
+    found = private_auc(labels, scores, clients=[i % 2 for i in range(20)], context=Context(security="malicious"))
+    assert found == record["auc"] and abs(found - roc_auc_score(labels, scores)) < 1e-15
+    assert found.security == record["security"]
 
     def deviating(_args):
         raise DeviationDetected("P1", "Deviation: the MAC check after the shuffle of digit 3 failed: a compute party "

@@ -128,14 +128,23 @@ def test_ranks_under_security_with_abort_are_checked_against_the_clients_mac_key
     verify = [k.public_key() for k in signers]
     twice = np.array([0, 7, 12, 3], dtype=np.int64)
     s0, s1 = sharing.split(np.stack([twice, twice * client_mac_keys(alice)[0]]))
-    honest = seal_ranks(1, JOB, "alice", alice.public, s1, signers[1].sign)
-    genuine = seal_ranks(0, JOB, "alice", alice.public, s0, signers[0].sign)
+    honest = seal_ranks(1, JOB, "alice", alice.public, s1, signers[1].sign, 8)
+    genuine = seal_ranks(0, JOB, "alice", alice.public, s0, signers[0].sign, 8)
     assert np.array_equal(open_ranks(alice, "alice", JOB, [genuine, honest], verify, True), [1, 4.5, 7, 2.5])
     bent = s0.copy()
     bent[0, 2] += 2  # row 2's rank moved by one place
-    changed = seal_ranks(0, JOB, "alice", alice.public, bent, signers[0].sign)
-    with pytest.raises(BundleIntegrityError, match="fail their MAC check: a compute party changed them"):
+    changed = seal_ranks(0, JOB, "alice", alice.public, bent, signers[0].sign, 8)
+    with pytest.raises(BundleIntegrityError, match="fail their MAC or range check: a compute party changed them"):
         open_ranks(alice, "alice", JOB, [changed, honest], verify, True)
+    high = s0.copy().view(np.uint64)  # 2^63 more, and its MAC word to match (beta_0 2^63 is 0 for an even beta_0:
+    high[0, 2:3] += np.uint64(2 ** 63)  # the review's attack then passes the MAC check): only the range check sees it
+    high[1, 2:3] += np.uint64(2 ** 63) * (client_mac_keys(alice)[:1].view(np.uint64) & np.uint64(1))  # array: wraps
+    raised = seal_ranks(0, JOB, "alice", alice.public, high.view(np.int64), signers[0].sign, 8)
+    with pytest.raises(BundleIntegrityError, match="range check"):
+        open_ranks(alice, "alice", JOB, [raised, honest], verify, True)
+    with pytest.raises(BundleIntegrityError, match="of one job"):  # the parties state different row counts
+        open_ranks(alice, "alice", JOB, [seal_ranks(0, JOB, "alice", alice.public, s0, signers[0].sign, 9), honest],
+                   verify, True)
     plain = [seal_ranks(p, JOB, "alice", alice.public, share[0], signers[p].sign) for p, share in enumerate((bent, s1))]
     assert open_ranks(alice, "alice", JOB, plain, verify)[2] == 8  # weakened: the moved rank is taken
     assert client_mac_keys(alice)[0] == client_mac_keys(alice)[0] != client_mac_keys(KeyPair())[0]
