@@ -125,3 +125,81 @@ def _shuffler(ctx):
     from mpc_auc.circuits.shuffle import Shuffler
 
     return Shuffler(ctx.stream_key)
+
+
+def _bent_label_products(ctx, weakened: bool):
+    """P1 adds 1 to its share of epsilon = y - a in the label products' Beaver opening, so that each product opens as
+    1 - y; ``weakened``: the MAC check before the products are opened skipped (the order before the review)."""
+    from mpc_auc.circuits.auth_inputs import invalid_rows
+    from mpc_auc.circuits.macs import Authenticator, Deviation
+
+    auth = Authenticator(ctx.stream_key, K, WIDE)
+    labels = auth.input((np.arange(N) % 3 == 0).astype(np.int64) if ctx.rank == 0 else None, 0, (N,), True)
+    opened, honest_open, honest_check = [], auth.open, auth.check
+
+    def bent_open(x, kind):
+        if ctx.rank == 1 and kind == "label products":
+            x = x.copy()
+            x[0, 0] += 1
+        out = honest_open(x, kind)
+        if kind == "label and top digit check":
+            opened.append(out & ((1 << WIDE) - 1))
+        return out
+
+    auth.open = bent_open
+    if weakened:
+        auth.check = lambda phase: honest_check(phase) if opened else None
+    try:
+        invalid_rows(auth, labels)
+        return "not caught", []
+    except Deviation as failure:
+        return str(failure), [o.tolist() for o in opened]
+
+
+def test_a_bent_label_product_is_caught_before_any_product_is_opened():
+    """The review's attack: without the check before the opening, P1 reads 1 - y for every label before the job
+    stops; with it, nothing is opened."""
+    labels = (np.arange(N) % 3 == 0).astype(np.int64)
+    for weakened in (False, True):
+        (_, seen0), (stopped, seen1) = run_parties(_bent_label_products, (weakened,))
+        assert "the MAC check after the check that labels are bits failed" in stopped
+        if weakened:
+            assert np.array_equal(1 - np.asarray(seen1[0]), labels)  # every label, read by the cheater
+        else:
+            assert seen0 == seen1 == []
+
+
+def _bent_input_products(ctx, weakened: bool):
+    """P1 adds 1 to its share of epsilon = beta - a in the input check's products, so that each Z opens as minus a
+    sum of the client's values; ``weakened``: the MAC check before Z is opened skipped."""
+    from mpc_auc.circuits.macs import Authenticator, Deviation
+
+    auth = Authenticator(ctx.stream_key, K, WIDE)
+    opened, honest_open, honest_check = [], auth.open, auth.check
+
+    def bent_open(x, kind):
+        if ctx.rank == 1 and kind == "input MAC products":
+            x = x.copy()
+            x[0, 0] += 1
+        out = honest_open(x, kind)
+        if kind == "input MACs":
+            opened.append(out.tolist())
+        return out
+
+    auth.open = bent_open
+    if weakened:
+        auth.check = lambda phase: honest_check(phase) if opened else None
+    try:
+        _entered(ctx, auth, ((np.arange(N) % 2), None, False, True), 0)
+        return "not caught", opened
+    except Deviation as failure:
+        return str(failure), opened
+
+
+def test_a_bent_input_product_is_caught_before_z_is_opened():
+    """The review's second attack: without the check before Z is opened, P1 reads Z = -(a sum of each client's
+    values with coefficients it knows) before the job stops; with it, no Z is opened."""
+    for weakened in (False, True):
+        (_, seen0), (stopped, seen1) = run_parties(_bent_input_products, (weakened,))
+        assert "a compute party deviated" in stopped
+        assert (seen1 != [] and any(any(row) for row in seen1[0])) if weakened else seen0 == seen1 == []
