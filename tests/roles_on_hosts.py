@@ -6,9 +6,12 @@ import subprocess
 import sys
 import time
 
+from mpc_auc.csv_io import write_evalset
 from mpc_auc.protocols.inputs.submission import Roster
+from mpc_auc.protocols.runtime.deployment import init
 from mpc_auc.protocols.runtime.identity import Identity, client_role
 from mpc_auc.protocols.runtime.link import free_port
+from mpc_auc.synthetic import synthetic_evalset
 
 CLI = [sys.executable, "-m", "mpc_auc"]
 HOSTS = {"P0": "127.0.0.2", "P1": "127.0.0.3", "dealer": "127.0.0.4"}
@@ -49,12 +52,9 @@ def deploy(tmp_path_factory, nofile: int = None, extra=(), commands=None):
     command line instead of ``python -m mpc_auc``."""
     directory = tmp_path_factory.mktemp("deployment")
     ports = {role: free_port(host) for role, host in HOSTS.items()}
-    subprocess.run(CLI + ["deploy", "init", "--dir", str(directory)]
-                   + [x for role in HOSTS for x in (f"--{role.lower()}", f"{HOSTS[role]}:{ports[role]}")],
-                   check=True, capture_output=True)
-    data = directory / "data.csv"
-    subprocess.run(CLI + ["generate", "--out", str(data), "--m", "1500", "--clients", "4", "--decimals", "2"],
-                   check=True, capture_output=True)
+    # what `mpc-auc deploy init` and `mpc-auc generate --m 1500 --clients 4 --decimals 2` write, in this process
+    init(str(directory), {role: f"{HOSTS[role]}:{ports[role]}" for role in HOSTS})
+    write_evalset(directory / "data.csv", synthetic_evalset(m=1500, clients=4, decimals=2))
     logs = {role: open(directory / f"{role}.log", "w") for role in HOSTS}
     procs = {role: start_role(directory, role, logs[role], nofile, extra, (commands or {}).get(role, CLI))
              for role in HOSTS}
