@@ -155,31 +155,24 @@ def test_a_second_submission_from_the_same_client_is_refused(clients):
     assert code == 0 and first_code == 0 and south == 0, err
 
 
-def test_a_substituted_party_key_is_refused_by_that_party(clients):
-    """The client was handed a deployment file whose P1 sealing key is the attacker's."""
+def test_a_substituted_party_key_is_refused_by_that_party_and_a_client_off_the_roster_cannot_even_connect(clients):
+    """One evaluation (roster: north) and two refused clients at once: north was handed a deployment file whose P1
+    sealing key is the attacker's, and mallory, whose key is on no roster, tries to connect."""
     directory, _ = clients
     deployment = Deployment.load(str(directory / "deployment.yaml"))
     forged = dict(deployment.publics)
     forged["P1"] = PublicIdentity("P1", forged["P1"].certificate, submission.NONCE_BYTES * b"\x07")
     Deployment(forged, deployment.addresses).save(str(directory / "forged.yaml"))
+    client_keys(directory, ["mallory"])  # on a roster of its own, not the evaluation's
+    (directory / "mallory.csv").write_text("client,score,label\nmallory,0.5,1\n")
     opened = _open(directory, "substituted", "--deadline", "8", names=CLIENTS[:1])
     victim = _submit(directory, "substituted", "north", deployment="forged.yaml")
-    (code, _, err), (victim_code, _, victim_err) = _finish(opened, victim)
+    intruder = _submit(directory, "substituted", "mallory", "--connect-timeout", "4")
+    (code, _, err), (victim_code, _, victim_err), (intruder_code, _, intruder_err) = _finish(opened, victim, intruder)
     assert victim_code == 2 and "P1 refused" in victim_err and "substituted party key" in victim_err, victim_err
+    assert intruder_code == 2 and "did not let this client in" in intruder_err, intruder_err
     assert code == 2 and "no client submitted to both parties" in err and "substituted party key" in err, err
     assert not (directory / "substituted.json").exists()
-
-
-def test_a_client_off_the_roster_cannot_even_connect(clients):
-    directory, _ = clients
-    subprocess.run(CLI + ["client", "keygen", "--name", "mallory", "--key", str(directory / "mallory.key"),
-                          "--roster", str(directory / "mallory.roster.yaml")], check=True, capture_output=True)
-    (directory / "mallory.csv").write_text("client,score,label\nmallory,0.5,1\n")
-    opened = _open(directory, "closed", "--deadline", "8", names=CLIENTS[:1])
-    intruder = _submit(directory, "closed", "mallory", "--connect-timeout", "4")
-    (code, _, _), (intruder_code, _, intruder_err) = _finish(opened, intruder)
-    assert intruder_code == 2 and "did not let this client in" in intruder_err, intruder_err
-    assert code == 2
 
 
 def test_a_submission_replayed_into_a_later_job_is_refused(clients, monkeypatch):
