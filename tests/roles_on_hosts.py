@@ -46,15 +46,15 @@ def listening(pid: int):
     return sorted(found)
 
 
-def deploy(tmp_path_factory, nofile: int = None, extra=(), commands=None):
+def deploy(tmp_path_factory, nofile: int = None, extra=(), commands=None, rows: int = 1500):
     """A deployment on 127.0.0.2/3/4 with its three roles serving (a generator: stop them after); nofile and
     extra: each role's descriptor limit and further ``mpc-auc party`` options; commands: role -> what runs its
-    command line instead of ``python -m mpc_auc``."""
+    command line instead of ``python -m mpc_auc``; rows: the rows of its data.csv (4 clients, two decimals)."""
     directory = tmp_path_factory.mktemp("deployment")
     ports = {role: free_port(host) for role, host in HOSTS.items()}
-    # what `mpc-auc deploy init` and `mpc-auc generate --m 1500 --clients 4 --decimals 2` write, in this process
+    # what `mpc-auc deploy init` and `mpc-auc generate --m ROWS --clients 4 --decimals 2` write, in this process
     init(str(directory), {role: f"{HOSTS[role]}:{ports[role]}" for role in HOSTS})
-    write_evalset(directory / "data.csv", synthetic_evalset(m=1500, clients=4, decimals=2))
+    write_evalset(directory / "data.csv", synthetic_evalset(m=rows, clients=4, decimals=2))
     logs = {role: open(directory / f"{role}.log", "w") for role in HOSTS}
     procs = {role: start_role(directory, role, logs[role], nofile, extra, (commands or {}).get(role, CLI))
              for role in HOSTS}

@@ -17,8 +17,15 @@ from sklearn.metrics import roc_auc_score
 
 from mpc_auc.cli import main
 from mpc_auc.csv_io import read_evalset
-from roles_on_hosts import CLI, HOSTS, listening as _listening, start_role as _start_role, \
+from roles_on_hosts import CLI, HOSTS, deploy, listening as _listening, start_role as _start_role, \
     wait_listening as _wait_listening
+
+
+@pytest.fixture(scope="module")
+def deployed(tmp_path_factory):
+    """This module's own deployment (its tests kill, stop and replace roles): not the one the other modules share."""
+    yield from deploy(tmp_path_factory)
+
 
 def _run(directory, *extra, timeout=120):
     out = directory / f"result-{time.monotonic_ns()}.json"
