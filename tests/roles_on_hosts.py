@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 
+from mpc_auc.cli import main
 from mpc_auc.csv_io import write_evalset
 from mpc_auc.protocols.inputs.submission import Roster
 from mpc_auc.protocols.runtime.deployment import init
@@ -15,6 +16,18 @@ from mpc_auc.synthetic import synthetic_evalset
 
 CLI = [sys.executable, "-m", "mpc_auc"]
 HOSTS = {"P0": "127.0.0.2", "P1": "127.0.0.3", "dealer": "127.0.0.4"}
+
+
+def cli_in_process(argv, capsys):
+    """(exit status, stderr) of ``mpc-auc ARGV`` run by the command line's entry point in this test's process (the
+    status ``python -m mpc_auc`` exits with; a usage error ends with SystemExit, as argparse does).  Not for
+    ``party``: it sets the threads of the process it runs in."""
+    capsys.readouterr()
+    try:
+        code = main(argv)
+    except SystemExit as stop:
+        code = stop.code
+    return code, capsys.readouterr().err
 
 
 def start_role(directory, role, log, nofile: int = None, extra=(), command=CLI):

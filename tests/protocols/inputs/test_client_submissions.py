@@ -17,7 +17,6 @@ import pytest
 from scipy.stats import rankdata
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from mpc_auc.cli import main as cli_main
 from mpc_auc.protocols.inputs import submission, submitter
 from mpc_auc.protocols.runtime.deployment import Deployment
 from mpc_auc.protocols.runtime.identity import Identity, PublicIdentity
@@ -26,7 +25,7 @@ from mpc_auc.protocols.mpc.accounting import key_account
 from mpc_auc.protocols.inputs.submission import Roster
 from mpc_auc.protocols.inputs.submitter import JobRefused
 from mpc_auc.synthetic import synthetic_evalset
-from roles_on_hosts import CLI, client_keys
+from roles_on_hosts import CLI, cli_in_process, client_keys
 
 CLIENTS = ("north", "south", "east")
 
@@ -73,16 +72,6 @@ def _submit(directory, evaluation, name, *extra, deployment="deployment.yaml"):
 
 def _finish(*procs, timeout=120):
     return [(p.wait(timeout), *p.communicate()) for p in procs]
-
-
-def _in_process(argv, capsys):
-    """(exit status, stderr) of ``mpc-auc ARGV`` run by the command line's entry point in this process."""
-    capsys.readouterr()
-    try:
-        code = cli_main(argv)
-    except SystemExit as stop:  # a usage error, as argparse ends it
-        code = stop.code
-    return code, capsys.readouterr().err
 
 
 def _read_ranks(path):
@@ -237,7 +226,7 @@ def test_bad_client_and_evaluation_input_exits_2_naming_it(clients, tmp_path, ca
          "it needs epsilon"),
     ]
     for argv, message in cases:
-        code, err = _in_process(argv, capsys)
+        code, err = cli_in_process(argv, capsys)
         assert code == 2 and message in err, (argv, err)
     assert not (tmp_path / "r.json").exists() and not (tmp_path / "k").exists()
 

@@ -15,9 +15,8 @@ import time
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from mpc_auc.cli import main
 from mpc_auc.csv_io import read_evalset
-from roles_on_hosts import CLI, HOSTS, deploy, listening as _listening, start_role as _start_role, \
+from roles_on_hosts import CLI, HOSTS, cli_in_process, deploy, listening as _listening, start_role as _start_role, \
     wait_listening as _wait_listening
 
 
@@ -107,26 +106,18 @@ def test_sigterm_ends_a_role_cleanly(deployed):
     assert procs["dealer"].wait(timeout=10) == 0
 
 
-def _in_process(argv, capsys):
-    """(exit status, stderr) of ``mpc-auc ARGV`` run by the command line's entry point in this process (``party``
-    stays a process of its own: it sets the threads of the process it runs in)."""
-    capsys.readouterr()
-    code = main(argv)
-    return code, capsys.readouterr().err
-
-
 def test_bad_deployment_input_exits_2_naming_the_problem(tmp_path, capsys):
     init = ["deploy", "init", "--dir", str(tmp_path), "--p0", "127.0.0.2:1", "--p1", "127.0.0.3:1", "--dealer"]
-    code, err = _in_process(init + ["nohost"], capsys)
+    code, err = cli_in_process(init + ["nohost"], capsys)
     assert code == 2 and "HOST:PORT" in err and not list(tmp_path.iterdir())
-    assert _in_process(init + ["127.0.0.4:1"], capsys)[0] == 0
+    assert cli_in_process(init + ["127.0.0.4:1"], capsys)[0] == 0
     assert all(oct((tmp_path / f"{r}.key").stat().st_mode & 0o777) == "0o600" for r in ("P0", "P1", "dealer"))
-    code, err = _in_process(init + ["127.0.0.4:1"], capsys)
+    code, err = cli_in_process(init + ["127.0.0.4:1"], capsys)
     assert code == 2 and "exists already" in err
     deployment = str(tmp_path / "deployment.yaml")
     data = tmp_path / "data.csv"
     data.write_text("client,score,label\na,0.1,0\na,0.9,1\n")
-    code, err = _in_process(["run", "--deployment", deployment, "--key", str(tmp_path / "P0.key"), "--input",
+    code, err = cli_in_process(["run", "--deployment", deployment, "--key", str(tmp_path / "P0.key"), "--input",
                              str(data), "--out", str(tmp_path / "r.json")], capsys)
     assert code == 2 and "not of the coordinator" in err, err
     cases = [
