@@ -6,12 +6,28 @@ import subprocess
 import sys
 import time
 
+from mpc_auc.cli import main
+from mpc_auc.csv_io import write_evalset
 from mpc_auc.protocols.inputs.submission import Roster
+from mpc_auc.protocols.runtime.deployment import init
 from mpc_auc.protocols.runtime.identity import Identity, client_role
 from mpc_auc.protocols.runtime.link import free_port
+from mpc_auc.synthetic import synthetic_evalset
 
 CLI = [sys.executable, "-m", "mpc_auc"]
 HOSTS = {"P0": "127.0.0.2", "P1": "127.0.0.3", "dealer": "127.0.0.4"}
+
+
+def cli_in_process(argv, capsys):
+    """(exit status, stderr) of ``mpc-auc ARGV`` run by the command line's entry point in this test's process (the
+    status ``python -m mpc_auc`` exits with; a usage error ends with SystemExit, as argparse does).  Not for
+    ``party``: it sets the threads of the process it runs in."""
+    capsys.readouterr()
+    try:
+        code = main(argv)
+    except SystemExit as stop:
+        code = stop.code
+    return code, capsys.readouterr().err
 
 
 def start_role(directory, role, log, nofile: int = None, extra=(), command=CLI):
@@ -43,18 +59,15 @@ def listening(pid: int):
     return sorted(found)
 
 
-def deploy(tmp_path_factory, nofile: int = None, extra=(), commands=None):
+def deploy(tmp_path_factory, nofile: int = None, extra=(), commands=None, rows: int = 1500):
     """A deployment on 127.0.0.2/3/4 with its three roles serving (a generator: stop them after); nofile and
     extra: each role's descriptor limit and further ``mpc-auc party`` options; commands: role -> what runs its
-    command line instead of ``python -m mpc_auc``."""
+    command line instead of ``python -m mpc_auc``; rows: the rows of its data.csv (4 clients, two decimals)."""
     directory = tmp_path_factory.mktemp("deployment")
     ports = {role: free_port(host) for role, host in HOSTS.items()}
-    subprocess.run(CLI + ["deploy", "init", "--dir", str(directory)]
-                   + [x for role in HOSTS for x in (f"--{role.lower()}", f"{HOSTS[role]}:{ports[role]}")],
-                   check=True, capture_output=True)
-    data = directory / "data.csv"
-    subprocess.run(CLI + ["generate", "--out", str(data), "--m", "1500", "--clients", "4", "--decimals", "2"],
-                   check=True, capture_output=True)
+    # what `mpc-auc deploy init` and `mpc-auc generate --m ROWS --clients 4 --decimals 2` write, in this process
+    init(str(directory), {role: f"{HOSTS[role]}:{ports[role]}" for role in HOSTS})
+    write_evalset(directory / "data.csv", synthetic_evalset(m=rows, clients=4, decimals=2))
     logs = {role: open(directory / f"{role}.log", "w") for role in HOSTS}
     procs = {role: start_role(directory, role, logs[role], nofile, extra, (commands or {}).get(role, CLI))
              for role in HOSTS}

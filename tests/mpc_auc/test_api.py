@@ -42,13 +42,37 @@ def test_a_plain_script_without_main_guard_gets_sklearns_value(tmp_path):
     assert (out["m"], out["clients"]) == (400, 3) and len(out["repr"]) < 120
 
 
-@pytest.mark.parametrize("index", range(len(re.findall(r"```python\n", DOCS.read_text()))))
-def test_the_docs_examples_run_as_plain_scripts(tmp_path, index):
-    code = re.findall(r"```python\n(.*?)```", DOCS.read_text(), re.S)[index]
-    script = tmp_path / f"example{index}.py"
-    script.write_text(code)
-    done = _run_script(script)
+# Runs each example file in its own directory as ``__main__``, in one interpreter, so that the examples share one
+# warm session of local roles (as a notebook's cells would); prints the failures as JSON {path: traceback tail}.
+EXAMPLES_DRIVER = """
+import json, os, runpy, sys, traceback
+failed = {}
+for path in sys.argv[1:]:
+    os.chdir(os.path.dirname(path))
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except BaseException:
+        failed[path] = traceback.format_exc()[-2000:]
+print(json.dumps(failed))
+"""
+
+
+def test_the_docs_examples_run_as_plain_scripts(tmp_path):
+    """Every ```python block of docs/api.md, each written to a directory of its own and run there as a script
+    with no main guard (one interpreter for all of them: the roles start once, not once per example)."""
+    paths = []
+    for index, code in enumerate(re.findall(r"```python\n(.*?)```", DOCS.read_text(), re.S)):
+        (tmp_path / f"example{index}").mkdir()
+        paths.append(tmp_path / f"example{index}" / f"example{index}.py")
+        paths[-1].write_text(code)
+    assert paths
+    driver = tmp_path / "driver.py"
+    driver.write_text(EXAMPLES_DRIVER)
+    done = subprocess.run([sys.executable, str(driver), *map(str, paths)], capture_output=True, text=True,
+                          timeout=600, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
+    failed = json.loads(done.stdout.strip().splitlines()[-1])
+    assert failed == {}, "\n".join(f"{path}:\n{tail}" for path, tail in failed.items())
 
 
 @pytest.mark.parametrize("kwargs, y_true, y_score, message", [

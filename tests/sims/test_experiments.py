@@ -85,13 +85,15 @@ def test_the_written_config_repeats_the_experiment(tmp_path):
     ("m: [unclosed\n", [], "is not valid YAML"),
     ("m: 2000\n", ["--epsilons", "-1"], "epsilons must be a non-empty list of positive numbers"),
 ])
-def test_a_bad_config_or_flag_is_refused_by_name_before_anything_is_written(tmp_path, text, flags, message):
+def test_a_bad_config_or_flag_is_refused_by_name_before_anything_is_written(tmp_path, capsys, text, flags, message):
+    """By the command line's entry point in this process (its exit status is ``python -m mpc_auc``'s)."""
     config = tmp_path / "bad.yaml"
     config.write_text(text)
     out = tmp_path / "out"
-    done = _mpc_auc("compare", "--config", str(config), "--out", str(out), *flags)
-    assert done.returncode == 2 and message in done.stderr, done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1 and not out.exists()
+    capsys.readouterr()
+    assert cli_main(["compare", "--config", str(config), "--out", str(out), *flags]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and not out.exists(), err
 
 
 def test_table7_writes_markdown_csv_and_json(tmp_path):
@@ -160,7 +162,9 @@ def test_quiet_and_verbose(tmp_path):
     verbose = _mpc_auc("--verbose", *base, "--out", str(tmp_path / "v"))
     assert quiet.returncode == verbose.returncode == 0
     assert quiet.stderr == "" and "fedauc-rr" in verbose.stderr and "rmse=" in verbose.stderr
-    assert _mpc_auc("--quiet", "--verbose", *base).returncode == 2  # one or the other
+    with pytest.raises(SystemExit) as stop:  # one or the other
+        cli_main(["--quiet", "--verbose", *base])
+    assert stop.value.code == 2
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

@@ -25,16 +25,16 @@ from mpc_auc.protocols.mpc.accounting import key_account
 from mpc_auc.protocols.inputs.submission import Roster
 from mpc_auc.protocols.inputs.submitter import JobRefused
 from mpc_auc.synthetic import synthetic_evalset
-from roles_on_hosts import CLI, client_keys
+from roles_on_hosts import CLI, cli_in_process, client_keys
 
 CLIENTS = ("north", "south", "east")
 
 
 @pytest.fixture(scope="module")
 def shared_rows(deployed):
-    """Each client's own CSV (a tie-heavy set of 900 rows) beside the deployment."""
+    """Each client's own CSV (a tie-heavy set of 300 rows in all: two decimals) beside the deployment."""
     directory = deployed[0]
-    evalset = synthetic_evalset(m=900, clients=3, seed=11, decimals=2)
+    evalset = synthetic_evalset(m=300, clients=3, seed=11, decimals=2)
     rows = {}
     for name, (_, scores, labels) in zip(CLIENTS, evalset.clients()):
         with open(directory / f"{name}.csv", "w", newline="") as f:
@@ -144,31 +144,24 @@ def test_a_second_submission_from_the_same_client_is_refused(clients):
     assert code == 0 and first_code == 0 and south == 0, err
 
 
-def test_a_substituted_party_key_is_refused_by_that_party(clients):
-    """The client was handed a deployment file whose P1 sealing key is the attacker's."""
+def test_a_substituted_party_key_is_refused_by_that_party_and_a_client_off_the_roster_cannot_even_connect(clients):
+    """One evaluation (roster: north) and two refused clients at once: north was handed a deployment file whose P1
+    sealing key is the attacker's, and mallory, whose key is on no roster, tries to connect."""
     directory, _ = clients
     deployment = Deployment.load(str(directory / "deployment.yaml"))
     forged = dict(deployment.publics)
     forged["P1"] = PublicIdentity("P1", forged["P1"].certificate, submission.NONCE_BYTES * b"\x07")
     Deployment(forged, deployment.addresses).save(str(directory / "forged.yaml"))
+    client_keys(directory, ["mallory"])  # on a roster of its own, not the evaluation's
+    (directory / "mallory.csv").write_text("client,score,label\nmallory,0.5,1\n")
     opened = _open(directory, "substituted", "--deadline", "8", names=CLIENTS[:1])
     victim = _submit(directory, "substituted", "north", deployment="forged.yaml")
-    (code, _, err), (victim_code, _, victim_err) = _finish(opened, victim)
+    intruder = _submit(directory, "substituted", "mallory", "--connect-timeout", "4")
+    (code, _, err), (victim_code, _, victim_err), (intruder_code, _, intruder_err) = _finish(opened, victim, intruder)
     assert victim_code == 2 and "P1 refused" in victim_err and "substituted party key" in victim_err, victim_err
+    assert intruder_code == 2 and "did not let this client in" in intruder_err, intruder_err
     assert code == 2 and "no client submitted to both parties" in err and "substituted party key" in err, err
     assert not (directory / "substituted.json").exists()
-
-
-def test_a_client_off_the_roster_cannot_even_connect(clients):
-    directory, _ = clients
-    subprocess.run(CLI + ["client", "keygen", "--name", "mallory", "--key", str(directory / "mallory.key"),
-                          "--roster", str(directory / "mallory.roster.yaml")], check=True, capture_output=True)
-    (directory / "mallory.csv").write_text("client,score,label\nmallory,0.5,1\n")
-    opened = _open(directory, "closed", "--deadline", "8", names=CLIENTS[:1])
-    intruder = _submit(directory, "closed", "mallory", "--connect-timeout", "4")
-    (code, _, _), (intruder_code, _, intruder_err) = _finish(opened, intruder)
-    assert intruder_code == 2 and "did not let this client in" in intruder_err, intruder_err
-    assert code == 2
 
 
 def test_a_submission_replayed_into_a_later_job_is_refused(clients, monkeypatch):
@@ -208,7 +201,9 @@ def test_the_parties_ledgers_refuse_a_release_past_the_rosters_budget(clients):
     assert "P" not in first["input_summary"] and "N" not in first["input_summary"]
 
 
-def test_bad_client_and_evaluation_input_exits_2_naming_it(clients, tmp_path):
+def test_bad_client_and_evaluation_input_exits_2_naming_it(clients, tmp_path, capsys):
+    """Each refused before any link is made: run by the command line's own entry point in this process (the
+    exit status ``python -m mpc_auc`` exits with), not a process each."""
     directory, _ = clients
     (tmp_path / "mixed.csv").write_text("client,score,label\nnorth,0.5,1\nsouth,0.4,0\n")
     (tmp_path / "bad.roster.yaml").write_text("format: mpc-auc-roster/1\nclients: {x: {certificate: nope}}\n")
@@ -231,8 +226,8 @@ def test_bad_client_and_evaluation_input_exits_2_naming_it(clients, tmp_path):
          "it needs epsilon"),
     ]
     for argv, message in cases:
-        proc = subprocess.run(CLI + argv, capture_output=True, text=True, timeout=60)
-        assert proc.returncode == 2 and message in proc.stderr, (argv, proc.stderr)
+        code, err = cli_in_process(argv, capsys)
+        assert code == 2 and message in err, (argv, err)
     assert not (tmp_path / "r.json").exists() and not (tmp_path / "k").exists()
 
 
@@ -268,7 +263,7 @@ def test_exclude_invalid_leaves_a_malicious_client_out_and_releases_over_the_oth
     directory, rows = clients
     names = CLIENTS + ("west",)
     client_keys(directory, ["west"])
-    _, scores, labels = synthetic_evalset(m=300, clients=1, seed=12, decimals=2).clients()[0]
+    _, scores, labels = synthetic_evalset(m=100, clients=1, seed=12, decimals=2).clients()[0]
     with open(directory / "west.csv", "w", newline="") as f:
         csv.writer(f).writerows([["client", "score", "label"]] + [["west", repr(float(s)), int(y)]
                                                                     for s, y in zip(scores, labels)])
@@ -326,10 +321,10 @@ def test_clients_submitting_directly_get_the_metrics_and_the_dp_curve_they_were_
     assert abs(metrics["ap"] - average_precision_score(labels, scores)) < 1e-9
     assert abs(metrics["pauc"]["mcclish"] - roc_auc_score(labels, scores, max_fpr=0.5)) < 1e-9
     assert len(metrics["roc"]["fpr"]) == 20 and metrics["ci"]["std"] > 0
-    opened = _open(directory, "thin", "--deadline", "60", "--metrics", "roc", "--points", "100")  # 9 rows a slice
+    opened = _open(directory, "thin", "--deadline", "60", "--metrics", "roc", "--points", "40")  # 7.5 rows a slice
     subs = [_submit(directory, "thin", n, "--max-exact", "2") for n in CLIENTS]  # each accepts a second exact one
     (code, _, err), *answers = _finish(opened, *subs)
-    assert code == 2 and "slices of fewer than 10 rows: a direct evaluation takes at most 90 cuts here" in err, err
+    assert code == 2 and "slices of fewer than 10 rows: a direct evaluation takes at most 30 cuts here" in err, err
     assert not (directory / "thin.json").exists()
     opened = _open(directory, "dp-curve", "--deadline", "60", "--protocol", "mpc-central", "--epsilon", "2",
                    "--metrics", "roc,pr", "--points", "30")

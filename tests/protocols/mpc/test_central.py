@@ -25,8 +25,8 @@ def releases():
             datasets.append((data, CentralNoise(1.0, neighbours=neighbours, repetitions=REPS)))
     out = {}
     for (clients, neighbours), (data, noise) in zip(keys, datasets):
-        if clients == M and neighbours == "record":
-            continue  # one row-per-client run is enough to show the partition does not matter
+        if clients != 40 and neighbours == "record":
+            continue  # record neighbours on one partition: the label runs show the partition does not matter
         out[(clients, neighbours)] = (noise, mpc_central_auc([data], noise, timeout_s=60)[0])
     return roc_auc_score(labels, scores), out, scores, labels
 

@@ -16,8 +16,15 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from mpc_auc.csv_io import read_evalset
-from roles_on_hosts import CLI, HOSTS, listening as _listening, start_role as _start_role, \
+from roles_on_hosts import CLI, HOSTS, cli_in_process, deploy, listening as _listening, start_role as _start_role, \
     wait_listening as _wait_listening
+
+
+@pytest.fixture(scope="module")
+def deployed(tmp_path_factory):
+    """This module's own deployment (its tests kill, stop and replace roles): not the one the other modules share."""
+    yield from deploy(tmp_path_factory)
+
 
 def _run(directory, *extra, timeout=120):
     out = directory / f"result-{time.monotonic_ns()}.json"
@@ -99,26 +106,25 @@ def test_sigterm_ends_a_role_cleanly(deployed):
     assert procs["dealer"].wait(timeout=10) == 0
 
 
-def test_bad_deployment_input_exits_2_naming_the_problem(tmp_path):
-    init = subprocess.run(CLI + ["deploy", "init", "--dir", str(tmp_path), "--p0", "127.0.0.2:1", "--p1",
-                                 "127.0.0.3:1", "--dealer", "nohost"], capture_output=True, text=True)
-    assert init.returncode == 2 and "HOST:PORT" in init.stderr and not list(tmp_path.iterdir())
-    subprocess.run(CLI + ["deploy", "init", "--dir", str(tmp_path), "--p0", "127.0.0.2:1", "--p1", "127.0.0.3:1",
-                          "--dealer", "127.0.0.4:1"], check=True, capture_output=True)
+def test_bad_deployment_input_exits_2_naming_the_problem(tmp_path, capsys):
+    init = ["deploy", "init", "--dir", str(tmp_path), "--p0", "127.0.0.2:1", "--p1", "127.0.0.3:1", "--dealer"]
+    code, err = cli_in_process(init + ["nohost"], capsys)
+    assert code == 2 and "HOST:PORT" in err and not list(tmp_path.iterdir())
+    assert cli_in_process(init + ["127.0.0.4:1"], capsys)[0] == 0
     assert all(oct((tmp_path / f"{r}.key").stat().st_mode & 0o777) == "0o600" for r in ("P0", "P1", "dealer"))
-    again = subprocess.run(CLI + ["deploy", "init", "--dir", str(tmp_path), "--p0", "127.0.0.2:1", "--p1",
-                                  "127.0.0.3:1", "--dealer", "127.0.0.4:1"], capture_output=True, text=True)
-    assert again.returncode == 2 and "exists already" in again.stderr
+    code, err = cli_in_process(init + ["127.0.0.4:1"], capsys)
+    assert code == 2 and "exists already" in err
     deployment = str(tmp_path / "deployment.yaml")
     data = tmp_path / "data.csv"
     data.write_text("client,score,label\na,0.1,0\na,0.9,1\n")
+    code, err = cli_in_process(["run", "--deployment", deployment, "--key", str(tmp_path / "P0.key"), "--input",
+                             str(data), "--out", str(tmp_path / "r.json")], capsys)
+    assert code == 2 and "not of the coordinator" in err, err
     cases = [
         (["party", "--role", "P0", "--deployment", str(tmp_path / "none.yaml"), "--key", str(tmp_path / "P0.key")],
          "cannot read deployment file"),
         (["party", "--role", "P1", "--deployment", deployment, "--key", str(tmp_path / "P0.key")],
          "is the key of P0, not of P1"),
-        (["run", "--deployment", deployment, "--key", str(tmp_path / "P0.key"), "--input", str(data), "--out",
-          str(tmp_path / "r.json")], "not of the coordinator"),
     ]
     os.chmod(tmp_path / "dealer.key", 0o644)
     cases.append((["party", "--role", "dealer", "--deployment", deployment, "--key", str(tmp_path / "dealer.key")],

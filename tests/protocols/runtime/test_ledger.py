@@ -18,6 +18,7 @@ from mpc_auc.protocols.mpc.central import mpc_central_auc
 from mpc_auc.protocols.mpc.ranking_job import dataset_id
 from mpc_auc.protocols.runtime.session import Placement
 from mpc_auc.synthetic import synthetic_evalset
+from ledger_writers import charge_many, write_forever
 
 
 def test_second_release_past_the_budget_is_refused_before_any_input_moves(tmp_path, capsys):
@@ -74,18 +75,11 @@ def test_charged_totals_equal_dp_accountings_composition(tmp_path):
     assert compose(Ledger.releases(ledger.state("set")), 1e-6).epsilon < 2.1  # PLD is tighter than basic
 
 
-def _write_forever(directory):
-    ledger = Ledger(directory, "P0")
-    release = Release("mpc-central", ((0.001, 500),) * 50, 1e-13)
-    while True:
-        ledger.charge(Charge(release, sets=("crash",), budget=Budget(1e9)))
-
-
 def test_a_party_killed_mid_write_leaves_the_ledger_intact(tmp_path):
     context = mp.get_context("spawn")
     counts = []
     for round_, pause in enumerate((0.0, 0.003, 0.011, 0.017)):
-        writer = context.Process(target=_write_forever, args=(str(tmp_path),))
+        writer = context.Process(target=write_forever, args=(str(tmp_path),))
         writer.start()
         deadline = time.monotonic() + 60
         while len(Ledger(str(tmp_path), "P0").state("crash")["releases"]) < 10 * (round_ + 1):
@@ -113,18 +107,11 @@ def test_dataset_ids_depend_on_the_rows_as_a_multiset_only():
     assert dataset_id(flipped) != dataset_id(a)  # a changed label is another set
 
 
-def _charge_many(directory, results):
-    ledger = Ledger(directory, "P0")
-    release = Release("mpc-central", ((0.25, 1),), 0.0)
-    for _ in range(8):
-        results.put(ledger.charge(Charge(release, (("shared", "c0"),), budget=Budget(1.0)))["fits"])
-
-
 def test_concurrent_charges_spend_at_most_the_budget(tmp_path):
     """Three processes race to charge 8 releases of epsilon 0.25 each against a budget of 1: exactly four fit."""
     context = mp.get_context("spawn")
     results = context.Queue()
-    writers = [context.Process(target=_charge_many, args=(str(tmp_path), results)) for _ in range(3)]
+    writers = [context.Process(target=charge_many, args=(str(tmp_path), results)) for _ in range(3)]
     for w in writers:
         w.start()
     fits = [results.get(timeout=120) for _ in range(24)]

@@ -21,7 +21,7 @@ from mpc_auc.protocols.inputs import submitter
 from mpc_auc.protocols.runtime import listener, records
 from mpc_auc.protocols.runtime.deployment import Deployment
 from mpc_auc.protocols.runtime.identity import Identity
-from roles_on_hosts import CLI, HOSTS, deploy
+from roles_on_hosts import CLI, HOSTS, client_keys, deploy
 
 NOFILE = 1024
 FLOOD = 2 * NOFILE - 48  # about twice the party's descriptor limit
@@ -30,7 +30,8 @@ FLOOD = 2 * NOFILE - 48  # about twice the party's descriptor limit
 @pytest.fixture(scope="module")
 def limited(tmp_path_factory):
     ledger = tmp_path_factory.mktemp("own-ledgers")  # not the test session's shared default: fresh budgets
-    yield from deploy(tmp_path_factory, nofile=NOFILE, extra=("--budget", "1.5", "--ledger", str(ledger)))
+    yield from deploy(tmp_path_factory, nofile=NOFILE, extra=("--budget", "1.5", "--ledger", str(ledger)),
+                      rows=200)  # its jobs only show that the party still serves, and what its budget refuses
 
 
 def _run(directory, *extra):
@@ -97,8 +98,7 @@ def test_an_oversized_message_from_a_client_ends_its_link_only(limited, tmp_path
     (past the evaluation's --max-rows), the job is refused at its deadline (no client submitted), the next job
     runs."""
     directory = limited[0]
-    subprocess.run(CLI + ["client", "keygen", "--name", "big", "--key", str(tmp_path / "big.key"),
-                          "--roster", str(tmp_path / "big.roster.yaml")], check=True, capture_output=True)
+    client_keys(tmp_path, ["big"])
     opened = subprocess.Popen(CLI + ["evaluation", "open", "--deployment", str(directory / "deployment.yaml"),
                                      "--id", "oversized", "--roster", str(tmp_path / "big.roster.yaml"),
                                      "--max-rows", "1000", "--deadline", "8", "--out", str(tmp_path / "o.json"),
@@ -131,8 +131,7 @@ def test_a_client_cannot_queue_more_than_its_cap_in_small_messages(limited, tmp_
     from mpc_auc.protocols.runtime.control import CONTROL
 
     directory = limited[0]
-    subprocess.run(CLI + ["client", "keygen", "--name", "chatty", "--key", str(tmp_path / "chatty.key"),
-                          "--roster", str(tmp_path / "chatty.roster.yaml")], check=True, capture_output=True)
+    client_keys(tmp_path, ["chatty"])
     opened = subprocess.Popen(CLI + ["evaluation", "open", "--deployment", str(directory / "deployment.yaml"),
                                      "--id", "chatty", "--roster", str(tmp_path / "chatty.roster.yaml"),
                                      "--deadline", "8", "--out", str(tmp_path / "c.json"), "--timeout", "5"],

@@ -32,7 +32,8 @@ from mpc_auc.protocols.runtime.listener import Listener
 from mpc_auc.protocols.runtime.records import (DATA, FRAME, RECORD, SEAL_LIMIT, SEALED, Incoming, Malformed, Opener,
                                                Sealer)
 from mpc_auc.protocols.runtime.control import target_name
-from mpc_auc.protocols.runtime.session import Placement, Session
+from mpc_auc.protocols.runtime.session import ROLES_MODULE, Placement, Session
+from mpc_auc.protocols.services import RANKING
 from mpc_auc.sims.security.capture import (APPLICATION_DATA, CHANGE_CIPHER_SPEC, HANDSHAKE, NotTls, RecordingProxy,
                                   carries_window, records)
 from cryptography.exceptions import InvalidTag
@@ -81,7 +82,8 @@ def _run(keys, tamper_record=None, impostor=None, replay_record=None):
     proxied = Deployment(publics, {**addresses, "P0": f"{proxy.address[0]}:{proxy.address[1]}"})
     if impostor:  # this role runs with a key the deployment does not pin
         Identity(impostor).save(str(directory / f"{impostor}.impostor.key"))
-    context = mp.get_context("spawn")
+    context = mp.get_context("forkserver")  # forked from the server the local roles use: CrypTen loaded once
+    context.set_forkserver_preload([ROLES_MODULE, RANKING.module])  # as LocalRoles' first start would preload
     procs, listening = [], []
     for role in SERVING:
         key = directory / (f"{role}.impostor.key" if role == impostor else f"{role}.key")
