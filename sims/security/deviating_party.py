@@ -265,9 +265,10 @@ def job_deviation_checks(cfg: dict, rng) -> list:
     return out
 
 
-def semi_honest_bent(party: int) -> int:
+def semi_honest_bent(party: int, enough: int = None) -> int:
     """Of the semi-honest jobs in which ``party`` adds an offset to one word of frame f (each f of its
-    SEMI_HONEST_FRAMES), those that released an AUC other than the honest job's, without an error."""
+    SEMI_HONEST_FRAMES), those that released an AUC other than the honest job's, without an error (the jobs stop
+    being run once ``enough`` did, if given)."""
     from ...protocols.clear_auc import opened_auc  # lazily, as the job's modules
     from ...protocols.mpc.ranking_job import FRACTION_BITS  # lazily, as above
 
@@ -277,6 +278,8 @@ def semi_honest_bent(party: int) -> int:
         honest = opened_auc(np.concatenate([s for _, s, _ in clients]), np.concatenate([y for _, _, y in clients]),
                             FRACTION_BITS)
         bent += not isinstance(auc, Exception) and auc != honest
+        if bent == enough:
+            break
     return bent
 
 

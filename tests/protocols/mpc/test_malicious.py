@@ -81,7 +81,7 @@ def test_without_the_mac_checks_the_same_cheat_releases_a_wrong_auc():
     """The weakened variant (both parties' checks skipped): the offset on one word of a one-hot product's opening
     goes through and the released AUC is wrong in some of three runs (the element it moves is the dealer's
     random choice)."""
-    released = [cheating_job(0, "the one-hot products of digit", check=False, seed=n) for n in range(3)]
+    released = (cheating_job(0, "the one-hot products of digit", check=False, seed=n) for n in range(3))  # lazily
     assert any(abs(auc - roc_auc_score(np.concatenate([y for _, _, y in clients]),
                                        np.concatenate([s for _, s, _ in clients]))) > 1e-12
                for clients, auc in released)
@@ -91,7 +91,7 @@ def test_without_the_mac_checks_the_same_cheat_releases_a_wrong_auc():
 def test_the_same_offset_on_the_semi_honest_job_releases_a_wrong_auc_without_an_error(party):
     """What the mode is for: in the semi-honest default, a party's offset on one word of a frame of the long division
     (three frames of the 60-row job) goes unseen, and some of the three jobs release a wrong AUC."""
-    assert semi_honest_bent(party) >= 1
+    assert semi_honest_bent(party, enough=1) == 1
 
 
 @pytest.mark.parametrize("options,named", [
