@@ -12,9 +12,9 @@ chi from a coin tossed after every share is in, per client c and key i
 
 the sums over the client's rows and the values key i covers (the products' Beaver openings checked before Z
 is opened).  Known weakness (docs/protocols/malicious-security.md): the betas enter from the parties' own
-shares, so a party that enters beta_p + b makes Z = -b sum_j chi_j x_j and reads that sum when the job aborts.  A party that enters x_p + e in place of x_p (or
-changes y_p or beta_p along) makes Z_ci = beta_i (sum_j chi_j e_j) plus terms it cannot compute without beta_i
-and the other party's shares.  The MAC check of the opening holds Z to its value mod 2^k only, but the honest
+shares, so a party that enters beta_p + b makes Z = -b sum_j chi_j x_j and reads that sum when the job aborts.
+A party that enters x_p + e in place of x_p (or changes y_p or beta_p along) makes Z_ci = beta_i (sum_j chi_j
+e_j) plus terms it cannot compute without beta_i and the other party's shares.  The MAC check of the opening holds Z to its value mod 2^k only, but the honest
 party asks every opened word to be 0: the cheater would have to guess beta_i (sum chi_j e_j) mod 2^64, a word
 with 64 - v unknown bits (v the 2-adic valuation of sum chi_j e_j).  An error that changes a digit has v < k:
 at most 2^-(64 - k) = 2^-s.  An error that changes the label has v < w, w the rank sums' width
@@ -36,9 +36,8 @@ from .macs import Deviation
 
 
 def client_values(auth, clients, digits: int):
-    """([digits] (D, 2, N) narrow, [labels] (1 + keys, N) wide, [beta] (2, K, C) narrow) of the clients' rows side by
-    side and the clients' MAC keys, from this
-    party's shares: per client (name, x_p (D + 1, n), y_p (D + K, n), beta_p (K,)), K its MAC keys (key 0 over every
+    """([digits] (D, 2, N) narrow, [labels] (1 + keys, N) wide, [beta] (2, K, C) narrow): the clients' rows side by
+    side and their MAC keys, from this party's shares: per client (name, x_p (D + 1, n), y_p (D + K, n), beta_p (K,)), K its MAC keys (key 0 over every
     value, keys 1..K-1 over the label); each party enters its own, then every client's MACs are checked (raises
     :class:`Deviation` naming the clients)."""
     names, sizes, keys = [c[0] for c in clients], [c[1].shape[1] for c in clients], len(clients[0][3])

@@ -29,7 +29,7 @@ from .protocols.inputs.submission import Declaration, Roster
 from .protocols.mpc.central import CentralRelease, CurveRelease, mpc_central_auc, released
 from .protocols.mpc.exact import MpcAucResult, exact_result, mpc_exact_auc
 from .protocols.mpc.ranking_job import JobRun, Request, run_ranking_jobs, score_columns
-from .protocols.release_spec import MALICIOUS_REFUSAL, SECURITY, ReleaseSpec
+from .protocols.release_spec import MALICIOUS_REFUSAL, ReleaseSpec
 from .protocols.runtime.ledger import Budget
 from .protocols.runtime.session import Placement
 from .protocols.validation import checked
@@ -151,9 +151,7 @@ def ustat_epsilon(kernel: str, epsilon, labels_given: bool, security: str = "sem
     """The epsilon of a ustat-2pc request (:func:`mpc_auc.u_statistic`, ``mpc-auc ustat``), which is differentially
     private: it needs one; the AUC kernels need labels too; its kernels are not built on authenticated shares
     (``security`` "malicious" is refused).  protocols.ustat.two_party.ustat_2pc checks its value."""
-    if security != "semi-honest":
-        if security not in SECURITY:
-            raise InputError(f"security must be one of {', '.join(SECURITY)}; not {security!r}")
+    if ReleaseSpec(security=security).malicious:  # the spec checks the value
         raise InputError(MALICIOUS_REFUSAL.format(what="ustat-2pc"))
     if epsilon is None:
         raise InputError("ustat-2pc is differentially private: it needs epsilon")

@@ -24,7 +24,12 @@ def rank_sum_auc(scores, labels) -> float:
 def opened_auc(scores, labels, bits: int) -> float:
     """floor(AUC 2^bits) / 2^bits of the exact fraction: what mpc-exact opens (its long division's quotient)."""
     fraction = _fraction(scores, labels)
-    return (fraction.numerator << bits) // fraction.denominator / 2 ** bits
+    return floor_scaled(fraction.numerator, fraction.denominator, bits) / 2 ** bits
+
+
+def floor_scaled(numerator: int, denominator: int, bits: int) -> int:
+    """floor(numerator / denominator * 2^bits), exactly (integers)."""
+    return (numerator << bits) // denominator
 
 
 def _fraction(scores, labels) -> Fraction:

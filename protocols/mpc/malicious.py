@@ -26,6 +26,7 @@ from ...circuits.auth_auc import auc_from_sums, rank_sums, wide_bits
 from ...circuits.auth_inputs import client_values, invalid_rows
 from ...circuits.auth_radix import AuthRadixRanking
 from ...circuits.macs import Authenticator, value_bits
+from ..clear_auc import floor_scaled
 
 
 class AuthenticatedRows:
@@ -97,6 +98,6 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
     w, n1 = (int(v) for v in auth.release(np.stack([w, n1], axis=1), "rank sums"))  # checks the ranks' products too
     defined = 0 < n1 < m
     numerator, denominator = auc_from_sums(w, n1, m)
-    return {"defined": defined, "scaled": (numerator << fraction_bits) // denominator if defined else None,
+    return {"defined": defined, "scaled": floor_scaled(numerator, denominator, fraction_bits) if defined else None,
             "positives": n1, "metrics": {}, "others": [],
             "security": {"mode": "malicious", "statistical_bits": auth.s, "checks": auth.checks}, **ranks}

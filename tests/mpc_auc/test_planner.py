@@ -100,11 +100,11 @@ def test_every_rule_of_the_planner_has_a_case():
     # deployed evaluation's need of a deployment (tests/mpc_auc/test_deployed_api.py); + roc_auc_score's own seven
     # (ci, ci="logit" with mpc-central (tests/mpc_auc/test_bounded_ci.py), multi_class, average, one column per class, ovr with mpc-central, ovr with max_fpr:
     # tests/mpc_auc/test_api_metrics.py), the bound on ci and pauc's rows (tests/protocols/mpc/test_metrics.py) and
-    # ustat-2pc's two (epsilon, labels: tests/mpc_auc/test_api.py); + security malicious's three (what the mode does
-    # not build, ustat-2pc under it and an unknown security: tests/protocols/mpc/test_malicious.py).
+    # ustat-2pc's two (epsilon, labels: tests/mpc_auc/test_api.py); + security malicious's two (what the mode does
+    # not build, ustat-2pc under it: tests/protocols/mpc/test_malicious.py).
     # Each option's own domain (neighbours, method, score_dtype, the range, the metrics, points, max_fpr) is checked
     # where its value is made: mpc_auc.context.Context, protocols.release_spec.ReleaseSpec.
-    assert rules == len(covered) + 1 + 2 + 2 + 1 + 7 + 1 + 2 + 3
+    assert rules == len(covered) + 1 + 2 + 2 + 1 + 7 + 1 + 2 + 2
 
 
 def test_metrics_other_than_auc_need_an_exact_protocol_in_the_same_words(rows, tmp_path, capsys):
