@@ -4,24 +4,29 @@ A compute party holds only its additive share of a client's values; authenticati
 input by its owner) would let a deviating party enter another share unseen.  So each client binds its values
 with MACs of its own: it draws keys beta_0..beta_3 (protocols.inputs.bundles.CLIENT_MAC_KEYS, 64 bits each,
 ``secrets``) and shares, besides its values x (the key's 2-bit digits and the label), the words y = beta_0 x of
-every value and beta_i x of the label for i = 1..3, and the betas.  Each party enters its shares of all of them as
-their owner (Authenticator.input: the digits narrow, the label wide), and the parties check, with coefficients
-chi from a coin tossed after every share is in, per client c and key i
+every value and beta_i x of the label for i = 1..3; the betas it seals to the dealer, the same sealed bytes in
+both parties' bundles.  Each party enters its shares of x and y as their owner (Authenticator.input: the digits
+narrow, the label wide); the betas enter from the dealer (Authenticator.client_keys), which opens them only if
+both parties forwarded the same sealed bytes, and authenticates them under the job's MAC key.  The parties
+check, with coefficients chi from a coin tossed after every share is in, per client c and key i
 
     Z_ci = sum_j chi_j y_ij - beta_i sum_j chi_j x_j = 0     (one Beaver product each, Z opened),
 
 the sums over the client's rows and the values key i covers (the products' Beaver openings checked before Z
-is opened).  Known weakness (docs/protocols/malicious-security.md): the betas enter from the parties' own
-shares, so a party that enters beta_p + b makes Z = -b sum_j chi_j x_j and reads that sum when the job aborts.
-A party that enters x_p + e in place of x_p (or changes y_p or beta_p along) makes Z_ci = beta_i (sum_j chi_j
-e_j) plus terms it cannot compute without beta_i and the other party's shares.  The MAC check of the opening holds Z to its value mod 2^k only, but the honest
-party asks every opened word to be 0: the cheater would have to guess beta_i (sum chi_j e_j) mod 2^64, a word
-with 64 - v unknown bits (v the 2-adic valuation of sum chi_j e_j).  An error that changes a digit has v < k:
-at most 2^-(64 - k) = 2^-s.  An error that changes the label has v < w, w the rank sums' width
-(circuits.auth_auc.wide_bits): each of the four keys leaves 2^-(64 - w), together at most 2^-4(64 - w)
-(2^-100 at 458,407 rows, 2^-56 at 2^24).  Z = 0 opens nothing.  The parties cannot tell a client that
-shared y != beta x from a party that changed its share: a failed check names the client and stops the job
-(as security with abort allows).
+is opened).  A party that enters x_p + e in place of x_p (or changes y_p by d along) makes Z_ci = sum_j chi_j
+d_j - beta_i (sum_j chi_j e_j): it chose e and d, so an opened Z says nothing of the client's values, only of
+beta_i, a key of this submission alone that the aborted job never uses again.  To pass, it would have to guess
+beta_i (sum chi_j e_j) mod 2^64, a word with 64 - v unknown bits (v the 2-adic valuation of sum chi_j e_j;
+the MAC check of the opening holds Z to its value mod 2^k only, but the honest party asks every opened word to
+be 0).  An error that changes a digit has v < k: at most 2^-(64 - k) = 2^-s.  An error that changes the label
+has v < w, w the rank sums' width (circuits.auth_auc.wide_bits): each of the four keys leaves 2^-(64 - w),
+together at most 2^-4(64 - w) (2^-100 at 458,407 rows, 2^-56 at 2^24).  Z = 0 opens nothing.  Had the betas
+entered from the parties' shares (as until this version), a party entering beta_p + b would have made Z_ci =
+-b sum_j chi_j x_j, a combination of the client's values it reads when the job aborts (the weakened variant in
+tests/circuits/test_auth_inputs.py).  The parties cannot tell a client that shared y != beta x from a party
+that changed its share: a failed check names the client and stops the job (as security with abort allows).  A
+client whose sealed keys do not open at the dealer (not sealed to it, or for another job or name) is flagged:
+it is invalid, and nothing of its MACs is opened (its keys are then 0, and its Z would be its MAC words).
 
 Validity (circuits.validity's rules on authenticated shares): each label is a bit, y (1 - y) = 0 mod 2^w
 (the width W is opened at: a label 1 + 2^k would pass a check mod 2^k and bend W), checked per row by opening
@@ -36,23 +41,24 @@ from .macs import Deviation
 
 
 def client_values(auth, clients, digits: int):
-    """([digits] (D, 2, N) narrow, [labels] (1 + keys, N) wide, [beta] (2, K, C) narrow): the clients' rows side by
-    side and their MAC keys, from this party's shares: per client (name, x_p (D + 1, n), y_p (D + K, n), beta_p (K,)), K its MAC keys (key 0 over every
-    value, keys 1..K-1 over the label); each party enters its own, then every client's MACs are checked (raises
-    :class:`Deviation` naming the clients)."""
-    names, sizes, keys = [c[0] for c in clients], [c[1].shape[1] for c in clients], len(clients[0][3])
+    """([digits] (D, 2, N) narrow, [labels] (1 + keys, N) wide, [beta] (2, K, C) narrow, flagged (C,) bool): the
+    clients' rows side by side, their MAC keys from the dealer and the clients whose keys the dealer could not
+    open, from this party's shares: per client (name, x_p (D + 1, n), y_p (D + K, n), its sealed keys
+    (associated data, bytes)), K its MAC keys (key 0 over every value, keys 1..K-1 over the label).  The MACs of
+    every client not flagged are checked (raises :class:`Deviation` naming the clients)."""
+    names, sizes, keys = [c[0] for c in clients], [c[1].shape[1] for c in clients], clients[0][2].shape[0] - digits
     n = sum(sizes)
 
     def entered(values, shape, wide=False):
         return sum(auth.input(values if auth.rank == owner else None, owner, shape, wide) for owner in (0, 1))
 
     auth.phase = f"the input of client(s) {', '.join(names)}"
+    betas, flagged = auth.client_keys([c[3] for c in clients], keys)
     x = np.concatenate([c[1] for c in clients], axis=1)
     y = np.concatenate([c[2] for c in clients], axis=1)
     key_digits = entered(x[:digits], (digits, n))
     labels = entered(x[digits], (n,), wide=True)
     macs = entered(y, (digits + keys, n))
-    betas = entered(np.stack([c[3] for c in clients], axis=1), (keys, len(clients)))
     auth.phase = f"the input check of client(s) {', '.join(names)}"
     chi = auth.coin((digits + keys, n), auth.phase).view(np.int64)
     covered = np.concatenate([key_digits, np.repeat(labels[:2, None], keys, axis=1)], axis=1)
@@ -60,12 +66,14 @@ def client_values(auth, clients, digits: int):
     combined = [_per_key(np.add.reduceat(v * chi, starts, axis=-1), digits) for v in (macs, covered)]
     z = combined[0] - auth.multiply(betas, combined[1], "input MAC products")
     auth.check(auth.phase)  # before Z is opened: a bent Beaver opening would make Z a sum of the client's values
-    failed = [name for name, bad in zip(names, auth.open(z, "input MACs").any(axis=0)) if bad]
+    checked = [name for name, bad in zip(names, flagged) if not bad]
+    opened = auth.open(z[..., ~flagged], "input MACs").any(axis=0) if checked else []
+    failed = [name for name, bad in zip(checked, opened) if bad]
     if failed:
         auth.check(auth.phase)  # a wrong opening of Z is a deviation the MAC check names
         raise auth.fail(Deviation(f"the shares of client(s) {', '.join(failed)} fail their MAC check", auth.phase,
                                   "the client or a compute party deviated"))
-    return np.moveaxis(key_digits, 1, 0), labels, betas
+    return np.moveaxis(key_digits, 1, 0), labels, betas, flagged
 
 
 def _per_key(sums: np.ndarray, digits: int) -> np.ndarray:

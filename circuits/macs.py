@@ -31,7 +31,9 @@ along.
   triples ``triple``, ``input`` masks whose clear words the owner alone
   receives); the dealer serves each index once.
 * **Inputs**: the owner of x holds the clear mask r of an authenticated
-  [r] and sends x - r; both add it publicly (SPDZ's input).
+  [r] and sends x - r; both add it publicly (SPDZ's input).  Clients'
+  MAC keys (circuits.auth_inputs) enter from the dealer, which opens them
+  from what the clients sealed to it (:meth:`Authenticator.client_keys`).
 
 A failed check, or an opened vector of destinations that is not a
 permutation (raised at the next check: :meth:`Authenticator.defer`),
@@ -54,7 +56,7 @@ from .streams import AUTH_MAC, AUTH_VALUE, CHECK_COEFFICIENTS, KeyStream
 
 RING_BITS = 64
 MIN_STATISTICAL = 40  # s at least this: k <= 24 in Z_2^64
-LAWS = ("uniform", "onehot", "triple", "input")
+LAWS = ("uniform", "onehot", "triple", "input", "client_keys")
 ONEHOT_ROWS = 8  # R, e_1..e_3 of the one-hot vector of R mod 4, Beaver masks b_1..b_3, q = sum_u e_u b_u
 _MASK = (1 << RING_BITS) - 1
 
@@ -148,8 +150,8 @@ class Authenticator:
         if self.rank == 0:
             ticket = dealer_line().post("authenticated", law, index, shape, owner, macs, self.keyset)
         else:
-            ticket = self.comm.send_obj((law, index, shape, owner, macs, self.keyset), self.comm.get_ttp_rank(),
-                                        self.comm.ttp_group)
+            ticket = self.comm.send_obj((law, index, shape, owner, macs, self.keyset, None),
+                                        self.comm.get_ttp_rank(), self.comm.ttp_group)
         self._posted.append((law, shape, owner, wide, index, ticket))
 
     def correlation(self, law: str, shape, owner: int = None, wide: bool = False):
@@ -169,13 +171,31 @@ class Authenticator:
             words = dealer_line().collect(ticket).reshape((1 + macs + (owner == 0),) + shape)
             shares, clear = words[:1 + macs], (words[1 + macs] if owner == 0 else None)
         else:
-            at = stream_index(self.keyset, index)
-            shares = np.concatenate([self.stream.words(AUTH_VALUE, at, (1,) + shape),
-                                     self.stream.words(AUTH_MAC, at, (macs,) + shape)])
+            shares = self._stream_shares(index, shape, macs)
             if owner == 1:
                 clear = self.comm.recv_array(shape, np.int64, self.comm.get_ttp_rank(), self.comm.ttp_group,
                                              "input mask")
         return shares, clear
+
+    def client_keys(self, sealed: list, count: int):
+        """([beta] (2, count, C): the clients' MAC keys, authenticated under the first key; flags (C,) bool, set for
+        each client whose keys the dealer could not open, their [beta] then 0): C clients, ``sealed`` their
+        [(associated data, keys sealed to the dealer)] as this party received them.  The dealer serves them only
+        if the other party forwarded the same (protocols.runtime.dealer.Dealer.authenticated): a deviating party
+        cannot choose the keys the clients' MACs are checked under.  Taken before any posted correlation."""
+        self._usable()
+        if self._posted:
+            raise RuntimeError("the clients' MAC keys are taken before any posted correlation")
+        shape, index = (int(count), len(sealed)), self._index
+        request = ("client_keys", index, shape, None, 1, self.keyset)
+        self._index += 1
+        if self.rank == 0:
+            words = dealer_line().request("authenticated", *request, sealed=sealed)
+            return words[:-len(sealed)].reshape((2,) + shape), words[-len(sealed):] != 0
+        self.comm.send_obj(request + (sealed,), self.comm.get_ttp_rank(), self.comm.ttp_group)
+        flags = self.comm.recv_array((len(sealed),), np.int64, self.comm.get_ttp_rank(), self.comm.ttp_group,
+                                     "client key flags")
+        return self._stream_shares(index, shape, 1), flags != 0
 
     def input(self, values, owner: int, shape, wide: bool = False):
         """Authenticated shares of the owner's int64 ``values`` (None at the other party) of ``shape`` (MACs under
@@ -320,6 +340,12 @@ class Authenticator:
         chi = coins.words(CHECK_COEFFICIENTS, 1 + key, opened.shape, np.uint64)
         y = int(np.dot(chi, opened)) & _MASK  # numpy's uint64 dot wraps mod 2^64
         return (int(np.dot(chi, macs)) - self.alphas[key] * y) & _MASK
+
+    def _stream_shares(self, index: int, shape: tuple, macs: int) -> np.ndarray:
+        """P1's (1 + macs, *shape) shares of correlation ``index``: expanded from its dealer stream."""
+        at = stream_index(self.keyset, index)
+        return np.concatenate([self.stream.words(AUTH_VALUE, at, (1,) + shape),
+                               self.stream.words(AUTH_MAC, at, (macs,) + shape)])
 
     # the links ---------------------------------------------------------------------------------
     def _exchange(self, own: np.ndarray, kind: str = "check seed commitment") -> np.ndarray:

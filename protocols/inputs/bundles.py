@@ -16,8 +16,9 @@ for: change any of them and the AEAD refuses it.
   ranks.
   Under security with abort (the evaluation's ``security`` is "malicious": circuits.auth_inputs) the body is
   instead p's additive shares of the key's 2-bit digits (least significant first) and the label, then of the same
-  values times the client's MAC key beta_0 and of the label times beta_1..beta_3, then of the
-  :data:`CLIENT_MAC_KEYS` betas.
+  values times the client's MAC key beta_0 and of the label times beta_1..beta_3, then the
+  :data:`CLIENT_MAC_KEYS` betas sealed to the dealer (the same bytes in both bundles, bound to the job and
+  the client: :func:`client_keys_aad`), which the parties forward and the dealer alone opens.
 * Rank bundle (party p -> client): p's shares of twice the global 0-based mid-rank of
   each of the client's rows, in the client's row order, signed by p (Ed25519,
   its identity key pinned in the deployment).  Only the client can open it;
@@ -37,7 +38,10 @@ from ..runtime import wire
 
 INPUT_TAG = b"MPCAUC3"
 RANK_TAG = b"MPCRNK2"
+KEYS_TAG = b"MPCKEY1"  # a client's MAC keys sealed to the dealer
+DEALER_INDEX = 2  # the party field of their associated data
 CLIENT_MAC_KEYS = 4  # a client's MAC keys under security with abort: one over every value, three more over the label
+SEALED_KEYS = sealing.sealed_size(8 * CLIENT_MAC_KEYS)  # their bytes sealed to the dealer
 _FIXED = struct.Struct(">7sBQ32s32sHH")  # tag, party, rows, reply key, nonce, evaluation-id and client-name lengths
 
 
@@ -97,12 +101,12 @@ class OpenedBundle:
 @dataclass(frozen=True)
 class AuthenticatedBundle:
     """An input bundle under security with abort (circuits.auth_inputs): this party's shares of the client's
-    values x (the key's digits, least significant first, then the label), of their MAC words (beta_0 x, then
-    beta_i times the label) and of the betas."""
+    values x (the key's digits, least significant first, then the label) and of their MAC words (beta_0 x, then
+    beta_i times the label), and the betas sealed to the dealer with their associated data."""
     client: str
     values: np.ndarray  # (digits + 1, rows)
     macs: np.ndarray  # (digits + CLIENT_MAC_KEYS, rows)
-    beta: np.ndarray  # (CLIENT_MAC_KEYS,)
+    sealed_keys: tuple  # (associated data, the betas sealed to the dealer): forwarded as they came
     reply_to: bytes
 
     @property
@@ -116,14 +120,17 @@ def _seal(tag, party, rows, reply_to, job: JobId, client, body, recipient) -> Se
     return SealedBundle(header, sealing.seal(recipient, body, header))
 
 
-def _open(key: sealing.KeyPair, tag: bytes, bundle: SealedBundle, words_per_row: int, extra: int = 0):
-    """The header and the body's (words_per_row, rows) int64 words, and its ``extra`` words after them."""
+def _open(key: sealing.KeyPair, tag: bytes, bundle: SealedBundle, words_per_row: int, extra: int = 0,
+          tail: int = 0):
+    """The header, the body's (words_per_row, rows) int64 words, its ``extra`` words after them and its last
+    ``tail`` bytes."""
     header = bundle.fields(tag)
     body = key.open(bundle.sealed, bundle.header)
-    if len(body) != 8 * (words_per_row * header.rows + extra):
+    if len(body) != 8 * (words_per_row * header.rows + extra) + tail:
         raise BundleIntegrityError(f"bundle of client {header.client!r} does not hold {header.rows} rows")
-    words = np.frombuffer(body, dtype=np.int64).copy()
-    return header, words[:words_per_row * header.rows].reshape(words_per_row, header.rows), words[len(words) - extra:]
+    words = np.frombuffer(body[:len(body) - tail], dtype=np.int64).copy()
+    return (header, words[:words_per_row * header.rows].reshape(words_per_row, header.rows),
+            words[len(words) - extra:], body[len(body) - tail:])
 
 
 def seal_client(client: str, job: JobId, keys: np.ndarray, radix_keys: np.ndarray, labels: np.ndarray, party_keys,
@@ -146,18 +153,28 @@ def client_mac_keys(reply: sealing.KeyPair) -> np.ndarray:
 
 
 def seal_authenticated(client: str, job: JobId, digits: np.ndarray, labels: np.ndarray, party_keys,
-                       reply: sealing.KeyPair) -> list:
+                       reply: sealing.KeyPair, dealer_key: bytes) -> list:
     """Share one client's key digits (D, rows) and labels (rows,) with its MAC words under its keys beta
-    (:func:`client_mac_keys`): x, beta_0 x and beta_i y for the labels y (mod 2^64), and the betas, additively; seal
-    share p for party p (circuits.auth_inputs)."""
+    (:func:`client_mac_keys`): x, beta_0 x and beta_i y for the labels y (mod 2^64), additively; seal share p for
+    party p, each with the betas sealed to the dealer (``dealer_key``, from the pinned deployment) after them
+    (circuits.auth_inputs)."""
     labels = np.asarray(labels, dtype=np.int64)
     values = np.concatenate([np.asarray(digits, dtype=np.int64), labels[None]])
     beta = client_mac_keys(reply)
     reply_to = reply.public
     macs = np.concatenate([values * beta[0], labels[None] * beta[1:, None]])  # wraps mod 2^64
-    shares = [sharing.split(values), sharing.split(macs), sharing.split(beta)]
-    return [_seal(INPUT_TAG, p, values.shape[1], reply_to, job, client, b"".join(s[p].tobytes() for s in shares),
-                  recipient) for p, recipient in enumerate(party_keys)]
+    shares = [sharing.split(values), sharing.split(macs)]
+    keys = sealing.seal(dealer_key, beta.tobytes(), client_keys_aad(job, client))
+    return [_seal(INPUT_TAG, p, values.shape[1], reply_to, job, client,
+                  b"".join(s[p].tobytes() for s in shares) + keys, recipient) for p, recipient in enumerate(party_keys)]
+
+
+def client_keys_aad(job: JobId, client: str) -> bytes:
+    """The associated data of a client's MAC keys sealed to the dealer: a bundle header of tag KEYS_TAG for the
+    dealer (party DEALER_INDEX), of the job and client, so the keys open for no other job or client."""
+    evaluation, name = job.evaluation.encode("utf-8"), client.encode("utf-8")
+    return _FIXED.pack(KEYS_TAG, DEALER_INDEX, CLIENT_MAC_KEYS, bytes(32), job.nonce, len(evaluation),
+                       len(name)) + evaluation + name
 
 
 def open_bundle(key: sealing.KeyPair, party: int, bundle: SealedBundle, columns: int = 1,
@@ -170,9 +187,10 @@ def open_bundle(key: sealing.KeyPair, party: int, bundle: SealedBundle, columns:
         raise BundleIntegrityError(f"bundle of client {header.client!r} is addressed to P{header.party}, "
                                    f"not P{party}")
     if digits is not None:
-        _, body, beta = _open(key, INPUT_TAG, bundle, 2 * digits + 1 + CLIENT_MAC_KEYS, CLIENT_MAC_KEYS)
-        return AuthenticatedBundle(header.client, body[:digits + 1], body[digits + 1:], beta, header.reply_to)
-    _, body, _ = _open(key, INPUT_TAG, bundle, 2 * columns + 1 + weighted)
+        _, body, _, keys = _open(key, INPUT_TAG, bundle, 2 * digits + 1 + CLIENT_MAC_KEYS, tail=SEALED_KEYS)
+        aad = client_keys_aad(JobId(header.evaluation, header.nonce), header.client)
+        return AuthenticatedBundle(header.client, body[:digits + 1], body[digits + 1:], (aad, keys), header.reply_to)
+    _, body, _, _ = _open(key, INPUT_TAG, bundle, 2 * columns + 1 + weighted)
     return OpenedBundle(header.client, body[:columns], body[columns:2 * columns], body[2 * columns], header.reply_to,
                         body[2 * columns + 1] if weighted else None)
 
@@ -211,7 +229,7 @@ def open_ranks(key: sealing.KeyPair, client: str, job: JobId, bundles, party_key
             party_keys[claimed].verify(bundle.signature, bundle.signed_part)
         except InvalidSignature:
             raise BundleIntegrityError(f"rank bundle for {client!r} is not signed by P{claimed}") from None
-        header, body, m = _open(key, RANK_TAG, bundle, 1 + authenticated, int(authenticated))
+        header, body, m, _ = _open(key, RANK_TAG, bundle, 1 + authenticated, int(authenticated))
         if header.client != client:
             raise BundleIntegrityError(f"rank bundle is addressed to client {header.client!r}, not {client!r}")
         if (header.evaluation, header.nonce) != (job.evaluation, job.nonce):

@@ -385,13 +385,14 @@ class Accepts:
 
 
 def make_submission(identity, ticket: Ticket, scores, labels, seal_keys, reply, weights=None,
-                    accepts: Accepts = Accepts(max_exact=1)) -> list:
+                    accepts: Accepts = Accepts(max_exact=1), dealer_key: bytes = b"") -> list:
     """[submission for P0, for P1] of one client's rows, signed with its identity key.
 
     seal_keys: P0's and P1's X25519 keys from the pinned deployment; reply: the client's key pair for its ranks
     (fresh per submission; under security with abort its MAC keys derive from it: bundles.client_mac_keys);
     weights: the rows' sample weights, exactly when the job is weighted; accepts: the client's terms for exact
-    releases of its rows (stated in the signed statement).
+    releases of its rows (stated in the signed statement); dealer_key: the dealer's X25519 key from the pinned
+    deployment, to which a job under security with abort has the client seal its MAC keys.
     """
     if not identity.role.startswith(CLIENT_PREFIX):
         raise InputError(f"the key of {identity.role} is not a client's key")
@@ -405,8 +406,12 @@ def make_submission(identity, ticket: Ticket, scores, labels, seal_keys, reply, 
     keys = ticket.encoder.encode(np.asarray(scores, dtype=np.float64).reshape(len(labels), -1).T)
     reply_to = reply.public
     if ticket.terms is not None and ticket.terms.security == "malicious":
+        if not dealer_key:
+            raise DeploymentError("the deployment gives the dealer no sealing key (seal_public), to which a job "
+                                  "under security with abort has clients seal their MAC keys: make the dealer's key "
+                                  "file and the deployment again with this version")
         bundles = seal_authenticated(name, ticket.job, ticket.encoder.key_digits(keys[0] + KEY_OFFSET),
-                                     np.asarray(labels, dtype=np.int64), seal_keys, reply)
+                                     np.asarray(labels, dtype=np.int64), seal_keys, reply, dealer_key)
     else:
         bundles = seal_client(name, ticket.job, keys, keys + KEY_OFFSET, np.asarray(labels, dtype=np.int64),
                               seal_keys, reply_to, units)

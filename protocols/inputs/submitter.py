@@ -122,7 +122,7 @@ def submit_rows(identity, deployment, evaluation: str, scores, labels, timeout_s
             _ask_room(links, len(scores))
             reply = KeyPair()
             submissions = make_submission(identity, ticket, scores, labels, deployment.seal_keys(), reply,
-                                          accepts=policy.accepts)
+                                          accepts=policy.accepts, dealer_key=deployment.dealer_seal_key())
         except InputError as err:  # the parties need not wait for this client until their deadline
             for link in links.values():
                 _decline(link, told or str(err))

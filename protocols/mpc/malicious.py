@@ -5,8 +5,9 @@ and before the job's result goes out; docs/protocols/malicious-security.md state
 
 1. **Enter** (:meth:`AuthenticatedRows.enter`): every client's shares of its key's 2-bit digits and label enter
    under a fresh MAC key set of this job (circuits.macs.Authenticator, keys from the dealer), bound to the client's
-   own MACs (circuits.auth_inputs: a party that enters another share is caught, the client is named); each label
-   is checked to be a bit, and the key's top digit when the key has an odd number of bits (a client that fails is
+   own MACs, whose keys the dealer opens from what the client sealed to it (circuits.auth_inputs: a party that
+   enters another share is caught, the client is named); each label is checked to be a bit, and the key's top
+   digit when the key has an odd number of bits (a client that fails, or whose sealed keys do not open, is
    invalid, as circuits.validity's check names it in the semi-honest mode).
 2. **Compute** (:func:`compute`): the tie-aware rank sums from two authenticated radix sorts (circuits.auth_auc),
    W and n1 released through Authenticator.release (a MAC check of everything before, the opening, a check of the
@@ -49,13 +50,14 @@ class AuthenticatedRows:
         if ctx.rank == 0:
             ctx.progress(f"entering {m} rows under MACs and checking every client's MACs inside the MPC")
         auth = authenticator(ctx, m, job.ranks)
-        key_digits, labels, betas = client_values(auth, [(b.client, b.values, b.macs, b.beta) for b in bundles],
-                                                  digits)
+        key_digits, labels, betas, flagged = client_values(
+            auth, [(b.client, b.values, b.macs, b.sealed_keys) for b in bundles], digits)
         odd = job.evaluation.encoder.key_bits % 2
         bad = invalid_rows(auth, labels, key_digits[-1] if odd else None)
         owners = tuple((b.client, b.reply_to, b.rows) for b in bundles)
         ends = np.cumsum([rows for _, _, rows in owners])
-        invalid = [client for (client, _, rows), end in zip(owners, ends) if bad[end - rows:end].any()]
+        invalid = [client for (client, _, rows), end, keys_bad in zip(owners, ends, flagged)
+                   if keys_bad or bad[end - rows:end].any()]
         return cls(auth, key_digits, labels, betas[:, 0], owners, invalid)
 
     @property

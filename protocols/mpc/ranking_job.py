@@ -215,7 +215,8 @@ def _run_job(session, request: Request, method, ranks, central, budget) -> JobRu
             run.reply_keys[identity.role[len(CLIENT_PREFIX):]] = reply
             submissions.append(make_submission(identity, run.ticket, scores, labels, seal_keys, reply,
                                                None if request.weights is None else request.weights[j],
-                                               Accepts()))  # relayed: the coordinator's own rows, not counted
+                                               Accepts(),  # relayed: the coordinator's own rows, not counted
+                                               session.deployment.dealer_seal_key()))
         run.sharing_s = time.perf_counter() - sharing
         run.upload_bytes = sum(len(s.bundle.header) + len(s.bundle.sealed) + len(s.statement) + len(s.signature)
                                for pair in submissions for s in pair)

@@ -337,8 +337,9 @@ def _total_fits(gates, weights) -> bool:
 def invalid_inputs(clients) -> str:
     """The refusal naming the clients whose rows failed the in-MPC check."""
     return (f"client(s) {', '.join(map(repr, clients))} submitted rows outside the protocol's domain (a label "
-            f"other than 0 or 1, a score key outside the declared encoding's range, or a weight outside [0, "
-            f"2^{TOTAL_BITS}] units; checked inside the MPC, only one validity bit per client was opened)")
+            f"other than 0 or 1, a score key outside the declared encoding's range, a weight outside [0, "
+            f"2^{TOTAL_BITS}] units, or under security with abort MAC keys the dealer could not open; checked inside "
+            f"the MPC, only one validity bit per client was opened)")
 
 
 def _charge(ctx, charge) -> "dict | Refused":

@@ -42,6 +42,12 @@ destination vectors, on 32-bit words; of a column needed only modulo
 (circuits.correlations.narrow), and likewise of the one-hot correlation and
 of the permutations the parties announce; a dealer answer to P0 travels as
 int64 words (:func:`as_words`).
+
+Under security with abort (circuits.macs) the dealer also draws the MAC
+keys and deals authenticated correlations, and opens each client's MAC keys
+from what the client sealed to the dealer's own X25519 key (pinned in the
+deployment) and both parties forwarded alike: it sees those random keys,
+never a share of a client's values.
 """
 import secrets
 
@@ -56,6 +62,7 @@ from ...circuits.select import onehot_receiver
 from ...circuits.streams import (AND_A, AND_B, AND_C, AUTH_MAC, AUTH_VALUE, BIT_MASK, BIT_SHARE, DEALER_WORDS,
                                  DIGIT_MASK, KEY_BYTES, MUL_A, MUL_B, MUL_C,
                                  ONEHOT_SHARE, PRODUCT_MASK, PRODUCT_SHARE, KeyStream)
+from ..errors import BundleIntegrityError
 from .csprng import TUPLES, KeyedGenerator
 from .memory import release_free_memory
 
@@ -78,9 +85,11 @@ class Dealer(TTPServer):
     digit and bit correlations, AND and product triples in batches (circuits.gates), MAC keys and
     authenticated correlations (circuits.macs)."""
 
-    def __init__(self):
+    def __init__(self, seal_key=None):
         """Serve P0's requests until it says "terminate": each a name of :data:`SERVED` (anything else, such as
-        the server's own helpers, is refused: P0 may deviate), answered to P0 alone."""
+        the server's own helpers, is refused: P0 may deviate), answered to P0 alone.  seal_key: the dealer's
+        X25519 key pair (protocols.runtime.sealing), under which clients seal their MAC keys."""
+        self._seal_key = seal_key
         crypten.init()
         comm = crypten.communicator.get()
         self.ttp_group, self.comm_group, self.device = comm.ttp_group, comm.ttp_comm_group, "cpu"
@@ -190,18 +199,24 @@ class Dealer(TTPServer):
         comm.send_array(np.concatenate([number, shares[1]]), 1, comm.ttp_group)
         return torch.from_numpy(np.concatenate([number, shares[0]]))
 
-    def authenticated(self, law, index, shape, owner=None, macs=1, keyset=0):
+    def authenticated(self, law, index, shape, owner=None, macs=1, keyset=0, sealed=None):
         """P0's value shares and MAC shares (under the first ``macs`` keys of set ``keyset``) of correlation
         ``index`` of ``law`` (circuits.macs.LAWS; its words from the dealer's own key, P1's shares from P1's
         stream at index circuits.macs.stream_index(keyset, index)), then, for an ``input`` mask owned by P0, its
         clear words (P1's sent to P1).  Served only if P1 sent the dealer the same request (law, index, shape,
-        owner, macs, keyset), and each (keyset, index) once: P0 alone cannot turn a mask P1 counts on into one
-        whose clear words it receives, nor have one served twice."""
+        owner, macs, keyset, sealed), and each (keyset, index) once: P0 alone cannot turn a mask P1 counts on into
+        one whose clear words it receives, nor have one served twice.
+
+        Law ``client_keys``: the words are the clients' MAC keys, (K, C), opened from ``sealed`` (per client the
+        associated data and the sealed keys its bundles carry: :meth:`_client_keys`), followed by a flag per
+        client whose keys do not open (also sent to P1).  Both parties forward their own copies, so a party that
+        forwards other keys is refused; none learns the keys."""
         comm = crypten.communicator.get()
         shape = tuple(int(n) for n in shape)
         expected = comm.recv_obj(1, comm.ttp_group)  # P1's own account of the request: both must agree
         if (law not in LAWS or not 0 <= keyset < len(self._keysets) or (keyset, index) in self._served
-                or not 1 <= macs <= len(self._keysets[keyset]) or expected != (law, index, shape, owner, macs, keyset)):
+                or not 1 <= macs <= len(self._keysets[keyset]) or (law == "client_keys") != (sealed is not None)
+                or expected != (law, index, shape, owner, macs, keyset, sealed)):
             raise RequestRefused(f"authenticated correlation {law!r} {index} refused (no such MAC keys, unknown, "
                                  f"reused or not the one P1 expects)")
         self._served.add((keyset, index))
@@ -209,9 +224,12 @@ class Dealer(TTPServer):
             self._own = KeyStream(secrets.token_bytes(KEY_BYTES))
         index = stream_index(keyset, index)
         alphas = self._keysets[keyset]
+        flags = None
         if law in DERIVED:  # a tuple the law makes of uniform words
             rows, made_of = DERIVED[law]
             clear = made_of(self._own.words(DEALER_WORDS, index, (rows, int(np.prod(shape[1:]))))).reshape(shape)
+        elif law == "client_keys":
+            clear, flags = self._client_keys(sealed, shape)
         else:
             clear = self._own.words(DEALER_WORDS, index, shape)
         p1 = self._streams[1]
@@ -222,7 +240,31 @@ class Dealer(TTPServer):
             comm.send_array(clear, 1, comm.ttp_group)
         elif law == "input":
             out.append(clear[None])
-        return torch.from_numpy(np.concatenate(out))
+        if flags is not None:
+            comm.send_array(flags, 1, comm.ttp_group)
+            out.append(flags)
+        return torch.from_numpy(np.concatenate([o.reshape(-1) for o in out]))
+
+    def _client_keys(self, sealed, shape):
+        """The clients' MAC keys (K, C) opened from ``sealed`` [(associated data, sealed keys)], and a flag (C,)
+        for each client whose sealed keys do not open under the dealer's key or are not K words (its keys are
+        then 0: the parties leave that client out and open nothing of its MACs)."""
+        if self._seal_key is None:
+            raise RequestRefused("the dealer has no sealing key: it cannot open the clients' MAC keys")
+        count, clients = shape
+        if len(sealed) != clients:
+            raise RequestRefused(f"{len(sealed)} clients' sealed MAC keys for {clients} clients: refused")
+        keys, flags = np.zeros(shape, dtype=np.int64), np.zeros(clients, dtype=np.int64)
+        for c, (aad, blob) in enumerate(sealed):
+            try:
+                plain = self._seal_key.open(blob, aad)
+            except BundleIntegrityError:
+                plain = b""
+            if len(plain) == 8 * count:
+                keys[:, c] = np.frombuffer(plain, dtype=np.int64)
+            else:
+                flags[c] = 1
+        return keys, flags
 
     def and_triples(self, count, index):
         """P0's share c_0 = (a AND b) XOR c_1 of ``count`` AND triples (circuits.gates); a, b, c_1 from the streams."""

@@ -6,12 +6,13 @@
     roles:
       P0:     {address: HOST:PORT, certificate: PEM, fingerprint: SHA-256 hex, seal_public: hex}
       P1:     {address: HOST:PORT, certificate: PEM, fingerprint: ..., seal_public: hex}
-      dealer: {address: HOST:PORT, certificate: PEM, fingerprint: ...}
+      dealer: {address: HOST:PORT, certificate: PEM, fingerprint: ..., seal_public: hex}
       coordinator: {certificate: PEM, fingerprint: ...}     # submits jobs; listens nowhere
 
 Each role's private keys live in its own key file (mode 0600, protocols.runtime.identity),
-on its own host.  Clients take the parties' sealing keys from this file
-(pinned), never from the network.
+on its own host.  Clients take the parties' and the dealer's sealing keys from
+this file (pinned), never from the network: under security with abort a client
+seals its MAC keys to the dealer (protocols.inputs.bundles).
 """
 import os
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 import yaml
 
 from ..errors import DeploymentError
-from .identity import ROLES, SERVING, Identity, PublicIdentity
+from .identity import DEALER, ROLES, SERVING, Identity, PublicIdentity
 
 FORMAT = "mpc-auc-deployment/1"
 
@@ -48,6 +49,11 @@ class Deployment:
     def seal_keys(self) -> list:
         """[P0's, P1's] X25519 public keys, under which clients seal their shares."""
         return [self.public(r).seal_public for r in ("P0", "P1")]
+
+    def dealer_seal_key(self) -> bytes:
+        """The dealer's X25519 public key, under which clients seal their MAC keys (security with abort); empty
+        in a deployment made before the dealer had one (protocols.inputs.submission.make_submission refuses)."""
+        return self.public(DEALER).seal_public
 
     # file ---------------------------------------------------------------------
     def save(self, path: str) -> None:

@@ -36,6 +36,7 @@ COMPUTE = ("P0", "P1")
 DEALER = "dealer"
 COORDINATOR = "coordinator"
 SERVING = COMPUTE + (DEALER,)  # the roles that listen
+SEALING = SERVING  # the roles clients seal to: the parties their shares, the dealer their MAC keys (security with abort)
 ROLES = SERVING + (COORDINATOR,)
 MAX_CLIENT_ID = 256
 CLIENT_PREFIX = "client:"  # a data owner's role: "client:<its name on the roster>"
@@ -91,7 +92,7 @@ def _self_signed(role: str, key: Ed25519PrivateKey) -> x509.Certificate:
 @wire.message
 @dataclass(frozen=True)
 class PublicIdentity:
-    """What everyone may know of a role: its certificate (PEM) and, for P0/P1, its sealing key."""
+    """What everyone may know of a role: its certificate (PEM) and, for P0, P1 and the dealer, its sealing key."""
     role: str
     certificate: str
     seal_public: bytes = b""
@@ -115,7 +116,8 @@ class PublicIdentity:
 
 
 class Identity:
-    """A role's private keys: the TLS key (Ed25519) and, for the compute parties, the sealing key (X25519).
+    """A role's private keys: the TLS key (Ed25519) and, for the compute parties and the dealer, the sealing key
+    (X25519).
 
     A client's identity (role ``client:NAME``) signs its submissions with the same Ed25519 key
     that its certificate carries (protocols.inputs.submission).
@@ -127,7 +129,7 @@ class Identity:
         self.role = role
         self.tls_key = tls_key or Ed25519PrivateKey.generate()
         self.certificate = certificate or _self_signed(role, self.tls_key)
-        self.seal_key = seal_key or (KeyPair() if role in COMPUTE else None)
+        self.seal_key = seal_key or (KeyPair() if role in SEALING else None)
 
     @property
     def public(self) -> PublicIdentity:

@@ -43,12 +43,14 @@ class RoleContext:
 
     stream_key: the dealer key k_p of this party (protocols.runtime.csprng; provider TTP), from which
     the shuffles' correlations are expanded.  seal_key: the X25519 key clients seal shares to.
+    deployment: the session's pinned roles (protocols.runtime.deployment).
     ledger: this party's privacy ledger.  listener: this role's listening socket, where clients
     submitting directly connect (protocols.inputs.intake).
     """
 
-    def __init__(self, role, rank, provider, control, identity=None, stream_key=None, ledger=None, listener=None):
-        self.role, self.rank, self.provider = role, rank, provider
+    def __init__(self, role, rank, provider, control, identity=None, stream_key=None, ledger=None, listener=None,
+                 deployment=None):
+        self.role, self.rank, self.provider, self.deployment = role, rank, provider, deployment
         self._identity = identity
         self.stream_key = stream_key
         self.seal_key = identity.seal_key if identity is not None else None
@@ -140,7 +142,8 @@ def _session(identity, deployment, listener, control, local_targets, once, ledge
                                                                              mesh.items()}, names, provider == "TTP"))
         crypten.cfg.mpc.provider = provider
         crypten.cfg.communicator.verbose = True  # count rounds and bytes
-        result = _run(role, rank, provider, control, identity, target, start.get("args", ()), ledger, listener)
+        result = _run(role, rank, provider, control, identity, target, start.get("args", ()), ledger, listener,
+                      deployment)
         send_message(control, "done", result)
         return True
     except BaseException as err:  # report anything to the coordinator, then drop the session
@@ -169,16 +172,17 @@ def _session(identity, deployment, listener, control, local_targets, once, ledge
             listener.drop(lambda h: h.get("session") == session)
 
 
-def _run(role, rank, provider, control, identity, target, args, ledger, listener):
-    if role == DEALER:
-        (target or Dealer)()  # CrypTen's TTP loop with CSPRNG keys; returns when P0 sends "terminate"
+def _run(role, rank, provider, control, identity, target, args, ledger, listener, deployment):
+    if role == DEALER:  # CrypTen's TTP loop with CSPRNG keys; returns when P0 sends "terminate"
+        (target or Dealer)(identity.seal_key)
         return TrafficMeter(since_session_start=True).read()
     crypten.init()
     stream_key = None
     if provider == "TTP":
         stream_key = csprng.dealer_key()
     own_ledger = (ledger or LedgerPlace()).open(role)
-    result = target(RoleContext(role, rank, provider, control, identity, stream_key, own_ledger, listener), *args)
+    result = target(RoleContext(role, rank, provider, control, identity, stream_key, own_ledger, listener,
+                                deployment), *args)
     crypten.uninit()
     return result
 

@@ -1,6 +1,8 @@
-"""Sealing a byte string for one compute party: X25519 + HKDF-SHA256 + ChaCha20-Poly1305.
+"""Sealing a byte string for one role: X25519 + HKDF-SHA256 + ChaCha20-Poly1305.
 
-A fresh ephemeral X25519 key per message is agreed with the party's static
+The recipient is a compute party (a client's shares), the dealer (a client's
+MAC keys under security with abort) or a client (its ranks, under its reply
+key).  A fresh ephemeral X25519 key per message is agreed with the recipient's static
 public key; HKDF over the shared secret and both public keys gives the AEAD
 key.  The associated data (clear but authenticated) binds the header, so a
 relay can route but neither read nor alter a bundle, and a bundle sealed for
@@ -20,6 +22,7 @@ from ..errors import BundleIntegrityError
 _INFO = b"mpc-auc sealed bundle v1"
 _NONCE = 12
 _PUB = 32
+_TAG = 16  # ChaCha20-Poly1305's tag
 
 
 def _raw(public_key: X25519PublicKey) -> bytes:
@@ -49,7 +52,7 @@ class KeyPair:
         return HKDF(algorithm=hashes.SHA256(), length=length, salt=None, info=label).derive(raw)
 
     def open(self, sealed: bytes, aad: bytes) -> bytes:
-        if len(sealed) < _PUB + _NONCE + 16:
+        if len(sealed) < sealed_size(0):
             raise BundleIntegrityError("sealed bundle is truncated")
         ephemeral_pub, nonce, body = sealed[:_PUB], sealed[_PUB:_PUB + _NONCE], sealed[_PUB + _NONCE:]
         shared = self._private.exchange(X25519PublicKey.from_public_bytes(ephemeral_pub))
@@ -58,6 +61,11 @@ class KeyPair:
         except InvalidTag:
             raise BundleIntegrityError(
                 "bundle failed authentication: it was modified or sealed for another party") from None
+
+
+def sealed_size(plaintext_bytes: int) -> int:
+    """The bytes :func:`seal` makes of ``plaintext_bytes``: the ephemeral key, the nonce, the text and its tag."""
+    return _PUB + _NONCE + plaintext_bytes + _TAG
 
 
 def seal(recipient_pub: bytes, plaintext: bytes, aad: bytes) -> bytes:

@@ -144,3 +144,17 @@ def test_the_cli_states_the_security_and_maps_a_deviation_to_its_exit_status(tmp
     assert main(["run", "--input", str(data), "--security", "malicious", "--out", str(tmp_path / "no.json")]) \
         == DEVIATION_EXIT
     assert "P1 stopped the job: Deviation: the MAC check after the shuffle" in capsys.readouterr().err
+
+
+def test_a_client_whose_sealed_keys_do_not_open_is_named_invalid_not_a_deviation(monkeypatch):
+    """A client that sealed its MAC keys for another job (or to another key) is flagged by the dealer: the parties
+    open nothing of its MACs and name it invalid, as a client with a label that is not a bit (refused here; left
+    out by a deployed evaluation whose intake says exclude_invalid, ranking_party's one path for invalid clients):
+    it cannot make the job stop as a deviation."""
+    from mpc_auc.protocols.inputs import bundles
+
+    aad = bundles.client_keys_aad
+    monkeypatch.setattr(bundles, "client_keys_aad", lambda job, client: aad(job, client + "?" * (client == "b")))
+    labels, scores = np.tile([0, 1], 15), np.linspace(0, 1, 30)
+    with pytest.raises(InputError, match=r"client\(s\) 'b' submitted rows .* MAC keys the dealer could not open"):
+        private_auc(labels, scores, clients=np.repeat(["a", "b", "c"], 10), context=Context(security="malicious"))

@@ -148,3 +148,29 @@ def test_ranks_under_security_with_abort_are_checked_against_the_clients_mac_key
     plain = [seal_ranks(p, JOB, "alice", alice.public, share[0], signers[p].sign) for p, share in enumerate((bent, s1))]
     assert open_ranks(alice, "alice", JOB, plain, verify)[2] == 8  # weakened: the moved rank is taken
     assert client_mac_keys(alice)[0] == client_mac_keys(alice)[0] != client_mac_keys(KeyPair())[0]
+
+
+def test_under_security_with_abort_the_clients_keys_are_sealed_to_the_dealer_alone():
+    """Both bundles carry the same MAC keys sealed to the dealer, bound to the job and client: the parties forward
+    them, only the dealer opens them, and for no other job; a deployment without the dealer's sealing key is
+    refused by name before anything is sealed."""
+    from mpc_auc.protocols.errors import DeploymentError
+    from mpc_auc.protocols.inputs.bundles import client_keys_aad, seal_authenticated
+    from mpc_auc.protocols.inputs.encoding import ScoreEncoder
+    from mpc_auc.protocols.inputs.submission import ReleaseTerms, Ticket, make_submission
+    from mpc_auc.protocols.runtime.identity import Identity, client_role
+
+    parties, dealer, reply, job = [KeyPair(), KeyPair()], KeyPair(), KeyPair(), JobId("e", b"n" * 32)
+    made = seal_authenticated("a", job, np.arange(6).reshape(2, 3) % 4, [0, 1, 1], [k.public for k in parties],
+                              reply, dealer.public)
+    opened = [open_bundle(parties[p], p, made[p], digits=2) for p in (0, 1)]
+    assert opened[0].sealed_keys == opened[1].sealed_keys
+    aad, keys = opened[0].sealed_keys
+    assert aad == client_keys_aad(job, "a")
+    assert np.array_equal(np.frombuffer(dealer.open(keys, aad), np.int64), client_mac_keys(reply))
+    for wrong_key, wrong_aad in ((parties[0], aad), (dealer, client_keys_aad(JobId("e", b"m" * 32), "a"))):
+        with pytest.raises(BundleIntegrityError):
+            wrong_key.open(keys, wrong_aad)
+    ticket = Ticket("e", b"n" * 32, ScoreEncoder(), False, ReleaseTerms("mpc-exact", security="malicious"), 1, 1)
+    with pytest.raises(DeploymentError, match="gives the dealer no sealing key"):
+        make_submission(Identity(client_role("a")), ticket, [0.1, 0.9], [0, 1], [k.public for k in parties], reply)
