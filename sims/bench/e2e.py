@@ -84,22 +84,25 @@ def paired_dataset(directory: str, m: int) -> str:
 METRIC_JOBS = (("full report: --metrics auc,ci,ap,roc,ks", [], ["--metrics", "auc,ci,ap,roc,ks"]),
                ("two-model DeLong test: --score-col score,second --metrics auc,ci", ["two"],
                 ["--score-col", "score,second", "--metrics", "auc,ci"]),
-               ("weighted AUC: --weight-col weight", ["two"], ["--weight-col", "weight"]))
+               ("weighted AUC: --weight-col weight", ["two"], ["--weight-col", "weight"]),
+               ("security with abort: --security malicious", [], ["--security", "malicious"]))
 
 
 def metric_rows(directory: str, tmp: str, m: int, timeout_s: float, repeat: int, alone: dict) -> list:
-    """The metrics' rows at M (float64): each job's median protocol time against the AUC alone's."""
-    lines = ["| M | job | runs | protocol s (median) | x AUC alone | P0 sent GB | P0 hops |",
-             "|---|---|---|---|---|---|---|",
+    """The metrics' rows at M (float64), and the AUC under security with abort: each job's median protocol time,
+    P0's bytes and hops against the AUC alone's (the semi-honest job of the same rows)."""
+    lines = ["| M | job | runs | protocol s (median) | x AUC alone | P0 sent GB | x | P0 hops | x |",
+             "|---|---|---|---|---|---|---|---|---|",
              f"| {m:,} | AUC alone | {len(alone['runs'])} | {alone['protocol']:.2f} | 1.00 "
-             f"| {alone['sent'] / GB:.2f} | {alone['hops']} |"]
+             f"| {alone['sent'] / GB:.2f} | 1.00 | {alone['hops']} | 1.00 |"]
     for name, files, options in METRIC_JOBS:
         path = paired_dataset(directory, m) if files else dataset(directory, m)
         runs = sorted((run_ours(path, tmp, timeout_s, "float64", options) for _ in range(repeat)),
                       key=lambda r: r["protocol"])
         row = runs[len(runs) // 2]
         lines.append(f"| {m:,} | {name} | {repeat} | **{row['protocol']:.2f}** "
-                     f"| **{row['protocol'] / alone['protocol']:.2f}** | {row['sent'] / GB:.2f} | {row['hops']} |")
+                     f"| **{row['protocol'] / alone['protocol']:.2f}** | {row['sent'] / GB:.2f} "
+                     f"| {row['sent'] / alone['sent']:.2f} | {row['hops']} | {row['hops'] / alone['hops']:.2f} |")
         print(f"  done: M={m:,} {name}: protocol {row['protocol']:.2f} s", file=sys.stderr, flush=True)
     return lines
 
@@ -266,8 +269,8 @@ def main(argv=None) -> int:
                   "dealer, over the whole protocol; hops: protocols.runtime.link.HopClock, a round trip is two):", "",
               *phase_table(rows)]
     if metrics:
-        lines += ["", "Metrics from the same sort (docs/protocols/mpc-exact.md), float64, P0's protocol time:", "",
-                  *metrics]
+        lines += ["", "Metrics from the same sort (docs/protocols/mpc-exact.md) and the AUC under security with abort "
+                      "(docs/protocols/malicious-security.md), float64, P0's protocol time:", "", *metrics]
     for dtype in args.dtypes:
         summary = growth([r for r in rows if r["dtype"] == dtype])
         if summary:

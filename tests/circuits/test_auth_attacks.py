@@ -228,14 +228,14 @@ def _mask_reuse_party(ctx):
 class MaskReusingDealer:
     """The dealer without its refusal of a second correlation over one shuffle's masks (made in the role)."""
 
-    def __new__(cls):
+    def __new__(cls, seal_key=None):
         from mpc_auc.protocols.runtime.dealer import Dealer
 
         class Reusing(Dealer):
             def permutation_correlation(self, *args, **kwargs):
                 self._served_masks.clear()
                 return super().permutation_correlation(*args, **kwargs)
-        return Reusing()
+        return Reusing(seal_key)
 
 
 def test_a_second_correlation_over_one_shuffles_masks_would_show_p0_a_destination_vector():
