@@ -26,7 +26,8 @@ from ..config import read_config, write_config
 from ..plots import epsilon_ticks, figure, styles
 from . import checks as sc
 from .collusion_checks import collusion, dealer_keys, network_observer
-from .deviating_party import deviation_checks, job_deviation_checks
+from .deviating_jobs import job_deviation_checks
+from .deviating_party import deviation_checks
 from .release_checks import (GAUSS_DELTA, INFERENCE_MECHANISMS, across_evaluations, audits, label_inference,
                              release_attacks, top_k)
 from .report import markdown, summary

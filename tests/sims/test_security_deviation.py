@@ -3,7 +3,8 @@ party's cheats on the authenticated sort caught in every phase, and its control,
 skipped, caught releasing wrong ranks (test_security.py: the command and its other steps)."""
 import pytest
 
-from mpc_auc.sims.security.deviating_party import deviation_checks, job_deviation_checks
+from mpc_auc.sims.security.deviating_jobs import job_deviation_checks
+from mpc_auc.sims.security.deviating_party import deviation_checks
 
 from security_steps import run_step
 
@@ -17,5 +18,6 @@ def test_each_partys_cheats_are_caught_and_the_runs_without_checks_release_wrong
 @pytest.mark.slow  # ten sessions; tests/protocols/mpc/test_malicious.py runs the same cheats in make test
 def test_each_partys_cheats_stop_whole_jobs_and_the_jobs_without_checks_release_a_wrong_auc():
     found = run_step(job_deviation_checks, 27, deviation_jobs=1)
+    per_party = [("attack", True)] * 3 + [("control", False)] * 2  # the offset, a replay, a substitution; two controls
     assert [(c["kind"], c["name"][:2], c["passed"]) for c in found] == [
-        ("attack", "P0", True), ("control", "P0", False), ("attack", "P1", True), ("control", "P1", False)]
+        (kind, f"P{party}", passed) for party in (0, 1) for kind, passed in per_party]

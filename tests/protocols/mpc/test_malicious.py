@@ -17,7 +17,7 @@ from mpc_auc.protocols.errors import DeviationDetected, InputError
 from mpc_auc.protocols.inputs.encoding import ScoreEncoder
 from mpc_auc.protocols.mpc.exact import mpc_exact_auc
 from mpc_auc.protocols.release_spec import ReleaseSpec
-from mpc_auc.sims.security.deviating_party import cheating_job, semi_honest_bent
+from mpc_auc.sims.security.deviating_jobs import OTHER_FRAME, cheating_job, semi_honest_bent
 
 MALICIOUS = ReleaseSpec(security="malicious")
 
@@ -75,6 +75,13 @@ def test_a_party_that_changes_one_word_it_sends_stops_the_job_and_nothing_is_rel
     _, stopped = cheating_job(cheater, phase)
     assert isinstance(stopped, DeviationDetected)
     assert "Deviation: the MAC check after" in str(stopped) and "nothing is released" in str(stopped)
+
+
+@pytest.mark.parametrize("cheater,mode", [(1, "replay"), (0, "substitute")])
+def test_a_party_that_replays_a_stale_frame_or_substitutes_its_share_stops_the_job(cheater, mode):
+    """In the shuffle of digit 1: the frame of the same length it sent in digit 0's shuffle, or random words."""
+    _, stopped = cheating_job(cheater, "the shuffle of digit", frame=OTHER_FRAME, mode=mode)
+    assert isinstance(stopped, DeviationDetected) and "Deviation: the MAC check after" in str(stopped)
 
 
 def test_without_the_mac_checks_the_same_cheat_releases_a_wrong_auc():
