@@ -41,6 +41,7 @@ OWN_NOISE = 21  # a party's share of joint random words, under a key of its own 
 AUTH_VALUE, AUTH_MAC = 22, 23  # P1's shares of an authenticated dealer word and of its MAC (circuits.macs)
 CHECK_COEFFICIENTS = 24  # a MAC check's coefficients, under the two parties' joint coin (circuits.macs)
 DEALER_WORDS = 25  # the dealer's own words of an authenticated correlation, under a key only it holds
+CLIENT_SHARES = 26  # P1's shares of a client's values under security with abort, from the client's seed (bundles)
 
 
 def check_key(key) -> None:

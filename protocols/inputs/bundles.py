@@ -18,19 +18,23 @@ for: change any of them and the AEAD refuses it.
   instead p's additive shares of the key's 2-bit digits (least significant first) and the label, then of the same
   values times the client's MAC key beta_0 and of the label times beta_1..beta_3, then the
   :data:`CLIENT_MAC_KEYS` betas sealed to the dealer (the same bytes in both bundles, bound to the job and
-  the client: :func:`client_keys_aad`), which the parties forward and the dealer alone opens.
+  the client: :func:`client_keys_aad`), which the parties forward and the dealer alone opens.  P1's shares
+  travel as a 32-byte seed (from ``secrets``) they expand from (AES-256-CTR, circuits.streams), P0's as the
+  values less them: P1's bundle holds no word per row.
 * Rank bundle (party p -> client): p's shares of twice the global 0-based mid-rank of
   each of the client's rows, in the client's row order, signed by p (Ed25519,
   its identity key pinned in the deployment).  Only the client can open it;
   with both parties' valid bundles of its own job it recovers its own ranks,
   nothing else.
 """
+import secrets
 import struct
 from dataclasses import dataclass
 
 import numpy as np
 from cryptography.exceptions import InvalidSignature
 
+from ...circuits.streams import CLIENT_SHARES, KEY_BYTES, KeyStream
 from . import sharing
 from ..runtime import sealing
 from ..errors import BundleIntegrityError
@@ -163,10 +167,21 @@ def seal_authenticated(client: str, job: JobId, digits: np.ndarray, labels: np.n
     beta = client_mac_keys(reply)
     reply_to = reply.public
     macs = np.concatenate([values * beta[0], labels[None] * beta[1:, None]])  # wraps mod 2^64
-    shares = [sharing.split(values), sharing.split(macs)]
+    seed = secrets.token_bytes(KEY_BYTES)
+    p1 = _seeded_shares(seed, len(digits), values.shape[1])
+    p0 = [whole - share for whole, share in zip((values, macs), p1)]  # mod 2^64
     keys = sealing.seal(dealer_key, beta.tobytes(), client_keys_aad(job, client))
-    return [_seal(INPUT_TAG, p, values.shape[1], reply_to, job, client,
-                  b"".join(s[p].tobytes() for s in shares) + keys, recipient) for p, recipient in enumerate(party_keys)]
+    bodies = [b"".join(share.tobytes() for share in p0) + keys, seed + keys]
+    return [_seal(INPUT_TAG, p, values.shape[1], reply_to, job, client, body, recipient)
+            for p, (body, recipient) in enumerate(zip(bodies, party_keys))]
+
+
+def _seeded_shares(seed: bytes, digits: int, rows: int) -> tuple:
+    """P1's shares of a client's values (digits + 1, rows) and MAC words (digits + CLIENT_MAC_KEYS, rows) under
+    security with abort, expanded from the client's seed."""
+    stream = KeyStream(seed)
+    return (stream.words(CLIENT_SHARES, 0, (digits + 1, rows)),
+            stream.words(CLIENT_SHARES, 1, (digits + CLIENT_MAC_KEYS, rows)))
 
 
 def client_keys_aad(job: JobId, client: str) -> bytes:
@@ -187,8 +202,12 @@ def open_bundle(key: sealing.KeyPair, party: int, bundle: SealedBundle, columns:
         raise BundleIntegrityError(f"bundle of client {header.client!r} is addressed to P{header.party}, "
                                    f"not P{party}")
     if digits is not None:
-        _, body, _, keys = _open(key, INPUT_TAG, bundle, 2 * digits + 1 + CLIENT_MAC_KEYS, tail=SEALED_KEYS)
         aad = client_keys_aad(JobId(header.evaluation, header.nonce), header.client)
+        if party == 1:
+            _, _, _, tail = _open(key, INPUT_TAG, bundle, 0, tail=KEY_BYTES + SEALED_KEYS)
+            values, macs = _seeded_shares(tail[:KEY_BYTES], digits, header.rows)
+            return AuthenticatedBundle(header.client, values, macs, (aad, tail[KEY_BYTES:]), header.reply_to)
+        _, body, _, keys = _open(key, INPUT_TAG, bundle, 2 * digits + 1 + CLIENT_MAC_KEYS, tail=SEALED_KEYS)
         return AuthenticatedBundle(header.client, body[:digits + 1], body[digits + 1:], (aad, keys), header.reply_to)
     _, body, _, _ = _open(key, INPUT_TAG, bundle, 2 * columns + 1 + weighted)
     return OpenedBundle(header.client, body[:columns], body[columns:2 * columns], body[2 * columns], header.reply_to,

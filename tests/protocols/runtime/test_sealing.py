@@ -152,8 +152,8 @@ def test_ranks_under_security_with_abort_are_checked_against_the_clients_mac_key
 
 def test_under_security_with_abort_the_clients_keys_are_sealed_to_the_dealer_alone():
     """Both bundles carry the same MAC keys sealed to the dealer, bound to the job and client: the parties forward
-    them, only the dealer opens them, and for no other job; a deployment without the dealer's sealing key is
-    refused by name before anything is sealed."""
+    them, only the dealer opens them, and for no other job; P1's shares expand from a seed; a deployment without
+    the dealer's sealing key is refused by name before anything is sealed."""
     from mpc_auc.protocols.errors import DeploymentError
     from mpc_auc.protocols.inputs.bundles import client_keys_aad, seal_authenticated
     from mpc_auc.protocols.inputs.encoding import ScoreEncoder
@@ -165,6 +165,10 @@ def test_under_security_with_abort_the_clients_keys_are_sealed_to_the_dealer_alo
                               reply, dealer.public)
     opened = [open_bundle(parties[p], p, made[p], digits=2) for p in (0, 1)]
     assert opened[0].sealed_keys == opened[1].sealed_keys
+    values = sharing.combine(opened[0].values, opened[1].values)
+    assert values.tolist() == [[0, 1, 2], [3, 0, 1], [0, 1, 1]]  # the digits and the labels
+    assert np.array_equal(sharing.combine(opened[0].macs, opened[1].macs)[:3], values * client_mac_keys(reply)[0])
+    assert len(made[1].sealed) < 200 < 8 * 3 * 9  # P1's shares travel as a seed: no word per row
     aad, keys = opened[0].sealed_keys
     assert aad == client_keys_aad(job, "a")
     assert np.array_equal(np.frombuffer(dealer.open(keys, aad), np.int64), client_mac_keys(reply))
