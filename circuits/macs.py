@@ -5,8 +5,8 @@ Z_2^k is carried in Z_2^(k+s) = Z_2^64 as additive shares of x and of its
 MAC alpha*x, alpha = alpha_0 + alpha_1 a uniform 64-bit key the dealer
 draws with ``secrets`` and shares (neither party knows it).  Here k is the
 bits of the values the circuit computes on (positions below M: k = bits of
-M - 1, at least 2), s = 64 - k (45 at 458,407 rows, at least 40 up to
-2^24 rows).  A share array has a leading axis of two: [0] this party's share of
+M - 1, at least 2; the AUC's sort of both orders has 2M elements), s = 64 - k
+(44 at 458,407 rows, at least 40 up to 2^23 rows).  A share array has a leading axis of two: [0] this party's share of
 x, [1] its share of alpha*x; linear steps (sums, public factors, public
 rearrangements, the dealer's shuffles run on both rows) carry the MAC
 along.
@@ -23,7 +23,7 @@ along.
   each party commits to z_p (SHA-256 with a fresh 16-byte nonce), then
   opens it; the check passes iff z_0 + z_1 = 0 mod 2^64.  An error on an
   opened value that is nonzero mod 2^k passes with probability at most
-  2^(-s + log2(s + 1)) (their Theorem 1; 2^-39.5 at s = 45); an error
+  2^(-s + log2(s + 1)) (their Theorem 1; 2^-38.5 at s = 44); an error
   that vanishes mod 2^k changes nothing the circuit uses.  Three rounds.
 * **Dealer correlations** arrive authenticated (P1's value and MAC shares
   expanded from its dealer stream, P0's sent): :meth:`Authenticator.
@@ -75,11 +75,12 @@ def value_bits(m: int) -> int:
 
 
 def statistical_bits(k: int) -> int:
-    """s = 64 - k; refused below :data:`MIN_STATISTICAL` (over 2^24 rows in Z_2^64)."""
+    """s = 64 - k; refused below :data:`MIN_STATISTICAL` (over 2^24 positions in Z_2^64: 2^23 rows for the AUC)."""
     s = RING_BITS - k
     if s < MIN_STATISTICAL:
         raise ValueError(f"values of {k} bits leave s = {s} < {MIN_STATISTICAL} statistical bits in Z_2^64: "
-                         f"at most 2^{RING_BITS - MIN_STATISTICAL} rows under malicious security")
+                         f"at most 2^{RING_BITS - MIN_STATISTICAL} positions (2^{RING_BITS - MIN_STATISTICAL - 1} rows for the "
+                         "AUC, whose sort has 2M elements) under malicious security")
     return s
 
 

@@ -9,8 +9,8 @@ and before the job's result goes out; docs/protocols/malicious-security.md state
    enters another share is caught, the client is named); each label is checked to be a bit, and the key's top
    digit when the key has an odd number of bits (a client that fails, or whose sealed keys do not open, is
    invalid, as circuits.validity's check names it in the semi-honest mode).
-2. **Compute** (:func:`compute`): the tie-aware rank sums from two authenticated radix sorts (circuits.auth_auc),
-   W and n1 released through Authenticator.release (a MAC check of everything before, the opening, a check of the
+2. **Compute** (:func:`compute`): the tie-aware rank sums from one authenticated radix sort of both orders
+   (circuits.auth_auc), W and n1 released through Authenticator.release (a MAC check of everything before, the opening, a check of the
    opening); the AUC's floor(AUC 2^52) computed from them in the clear: the same integer the semi-honest long
    division opens (protocols.mpc.ranking_party), the count of positives opened besides.  With ranks, each row's
    doubled mid-rank (the sum of its two destinations) and beta_0 times it (a Beaver product, checked with the
@@ -49,7 +49,7 @@ class AuthenticatedRows:
         m, digits = sum(b.rows for b in bundles), job.evaluation.encoder.digits
         if ctx.rank == 0:
             ctx.progress(f"entering {m} rows under MACs and checking every client's MACs inside the MPC")
-        auth = authenticator(ctx, m, job.ranks)
+        auth = authenticator(ctx, m)
         key_digits, labels, betas, flagged = client_values(
             auth, [(b.client, b.values, b.macs, b.sealed_keys) for b in bundles], digits)
         odd = job.evaluation.encoder.key_bits % 2
@@ -73,22 +73,20 @@ class AuthenticatedRows:
                                  tuple(o for o in self.owners if o[0] not in clients), [])
 
 
-def authenticator(ctx, m: int, ranks: bool = False) -> Authenticator:
-    """This job's MAC keys for ``m`` rows: positions of value_bits(m) bits (with ``ranks``, twice the mid-ranks: one
-    bit more), the rank sums wide (circuits.macs)."""
-    return Authenticator(ctx.stream_key, value_bits(2 * m if ranks else m), wide_bits(m))
+def authenticator(ctx, m: int) -> Authenticator:
+    """This job's MAC keys for ``m`` rows: positions of the 2M elements of the rank sums' sort (circuits.auth_auc;
+    twice the mid-ranks fit too), the rank sums wide (circuits.macs)."""
+    return Authenticator(ctx.stream_key, value_bits(2 * m), wide_bits(m))
 
 
 def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> dict:
     """Release W and n1 (module docstring, step 2): {"defined", "scaled", "positives", "security", ...} as
     protocols.mpc.ranking_party's results hold them."""
     auth, m = held.auth, sum(held.rows)
-    steps = [0, 2 * len(held.digits) + 2]  # done, of two sorts of the key's digits and the tie digit
 
-    def progress(_done, _total):
-        steps[0] += 1
+    def progress(done, total):
         if ctx.rank == 0:
-            ctx.progress(f"authenticated radix sorts of {m} scores: step {steps[0]}/{steps[1]}")
+            ctx.progress(f"the authenticated radix sort of {m} scores in both orders: digit {done}/{total}")
 
     w, n1, twice_ranks = rank_sums(AuthRadixRanking(shuffler, auth, progress), held.digits, held.labels)
     ranks = {}

@@ -99,16 +99,16 @@ def test_an_echoed_coin_cannot_cancel_two_errors(weakened):
 
 
 def _bent_move_party(ctx, weakened: bool):
-    """P1, rushing, makes P0 place the second sort's moved labels by the reversed ranks (its share of the
-    destination masks chosen after seeing P0's); then the rank sums are released (weakened: opened before the
-    check that covers that move, as they were)."""
+    """P1, rushing, makes P0 place the second order's moved labels by the reversed ranks (the last M destinations
+    of the one sort of both orders reflected; its share of the destination masks chosen after seeing P0's); then
+    the rank sums are released (weakened: opened before the check that covers that move, as they were)."""
     from mpc_auc.circuits.auth_auc import rank_sums, wide_bits
     from mpc_auc.circuits.auth_radix import AuthRadixRanking
     from mpc_auc.circuits.macs import Authenticator, Deviation, value_bits
 
     AuthRadixRanking.PREFETCH = False
     auth = Authenticator.__new__(Authenticator)
-    state = {"moves": 0}
+    state = {}
     if ctx.rank == 1:
         def change(kind, own, theirs):
             if not auth.phase.startswith("opening the destinations of the move"):
@@ -116,14 +116,13 @@ def _bent_move_party(ctx, weakened: bool):
             if kind == "masked destinations":
                 state["masked"] = own + theirs
             elif kind == "destination masks":
-                state["moves"] += 1
-                if state["moves"] == 2:
-                    s = (state["masked"] - (own + theirs)) & ((1 << auth.k) - 1)
-                    target = state["masked"] - (len(s) - 1 - s)  # the mask that makes P0 read s' = M - 1 - s
-                    return target - theirs, target - own
+                s = (state["masked"] - (own + theirs)) & ((1 << auth.k) - 1)
+                m = len(s) // 2  # the mask that makes P0 read 3M - 1 - s for the second order's s >= M
+                target = state["masked"] - np.where(s < m, s, 3 * m - 1 - s)
+                return target - theirs, target - own
             return None
         _rushing(auth, change)
-    auth.__init__(ctx.stream_key, value_bits(32), wide_bits(32))
+    auth.__init__(ctx.stream_key, value_bits(64), wide_bits(32))
     rng = np.random.default_rng(5)
     keys, labels = rng.integers(0, 2 ** BITS, 32), rng.integers(0, 2, 32)
     digits = np.stack([auth.input((keys >> t) & 3 if ctx.rank == 0 else None, 0, (32,)) for t in range(0, BITS, 2)])

@@ -140,7 +140,7 @@ def _bent_sums(ctx, label):
     labels = np.arange(m) % 2
     labels[0] = label
     keys = np.arange(m)
-    auth = Authenticator(ctx.stream_key, value_bits(m), wide_bits(m))
+    auth = Authenticator(ctx.stream_key, value_bits(2 * m), wide_bits(m))
     digits = np.stack([auth.input((keys >> t) & 3 if ctx.rank == 0 else None, 0, (m,)) for t in range(0, 6, 2)])
     wide = auth.input(labels if ctx.rank == 0 else None, 0, (m,), wide=True)
     w, n1, _ = rank_sums(AuthRadixRanking(auth=auth, shuffler=_shuffler(ctx)), digits, wide)

@@ -187,7 +187,7 @@ AUC_CASES = [(2, 4), (7, 2), (50, 4), (64, 6), (301, 10)]  # (M, key bits): many
 
 
 def _auc_party(ctx, cases, cheats):
-    """The tie-aware rank sums on authenticated shares, opened; then cheats in the second sort (and the
+    """The tie-aware rank sums on authenticated shares, opened; then cheats in the sort of both orders (and the
     weakened variant without checks)."""
     from mpc_auc.circuits.auth_auc import rank_sums, wide_bits
     from mpc_auc.circuits.auth_radix import AuthRadixRanking
@@ -197,12 +197,12 @@ def _auc_party(ctx, cases, cheats):
     AuthRadixRanking.PREFETCH = not cheats
     largest = max(m for m, _ in cases)
     shuffler = Shuffler(ctx.stream_key)
-    auth = Authenticator(ctx.stream_key, value_bits(largest), wide_bits(largest))
+    auth = Authenticator(ctx.stream_key, value_bits(2 * largest), wide_bits(largest))
     cheat = Cheat(auth, shuffler.comm.links[1 - ctx.rank])
     out = {"keys": auth.keys, "runs": []}
     for n, (m, bits) in enumerate(cases):
         if auth.failed:  # caught: new MAC keys for the next run
-            auth = cheat.auth = Authenticator(ctx.stream_key, value_bits(largest), wide_bits(largest))
+            auth = cheat.auth = Authenticator(ctx.stream_key, value_bits(2 * largest), wide_bits(largest))
         party, phase, check = cheats[n] if cheats else (None, None, True)
         if party == ctx.rank:
             cheat.arm(phase, 0, 3, 5)
