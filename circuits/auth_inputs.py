@@ -20,13 +20,15 @@ beta_i (sum chi_j e_j) mod 2^64, a word with 64 - v unknown bits (v the 2-adic v
 the MAC check of the opening holds Z to its value mod 2^k only, but the honest party asks every opened word to
 be 0).  An error that changes a digit has v < k: at most 2^-(64 - k) = 2^-s.  An error that changes the label
 has v < w, w the rank sums' width (circuits.auth_auc.wide_bits): each of the four keys leaves 2^-(64 - w),
-together at most 2^-4(64 - w) (2^-100 at 458,407 rows, 2^-56 at 2^24).  Z = 0 opens nothing.  Had the betas
+together at most 2^-4(64 - w) (2^-100 at 458,407 rows, 2^-64 at 2^23).  Z = 0 opens nothing.  Had the betas
 entered from the parties' shares (as until this version), a party entering beta_p + b would have made Z_ci =
 -b sum_j chi_j x_j, a combination of the client's values it reads when the job aborts (the weakened variant in
 tests/circuits/test_auth_inputs.py).  The parties cannot tell a client that shared y != beta x from a party
 that changed its share: a failed check names the client and stops the job (as security with abort allows).  A
 client whose sealed keys do not open at the dealer (not sealed to it, or for another job or name) is flagged:
-it is invalid, and nothing of its MACs is opened (its keys are then 0, and its Z would be its MAC words).
+it is invalid, and nothing of its MACs is opened (its keys are then 0, and its Z would be its MAC words), nor of
+its rows (protocols.mpc.malicious checks only the other clients' labels: a party may bend a flagged client's
+shares unseen, which an opened label product would then show).
 
 Validity (circuits.validity's rules on authenticated shares): each label is a bit, y (1 - y) = 0 mod 2^w
 (the width W is opened at: a label 1 + 2^k would pass a check mod 2^k and bend W), checked per row by opening

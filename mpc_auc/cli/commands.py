@@ -254,6 +254,10 @@ def cmd_party(args) -> int:
     deployment = Deployment.load(args.deployment)
     if deployment.public(args.role).fingerprint != identity.public.fingerprint:
         raise DeploymentError(f"{args.key} does not match the certificate pinned for {args.role} in {args.deployment}")
+    pinned = deployment.public(args.role).seal_public
+    if pinned and (identity.seal_key is None or identity.seal_key.public != pinned):
+        raise DeploymentError(f"{args.key} does not hold the sealing key pinned for {args.role} in {args.deployment}: "
+                              "nothing clients seal to that key would open")
     own_budget = parse_budget(args.budget) if args.budget else None
     from ..protocols.runtime.roles import prepare_process, serve  # lazily: only a role process loads CrypTen
 

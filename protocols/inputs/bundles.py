@@ -108,14 +108,16 @@ class AuthenticatedBundle:
     values x (the key's digits, least significant first, then the label) and of their MAC words (beta_0 x, then
     beta_i times the label), and the betas sealed to the dealer with their associated data."""
     client: str
-    values: np.ndarray  # (digits + 1, rows)
-    macs: np.ndarray  # (digits + CLIENT_MAC_KEYS, rows)
+    rows: int
+    digits: int
+    body: object  # P0: its shares (values, macs); P1: the 32-byte seed they expand from (:meth:`shares`)
     sealed_keys: tuple  # (associated data, the betas sealed to the dealer): forwarded as they came
     reply_to: bytes
 
-    @property
-    def rows(self) -> int:
-        return self.values.shape[1]
+    def shares(self) -> tuple:
+        """(values (digits + 1, rows), MAC words (digits + CLIENT_MAC_KEYS, rows)): P1's expanded from its seed
+        only now, when its rows are entered (after the intake gave them room: the seed itself is 32 bytes)."""
+        return _seeded_shares(self.body, self.digits, self.rows) if isinstance(self.body, bytes) else self.body
 
 
 def _seal(tag, party, rows, reply_to, job: JobId, client, body, recipient) -> SealedBundle:
@@ -161,7 +163,8 @@ def seal_authenticated(client: str, job: JobId, digits: np.ndarray, labels: np.n
     """Share one client's key digits (D, rows) and labels (rows,) with its MAC words under its keys beta
     (:func:`client_mac_keys`): x, beta_0 x and beta_i y for the labels y (mod 2^64), additively; seal share p for
     party p, each with the betas sealed to the dealer (``dealer_key``, from the pinned deployment) after them
-    (circuits.auth_inputs)."""
+    (circuits.auth_inputs).  Returns ([P0's bundle, P1's], the sealed betas: the client's signed statement names
+    their digest, so that a client cannot hand the two parties different keys)."""
     labels = np.asarray(labels, dtype=np.int64)
     values = np.concatenate([np.asarray(digits, dtype=np.int64), labels[None]])
     beta = client_mac_keys(reply)
@@ -173,7 +176,7 @@ def seal_authenticated(client: str, job: JobId, digits: np.ndarray, labels: np.n
     keys = sealing.seal(dealer_key, beta.tobytes(), client_keys_aad(job, client))
     bodies = [b"".join(share.tobytes() for share in p0) + keys, seed + keys]
     return [_seal(INPUT_TAG, p, values.shape[1], reply_to, job, client, body, recipient)
-            for p, (body, recipient) in enumerate(zip(bodies, party_keys))]
+            for p, (body, recipient) in enumerate(zip(bodies, party_keys))], keys
 
 
 def _seeded_shares(seed: bytes, digits: int, rows: int) -> tuple:
@@ -205,10 +208,11 @@ def open_bundle(key: sealing.KeyPair, party: int, bundle: SealedBundle, columns:
         aad = client_keys_aad(JobId(header.evaluation, header.nonce), header.client)
         if party == 1:
             _, _, _, tail = _open(key, INPUT_TAG, bundle, 0, tail=KEY_BYTES + SEALED_KEYS)
-            values, macs = _seeded_shares(tail[:KEY_BYTES], digits, header.rows)
-            return AuthenticatedBundle(header.client, values, macs, (aad, tail[KEY_BYTES:]), header.reply_to)
+            return AuthenticatedBundle(header.client, header.rows, digits, tail[:KEY_BYTES], (aad, tail[KEY_BYTES:]),
+                                       header.reply_to)
         _, body, _, keys = _open(key, INPUT_TAG, bundle, 2 * digits + 1 + CLIENT_MAC_KEYS, tail=SEALED_KEYS)
-        return AuthenticatedBundle(header.client, body[:digits + 1], body[digits + 1:], (aad, keys), header.reply_to)
+        return AuthenticatedBundle(header.client, header.rows, digits, (body[:digits + 1], body[digits + 1:]),
+                                   (aad, keys), header.reply_to)
     _, body, _, _ = _open(key, INPUT_TAG, bundle, 2 * columns + 1 + weighted)
     return OpenedBundle(header.client, body[:columns], body[columns:2 * columns], body[2 * columns], header.reply_to,
                         body[2 * columns + 1] if weighted else None)

@@ -410,17 +410,19 @@ def make_submission(identity, ticket: Ticket, scores, labels, seal_keys, reply, 
             raise DeploymentError("the deployment gives the dealer no sealing key (seal_public), to which a job "
                                   "under security with abort has clients seal their MAC keys: make the dealer's key "
                                   "file and the deployment again with this version")
-        bundles = seal_authenticated(name, ticket.job, ticket.encoder.key_digits(keys[0] + KEY_OFFSET),
-                                     np.asarray(labels, dtype=np.int64), seal_keys, reply, dealer_key)
+        bundles, sealed_keys = seal_authenticated(name, ticket.job, ticket.encoder.key_digits(keys[0] + KEY_OFFSET),
+                                                  np.asarray(labels, dtype=np.int64), seal_keys, reply, dealer_key)
+        dealer_keys = {"dealer_keys": hashlib.sha256(sealed_keys).hexdigest()}  # both parties check their copy
     else:
         bundles = seal_client(name, ticket.job, keys, keys + KEY_OFFSET, np.asarray(labels, dtype=np.int64),
                               seal_keys, reply_to, units)
+        dealer_keys = {}
     statement = json.dumps({
         "format": STATEMENT_FORMAT, "evaluation": ticket.evaluation, "nonce": ticket.nonce.hex(), "client": name,
         "rows": len(labels), "reply_to": reply_to.hex(),
         "accepts": {"max_exact": accepts.max_exact, "max_decimals": accepts.max_decimals},
-        "bundles": [{"recipient": key.hex(), "sha256": _digest(b)} for key, b in zip(seal_keys, bundles)]},
-        sort_keys=True, separators=(",", ":")).encode()
+        "bundles": [{"recipient": key.hex(), "sha256": _digest(b)} for key, b in zip(seal_keys, bundles)],
+        **dealer_keys}, sort_keys=True, separators=(",", ":")).encode()
     signature = identity.tls_key.sign(statement)
     return [Submission(statement, signature, b) for b in bundles]
 
@@ -432,7 +434,7 @@ class Admitted:
     client: str
     rows: int
     statement_digest: str  # covers both parties' bundles: P0 and P1 compare these
-    opened: object  # bundles.OpenedBundle
+    opened: object  # bundles.OpenedBundle (bundles.AuthenticatedBundle under security with abort)
     member: PublicIdentity = None  # its roster entry (its key is its account in the ledgers)
     accepts: Accepts = Accepts()  # its signed terms for exact releases
 
@@ -483,11 +485,17 @@ def admit(submission: Submission, party: int, seal_key, evaluation: Declaration,
             header.client, header.rows, header.reply_to.hex(), header.party, header.evaluation, header.nonce) != (
             name, rows, reply_to, party, evaluation.id, nonce):
         raise SubmissionRefused(f"client {name!r}'s bundle is not the one its signed statement names")
+    if not 0 < rows <= evaluation.max_rows:  # before opening: P1's bundle under security with abort is a seed
+        raise SubmissionRefused(f"client {name!r} states {rows} rows, outside 1..{evaluation.max_rows} (the "
+                                "evaluation's most rows per client)")
     try:
         opened = open_bundle(seal_key, party, submission.bundle, evaluation.columns, evaluation.weight_bits is not None,
                              evaluation.encoder.digits if evaluation.spec.malicious else None)
     except BundleIntegrityError as err:
         raise SubmissionRefused(f"client {name!r}: {err}") from None
+    if evaluation.spec.malicious and hashlib.sha256(opened.sealed_keys[1]).hexdigest() != statement.get("dealer_keys"):
+        raise SubmissionRefused(f"client {name!r}'s MAC keys sealed to the dealer are not the ones its signed "
+                                "statement names (each party's copy must be the same)")
     return Admitted(name, header.rows, hashlib.sha256(submission.statement).hexdigest(), opened, member, accepts)
 
 

@@ -51,10 +51,13 @@ class AuthenticatedRows:
             ctx.progress(f"entering {m} rows under MACs and checking every client's MACs inside the MPC")
         auth = authenticator(ctx, m)
         key_digits, labels, betas, flagged = client_values(
-            auth, [(b.client, b.values, b.macs, b.sealed_keys) for b in bundles], digits)
-        odd = job.evaluation.encoder.key_bits % 2
-        bad = invalid_rows(auth, labels, key_digits[-1] if odd else None)
+            auth, [(b.client, *b.shares(), b.sealed_keys) for b in bundles], digits)
         owners = tuple((b.client, b.reply_to, b.rows) for b in bundles)
+        checked = np.repeat(~flagged, [rows for _, _, rows in owners])  # a flagged client's rows: no opening at all
+        bad = np.zeros(m, dtype=bool)
+        if checked.any():
+            odd = job.evaluation.encoder.key_bits % 2
+            bad[checked] = invalid_rows(auth, labels[..., checked], key_digits[-1][..., checked] if odd else None)
         ends = np.cumsum([rows for _, _, rows in owners])
         invalid = [client for (client, _, rows), end, keys_bad in zip(owners, ends, flagged)
                    if keys_bad or bad[end - rows:end].any()]

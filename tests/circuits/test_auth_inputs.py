@@ -280,3 +280,62 @@ def test_a_party_cannot_choose_the_key_a_clients_macs_are_checked_under():
         else:
             assert stopped.startswith("the MAC check after the input check of client(s) north, south failed")
             assert seen0["z"] == seen1["z"] == []
+
+
+def _flagged_labels_read(ctx, weakened: bool):
+    """The job's entry (protocols.mpc.malicious.AuthenticatedRows.enter) of north and south, whose keys do not open
+    at the dealer (flagged), with P1 adding 1 to its share of every south label; ``weakened``: the label check run
+    over every row, the flagged client's too (as before the review).  Returns (the clients named invalid, the
+    words the label check opened)."""
+    from types import SimpleNamespace
+
+    from mpc_auc.circuits.macs import Authenticator
+    from mpc_auc.protocols.inputs.bundles import AuthenticatedBundle
+    from mpc_auc.protocols.mpc import malicious
+
+    seen, real_open, real_values, real_invalid, entered = [], Authenticator.open_small, malicious.client_values, \
+        malicious.invalid_rows, {}
+
+    def spying(self, x, kind):
+        words = real_open(self, x, kind)
+        if kind == "label and top digit check":
+            seen.append(words.tolist())
+        return words
+
+    def capturing(auth, clients, digits):
+        out = real_values(auth, clients, digits)
+        entered["labels"] = out[1]
+        return out
+
+    Authenticator.open_small = spying
+    if weakened:
+        malicious.client_values = capturing
+        malicious.invalid_rows = lambda auth, labels, top=None: real_invalid(auth, entered["labels"])[:labels.shape[-1]]
+    bundles, betas = [], []
+    for c, labels in enumerate((np.arange(N) % 2, (np.arange(N) % 3 == 0).astype(np.int64))):
+        shares, beta = _client(c, np.arange(N) % 4, labels)
+        x_p, y_p, _ = shares[ctx.rank]
+        if c and ctx.rank == 1:
+            x_p = x_p.copy()
+            x_p[1] += 1
+        bundles.append((x_p, y_p))
+        betas.append(beta)
+    sealed = _sealed_keys(ctx, betas, wrong_job=True)
+    opened = [AuthenticatedBundle(name, N, 1, body, keys, b"") for name, body, keys in zip(NAMES, bundles, sealed)]
+    job = SimpleNamespace(evaluation=SimpleNamespace(encoder=SimpleNamespace(digits=1, key_bits=2)))
+    return malicious.AuthenticatedRows.enter(ctx, job, opened).invalid, seen
+
+
+def test_nothing_of_a_flagged_clients_rows_is_opened():
+    """The review's finding on flagged clients (keys that do not open, e.g. sealed to a stale dealer key): their
+    rows are entered but not bound to their MACs, so a party could bend them freely; had the label check run over
+    them, P1's +1 on each south label would open y (1 - y) != 0 exactly where south's label is 1.  The real entry
+    checks only the other clients' rows."""
+    south = np.arange(N) % 3 == 0
+    for weakened in (False, True):
+        (invalid, seen0), (_, seen1) = run_parties(_flagged_labels_read, (weakened,))
+        assert invalid == ["south"] and seen0 == seen1
+        if weakened:
+            assert np.array_equal(np.asarray(seen1[0][N:]) != 0, south)  # every south label, read
+        else:
+            assert seen1 == [[0] * N]  # north's rows only

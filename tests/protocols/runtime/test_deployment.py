@@ -16,6 +16,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from mpc_auc.csv_io import read_evalset
+from mpc_auc.protocols.runtime.identity import Identity
 from roles_on_hosts import CLI, HOSTS, cli_in_process, deploy, listening as _listening, start_role as _start_role, \
     wait_listening as _wait_listening
 
@@ -126,6 +127,11 @@ def test_bad_deployment_input_exits_2_naming_the_problem(tmp_path, capsys):
         (["party", "--role", "P1", "--deployment", deployment, "--key", str(tmp_path / "P0.key")],
          "is the key of P0, not of P1"),
     ]
+    pinned = Identity.load(str(tmp_path / "dealer.key"))  # the same TLS key, another sealing key
+    Identity("dealer", pinned.tls_key, pinned.certificate).save(str(tmp_path / "resealed.key"))
+    code, err = cli_in_process(["party", "--role", "dealer", "--deployment", deployment, "--key",
+                                str(tmp_path / "resealed.key")], capsys)
+    assert code == 2 and "does not hold the sealing key pinned for dealer" in err, err
     os.chmod(tmp_path / "dealer.key", 0o644)
     cases.append((["party", "--role", "dealer", "--deployment", deployment, "--key", str(tmp_path / "dealer.key")],
                   "readable by others"))

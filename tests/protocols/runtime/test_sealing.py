@@ -161,13 +161,14 @@ def test_under_security_with_abort_the_clients_keys_are_sealed_to_the_dealer_alo
     from mpc_auc.protocols.runtime.identity import Identity, client_role
 
     parties, dealer, reply, job = [KeyPair(), KeyPair()], KeyPair(), KeyPair(), JobId("e", b"n" * 32)
-    made = seal_authenticated("a", job, np.arange(6).reshape(2, 3) % 4, [0, 1, 1], [k.public for k in parties],
-                              reply, dealer.public)
+    made, sealed = seal_authenticated("a", job, np.arange(6).reshape(2, 3) % 4, [0, 1, 1],
+                                      [k.public for k in parties], reply, dealer.public)
     opened = [open_bundle(parties[p], p, made[p], digits=2) for p in (0, 1)]
-    assert opened[0].sealed_keys == opened[1].sealed_keys
-    values = sharing.combine(opened[0].values, opened[1].values)
+    assert opened[0].sealed_keys == opened[1].sealed_keys and opened[0].sealed_keys[1] == sealed
+    (x0, y0), (x1, y1) = (b.shares() for b in opened)
+    values = sharing.combine(x0, x1)
     assert values.tolist() == [[0, 1, 2], [3, 0, 1], [0, 1, 1]]  # the digits and the labels
-    assert np.array_equal(sharing.combine(opened[0].macs, opened[1].macs)[:3], values * client_mac_keys(reply)[0])
+    assert np.array_equal(sharing.combine(y0, y1)[:3], values * client_mac_keys(reply)[0])
     assert len(made[1].sealed) < 200 < 8 * 3 * 9  # P1's shares travel as a seed: no word per row
     aad, keys = opened[0].sealed_keys
     assert aad == client_keys_aad(job, "a")
@@ -178,3 +179,49 @@ def test_under_security_with_abort_the_clients_keys_are_sealed_to_the_dealer_alo
     ticket = Ticket("e", b"n" * 32, ScoreEncoder(), False, ReleaseTerms("mpc-exact", security="malicious"), 1, 1)
     with pytest.raises(DeploymentError, match="gives the dealer no sealing key"):
         make_submission(Identity(client_role("a")), ticket, [0.1, 0.9], [0, 1], [k.public for k in parties], reply)
+
+
+def _malicious_submissions(rows: int, max_rows: int = 10, split_keys: bool = False):
+    """A client's two submissions to a job under security with abort, and the evaluation both parties hold;
+    ``split_keys``: the client hands P1 a bundle whose keys are sealed apart from P0's (the statement names P0's)."""
+    from unittest import mock
+
+    from mpc_auc.protocols.inputs import submission
+    from mpc_auc.protocols.inputs.encoding import ScoreEncoder
+    from mpc_auc.protocols.inputs.submission import Declaration, ReleaseTerms, Roster, Ticket
+    from mpc_auc.protocols.release_spec import ReleaseSpec
+    from mpc_auc.protocols.runtime.identity import Identity, client_role
+
+    client, parties, dealer = Identity(client_role("a")), [KeyPair(), KeyPair()], KeyPair()
+    evaluation = Declaration("e", Roster((client.public,)), max_rows=max_rows, spec=ReleaseSpec(security="malicious"))
+    ticket = Ticket("e", b"n" * 32, ScoreEncoder(), False, ReleaseTerms("mpc-exact", security="malicious"), 1, 1)
+    real = submission.seal_authenticated
+
+    def split(*args):
+        (p0, _), keys = real(*args)
+        return [p0, real(*args)[0][1]], keys
+
+    with mock.patch.object(submission, "seal_authenticated", split if split_keys else real):
+        made = submission.make_submission(client, ticket, np.linspace(0, 1, rows), np.arange(rows) % 2,
+                                          [k.public for k in parties], KeyPair(), dealer_key=dealer.public)
+    return made, parties, evaluation
+
+
+def test_p1s_seed_expands_only_after_the_rows_are_admitted_and_a_client_cannot_split_its_keys():
+    """The review's findings on the seeded bundle and the sealed keys: a statement of more rows than the evaluation
+    takes is refused before P1's seed is expanded (a 300-byte bundle could otherwise ask for gigabytes), P1's
+    admitted bundle holds the seed, not the words; a client that seals its keys apart for P1 is refused by name
+    (its signed statement names the digest of one copy)."""
+    from mpc_auc.protocols.inputs.submission import SubmissionRefused, admit
+
+    made, parties, evaluation = _malicious_submissions(4)
+    admitted = [admit(made[p], p, parties[p], evaluation, b"n" * 32) for p in (0, 1)]
+    assert isinstance(admitted[1].opened.body, bytes) and len(admitted[1].opened.body) == 32
+    made, parties, evaluation = _malicious_submissions(12)
+    for p in (0, 1):
+        with pytest.raises(SubmissionRefused, match=r"states 12 rows, outside 1..10"):
+            admit(made[p], p, parties[p], evaluation, b"n" * 32)
+    made, parties, evaluation = _malicious_submissions(4, split_keys=True)
+    admit(made[0], 0, parties[0], evaluation, b"n" * 32)
+    with pytest.raises(SubmissionRefused, match="MAC keys sealed to the dealer are not the ones its signed statement"):
+        admit(made[1], 1, parties[1], evaluation, b"n" * 32)
