@@ -26,8 +26,17 @@ import numpy as np
 from ...circuits.auth_auc import auc_from_sums, rank_sums, wide_bits
 from ...circuits.auth_inputs import client_values, invalid_rows
 from ...circuits.auth_radix import AuthRadixRanking
-from ...circuits.macs import Authenticator, value_bits
+from ...circuits.macs import MIN_STATISTICAL, RING_BITS, Authenticator, value_bits
 from ..clear_auc import floor_scaled
+
+
+MAX_ROWS = 1 << (RING_BITS - MIN_STATISTICAL - 1)  # the sort's 2M positions in k <= 24 bits: s >= 40
+
+
+def rows_refusal(m: int) -> str:
+    """Why a job of ``m`` rows cannot run under security with abort (more than :data:`MAX_ROWS`), or ""."""
+    return (f"under security malicious a job takes at most {MAX_ROWS:,} rows (2^23: the sort's positions leave "
+            f"s >= {MIN_STATISTICAL} statistical bits in Z_2^{RING_BITS}); this one has {m:,}") if m > MAX_ROWS else ""
 
 
 class AuthenticatedRows:

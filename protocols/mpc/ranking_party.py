@@ -73,6 +73,8 @@ def _serve_job(ctx, job, fraction_bits: int, shuffler, gates) -> None:
     if intake.problem:
         return
     admitted = intake.collect()
+    if job.evaluation.spec.malicious and not intake.problem:
+        intake.problem = malicious.rows_refusal(sum(a.rows for a in admitted))
     if intake.problem:
         return _refuse(ctx, intake, intake.problem)
     meter = TrafficMeter(phases=ctx.rank == 0)
@@ -131,11 +133,11 @@ def _serve_job(ctx, job, fraction_bits: int, shuffler, gates) -> None:
 
 def _security_refusal(job) -> str:
     """Why a job of an evaluation under security with abort cannot run as asked (what the mode does not build
-    yet: protocols.release_spec.MALICIOUS_REFUSAL), or ""."""
+    yet: protocols.release_spec.MALICIOUS_REFUSAL; more rows than it takes, when the job announces them), or ""."""
     if not job.evaluation.spec.malicious:
         return ""
     what = "mpc-central" if job.central is not None else f"method {job.method}" if job.method != "radix" else ""
-    return MALICIOUS_REFUSAL.format(what=what) if what else ""
+    return MALICIOUS_REFUSAL.format(what=what) if what else malicious.rows_refusal(sum(job.rows or ()))
 
 
 def _refuse(ctx, intake, problem: str, invalid: list = ()) -> None:

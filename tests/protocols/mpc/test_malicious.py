@@ -165,3 +165,16 @@ def test_a_client_whose_sealed_keys_do_not_open_is_named_invalid_not_a_deviation
     labels, scores = np.tile([0, 1], 15), np.linspace(0, 1, 30)
     with pytest.raises(InputError, match=r"client\(s\) 'b' submitted rows .* MAC keys the dealer could not open"):
         private_auc(labels, scores, clients=np.repeat(["a", "b", "c"], 10), context=Context(security="malicious"))
+
+
+def test_more_rows_than_the_mode_takes_are_refused_before_any_input_moves():
+    """2^23 rows at most (the sort's 2M positions in 24 bits leave s = 40): a relayed job announcing more is refused
+    at its ticket, by name (a direct evaluation's, once its clients' rows are admitted, before they are entered)."""
+    from types import SimpleNamespace
+
+    from mpc_auc.protocols.mpc.ranking_party import _security_refusal
+
+    job = SimpleNamespace(evaluation=SimpleNamespace(spec=MALICIOUS), central=None, method="radix", rows=(2 ** 23, 0))
+    assert _security_refusal(job) == ""
+    job.rows = (2 ** 23, 1)
+    assert _security_refusal(job).startswith("under security malicious a job takes at most 8,388,608 rows (2^23")
