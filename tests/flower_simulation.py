@@ -1,5 +1,5 @@
 """The example Flower app (examples/flower) in Flower's simulation runtime, as the Flower tests run it
-(test_flower.py, test_flower_bad_node.py): a deployment's directory, five client keys, the example's ServerApp and
+(test_flower.py): a deployment's directory, five client keys, the example's ServerApp and
 a ClientApp in one simulation."""
 import os
 import shutil

@@ -21,8 +21,8 @@ def _session_processes(sid: int) -> list:
 
 def test_ctrl_c_prints_one_line_exits_130_and_leaves_no_process(tmp_path):
     data, out = tmp_path / "rows.csv", tmp_path / "auc.json"
-    write_evalset(str(data), synthetic_evalset(m=100_000, clients=4, seed=2))
-    # the bitonic network takes about half a minute here, so the interrupt always lands mid-sort; the command
+    write_evalset(str(data), synthetic_evalset(m=20_000, clients=4, seed=2))
+    # the bitonic network on 32,768 slots takes seconds, so the interrupt always lands mid-sort; the command
     # starts as from a terminal, with Ctrl-C's default action (a test run started in the background by a
     # shell inherits SIGINT ignored, and so would the command)
     proc = subprocess.Popen([str(COMMAND), "run", "--input", str(data), "--out", str(out), "--method", "bitonic"],

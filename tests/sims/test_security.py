@@ -13,8 +13,9 @@ tests/circuits/test_radix.py).  The command writes strict JSON, Markdown, CSV an
 PNG+PDF.
 
 make test runs each step that starts parties on its own at small sizes (collusion, the network observer and the
-audits here; the views in test_security_views.py), and the command with those steps stood in for; the whole
-command on the small configuration is make test-all's.
+audits here; the views in test_security_views.py; the deviating party's on the authenticated sort in
+test_security_deviation.py, its cheats on whole jobs in tests/protocols/mpc/test_malicious.py), and the command
+with those steps stood in for; the whole command on the small configuration is make test-all's.
 """
 import json
 import math
@@ -89,9 +90,11 @@ def test_our_dealer_keys_resist_p0_and_the_weakened_dealers_do_not():
     assert any('SHA-256("k1" || k_0)' in c["name"] for c in controls)
 
 
-# the steps that start parties, each tested on its own (below and in test_security_views.py)
+# the steps that start parties, each tested on its own (below, in test_security_views.py and, the deviating party's,
+# in test_security_deviation.py; the whole-jobs step's cheats, each party in each phase, in
+# tests/protocols/mpc/test_malicious.py)
 PARTY_STEPS = ("views", "bitonic_views", "job_views", "noise_views", "ustat_views", "collusion", "network_observer",
-               "audits")
+               "audits", "deviation_checks", "job_deviation_checks")
 
 
 def _run_command(tmp_path) -> tuple:

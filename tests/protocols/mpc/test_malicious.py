@@ -17,7 +17,7 @@ from mpc_auc.protocols.errors import DeviationDetected, InputError
 from mpc_auc.protocols.inputs.encoding import ScoreEncoder
 from mpc_auc.protocols.mpc.exact import mpc_exact_auc
 from mpc_auc.protocols.release_spec import ReleaseSpec
-from mpc_auc.sims.security.deviating_jobs import OTHER_FRAME, cheating_job, semi_honest_bent
+from mpc_auc.sims.security.deviating_jobs import JOB_PHASES, OTHER_FRAME, cheating_job, semi_honest_bent
 
 MALICIOUS = ReleaseSpec(security="malicious")
 
@@ -67,11 +67,11 @@ def test_two_hundred_honest_malicious_jobs_never_abort_and_equal_the_semi_honest
     assert len(pairs) == 200 and all(mine.auc == theirs.auc for _, mine, theirs in pairs)
 
 
-@pytest.mark.parametrize("cheater,phase", [(0, "the input of client"), (1, "the one-hot products of digit"),
-                                            (0, "the shuffle of digit")])
+@pytest.mark.parametrize("cheater,phase", [(party, phase) for party in (0, 1) for phase in JOB_PHASES])
 def test_a_party_that_changes_one_word_it_sends_stops_the_job_and_nothing_is_released(cheater, phase):
-    """In the input the offset lands on the masked word the other party adds: its MACs no longer match, and the
-    first check that covers it names itself."""
+    """Each party in each phase of the suite's whole-jobs step (sims.security.deviating_jobs.JOB_PHASES; make
+    test's run of that step's attack, test_security.py stands the step in).  In the input the offset lands on the
+    masked word the other party adds: its MACs no longer match, and the first check that covers it names itself."""
     _, stopped = cheating_job(cheater, phase)
     assert isinstance(stopped, DeviationDetected)
     assert "Deviation: the MAC check after" in str(stopped) and "nothing is released" in str(stopped)

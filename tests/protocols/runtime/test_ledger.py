@@ -192,9 +192,9 @@ def test_a_release_known_by_its_parameters_composes_as_its_dominating_pair():
 
 
 def test_one_extra_row_in_a_local_run_spends_from_the_same_owners(tmp_path, capsys):
-    """``mpc-auc run`` at a budget of 1: the same 3,000 rows plus one more (another multiset of rows) are still
+    """``mpc-auc run`` at a budget of 1: the same 300 rows plus one more (another multiset of rows) are still
     the same clients' rows, so the second release is refused naming a client, the first's charge untouched."""
-    evalset = synthetic_evalset(m=3000, clients=3, seed=8)
+    evalset = synthetic_evalset(m=300, clients=3, seed=8)
     write_evalset(tmp_path / "in.csv", evalset)
     lines = (tmp_path / "in.csv").read_text().splitlines()
     first_client = lines[1].split(",")[0]
