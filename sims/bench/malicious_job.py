@@ -1,8 +1,8 @@
 """mpc-exact's AUC under security with abort (``--security malicious``) beside the semi-honest job, end to end.
 
 One session of P0, P1 and the dealer over loopback TLS per size; in it two jobs on the same rows (float64 scores
-on [0, 1] or float32 (``--dtype``), Criteo-shaped (mpc_auc.synthetic), ten clients relayed by the coordinator): the semi-honest one, then the one under security with
-abort (protocols.mpc.malicious).  Per mode: the job's seconds (intake to result), the clients' upload, P0's
+on [0, 1], or float32 with ``--dtype``; Criteo-shaped (mpc_auc.synthetic), ten clients relayed by the
+coordinator): the semi-honest one, then the one under security with abort (protocols.mpc.malicious).  Per mode: the job's seconds (intake to result), the clients' upload, P0's
 bytes and hops, each party's peak RSS, and the ratios; both AUCs must be equal.
 
     python -m mpc_auc.sims.bench.malicious_job [--sizes 100000 458407] [--dtype float32]
