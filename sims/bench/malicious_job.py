@@ -1,11 +1,11 @@
 """mpc-exact's AUC under security with abort (``--security malicious``) beside the semi-honest job, end to end.
 
 One session of P0, P1 and the dealer over loopback TLS per size; in it two jobs on the same rows (float64 scores
-on [0, 1], Criteo-shaped (mpc_auc.synthetic), ten clients relayed by the coordinator): the semi-honest one, then the one under security with
-abort (protocols.mpc.malicious).  Per mode: the job's seconds (intake to result), the clients' upload, P0's
+on [0, 1], or float32 with ``--dtype``; Criteo-shaped (mpc_auc.synthetic), ten clients relayed by the
+coordinator): the semi-honest one, then the one under security with abort (protocols.mpc.malicious).  Per mode: the job's seconds (intake to result), the clients' upload, P0's
 bytes and hops, each party's peak RSS, and the ratios; both AUCs must be equal.
 
-    python -m mpc_auc.sims.bench.malicious_job [--sizes 100000 458407]
+    python -m mpc_auc.sims.bench.malicious_job [--sizes 100000 458407] [--dtype float32]
 """
 import argparse
 import platform
@@ -22,10 +22,12 @@ from ...synthetic import synthetic_evalset
 MODES = ("semi-honest", "malicious")
 
 
-def measure(m: int) -> dict:
-    """mode -> {"s", "upload", "bytes", "hops", "rss", "auc"} of the two jobs on ``m`` rows, in one session."""
-    clients = synthetic_evalset(m=m, seed=m).clients()
-    requests = [simulated(clients, ScoreEncoder(), spec=ReleaseSpec(security=mode)) for mode in MODES]
+def measure(m: int, dtype: str = "float64") -> dict:
+    """mode -> {"s", "upload", "bytes", "hops", "rss", "auc"} of the two jobs on ``m`` rows of ``dtype`` scores,
+    in one session."""
+    clients = synthetic_evalset(m=m, seed=m, dtype=dtype).clients()
+    encoder = ScoreEncoder(dtype=dtype)
+    requests = [simulated(clients, encoder, spec=ReleaseSpec(security=mode)) for mode in MODES]
     runs = run_ranking_jobs(requests, "radix", False, None, LOCAL, 600.0, None)
     out = {}
     for mode, run in zip(MODES, runs):
@@ -41,18 +43,21 @@ def measure(m: int) -> dict:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 458_407], help="rows per run")
+    parser.add_argument("--dtype", choices=("float64", "float32"), default="float64",
+                        help="the scores' precision: float64 (62-bit keys, 31 digits) or float32 (30 bits, 15)")
     args = parser.parse_args(argv)
     print(f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}")
     print("| M | mode | job s | upload MB | P0 MB | P0 B/row/key bit | hops | peak RSS P0/P1 MB | s x | P0 bytes x "
           "| hops x |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
+    bits = ScoreEncoder(dtype=args.dtype).key_bits
     for m in args.sizes:
-        found = measure(m)
+        found = measure(m, args.dtype)
         base = found["semi-honest"]
         for mode in MODES:
             r = found[mode]
             print(f"| {m:,} | {mode} | {r['s']:.1f} | {r['upload'] / 1e6:.1f} | {r['bytes'] / 1e6:.1f} "
-                  f"| {r['bytes'] / m / 62:.2f} | {r['hops']} | {r['rss'][0] / 1e6:.0f}/{r['rss'][1] / 1e6:.0f} "
+                  f"| {r['bytes'] / m / bits:.2f} | {r['hops']} | {r['rss'][0] / 1e6:.0f}/{r['rss'][1] / 1e6:.0f} "
                   f"| {r['s'] / base['s']:.2f} | {r['bytes'] / base['bytes']:.2f} | {r['hops'] / base['hops']:.2f} |",
                   flush=True)
         print(f"AUC (equal in both modes): {found['malicious']['auc']!r}")
