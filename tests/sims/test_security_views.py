@@ -6,6 +6,7 @@ import pytest
 
 from mpc_auc.sims.security.view_checks import (MALICIOUS_JOBS, bitonic_views, job_views, malicious_job_views,
                                                noise_views, ustat_views, views)
+from mpc_auc.sims.security.suite import settings
 
 from security_steps import run_step
 
@@ -27,26 +28,24 @@ def test_whole_jobs_views_carry_nothing_and_each_party_seals_only_its_rank_share
         assert any(protocol in name for name in names), protocol
 
 
-def _malicious_jobs_checked(runs: int, m: int, dtype: str) -> None:
-    """The step at these sizes: both views and the rank delivery pass, both controls (the labels and digits opened
-    before the sort, the opened ranks sealed) are caught, the latter carrying the doubled ranks."""
-    found = run_step(malicious_job_views, 26, malicious_job_view_runs=runs, malicious_job_view_m=m,
-                     malicious_job_view_dtype=dtype)
+def _malicious_jobs_checked(**sizes) -> None:
+    """The step (at the small configuration's sizes, or ``sizes``): both views and the rank delivery pass, both
+    controls are caught, the weakened party's view carrying the key's digits and its sealed share the doubled
+    ranks."""
+    found = run_step(malicious_job_views, 26, **sizes)
     assert [c["kind"] for c in found] == ["view", "view", "control", "view", "view", "control", "view"]
     assert all(MALICIOUS_JOBS in c["name"] for c in found)
-    assert "doubled ranks" in found[5]["details"]["carried"]
-    assert {"labels", "key digit 0"} <= set(found[2]["details"]["carried"]) or m < 256
+    assert "key digit 0" in found[2]["details"]["carried"] and found[5]["details"]["carried"] == ["doubled ranks"]
 
 
-def test_whole_malicious_jobs_views_carry_nothing_and_the_open_labels_and_digits_are_caught():
-    """Small: one job of each 8-row input, M = 64 with float32 keys (15 digits); the weakened party's opened
-    digits are caught."""
-    _malicious_jobs_checked(1, 64, "float32")
+def test_whole_malicious_jobs_views_carry_nothing_and_the_open_digits_and_ranks_are_caught():
+    """One job of each 8-row input, then M = 64 rows with float32 keys (15 digits): seconds, not minutes."""
+    _malicious_jobs_checked()
 
 
-@pytest.mark.slow  # the quick suite's sizes
+@pytest.mark.slow  # the quick suite's sizes: 10 jobs of each input, M = 256 with float64 keys (31 digits)
 def test_whole_malicious_jobs_views_at_the_quick_suites_sizes():
-    _malicious_jobs_checked(10, 256, "float64")
+    _malicious_jobs_checked(**{k: v for k, v in settings("quick").items() if k.startswith("malicious_job_view")})
 
 
 def test_no_noise_gadget_message_carries_a_draw_and_the_open_draws_are_caught():
