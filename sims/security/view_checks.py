@@ -1,7 +1,7 @@
 """The view steps of ``mpc-auc security`` (sims.security.suite): what each compute party receives in the radix
 sort, the bitonic sort, ustat-2pc, whole mpc-central and mpc-exact --ranks jobs (semi-honest and under security with
-abort) and mpc-central's noise gadgets, each against a deliberately leaky control; the recording parties are sims.security.view_parties, the tests
-view_distributions and view_leaks, the records sims.security.report.check.
+abort) and mpc-central's noise gadgets, each against a deliberately leaky control; the recording parties are
+sims.security.view_parties, the tests view_distributions and view_leaks, the records sims.security.report.check.
 """
 import tempfile
 

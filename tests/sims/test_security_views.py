@@ -28,7 +28,7 @@ def test_whole_jobs_views_carry_nothing_and_each_party_seals_only_its_rank_share
         assert any(protocol in name for name in names), protocol
 
 
-def _malicious_jobs_checked(**sizes) -> None:
+def _malicious_jobs_checked(**sizes) -> list:
     """The step (at the small configuration's sizes, or ``sizes``): both views and the rank delivery pass, both
     controls are caught, the weakened party's view carrying the key's digits and its sealed share the doubled
     ranks."""
@@ -36,6 +36,7 @@ def _malicious_jobs_checked(**sizes) -> None:
     assert [c["kind"] for c in found] == ["view", "view", "control", "view", "view", "control", "view"]
     assert all(MALICIOUS_JOBS in c["name"] for c in found)
     assert "key digit 0" in found[2]["details"]["carried"] and found[5]["details"]["carried"] == ["doubled ranks"]
+    return found
 
 
 def test_whole_malicious_jobs_views_carry_nothing_and_the_open_digits_and_ranks_are_caught():
@@ -45,7 +46,9 @@ def test_whole_malicious_jobs_views_carry_nothing_and_the_open_digits_and_ranks_
 
 @pytest.mark.slow  # the quick suite's sizes: 10 jobs of each input, M = 256 with float64 keys (31 digits)
 def test_whole_malicious_jobs_views_at_the_quick_suites_sizes():
-    _malicious_jobs_checked(**{k: v for k, v in settings("quick").items() if k.startswith("malicious_job_view")})
+    quick = settings("quick")
+    found = _malicious_jobs_checked(**{k: v for k, v in quick.items() if k.startswith("malicious_job_view")})
+    assert "labels" in found[2]["details"]["carried"]  # enough rows for the opened labels too
 
 
 def test_no_noise_gadget_message_carries_a_draw_and_the_open_draws_are_caught():
