@@ -31,19 +31,21 @@ from .deviating_party import deviation_checks
 from .release_checks import (GAUSS_DELTA, INFERENCE_MECHANISMS, across_evaluations, audits, label_inference,
                              release_attacks, top_k)
 from .report import markdown, summary
-from .view_checks import bitonic_views, job_views, noise_views, ustat_views, views
+from .view_checks import bitonic_views, job_views, malicious_job_views, noise_views, ustat_views, views
 
 SUITES = {
     "quick": {"epsilon": 1.0, "audit_draws": 200_000, "inference_epsilons": [0.5, 1, 2, 4, 8], "inference_m": 200,
               "inference_draws": 200, "top_k_m": 45_840, "top_k": [10, 100, 1000, 10_000], "seed_bits": 14,
               "dealer_trials": 200, "mpc_audit_draws": 20_000, "view_runs": 150,
               "collusion_m": 500, "ustat_view_pairs": 4096, "bitonic_view_m": 1024, "job_view_runs": 30,
-              "job_view_m": 1024, "noise_view_draws": 4096, "observer_m": 512, "deviation_runs": 2, "deviation_jobs": 1},
+              "job_view_m": 1024, "noise_view_draws": 4096, "observer_m": 512, "deviation_runs": 2, "deviation_jobs": 1,
+              "malicious_job_view_runs": 10, "malicious_job_view_m": 256, "malicious_job_view_dtype": "float64"},
     "full": {"epsilon": 1.0, "audit_draws": 2_000_000, "inference_epsilons": [0.25, 0.5, 1, 2, 4, 8],
              "inference_m": 1000, "inference_draws": 1000, "top_k_m": 458_407, "top_k": [10, 100, 1000, 10_000],
              "seed_bits": 16, "dealer_trials": 1000, "mpc_audit_draws": 200_000, "view_runs": 1000,
              "collusion_m": 45_840, "ustat_view_pairs": 65_536, "bitonic_view_m": 4096, "job_view_runs": 150,
-             "job_view_m": 4096, "noise_view_draws": 65_536, "observer_m": 4096, "deviation_runs": 20, "deviation_jobs": 5},
+             "job_view_m": 4096, "noise_view_draws": 65_536, "observer_m": 4096, "deviation_runs": 20, "deviation_jobs": 5,
+             "malicious_job_view_runs": 30, "malicious_job_view_m": 1024, "malicious_job_view_dtype": "float64"},
 }
 
 
@@ -77,6 +79,7 @@ def run(suite: str, out_dir: str, config_path: str = None, seed: int = None, pro
     checks, tables = [], {}
     for title, step in (("views of the radix sort", views), ("views of the bitonic sort", bitonic_views),
                         ("views of whole mpc-central and mpc-exact --ranks jobs", job_views),
+                        ("views of whole mpc-exact --ranks jobs under --security malicious", malicious_job_views),
                         ("views of mpc-central's noise gadgets", noise_views), ("views of ustat-2pc", ustat_views),
                         ("collusion", collusion), ("the network observer", network_observer),
                         ("DP audits and their controls", audits), ("label inference", label_inference),

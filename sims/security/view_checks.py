@@ -1,17 +1,18 @@
 """The view steps of ``mpc-auc security`` (sims.security.suite): what each compute party receives in the radix
-sort, the bitonic sort, ustat-2pc, whole mpc-central and mpc-exact --ranks jobs and mpc-central's noise gadgets,
-each against a deliberately leaky control; the recording parties are sims.security.view_parties, the tests
-view_distributions and view_leaks, the records sims.security.report.check.
+sort, the bitonic sort, ustat-2pc, whole mpc-central and mpc-exact --ranks jobs (semi-honest and under security with
+abort) and mpc-central's noise gadgets, each against a deliberately leaky control; the recording parties are
+sims.security.view_parties, the tests view_distributions and view_leaks, the records sims.security.report.check.
 """
 import tempfile
 
 import numpy as np
 
 from ...protocols.dp.central_law import CentralNoise
-from ...protocols.inputs.encoding import PAD_KEY, ScoreEncoder
+from ...protocols.inputs.encoding import KEY_OFFSET, PAD_KEY, ScoreEncoder
 from ...protocols.inputs.sharing import split
 from ...protocols.mpc.exact import exact_result
 from ...protocols.mpc.ranking_job import run_ranking_jobs, simulated
+from ...protocols.release_spec import ReleaseSpec
 from ...protocols.runtime.session import Placement, run_parties
 from .false_alarms import CHECK_ALPHA
 from .report import check
@@ -95,50 +96,97 @@ def ustat_views(cfg: dict, rng) -> list:
 
 JOB_A = (np.array([0.9, 0.1, 0.5, 0.3, 0.2, 0.8, 0.6, 0.4]), np.array([1, 1, 1, 0, 0, 0, 0, 1]))  # AUC 0.5
 JOB_B = (np.full(8, 0.5), np.array([0, 1, 0, 1, 1, 0, 1, 0]))  # all tied: AUC 0.5; same M, clients, positives
+MALICIOUS_JOBS = "mpc-exact --security malicious --ranks"
 
 
 def job_views(cfg: dict, rng) -> list:
     """Views of whole jobs through the real party loop: mpc-central, and mpc-exact delivering ranks."""
 
-    encoder, m, runs = ScoreEncoder(), cfg["job_view_m"], cfg["job_view_runs"]
-    scores, labels = rng.integers(0, 100, m) / 100, rng.integers(0, 2, m)
+    encoder, scores, labels = _job_data(cfg, rng)
+    requests = _job_requests(scores, labels, encoder, cfg["job_view_runs"], ReleaseSpec())
     secrets_ = job_secrets(encoder.encode(scores), labels)
-    halves = [("c0", scores[:m // 2], labels[:m // 2]), ("c1", scores[m // 2:], labels[m // 2:])]
-    small = [[(f"c{i}", s[4 * i:4 * i + 4], y[4 * i:4 * i + 4]) for i in range(2)] for s, y in (JOB_A, JOB_B)]
-    requests = [simulated(clients, encoder) for clients in [small[0]] * runs + [small[1]] * runs + [halves]]
     out = []
     for protocol, central, ranks in (("mpc-central", CentralNoise(cfg["epsilon"]), False),
                                      ("mpc-exact --ranks", None, True)):
-        with tempfile.TemporaryDirectory(prefix="mpc-auc-view-ledger-") as ledger:
-            done = run_ranking_jobs(requests, "radix", ranks, central, Placement(ledger=ledger), 120, None,
-                                    party=recording_party)
-        parties = [done[0].finals[role] for role in ("P0", "P1")]
-        for role, jobs in zip(("P0", "P1"), parties):
-            out.append(_job_view(f"view of {role}: {protocol}, every message of its jobs", "view", protocol,
-                                 [j["received"] for j in jobs], secrets_, runs))
-        with tempfile.TemporaryDirectory(prefix="mpc-auc-view-ledger-") as ledger:  # the weakened party, once
-            (leaky,) = run_ranking_jobs(requests[-1:], "radix", ranks, central, Placement(ledger=ledger), 120,
-                                        None, party=leaky_recording_party)
-        weak = leaky.finals["P0"][-1]
-        found = leaks(weak["received"], secrets_, m, CHECK_ALPHA)
-        out.append(check(f"view of a party that opens the labels before the sort: {protocol}", "control",
-                         f"{protocol} (weakened party)", None, None, len(found), 0, not found,
-                         {"weakened": "sims.security.view_parties.leaky_recording_party: the real loop, labels opened",
-                          "carried": sorted({n for _, n in found})}))
-        if ranks:
-            shares = [jobs[-1]["sealed ranks"][0] for jobs in parties]
-            delivered = exact_result(done[-1], "radix").ranks
-            for name, sealed, kind in (("P0's rank share", shares[0], "view"), ("P1's rank share", shares[1], "view"),
-                                       ("P0 of a party that seals opened ranks", weak["sealed ranks"][0],
-                                        "control")):
-                found = leaks([sealed], secrets_, m, CHECK_ALPHA)
-                out.append(check(f"rank delivery: {name} sealed for the clients", kind, protocol, None, None,
-                                 len(found), 0, not found, {"carried": sorted({n for _, n in found})}))
-            wrong = [c for c, part in (("c0", slice(0, m // 2)), ("c1", slice(m // 2, m)))
-                     if not np.array_equal(2 * (delivered[c] - 1), secrets_["doubled ranks"][part])]
-            out.append(check("rank delivery: each client opens exactly its own rows' ranks", "view", protocol, None,
-                             None, len(wrong), 0, not wrong, {"clients": 2, "M": m, "wrong": wrong}))
+        out += _whole_job_views(protocol, requests, central, ranks, secrets_, cfg["job_view_runs"],
+                                "opens the labels before the sort")
     return out
+
+
+def malicious_job_views(cfg: dict, rng) -> list:
+    """Views of whole mpc-exact --ranks jobs under security with abort through the real party loop, the key's 2-bit
+    digits and the clients' MAC words among the secrets (the MAC words from both parties' shares of the large
+    job's bundles)."""
+
+    encoder, scores, labels = _job_data(cfg, rng, "malicious_job_view_m", cfg["malicious_job_view_dtype"])
+    runs = cfg["malicious_job_view_runs"]
+    requests = _job_requests(scores, labels, encoder, runs, ReleaseSpec(security="malicious"))
+    keys = encoder.encode(scores)
+    digits = encoder.key_digits(keys + KEY_OFFSET)
+    secrets_ = {**job_secrets(keys, labels), **{f"key digit {t}": digit for t, digit in enumerate(digits)}}
+    return _whole_job_views(MALICIOUS_JOBS, requests, None, True, secrets_, runs,
+                            "opens the labels and the key's digits (Authenticator.open, unmasked) before the sort",
+                            _client_mac_words)
+
+
+def _job_data(cfg: dict, rng, size: str = "job_view_m", dtype: str = "float64") -> tuple:
+    """(the encoder of scores in [0, 1] as ``dtype``, the large job's scores and labels: cfg[size] random rows,
+    2-decimal scores)."""
+    m = cfg[size]
+    return ScoreEncoder(dtype=dtype), rng.integers(0, 100, m) / 100, rng.integers(0, 2, m)
+
+
+def _job_requests(scores, labels, encoder, runs: int, spec) -> list:
+    """``runs`` jobs of input A, ``runs`` of input B (8 rows, 2 clients of 4), then the large job (2 clients)."""
+    m = len(labels)
+    halves = [("c0", scores[:m // 2], labels[:m // 2]), ("c1", scores[m // 2:], labels[m // 2:])]
+    small = [[(f"c{i}", s[4 * i:4 * i + 4], y[4 * i:4 * i + 4]) for i in range(2)] for s, y in (JOB_A, JOB_B)]
+    return [simulated(clients, encoder, spec=spec) for clients in [small[0]] * runs + [small[1]] * runs + [halves]]
+
+
+def _whole_job_views(protocol, requests, central, ranks, secrets_, runs, mistake: str, recorded_secrets=None) -> list:
+    """The checks of one protocol's whole jobs: each party's view (:func:`_job_view`), the weakened party's
+    (leaky_recording_party: ``mistake``, and with ranks the opened ranks sealed) and, with ranks, the rank
+    delivery.  recorded_secrets: more secrets from both parties' records of the large job, and M."""
+
+    m = len(secrets_["labels"])
+    with tempfile.TemporaryDirectory(prefix="mpc-auc-view-ledger-") as ledger:
+        done = run_ranking_jobs(requests, "radix", ranks, central, Placement(ledger=ledger), 120, None,
+                                party=recording_party)
+    parties = [done[0].finals[role] for role in ("P0", "P1")]
+    if recorded_secrets is not None:
+        secrets_ = {**secrets_, **recorded_secrets([jobs[-1] for jobs in parties], m)}
+    out = [_job_view(f"view of {role}: {protocol}, every message of its jobs", "view", protocol,
+                     [j["received"] for j in jobs], secrets_, runs) for role, jobs in zip(("P0", "P1"), parties)]
+    with tempfile.TemporaryDirectory(prefix="mpc-auc-view-ledger-") as ledger:  # the weakened party, once
+        (leaky,) = run_ranking_jobs(requests[-1:], "radix", ranks, central, Placement(ledger=ledger), 120,
+                                    None, party=leaky_recording_party)
+    weak = leaky.finals["P0"][-1]
+    found = leaks(weak["received"], secrets_, m, CHECK_ALPHA)
+    out.append(check(f"view of a party that {mistake}: {protocol}", "control", f"{protocol} (weakened party)",
+                     None, None, len(found), 0, not found,
+                     {"weakened": f"sims.security.view_parties.leaky_recording_party: the real loop, {mistake}",
+                      "carried": sorted({n for _, n in found})}))
+    if ranks:
+        shares = [jobs[-1]["sealed ranks"][0] for jobs in parties]
+        delivered = exact_result(done[-1], "radix").ranks
+        for name, sealed, kind in (("P0's rank share", shares[0], "view"), ("P1's rank share", shares[1], "view"),
+                                   ("P0 of a party that seals opened ranks", weak["sealed ranks"][0], "control")):
+            found = leaks([sealed], secrets_, m, CHECK_ALPHA)
+            out.append(check(f"rank delivery: {name} sealed for the clients: {protocol}", kind, protocol, None,
+                             None, len(found), 0, not found, {"carried": sorted({n for _, n in found})}))
+        wrong = [c for c, part in (("c0", slice(0, m // 2)), ("c1", slice(m // 2, m)))
+                 if not np.array_equal(2 * (delivered[c] - 1), secrets_["doubled ranks"][part])]
+        out.append(check(f"rank delivery: each client opens exactly its own rows' ranks: {protocol}", "view",
+                         protocol, None, None, len(wrong), 0, not wrong, {"clients": 2, "M": m, "wrong": wrong}))
+    return out
+
+
+def _client_mac_words(large_jobs: list, m: int) -> dict:
+    """The clients' MAC words of the large job under security with abort (beta_0 times each value, beta_i times the
+    label), each row of M from both parties' shares of the bundles (recording_party's second input share)."""
+    words = sum(job["input shares"][1].reshape(-1, m) for job in large_jobs)
+    return {f"clients' MAC words, row {i}": row for i, row in enumerate(words)}
 
 
 def _job_view(name, kind, protocol, received, secrets_, runs) -> dict:

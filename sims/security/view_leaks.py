@@ -142,27 +142,84 @@ def carry_pvalues(vectors: np.ndarray, secret: np.ndarray, secret_values: np.nda
     inequality bounds P(S - E S >= t) <= exp(-t^2 / (2 (Var S + t / 3))) for any such sum of independent
     indicators, rare values included (no normal approximation).
     """
-    matches, mean, variance = carry_moments(vectors, secret, secret_values, secret_freq)
+    return _bernstein(*carry_moments(vectors, secret, secret_values, secret_freq))
+
+
+def _bernstein(matches, mean, variance) -> np.ndarray:
+    """Bernstein's bound on P(S >= matches) for a sum S of independent indicators of ``mean`` and ``variance``
+    (1 where matches do not exceed the mean)."""
     excess = matches - mean
     with np.errstate(divide="ignore", invalid="ignore"):
         bound = np.exp(-excess ** 2 / (2 * (variance + excess / 3)))
     return np.where(excess > 0, bound, 1.0)
 
 
+class BinaryCarry:
+    """:func:`carry_pvalues` of 0/1 vectors against every secret at once: a vector's matches are its dot product with
+    (secret == 1) - (secret == 0) plus the secret's zeros, and position i matches with P(secret = bit i), the
+    secret's frequency of 0 or 1 (a float matrix product: most of a view's vectors are the bits of its 64-bit
+    words, circuits.bits)."""
+
+    def __init__(self, secrets: dict, tables: dict):
+        columns = np.stack(list(secrets.values()), axis=1)
+        self.sign = (columns == 1).astype(np.float64) - (columns == 0)
+        self.zeros = (columns == 0).sum(axis=0)
+        self.freq = np.array([[_frequency(*tables[name], bit) for bit in (0, 1)] for name in secrets])  # (S, 2)
+
+    def pvalues(self, bits: np.ndarray) -> np.ndarray:
+        """(V, secrets) p-values of the 0/1 rows of ``bits`` (V, n)."""
+        ones = bits.sum(axis=1, dtype=np.float64)[:, None]
+        zeros = bits.shape[1] - ones
+        f0, f1 = self.freq[:, 0], self.freq[:, 1]
+        return _bernstein(bits.astype(np.float64) @ self.sign + self.zeros, zeros * f0 + ones * f1,
+                          zeros * f0 * (1 - f0) + ones * f1 * (1 - f1))
+
+
+def _frequency(values: np.ndarray, freq: np.ndarray, value: int) -> float:
+    """The frequency of ``value`` among a secret's sorted ``values`` (0 if absent)."""
+    at = min(int(np.searchsorted(values, value)), len(values) - 1)
+    return float(freq[at]) if values[at] == value else 0.0
+
+
 def leak_pvalues(views, secrets: dict, pairs: int, statistic=carry_pvalues) -> list:
     """(message index, secret name, p) for every received vector and secret: :func:`carry_pvalues`, or another
     ``statistic`` of the same arguments (one value or row per vector)."""
-    tables = {name: np.unique(s, return_counts=True) for name, s in secrets.items()}
-    tables = {name: (v, c / len(secrets[name])) for name, (v, c) in tables.items()}
+    if statistic is carry_pvalues:
+        return [(i, name, p) for i, found in _carry_tables(views, secrets, pairs) for row in found.tolist()
+                for name, p in zip(secrets, row)]
+    tables = _frequencies(secrets)
     out = []
+    for i, array in enumerate(views):
+        vectors = aligned(array, pairs)
+        if vectors:
+            stacked = np.stack(vectors)
+            for name, secret in secrets.items():
+                out += [(i, name, p) for p in statistic(stacked, secret, *tables[name]).tolist()]
+    return out
+
+
+def _frequencies(secrets: dict) -> dict:
+    """Each secret's (sorted values, their frequencies)."""
+    tables = {name: np.unique(s, return_counts=True) for name, s in secrets.items()}
+    return {name: (v, c / len(secrets[name])) for name, (v, c) in tables.items()}
+
+
+def _carry_tables(views, secrets: dict, pairs: int):
+    """Per received message with aligned vectors: (its index, the :func:`carry_pvalues` of its vectors against
+    the secrets, (vectors, secrets)), the 0/1 vectors by :class:`BinaryCarry`."""
+    tables = _frequencies(secrets)
+    binary_carry = BinaryCarry(secrets, tables)
     for i, array in enumerate(views):
         vectors = aligned(array, pairs)
         if not vectors:
             continue
         stacked = np.stack(vectors)
-        for name, secret in secrets.items():
-            out += [(i, name, p) for p in statistic(stacked, secret, *tables[name]).tolist()]
-    return out
+        binary = ((stacked == 0) | (stacked == 1)).all(axis=1)
+        found = [binary_carry.pvalues(stacked[binary])] if binary.any() else []
+        if not binary.all():
+            rest = stacked[~binary]
+            found.append(np.stack([carry_pvalues(rest, s, *tables[name]) for name, s in secrets.items()], axis=1))
+        yield i, np.concatenate(found)
 
 
 def flagged(tested: list, alpha: float) -> list:
@@ -173,8 +230,14 @@ def flagged(tested: list, alpha: float) -> list:
 
 
 def leaks(views, secrets: dict, pairs: int, alpha: float) -> list:
-    """(message index, secret name) of every received vector that carries a secret, at false-alarm rate alpha."""
-    return flagged(leak_pvalues(views, secrets, pairs), alpha)
+    """(message index, secret name) of every received vector that carries a secret, at false-alarm rate alpha:
+    :func:`flagged` of :func:`leak_pvalues`, keeping only the tests at most alpha (the rest cannot be flagged)."""
+    names, tests, small = list(secrets), 0, []
+    for i, found in _carry_tables(views, secrets, pairs):
+        tests += found.size
+        small += [(i, names[s], found[v, s]) for v, s in zip(*np.nonzero(found <= alpha))]
+    limit = alpha / max(1, tests)
+    return [(i, name) for i, name, p in small if p <= limit]
 
 
 def bitonic_tests(views, layer_ends, hidden: dict, layers: list, m: int, statistic=carry_pvalues) -> list:

@@ -11,8 +11,10 @@ the shuffle (OpenSigma), or reuse one digit mask for every digit (ReusedMask).
 **Every other view** (:func:`record_received`): every message a party receives,
 from the other party (recv, all_reduce, all_gather, broadcast, ...) or from
 the dealer (its broadcasts and objects), and every value it opens through the
-gates: ustat-2pc's Gini-Laplace and AUC-RR, the bitonic sort (with where each
-layer ends), whole jobs through the real party loop, and mpc-central's noise
+gates or the authenticator (circuits.macs, with the destinations the
+authenticated sort derives from its openings): ustat-2pc's Gini-Laplace and
+AUC-RR, the bitonic sort (with where each layer ends), whole jobs through
+the real party loop (under security with abort too), and mpc-central's noise
 gadgets.  Each has a leaky control that opens what it must hide.
 
 The tests of what is recorded: sims.security.view_distributions and sims.security.view_leaks.
@@ -21,18 +23,20 @@ import numpy as np
 import torch
 
 from ...circuits import bitonic, kernels, noise
+from ...circuits.auth_radix import AuthRadixRanking
 from ...circuits.bitonic import BitonicRanking
 from ...circuits.correlations import position_bytes
 from ...circuits.crypten_compat import crypten
 from ...circuits.gates import Gates
+from ...circuits.macs import Authenticator
 from ...circuits.noise_laws import DiscreteLaplace, RandomizedResponse
 from ...circuits.radix import RadixRanking
 from ...circuits.select import ONEHOT_PERIOD
-from ...circuits.shares import from_share, public_share, reveal_int
+from ...circuits.shares import exchange, from_share, public_share, reveal_int
 from ...circuits.shuffle import Shuffler
 from ...protocols.dp.central_law import CentralNoise
 from ...protocols.inputs.encoding import PAD_KEY
-from ...protocols.mpc import ranking_party
+from ...protocols.mpc import malicious, ranking_party
 
 VIEW_INPUTS = (np.array([7, 2, 5, 0]), np.array([3, 3, 3, 3]))  # distinct keys vs all tied; same shape
 VIEW_BITS = 3
@@ -114,18 +118,28 @@ RECORDED = ("recv", "all_reduce", "all_gather", "broadcast", "recv_obj", "gather
 def record_received(log: list) -> None:
     """In a role process: append every array this party receives (from the other party or the dealer) to ``log``,
     and every value it opens through the gates (circuits.gates: its own share combined with the other's, by
-    XOR and by addition, as the gate combines them).  CrypTen's openings are all_reduce results, recorded
-    as received."""
+    XOR and by addition, as the gate combines them) or the authenticator (circuits.macs: the opened words,
+    and each destination vector the authenticated sort derives from its openings).  CrypTen's openings are
+    all_reduce results, recorded as received."""
 
-
-    exchange = Gates._exchange
+    gates_exchange, auth_open, destinations = Gates._exchange, Authenticator.open, AuthRadixRanking._destinations
 
     def opening(self, own):
-        other = exchange(self, own)
+        other = gates_exchange(self, own)
         log.extend([(own ^ other).ravel(), (own + other).ravel()])
         return other
 
-    Gates._exchange = opening
+    def auth_opening(self, x, kind):
+        opened = auth_open(self, x, kind)
+        log.append(opened.ravel())
+        return opened
+
+    def derived(self, shuffled_sigma, t):
+        s = destinations(self, shuffled_sigma, t)
+        log.append(s.ravel())
+        return s
+
+    Gates._exchange, Authenticator.open, AuthRadixRanking._destinations = opening, auth_opening, derived
 
     cls = crypten.communicator.DistributedCommunicator
 
@@ -211,50 +225,74 @@ def leaky_bitonic_view_party(ctx, key_shares) -> dict:
 
 def recording_party(ctx, fraction_bits: int) -> list:
     """The real party loop (protocols.mpc.ranking_party.serve_jobs), recording per job every message received, the input
-    shares it opened from the clients' bundles, the rank shares it sealed for them and its dealer key."""
+    shares it opened from the clients' bundles (under security with abort: its shares of the clients' values and MAC
+    words, and the authenticated shares they entered as), the rank shares it sealed for them and its dealer key."""
     return _recorded_loop(ctx, fraction_bits)
 
 
 def leaky_recording_party(ctx, fraction_bits: int) -> list:
     """A deliberately weakened party (a control): :func:`recording_party` with two mistakes, the labels opened
-    to both parties before the sort and the ranks opened before they are sealed for the clients."""
+    to both parties before the sort (under security with abort: the labels and the key's digits opened through
+    Authenticator.open, unmasked) and the ranks opened before they are sealed for the clients."""
 
     def weaken(party):
-        check, seal = party._invalid_clients, party._rank_bundles
+        check, seal, compute = party._invalid_clients, party._rank_bundles, malicious.compute
 
         def opening_labels(ctx, job, gates, held):
             reveal_int(from_share(held.labels))
             return check(ctx, job, gates, held)
 
-        def sealing_opened(ctx, job_id, owners, twice_rank):
-            opened = reveal_int(from_share(twice_rank)).numpy()
-            return seal(ctx, job_id, owners, opened if ctx.rank == 0 else np.zeros_like(opened))
+        def opening_authenticated(ctx, job, held, *args):
+            held.auth.open(held.labels, "labels")
+            held.auth.open(np.moveaxis(held.digits, 1, 0), "key digits")
+            return compute(ctx, job, held, *args)
+
+        def sealing_opened(ctx, job_id, owners, twice_rank, *m):
+            if m:  # under security with abort: this party's shares of (2R, beta_0 2R), 2R opened
+                opened = twice_rank[0] + exchange(crypten.communicator.get(), twice_rank[0], "opened ranks")
+            else:
+                opened = reveal_int(from_share(twice_rank)).numpy()
+            sealed = opened if ctx.rank == 0 else np.zeros_like(opened)
+            return seal(ctx, job_id, owners, np.stack([sealed, twice_rank[1]]) if m else sealed, *m)
 
         party._invalid_clients, party._rank_bundles = opening_labels, sealing_opened
+        malicious.compute = opening_authenticated
 
     return _recorded_loop(ctx, fraction_bits, weaken)
 
 
 def _recorded_loop(ctx, fraction_bits: int, weaken=None) -> list:
-    log, sent, jobs = [], [], []
+    log, sent, shares, jobs = [], [], [], []
     record_received(log)
-    compute, seal = ranking_party._compute, ranking_party._rank_bundles
+    serve, compute, seal = ranking_party._serve_job, ranking_party._compute, ranking_party._rank_bundles
+    enter = malicious.AuthenticatedRows.enter
+
+    def recorded_job(ctx, *args):
+        serve(ctx, *args)
+        jobs.append({"received": list(log), "sealed ranks": list(sent), "input shares": list(shares),
+                     "dealer key": ctx.stream_key})
+        for recorded in (log, sent, shares):
+            recorded.clear()
 
     def recorded_compute(ctx, job, intake, held, *args):
-        shares = [rows.reshape(-1) for rows in (held[0].keys, held[0].key_xor, held[0].labels)]  # one score column
+        shares.extend(rows.reshape(-1) for rows in (held[0].keys, held[0].key_xor, held[0].labels))  # one column
         log.extend(shares)
-        out = compute(ctx, job, intake, held, *args)
-        jobs.append({"received": list(log), "sealed ranks": list(sent), "input shares": shares,
-                     "dealer key": ctx.stream_key})
-        log.clear()
-        sent.clear()
-        return out
+        return compute(ctx, job, intake, held, *args)
 
-    def recorded_seal(ctx, job_id, owners, twice_rank):
-        sent.append(twice_rank.copy())
-        return seal(ctx, job_id, owners, twice_rank)
+    def recorded_enter(ctx, job, opened):
+        shares.extend(np.concatenate([getattr(b, part) for b in opened], axis=1).reshape(-1)
+                      for part in ("values", "macs"))  # (digits + 1, M), (digits + CLIENT_MAC_KEYS, M)
+        held = enter(ctx, job, opened)
+        shares.extend([np.moveaxis(held.digits, 1, 0).reshape(-1), held.labels.reshape(-1)])
+        log.extend(shares)
+        return held
 
-    ranking_party._compute, ranking_party._rank_bundles = recorded_compute, recorded_seal
+    def recorded_seal(ctx, job_id, owners, twice_rank, *m):
+        sent.append(twice_rank.reshape(-1).copy())
+        return seal(ctx, job_id, owners, twice_rank, *m)
+
+    ranking_party._serve_job, ranking_party._compute = recorded_job, recorded_compute
+    ranking_party._rank_bundles, malicious.AuthenticatedRows.enter = recorded_seal, staticmethod(recorded_enter)
     if weaken is not None:
         weaken(ranking_party)
     ranking_party.serve_jobs(ctx, fraction_bits)

@@ -9,7 +9,8 @@ from mpc_auc.sims.security.suite import settings
 SMALL = {"audit_draws": 60000, "mpc_audit_draws": 1000, "inference_m": 50, "inference_draws": 40,
          "inference_epsilons": [1, 4], "top_k_m": 5000, "top_k": [10, 100], "seed_bits": 8, "dealer_trials": 5,
          "view_runs": 20, "collusion_m": 100, "ustat_view_pairs": 512, "bitonic_view_m": 256, "job_view_runs": 5,
-         "job_view_m": 128, "noise_view_draws": 512, "observer_m": 64}
+         "job_view_m": 128, "noise_view_draws": 512, "observer_m": 64, "malicious_job_view_runs": 1,
+         "malicious_job_view_m": 64, "malicious_job_view_dtype": "float32"}
 
 
 def small_config(**overrides) -> dict:
