@@ -296,7 +296,7 @@ def test_a_client_sees_the_release_terms_and_refuses_a_looser_release(clients):
     """The ticket states the release; ``--max-epsilon 1`` refuses an exact release (no DP) before sending
     anything, and a client without it sees the terms on stderr."""
     directory, _ = clients
-    opened = _open(directory, "terms", "--deadline", "15", "--auc-decimals", "3")
+    opened = _open(directory, "terms", "--deadline", "90", "--auc-decimals", "3")  # ends when north declines
     shown = _submit(directory, "terms", "south")
     terms = shown.stderr.readline()  # before north declines, which ends the job at once
     strict = _submit(directory, "terms", "north", "--max-epsilon", "1")
