@@ -204,15 +204,21 @@ def test_a_bent_label_product_is_caught_before_any_product_is_opened():
 
 def _bent_input_products(ctx, weakened: bool):
     """The input check with P1's bent products (:func:`_bent`): each Z opens as minus a sum of a client's values."""
-    from mpc_auc.circuits.macs import Authenticator, Deviation
+    from mpc_auc.circuits.macs import Authenticator
 
     auth = Authenticator(ctx.stream_key, K, WIDE)
-    opened = _bent(ctx, auth, "input MAC products", "input MACs", weakened)
+    return _honest_entry(ctx, auth, _bent(ctx, auth, "input MAC products", "input MACs", weakened))
+
+
+def _honest_entry(ctx, auth, seen):
+    """Both clients' honest rows entered (a cheat, if any, is the caller's): (how it ended, ``seen``)."""
+    from mpc_auc.circuits.macs import Deviation
+
     try:
         _entered(ctx, auth, ((np.arange(N) % 2), None, False, True, False), 0)
-        return "not caught", opened
+        return "not caught", seen
     except Deviation as failure:
-        return str(failure), opened
+        return str(failure), seen
 
 
 def test_a_bent_input_product_is_caught_before_z_is_opened():
@@ -229,7 +235,7 @@ def _bent_client_keys(ctx, weakened: bool):
     the dealer's authenticated [beta] (it cannot change the dealer's MAC along); ``weakened``: the keys entered from
     the parties' own shares of them, as until this version (P1 enters beta_1 + 1).  Returns (how it ended, the Z
     words opened, the coin's coefficients)."""
-    from mpc_auc.circuits.macs import Authenticator, Deviation
+    from mpc_auc.circuits.macs import Authenticator
 
     auth = Authenticator(ctx.stream_key, K, WIDE)
     honest_keys, honest_coin, honest_open = auth.client_keys, auth.coin, auth.open
@@ -257,11 +263,7 @@ def _bent_client_keys(ctx, weakened: bool):
         return betas, flagged
 
     auth.client_keys, auth.coin, auth.open = keys, coin, opened
-    try:
-        _entered(ctx, auth, ((np.arange(N) % 2), None, False, True, False), 0)
-        return "not caught", seen
-    except Deviation as failure:
-        return str(failure), seen
+    return _honest_entry(ctx, auth, seen)
 
 
 def test_a_party_cannot_choose_the_key_a_clients_macs_are_checked_under():
