@@ -29,7 +29,8 @@ along.
   expanded from its dealer stream, P0's sent): :meth:`Authenticator.
   correlation` by law (``uniform`` words, one-hot ``onehot`` tuples, Beaver
   triples ``triple``, ``input`` masks whose clear words the owner alone
-  receives); the dealer serves each index once.
+  receives, uniform ``bits`` for the noise draw, circuits.auth_noise); the
+  dealer serves each index once.
 * **Inputs**: the owner of x holds the clear mask r of an authenticated
   [r] and sends x - r; both add it publicly (SPDZ's input).  Clients'
   MAC keys (circuits.auth_inputs) enter from the dealer, which opens them
@@ -56,7 +57,7 @@ from .streams import AUTH_MAC, AUTH_VALUE, CHECK_COEFFICIENTS, KeyStream
 
 RING_BITS = 64
 MIN_STATISTICAL = 40  # s at least this: k <= 24 in Z_2^64
-LAWS = ("uniform", "onehot", "triple", "input", "client_keys")
+LAWS = ("uniform", "onehot", "triple", "input", "client_keys", "bits")
 ONEHOT_ROWS = 8  # R, e_1..e_3 of the one-hot vector of R mod 4, Beaver masks b_1..b_3, q = sum_u e_u b_u
 _MASK = (1 << RING_BITS) - 1
 

@@ -153,12 +153,15 @@ class DiscreteLaplace:
 
     def sample(self, rng: np.random.Generator, size: int) -> np.ndarray:
         """Draws with the circuit's exact law (the same L-bit coins), in the clear, for simulations only."""
-        t = self.thresholds
-        nonzero, sign = (_uniform(rng, self.bits, (2, size)) < t[:2, None])
-        magnitude = np.ones(size, dtype=np.int64)
-        for i, threshold in enumerate(t[2:]):
-            magnitude += (_uniform(rng, self.bits, size) < threshold).astype(np.int64) << i
-        return np.where(nonzero, np.where(sign, -magnitude, magnitude), 0)
+        return self.from_uniform(_uniform(rng, self.bits, (len(self.thresholds), size)))
+
+    def from_uniform(self, u: np.ndarray) -> np.ndarray:
+        """The draws the circuits make of uniform L-bit values ``u`` (B + 2, size), one row per coin in the order
+        of :attr:`probabilities`: coin r is [u_r < T_r]; Z = 0 without "non-zero", else -(1 + G) with the sign
+        coin, + (1 + G) without, G = sum_i 2^i (bit coin i)."""
+        coins = np.asarray(u) < self.thresholds[:, None]
+        magnitude = 1 + (coins[2:].astype(np.int64) << np.arange(self.width, dtype=np.int64)[:, None]).sum(axis=0)
+        return np.where(coins[0], np.where(coins[1], -magnitude, magnitude), 0)
 
     def pmf(self) -> tuple:
         """(support z, P(Z~ = z)) of the sampler (for tests; B small)."""

@@ -16,7 +16,6 @@ M = 4.6 million.
 import struct
 
 import numpy as np
-import torch
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from .workers import each
@@ -82,6 +81,8 @@ class KeyStream:
         independent of the first words, so the order is that of i.i.d. uniform (32 + 128)-bit keys:
         uniform but for a tie on all of them, of chance below n^2 / 2^161 (2^-116 for M = 4.6 million).
         """
+        import torch  # lazily: the clients' bundles expand streams too, and their processes never load torch
+
         first = torch.from_numpy(self.words(PERMUTATION, index, (n,), np.int32))
         keys, order = torch.sort(first, stable=True)
         perm, keys = order.numpy(), keys.numpy()

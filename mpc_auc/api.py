@@ -75,10 +75,10 @@ class AucResult(ScalarResult):
         moved ``auc`` (0.0 when every weight is a multiple of the unit; docs/protocols/mpc-exact.md,
         "Weighted AUC").
     security : dict or None
-        mpc-exact with ``Context(security="malicious")``: {"mode": "malicious", "statistical_bits": s, "checks": the
-        MAC checks run, "positives": the count of positives opened with the AUC}; an undetected deviation of a
-        compute party passes one check with probability at most 2^-(s - log2(s + 1)), s >= 40
-        (docs/protocols/malicious-security.md).  None: semi-honest.
+        mpc-exact or mpc-central with ``Context(security="malicious")``: {"mode": "malicious", "statistical_bits": s,
+        "checks": the MAC checks run, and for mpc-exact "positives": the count of positives opened with the AUC}; an
+        undetected deviation of a compute party passes one check with probability at most 2^-(s - log2(s + 1)),
+        s >= 40 (docs/protocols/malicious-security.md).  None: semi-honest.
 
     Examples
     --------
@@ -247,7 +247,8 @@ def _binary_roc_auc(request: Plan, labels, y_score, clients, sample_weight, star
             warnings.warn(SWAMPED.format(std=outcome.std, epsilon=request.noise.epsilon), UserWarning, stacklevel=3)
         return AucResult(epsilon=request.noise.epsilon, delta=release.delta, std=outcome.std, ci=outcome.ci,
                          swamped=outcome.swamped, traffic=release.traffic,
-                         budget_remaining=(release.ledger or {}).get("remaining_epsilon"), **common)
+                         budget_remaining=(release.ledger or {}).get("remaining_epsilon"), security=secured(release),
+                         **common)
     result = outcome.release
     ranks = None
     if request.ranks:

@@ -54,10 +54,10 @@ class Context:
     auc_decimals : int, optional
         mpc-exact: open the AUC rounded to this many decimals (1 to 12) instead of to 52 bits.
     security : {"semi-honest", "malicious"}
-        mpc-exact: "malicious" runs with security with abort against one deviating compute party (MACs on every
-        shared value, each opening checked before anything is released; the AUC and the count of positives are
-        opened, nothing else: docs/protocols/malicious-security.md); "semi-honest" (default) trusts both parties
-        to follow the protocol.
+        mpc-exact and mpc-central: "malicious" runs with security with abort against one deviating compute party
+        (MACs on every shared value, each opening checked before anything is released; mpc-exact opens the AUC and
+        the count of positives, mpc-central its DP release, the noise drawn on authenticated shares:
+        docs/protocols/malicious-security.md); "semi-honest" (default) trusts both parties to follow the protocol.
     host, port : str, int
         Local runs: the address the parties listen on (P0's port; P1 and the dealer take the next two).
 

@@ -79,9 +79,10 @@ def plan(*, protocol: str = "mpc-exact", epsilon=None, context: Context = None, 
         raise InputError(f"protocol must be one of {', '.join(PROTOCOLS)}; not {protocol!r}")
     if protocol != "mpc-central" and (epsilon is not None or context.budget is not None):
         raise InputError(f"protocol {protocol} releases the exact AUC: it takes no epsilon and no budget")
-    if context.security == "malicious" and (protocol != "mpc-exact" or weighted or context.method != "radix"):
-        what = (f"protocol {protocol}" if protocol != "mpc-exact" else "sample weights" if weighted else
-                f"method {context.method}")
+    if context.security == "malicious" and (protocol not in ("mpc-exact", "mpc-central") or weighted
+                                            or context.method != "radix"):
+        what = (f"protocol {protocol}" if protocol not in ("mpc-exact", "mpc-central") else "sample weights"
+                if weighted else f"method {context.method}")
         raise InputError(MALICIOUS_REFUSAL.format(what=what))
     if context.security == "malicious":  # where they apply: DeLong's interval of roc_auc_score(ci="auto") does not
         metrics = tuple(name for name in metric_names(metrics) if name not in optional)
@@ -174,7 +175,8 @@ def execute(request: Plan, clients: list, on_progress=None, weights: list = None
         if request.protocol == "mpc-central":
             declared = [request.dataset_id] if request.dataset_id else None
             release = mpc_central_auc([clients], request.noise, request.encoder, request.method, placement,
-                                      request.timeout, on_progress, request.budget, declared, owners)[0]
+                                      request.timeout, on_progress, request.budget, declared, owners,
+                                      request.spec.security)[0]
             return central_outcome(release, request.noise)
         result = mpc_exact_auc([clients], request.encoder, request.spec, request.method, request.ranks, placement,
                                request.timeout, on_progress, None if weights is None else [weights])[0]

@@ -16,7 +16,8 @@ CURVES = ("roc", "pr")
 BOUNDED = ("ci", "pauc")  # computed in the 64-bit ring for at most CI_MAX_ROWS rows
 SECURITY = ("semi-honest", "malicious")  # against a compute party that follows the protocol, or one that deviates
 MALICIOUS_REFUSAL = ("under security malicious mpc-exact opens the AUC of one score column (and the count of positives) "
-                     "and the clients' ranks, by the radix sort; {what} is not built on authenticated shares yet "
+                     "and the clients' ranks, and mpc-central its noisy AUC, by the radix sort; {what} is not built on "
+                     "authenticated shares yet "
                      "(docs/protocols/malicious-security.md)")
 
 

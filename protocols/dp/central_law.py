@@ -117,6 +117,16 @@ def release_interval(release, noise: CentralNoise) -> tuple:
     return std, (max(0.0, auc - 1.96 * std), min(1.0, auc + 1.96 * std))
 
 
+def exact_statistic(twice_ranks: np.ndarray, labels: np.ndarray, neighbours: str) -> tuple:
+    """(2T, P) (label neighbours) or (2U, P) (record): what the release adds its noise to, in the clear, from each
+    row's doubled 0-based mid-rank (protocols.clear_auc.twice_mid_ranks) and label."""
+    twice_ranks, labels = np.asarray(twice_ranks, dtype=np.int64), np.asarray(labels, dtype=np.int64)
+    m, p = len(labels), int(labels.sum())
+    if neighbours == "label":
+        return int(((twice_ranks - (m - 1)) * labels).sum()), p
+    return int((twice_ranks * labels).sum()) - p * (p - 1), p
+
+
 def simulate_release(twice_ranks: np.ndarray, labels: np.ndarray, noise: CentralNoise, draws: int,
                      rng: np.random.Generator) -> np.ndarray:
     """``draws`` AUCs with the release law of the circuit (same discrete Laplace coins), sampled in the clear.
@@ -124,12 +134,8 @@ def simulate_release(twice_ranks: np.ndarray, labels: np.ndarray, noise: Central
     For the plain-DP comparison (protocols.dp.suite); tests/protocols/mpc/test_central.py
     checks the MPC run against the same analytic std.
     """
-    twice_ranks, labels = np.asarray(twice_ranks, dtype=np.int64), np.asarray(labels, dtype=np.int64)
-    m, p = len(labels), int(labels.sum())
-    if noise.neighbours == "label":
-        stat = int(((twice_ranks - (m - 1)) * labels).sum())
-    else:
-        stat = int((twice_ranks * labels).sum()) - p * (p - 1)
+    m = len(labels)
+    stat, p = exact_statistic(twice_ranks, labels, noise.neighbours)
     noisy_stat = stat + noise.statistic_noise(m).sample(rng, draws)
     noisy_p = p + noise.count_noise().sample(rng, draws)
     return np.array([auc_from_release(int(s), int(c), m, noise.neighbours) for s, c in zip(noisy_stat, noisy_p)])

@@ -275,8 +275,8 @@ class ReleaseTerms:
         budget = "" if self.exact else f"; it must fit a budget of {self.budget[0]:g} (delta {self.budget[1]:g})" \
             if self.budget else "; no budget set"
         if self.security == "malicious":
-            what += ("; under security with abort against a deviating compute party (the count of positives is "
-                     "opened too)")
+            what += ("; under security with abort against a deviating compute party" +
+                     (" (the count of positives is opened too)" if self.exact else ""))
         return (f"{what}{budget}{'; ranks to each client' if self.ranks else ''}"
                 f"{'; the result shared with every client' if self.share_result else ''}"
                 f"{'; may run without some clients' if self.allow_missing else ''}"

@@ -33,6 +33,7 @@ from ..dp.central_law import CentralNoise, auc_from_release
 from ..dp.curve_law import CurveNoise, curve_from_nodes
 from ..metric_catalogue import cut_positions
 from ..errors import PartyFailure
+from ..release_spec import ReleaseSpec
 from ..inputs.encoding import ScoreEncoder
 from ..runtime.session import LOCAL
 from .ranking_job import dataset_id, run_ranking_jobs, simulated
@@ -52,6 +53,7 @@ class CentralRelease:
     ledger: dict = None  # what the parties' ledgers charged, spent and have left
     missing: list = None  # rostered clients left out (an evaluation allowing it)
     excluded: list = None  # clients left out for rows outside the domain (exclude_invalid)
+    security: dict = None  # under security with abort: {"mode", "statistical_bits", "checks"} (protocols.mpc.malicious)
 
 
 @dataclass
@@ -83,7 +85,7 @@ class CurveRelease:
 
 def mpc_central_auc(datasets, noise, encoder=None, method: str = "radix", placement=None,
                     timeout_s: float = 20.0, on_progress=None, budget=None, dataset_ids=None,
-                    owners: bool = True) -> list:
+                    owners: bool = True, security: str = "semi-honest") -> list:
     """Run mpc-central on each dataset (a list of (client_id, scores, labels)); one CentralRelease each, or one
     CurveRelease each when ``noise`` is a CurveNoise (the DP curve).
 
@@ -92,7 +94,8 @@ def mpc_central_auc(datasets, noise, encoder=None, method: str = "radix", placem
     is declared), under the dataset's rows (:func:`dataset_id`) and, if ``dataset_ids`` gives one per
     dataset, under that id too (each account narrows the budget, none resets it), against ``budget``
     (ledger.Budget or None: record only); a release the ledgers refuse raises InputError and nothing is
-    computed.
+    computed.  ``security`` "malicious": security with abort against a deviating compute party
+    (protocols.mpc.malicious: the noise drawn on authenticated shares, the release between MAC checks).
     """
 
     encoder = encoder or ScoreEncoder()
@@ -100,7 +103,7 @@ def mpc_central_auc(datasets, noise, encoder=None, method: str = "radix", placem
         noise.check(sum(len(scores) for _, scores, _ in clients))
     declared = dataset_ids or [None] * len(datasets)
     requests = [simulated(clients, encoder, (dataset_id(clients),) + ((f"declared:{i}",) if i else ()),
-                          owners=tuple(name for name, _, _ in clients) if owners else ())
+                          ReleaseSpec(security=security), owners=tuple(name for name, _, _ in clients) if owners else ())
                 for clients, i in zip(datasets, declared)]
     return [released(run, noise) for run in run_ranking_jobs(
         requests, method, False, noise, placement or LOCAL, timeout_s, on_progress, budget)]
@@ -138,4 +141,4 @@ def central_release(run, noise: CentralNoise) -> CentralRelease:
         opened=list(zip(stat0.tolist(), p0.tolist())), m=m, clients=len(run.outs[0]["clients"]),
         epsilon=noise.epsilon, delta=noise.delta(m), neighbours=noise.neighbours, wall_s=run.wall_s,
         traffic=run.traffic(), ledger=run.outs[0]["ledger"], missing=run.outs[0]["missing"],
-        excluded=run.outs[0].get("excluded", []))
+        excluded=run.outs[0].get("excluded", []), security=run.outs[0].get("security"))

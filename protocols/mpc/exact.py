@@ -153,10 +153,11 @@ def exact_result(run: JobRun, method: str) -> MpcAucResult:
 
 
 def secured(result) -> "dict | None":
-    """What a result states of its security: {"mode", "statistical_bits", "checks", "positives"} under security
-    with abort (an MpcAucResult's), else None (semi-honest, or a DP release)."""
+    """What a result states of its security: {"mode", "statistical_bits", "checks"} under security with abort, and
+    "positives" for an MpcAucResult (mpc-central opens no count); else None (semi-honest)."""
     security = getattr(result, "security", None)
-    return None if security is None else {**security, "positives": result.positives}
+    positives = getattr(result, "positives", None)  # mpc-central opens no count
+    return None if security is None else {**security, **({} if positives is None else {"positives": positives})}
 
 
 MALICIOUS_REVEALED = (MpcAucResult.revealed[0], "the count of positives (and so of negatives)",

@@ -25,18 +25,37 @@ import numpy as np
 
 from ...circuits.auth_auc import auc_from_sums, rank_sums, wide_bits
 from ...circuits.auth_inputs import client_values, invalid_rows
+from ...circuits.auth_noise import PHASE as NOISE_PHASE, discrete_laplace
 from ...circuits.auth_radix import AuthRadixRanking
-from ...circuits.macs import MIN_STATISTICAL, RING_BITS, Authenticator, value_bits
+from ...circuits.macs import MIN_STATISTICAL, RING_BITS, Authenticator, value_bits, wide_keys
 from ..clear_auc import floor_scaled
 
 
 MAX_ROWS = 1 << (RING_BITS - MIN_STATISTICAL - 1)  # the sort's 2M positions in k <= 24 bits: s >= 40
 
 
-def rows_refusal(m: int) -> str:
-    """Why a job of ``m`` rows cannot run under security with abort (more than :data:`MAX_ROWS`), or ""."""
-    return (f"under security malicious a job takes at most {MAX_ROWS:,} rows (2^23: the sort's positions leave "
-            f"s >= {MIN_STATISTICAL} statistical bits in Z_2^{RING_BITS}); this one has {m:,}") if m > MAX_ROWS else ""
+def rows_refusal(m: int, central=None) -> str:
+    """Why a job of ``m`` rows (with mpc-central's noise ``central``) cannot run under security with abort: more
+    than :data:`MAX_ROWS`, or a noisy release too wide for MACs in Z_2^64 (:func:`release_bits`); or ""."""
+    if m > MAX_ROWS:
+        return (f"under security malicious a job takes at most {MAX_ROWS:,} rows (2^23: the sort's positions leave "
+                f"s >= {MIN_STATISTICAL} statistical bits in Z_2^{RING_BITS}); this one has {m:,}")
+    try:
+        wide_keys(release_bits(m, central))
+    except ValueError:
+        return (f"under security malicious mpc-central's release of {m:,} rows at epsilon {central.epsilon:g} would be "
+                f"a {release_bits(m, central)}-bit value (its noise {central.statistic_noise(m).width} bits wide), "
+                f"too wide for MACs in Z_2^{RING_BITS}: raise epsilon (or alpha)")
+    return ""
+
+
+def release_bits(m: int, central=None) -> int:
+    """The wide values' bits: W's (circuits.auth_auc.wide_bits), or, for mpc-central, the signed noisy release
+    too, |2T + Z| < M^2 / 2 + 2^B and |P + Z_P| < M + 2^B' (B, B' the noises' widths)."""
+    if central is None:
+        return wide_bits(m)
+    width = max(central.statistic_noise(m).width, central.count_noise().width)
+    return max(wide_bits(m), (m * m + (2 << width)).bit_length() + 1)
 
 
 class AuthenticatedRows:
@@ -58,7 +77,7 @@ class AuthenticatedRows:
         m, digits = sum(b.rows for b in bundles), job.evaluation.encoder.digits
         if ctx.rank == 0:
             ctx.progress(f"entering {m} rows under MACs and checking every client's MACs inside the MPC")
-        auth = authenticator(ctx, m)
+        auth = authenticator(ctx, m, job.central)
         key_digits, labels, betas, flagged = client_values(
             auth, [(b.client, *b.shares(), b.sealed_keys) for b in bundles], digits)
         owners = tuple((b.client, b.reply_to, b.rows) for b in bundles)
@@ -85,10 +104,10 @@ class AuthenticatedRows:
                                  tuple(o for o in self.owners if o[0] not in clients), [])
 
 
-def authenticator(ctx, m: int) -> Authenticator:
+def authenticator(ctx, m: int, central=None) -> Authenticator:
     """This job's MAC keys for ``m`` rows: positions of the 2M elements of the rank sums' sort (circuits.auth_auc;
-    twice the mid-ranks fit too), the rank sums wide (circuits.macs)."""
-    return Authenticator(ctx.stream_key, value_bits(2 * m), wide_bits(m))
+    twice the mid-ranks fit too), the rank sums (and mpc-central's noisy release) wide (circuits.macs)."""
+    return Authenticator(ctx.stream_key, value_bits(2 * m), release_bits(m, central))
 
 
 def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> dict:
@@ -101,6 +120,9 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
             ctx.progress(f"the authenticated radix sort of {m} scores in both orders: digit {done}/{total}")
 
     w, n1, twice_ranks = rank_sums(AuthRadixRanking(shuffler, auth, progress), held.digits, held.labels)
+    if job.central is not None:
+        release = central_release(ctx, auth, job.central, w, n1, m)
+        return {"central": release, "security": {"mode": "malicious", "statistical_bits": auth.s, "checks": auth.checks}}
     ranks = {}
     if job.ranks:  # each row's doubled mid-rank with beta_0 times it, for its client to check (bundles.open_ranks)
         betas = np.repeat(held.betas, held.rows, axis=-1)
@@ -113,3 +135,24 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
     return {"defined": defined, "scaled": floor_scaled(numerator, denominator, fraction_bits) if defined else None,
             "positives": n1, "metrics": {}, "others": [],
             "security": {"mode": "malicious", "statistical_bits": auth.s, "checks": auth.checks}, **ranks}
+
+
+def central_release(ctx, auth, central, w: np.ndarray, n1: np.ndarray, m: int) -> tuple:
+    """mpc-central's release (protocols.mpc.central) from the wide [W] and [n1]: (2T + Z_T or 2U + Z_U, P + Z_P)
+    per repetition, 2T = W - n1 (M - 1) (label) or 2U = W - n1 (n1 - 1) (record, one product), the noise drawn on
+    authenticated shares (circuits.auth_noise) and the sums opened only through Authenticator.release, after a check
+    of the sort's openings and one of the draw's (each naming its phase), with a check of the opening after; n1
+    itself is not opened."""
+    if ctx.rank == 0:
+        ctx.progress(f"discrete Laplace on authenticated shares ({central.repetitions} release(s)), MAC checks")
+    n1 = n1[:, None]
+    if central.neighbours == "label":
+        stat = w[:, None] - n1 * np.int64(m - 1)
+    else:
+        stat = w[:, None] - auth.multiply(n1, auth.add_public(n1, -1), "n1 (n1 - 1)")
+    auth.check("the authenticated sort")  # each failed check names its phase: the sort's, then the draw's
+    noisy = np.stack([stat + discrete_laplace(auth, central.statistic_noise(m), central.repetitions),
+                      n1 + discrete_laplace(auth, central.count_noise(), central.repetitions)], axis=1)
+    auth.check(NOISE_PHASE)
+    opened = auth.release(noisy, "DP release")
+    return tuple(np.where(opened >= 1 << (auth.wide_bits - 1), opened - (1 << auth.wide_bits), opened))

@@ -74,7 +74,7 @@ def _serve_job(ctx, job, fraction_bits: int, shuffler, gates) -> None:
         return
     admitted = intake.collect()
     if job.evaluation.spec.malicious and not intake.problem:
-        intake.problem = malicious.rows_refusal(sum(a.rows for a in admitted))
+        intake.problem = malicious.rows_refusal(sum(a.rows for a in admitted), job.central)
     if intake.problem:
         return _refuse(ctx, intake, intake.problem)
     meter = TrafficMeter(phases=ctx.rank == 0)
@@ -136,8 +136,9 @@ def _security_refusal(job) -> str:
     yet: protocols.release_spec.MALICIOUS_REFUSAL; more rows than it takes, when the job announces them), or ""."""
     if not job.evaluation.spec.malicious:
         return ""
-    what = "mpc-central" if job.central is not None else f"method {job.method}" if job.method != "radix" else ""
-    return MALICIOUS_REFUSAL.format(what=what) if what else malicious.rows_refusal(sum(job.rows or ()))
+    what = ("mpc-central's DP curve" if isinstance(job.central, CurveNoise) else
+            f"method {job.method}" if job.method != "radix" else "")
+    return MALICIOUS_REFUSAL.format(what=what) if what else malicious.rows_refusal(sum(job.rows or ()), job.central)
 
 
 def _refuse(ctx, intake, problem: str, invalid: list = ()) -> None:
@@ -180,7 +181,8 @@ def _terms(ctx, job) -> ReleaseTerms:
     except ValueError:  # no circuit draws this noise at the largest M admitted: the actual M decides, at the charge
         delta = None
     return ReleaseTerms("mpc-central", central.epsilon * central.repetitions, delta, central.neighbours,
-                        metrics=central.opened(), points=central.cuts(), noise=central, **common)
+                        metrics=central.opened(), points=central.cuts(), noise=central,
+                        security=evaluation.spec.security, **common)
 
 
 def _compute(ctx, job, intake, held: list, fraction_bits: int, shuffler, gates, meter) -> dict:

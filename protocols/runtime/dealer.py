@@ -231,7 +231,7 @@ class Dealer(TTPServer):
         elif law == "client_keys":
             clear, flags = self._client_keys(sealed, shape)
         else:
-            clear = self._own.words(DEALER_WORDS, index, shape)
+            clear = self._own.words(DEALER_WORDS, index, shape) & (1 if law == "bits" else -1)
         p1 = self._streams[1]
         tagged = clear[None] * alphas[:macs].reshape((macs,) + (1,) * len(shape))
         out = [(clear - p1.words(AUTH_VALUE, index, (1,) + shape)[0])[None],

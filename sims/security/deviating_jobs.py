@@ -12,6 +12,7 @@ from .deviating_party import Cheat, crypten_link, skip_checks
 from .report import check
 
 SEMI_HONEST = "the semi-honest job"  # the phase name of a cheat on the semi-honest job (it has no phases to name)
+SEMI_HONEST_NOISE = "the semi-honest noise draw"  # ... on the semi-honest job's noise draw (circuits.noise)
 
 
 def cheating_jobs(ctx, fraction_bits: int, cheater: int, phase: str, check: bool = True, frame: int = 0,
@@ -21,13 +22,25 @@ def cheating_jobs(ctx, fraction_bits: int, cheater: int, phase: str, check: bool
     (sims.security.deviating_party.Cheat, on its link after the protocol made the frame; ``mode``: an offset on one
     word, the last frame of its length replayed, or random words); with ``check`` False both parties' MAC checks
     are skipped (the weakened variant).  ``phase`` :data:`SEMI_HONEST`: an offset on the ``frame``-th frame it sends
-    in the session, whatever the job (the semi-honest default has no checks to skip)."""
+    in the session, whatever the job (the semi-honest default has no checks to skip); :data:`SEMI_HONEST_NOISE`: on
+    the ``frame``-th frame it sends while circuits.noise draws the discrete Laplace."""
     from ...protocols.mpc import malicious, ranking_party  # lazily: CrypTen only in the role processes
 
     link = crypten_link(ctx)
-    if phase == SEMI_HONEST:
+    if phase in (SEMI_HONEST, SEMI_HONEST_NOISE):
+        now = SimpleNamespace(phase=SEMI_HONEST)
         if ctx.rank == cheater:
-            Cheat(SimpleNamespace(phase=SEMI_HONEST), link).arm(SEMI_HONEST, frame, 3, 5)
+            Cheat(now, link).arm(phase, frame, 3, 5)
+        honest_draw = ranking_party.discrete_laplace
+
+        def drawing(*args):
+            now.phase = SEMI_HONEST_NOISE
+            try:
+                return honest_draw(*args)
+            finally:
+                now.phase = SEMI_HONEST
+
+        ranking_party.discrete_laplace = drawing
         return ranking_party.serve_jobs(ctx, fraction_bits)
     honest = malicious.authenticator
 
@@ -51,12 +64,16 @@ SEMI_HONEST_FRAMES = {0: (190, 195, 200), 1: (200, 210, 230)}  # per party, fram
 #                                                                  (most offsets there bend the AUC unseen)
 
 
-def cheating_job(cheater: int, phase: str, check: bool = True, seed: int = 7, frame: int = 0, mode: str = "offset"):
-    """One mpc-exact job on 60 rows of two clients (ties), under security with abort or (``phase``
-    :data:`SEMI_HONEST`) semi-honest, party ``cheater`` cheating in ``phase`` as ``mode`` says (:func:`cheating_jobs`):
-    (the clients, the released AUC, or the error that stopped it: DeviationDetected when a check found the cheat)."""
+def cheating_job(cheater: int, phase: str, check: bool = True, seed: int = 7, frame: int = 0, mode: str = "offset",
+                 noise=None):
+    """One mpc-exact job (mpc-central's with ``noise``, a CentralNoise) on 60 rows of two clients (ties), under
+    security with abort or (``phase`` :data:`SEMI_HONEST` or :data:`SEMI_HONEST_NOISE`) semi-honest, party
+    ``cheater`` cheating in ``phase`` as ``mode`` says (:func:`cheating_jobs`): (the clients, the released AUC (the
+    opened (2T + Z_T, P + Z_P) with ``noise``), or the error that stopped it: DeviationDetected when a check found
+    the cheat)."""
     from ...protocols.errors import InputError, PartyFailure  # lazily: the job's modules load CrypTen's shim
     from ...protocols.inputs.encoding import ScoreEncoder  # lazily, as above
+    from ...protocols.mpc.central import central_release  # lazily, as above
     from ...protocols.mpc.exact import exact_result  # lazily, as above
     from ...protocols.mpc.ranking_job import run_ranking_jobs, simulated  # lazily, as above
     from ...protocols.release_spec import ReleaseSpec  # lazily, as above
@@ -66,12 +83,12 @@ def cheating_job(cheater: int, phase: str, check: bool = True, seed: int = 7, fr
     scores, labels = np.round(rng.random(60), 1), rng.integers(0, 2, 60)
     labels[:2] = (0, 1)
     clients = [("c0", scores[:30], labels[:30]), ("c1", scores[30:], labels[30:])]
-    security = "semi-honest" if phase == SEMI_HONEST else "malicious"
+    security = "semi-honest" if phase in (SEMI_HONEST, SEMI_HONEST_NOISE) else "malicious"
     request = simulated(clients, ScoreEncoder(), spec=ReleaseSpec(security=security))
     try:
-        run, = run_ranking_jobs([request], "radix", False, None, LOCAL, 60.0, None, party=cheating_jobs,
+        run, = run_ranking_jobs([request], "radix", False, noise, LOCAL, 60.0, None, party=cheating_jobs,
                                 party_args=(cheater, phase, check, frame, mode))
-        return clients, exact_result(run, "radix").auc
+        return clients, exact_result(run, "radix").auc if noise is None else central_release(run, noise).opened[0]
     except (PartyFailure, InputError) as stopped:  # a check's stop, or a semi-honest job's error or refusal
         return clients, stopped
 

@@ -280,8 +280,8 @@ def _recorded_loop(ctx, fraction_bits: int, weaken=None) -> list:
         return compute(ctx, job, intake, held, *args)
 
     def recorded_enter(ctx, job, opened):
-        shares.extend(np.concatenate([getattr(b, part) for b in opened], axis=1).reshape(-1)
-                      for part in ("values", "macs"))  # (digits + 1, M), (digits + CLIENT_MAC_KEYS, M)
+        shares.extend(np.concatenate([b.shares()[part] for b in opened], axis=1).reshape(-1)
+                      for part in (0, 1))  # values (digits + 1, M), MAC words (digits + CLIENT_MAC_KEYS, M)
         held = enter(ctx, job, opened)
         shares.extend([np.moveaxis(held.digits, 1, 0).reshape(-1), held.labels.reshape(-1)])
         log.extend(shares)

@@ -102,7 +102,7 @@ def test_the_same_offset_on_the_semi_honest_job_releases_a_wrong_auc_without_an_
 
 
 @pytest.mark.parametrize("options,named", [
-    (dict(protocol="mpc-central", epsilon=1.0), "protocol mpc-central"),
+    (dict(protocol="clear"), "protocol clear"),
     (dict(ci=True), "ci"),
     (dict(sample_weight=np.ones(4)), "sample weights"),
     (dict(context=Context(security="malicious", auc_decimals=3)), "auc_decimals")])
