@@ -1,18 +1,23 @@
-"""mpc-exact's AUC under security with abort (``--security malicious``) beside the semi-honest job, end to end.
+"""mpc-exact's AUC (or mpc-central's release) under security with abort (``--security malicious``) beside the
+semi-honest job, end to end.
 
 One session of P0, P1 and the dealer over loopback TLS per size; in it two jobs on the same rows (float64 scores
 on [0, 1], or float32 with ``--dtype``; Criteo-shaped (mpc_auc.synthetic), ten clients relayed by the
-coordinator): the semi-honest one, then the one under security with abort (protocols.mpc.malicious).  Per mode: the job's seconds (intake to result), the clients' upload, P0's
-bytes and hops, each party's peak RSS, and the ratios; both AUCs must be equal.
+coordinator): the semi-honest one, then the one under security with abort (protocols.mpc.malicious).  Per mode:
+the job's seconds (intake to result), the clients' upload, P0's bytes and hops, each party's peak RSS, and the
+ratios; both AUCs must be equal (mpc-exact; ``--protocol mpc-central``: one label-DP release at epsilon 1 each,
+whose noise differs).
 
-    python -m mpc_auc.sims.bench.malicious_job [--sizes 100000 458407] [--dtype float32]
+    python -m mpc_auc.sims.bench.malicious_job [--sizes 100000 458407] [--dtype float32] [--protocol mpc-central]
 """
 import argparse
 import platform
 
 import numpy as np
 
+from ...protocols.dp.central_law import CentralNoise
 from ...protocols.inputs.encoding import ScoreEncoder
+from ...protocols.mpc.central import central_release
 from ...protocols.mpc.exact import exact_result
 from ...protocols.mpc.ranking_job import run_ranking_jobs, simulated
 from ...protocols.release_spec import ReleaseSpec
@@ -22,20 +27,21 @@ from ...synthetic import synthetic_evalset
 MODES = ("semi-honest", "malicious")
 
 
-def measure(m: int, dtype: str = "float64") -> dict:
+def measure(m: int, dtype: str = "float64", noise: CentralNoise = None) -> dict:
     """mode -> {"s", "upload", "bytes", "hops", "rss", "auc"} of the two jobs on ``m`` rows of ``dtype`` scores,
-    in one session."""
+    in one session (mpc-central's release with ``noise``)."""
     clients = synthetic_evalset(m=m, seed=m, dtype=dtype).clients()
     encoder = ScoreEncoder(dtype=dtype)
     requests = [simulated(clients, encoder, spec=ReleaseSpec(security=mode)) for mode in MODES]
-    runs = run_ranking_jobs(requests, "radix", False, None, LOCAL, 600.0, None)
+    runs = run_ranking_jobs(requests, "radix", False, noise, LOCAL, 600.0, None)
     out = {}
     for mode, run in zip(MODES, runs):
-        result, traffic = exact_result(run, "radix"), run.traffic()
+        auc = exact_result(run, "radix").auc if noise is None else central_release(run, noise).aucs[0]
+        traffic = run.traffic()
         out[mode] = {"s": run.wall_s, "upload": run.upload_bytes, "bytes": traffic["P0"]["sent_bytes"],
                      "hops": traffic["P0"]["hops"], "rss": [traffic[r].get("peak_rss", 0) for r in ("P0", "P1")],
-                     "auc": result.auc}
-    if out["malicious"]["auc"] != out["semi-honest"]["auc"]:
+                     "auc": auc}
+    if noise is None and out["malicious"]["auc"] != out["semi-honest"]["auc"]:
         raise AssertionError(f"the two modes released different AUCs: {out}")
     return out
 
@@ -45,14 +51,17 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 458_407], help="rows per run")
     parser.add_argument("--dtype", choices=("float64", "float32"), default="float64",
                         help="the scores' precision: float64 (62-bit keys, 31 digits) or float32 (30 bits, 15)")
+    parser.add_argument("--protocol", choices=("mpc-exact", "mpc-central"), default="mpc-exact",
+                        help="the exact AUC, or mpc-central's label-DP release at epsilon 1")
     args = parser.parse_args(argv)
+    noise = CentralNoise(1.0) if args.protocol == "mpc-central" else None
     print(f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}")
     print("| M | mode | job s | upload MB | P0 MB | P0 B/row/key bit | hops | peak RSS P0/P1 MB | s x | P0 bytes x "
           "| hops x |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     bits = ScoreEncoder(dtype=args.dtype).key_bits
     for m in args.sizes:
-        found = measure(m, args.dtype)
+        found = measure(m, args.dtype, noise)
         base = found["semi-honest"]
         for mode in MODES:
             r = found[mode]
@@ -60,7 +69,8 @@ def main(argv=None) -> int:
                   f"| {r['bytes'] / m / bits:.2f} | {r['hops']} | {r['rss'][0] / 1e6:.0f}/{r['rss'][1] / 1e6:.0f} "
                   f"| {r['s'] / base['s']:.2f} | {r['bytes'] / base['bytes']:.2f} | {r['hops'] / base['hops']:.2f} |",
                   flush=True)
-        print(f"AUC (equal in both modes): {found['malicious']['auc']!r}")
+        print(f"AUC (equal in both modes): {found['malicious']['auc']!r}" if noise is None else
+              f"released AUCs (each its own draw): {found['semi-honest']['auc']!r}, {found['malicious']['auc']!r}")
     return 0
 
 

@@ -1,7 +1,8 @@
 """A compute party that deviates inside whole jobs, for the tests and ``mpc-auc security``: the real job loop under
 ``--security malicious`` with one party's cheat on its link (sims.security.deviating_party.Cheat: an offset on one
 word, a stale frame replayed, or random words in place of its share), and the controls: the same cheat with the
-MAC checks skipped (the weakened variant) and on the semi-honest job.  :func:`job_deviation_checks` is the
+MAC checks skipped (the weakened variant) and on the semi-honest job; the same for mpc-central's noise draw, whose
+bent release is told by a noise outside its support (:func:`impossible`).  :func:`job_deviation_checks` is the
 security suite's step.
 """
 from types import SimpleNamespace
@@ -62,6 +63,10 @@ OTHER_DEVIATIONS = {"replay": "replays a stale frame", "substitute": "sends rand
 OTHER_FRAME = 2  # in the shuffle of digit 1: a frame of the length of one sent in the shuffle of digit 0
 SEMI_HONEST_FRAMES = {0: (190, 195, 200), 1: (200, 210, 230)}  # per party, frames of the 60-row job's long division
 #                                                                  (most offsets there bend the AUC unseen)
+NOISE_PHASE = "the noise draw"  # circuits.auth_noise.PHASE: mpc-central's draw on authenticated shares
+NOISE_FRAMES = 20  # the frames each party sends in it for the label release's two draws (10 rounds each)
+SEMI_HONEST_NOISE_FRAME = 12  # a frame of the semi-honest draw (circuits.noise) whose offset bends the statistic's noise
+NOISE_ATTEMPTS = 4  # jobs run until one bends the release (under the weakened variant ~1% land inside the support)
 
 
 def cheating_job(cheater: int, phase: str, check: bool = True, seed: int = 7, frame: int = 0, mode: str = "offset",
@@ -93,12 +98,70 @@ def cheating_job(cheater: int, phase: str, check: bool = True, seed: int = 7, fr
         return clients, stopped
 
 
+def central_noise():
+    """The release of the central jobs' cheats: mpc-central's label DP at epsilon 1."""
+    from ...protocols.dp.central_law import CentralNoise  # lazily, as the job's modules
+
+    return CentralNoise(1.0)
+
+
+def impossible(clients, release) -> bool:
+    """Whether ``release`` (the opened (2T + Z_T, P + Z_P) of :func:`central_noise` over ``clients``) is a value no
+    draw of the noise could have made from the exact statistic: a noise outside its support (|Z| <= 2^B)."""
+    from ...protocols.clear_auc import twice_mid_ranks  # lazily, as the job's modules
+    from ...protocols.dp.central_law import exact_statistic  # lazily, as above
+
+    noise, m = central_noise(), sum(len(y) for _, _, y in clients)
+    scores, labels = (np.concatenate([c[i] for c in clients]) for i in (1, 2))
+    (stat, count), exact = release, exact_statistic(twice_mid_ranks(scores), labels, noise.neighbours)
+    return abs(stat - exact[0]) > 2 ** noise.statistic_noise(m).width or \
+        abs(count - exact[1]) > 2 ** noise.count_noise().width
+
+
+def noise_bent(party: int, phase: str, check: bool, frame: int) -> bool:
+    """Whether ``party``'s offset on ``frame`` of the draw in ``phase`` (:data:`NOISE_PHASE` with ``check`` False:
+    the weakened variant; :data:`SEMI_HONEST_NOISE`) made one of up to NOISE_ATTEMPTS central jobs release an
+    :func:`impossible` value without an error."""
+    for seed in range(NOISE_ATTEMPTS):
+        clients, release = cheating_job(party, phase, check=check, frame=frame, seed=seed, noise=central_noise())
+        if not isinstance(release, Exception) and impossible(clients, release):
+            return True
+    return False
+
+
+def noise_deviation_checks(cfg: dict, party: int) -> list:
+    """The step's rows on mpc-central's noise draw for ``party``: 4 ``deviation_jobs`` jobs (20 in the full suite)
+    whose cheat is an offset on one word of a frame of the draw (the frames spread over its NOISE_FRAMES), which must
+    all stop; the weakened variant and the semi-honest draw with an offset on one frame of their last products, each
+    of which must release a value outside the noise's support."""
+    from ...protocols.errors import DeviationDetected  # lazily, as the job's modules
+
+    label, runs = "mpc-central --security malicious (a whole job)", 4 * cfg["deviation_jobs"]
+    frames = [n * NOISE_FRAMES // runs for n in range(runs)]
+    stopped = [isinstance(cheating_job(party, NOISE_PHASE, seed=n, frame=f, noise=central_noise())[1], DeviationDetected)
+               for n, f in enumerate(frames)]
+    weakened = noise_bent(party, NOISE_PHASE, False, NOISE_FRAMES - 1)
+    semi_honest = noise_bent(party, SEMI_HONEST_NOISE, True, SEMI_HONEST_NOISE_FRAME)
+    return [check(f"P{party} adds an offset to one word it sends while mpc-central's noise is drawn under --security "
+                  "malicious: the job stops, nothing released", "attack", label, None, None,
+                  sum(stopped) / len(stopped), 1.0, all(stopped),
+                  {"jobs": runs, "frames": frames, "measured": "share of the jobs stopped by DeviationDetected"},
+                  pass_if="=="),
+            check(f"P{party}'s same cheat on the draw's last product with the MAC checks skipped: a release outside the "
+                  "noise's support", "control", label, None, None, int(weakened), 0, not weakened,
+                  {"attempts": NOISE_ATTEMPTS}),
+            check(f"P{party}'s offset on one frame of the semi-honest noise draw: a release outside the noise's "
+                  "support without an error", "control", "mpc-central (semi-honest default)", None, None,
+                  int(semi_honest), 0, not semi_honest, {"frame": SEMI_HONEST_NOISE_FRAME,
+                                                         "attempts": NOISE_ATTEMPTS})]
+
+
 def job_deviation_checks(cfg: dict, rng) -> list:
     """The suite's step on whole jobs under ``--security malicious``, per cheating party: the share of its jobs
     (``deviation_jobs`` per phase of JOB_PHASES, an offset on one word it sends) that stopped with
     DeviationDetected and released nothing, which must be all; and two controls, JOB_WEAKENED jobs with both
     parties' checks skipped and the semi-honest job with the offset on one of the party's SEMI_HONEST_FRAMES, each
-    of which must release a wrong AUC."""
+    of which must release a wrong AUC; then the rows of :func:`noise_deviation_checks` (mpc-central's draw)."""
     from sklearn.metrics import roc_auc_score  # lazily: only this step compares with scikit-learn
 
     from ...protocols.errors import DeviationDetected  # lazily, as the job's modules
@@ -129,6 +192,7 @@ def job_deviation_checks(cfg: dict, rng) -> list:
         out.append(check(f"P{party} adds the same offset to one frame of the semi-honest job: jobs releasing a wrong "
                          "AUC without an error", "control", "mpc-exact (semi-honest default)", None, None, bent, 0,
                          bent <= 0, {"frames": list(SEMI_HONEST_FRAMES[party])}))
+        out.extend(noise_deviation_checks(cfg, party))
     return out
 
 
