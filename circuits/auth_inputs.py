@@ -19,8 +19,11 @@ beta_i, a key of this submission alone that the aborted job never uses again.  T
 beta_i (sum chi_j e_j) mod 2^64, a word with 64 - v unknown bits (v the 2-adic valuation of sum chi_j e_j;
 the MAC check of the opening holds Z to its value mod 2^k only, but the honest party asks every opened word to
 be 0).  An error that changes a digit has v < k: at most 2^-(64 - k) = 2^-s.  An error that changes the label
-has v < w, w the rank sums' width (circuits.auth_auc.wide_bits): each of the four keys leaves 2^-(64 - w),
-together at most 2^-4(64 - w) (2^-100 at 458,407 rows, 2^-64 at 2^23).  Z = 0 opens nothing.  Had the betas
+has v < w, w the wide values' width (circuits.auth_auc.wide_bits; mpc-central's release can make it wider,
+protocols.mpc.malicious.release_bits): each of the four keys leaves 2^-(64 - w), together at most 2^-4(64 - w)
+(2^-100 at 458,407 rows, 2^-64 at 2^23).  Where w is wider still, the label check below narrows what is left: a
+label that passes it is 0 or 1 mod 2^w, so its error is 0 mod 2^w (harmless: every use reads it mod 2^w) or odd
+(v = 0, a guess of 64 bits per key).  Z = 0 opens nothing.  Had the betas
 entered from the parties' shares (as until this version), a party entering beta_p + b would have made Z_ci =
 -b sum_j chi_j x_j, a combination of the client's values it reads when the job aborts (the weakened variant in
 tests/circuits/test_auth_inputs.py).  The parties cannot tell a client that shared y != beta x from a party

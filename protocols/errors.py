@@ -10,6 +10,9 @@ class BundleIntegrityError(InputError):
     it names): refused like bad input."""
 
 
+EITHER = "P0 or P1"  # the role a failure is attributed to when the coordinator cannot tell which compute party it was
+
+
 class PartyFailure(Exception):
     """A role of the MPC run died, stalled or reported an error.
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from ..dp.central_law import CentralNoise, auc_from_release
 from ..dp.curve_law import CurveNoise, curve_from_nodes
 from ..metric_catalogue import cut_positions
-from ..errors import PartyFailure
+from ..errors import EITHER, PartyFailure
 from ..release_spec import ReleaseSpec
 from ..inputs.encoding import ScoreEncoder
 from ..runtime.session import LOCAL
@@ -120,7 +120,7 @@ def curve_release(run, noise: CurveNoise) -> CurveRelease:
     run.agreed()
     nodes = run.outs[0]["central"]
     if not (nodes == run.outs[1]["central"]).all():
-        raise PartyFailure("P1", "the parties opened different releases")
+        raise PartyFailure(EITHER, "the parties opened different releases")
     m = run.m
     flagged = cut_positions(m, noise.points)
     return CurveRelease([curve_from_nodes(n, flagged, m) for n in nodes], nodes.tolist(), m,
@@ -134,7 +134,7 @@ def central_release(run, noise: CentralNoise) -> CentralRelease:
     run.agreed()
     (stat0, p0), (stat1, p1) = run.outs[0]["central"], run.outs[1]["central"]
     if not ((stat0 == stat1).all() and (p0 == p1).all()):
-        raise PartyFailure("P1", "the parties opened different releases")
+        raise PartyFailure(EITHER, "the parties opened different releases")
     m = run.m
     return CentralRelease(
         aucs=[auc_from_release(int(s), int(p), m, noise.neighbours) for s, p in zip(stat0, p0)],

@@ -32,7 +32,7 @@ protocols.mpc.ranking_job.
 import math
 from dataclasses import dataclass, field
 
-from ..errors import InputError, PartyFailure
+from ..errors import EITHER, InputError, PartyFailure
 from ..inputs.bundles import open_ranks
 from ...circuits.scales import OPEN_BITS, VARIANCE_BITS
 from ..clear_metrics import delong_interval, mcclish
@@ -102,7 +102,7 @@ def exact_result(run: JobRun, method: str) -> MpcAucResult:
     outs = run.outs
     if any(outs[0].get(k) != outs[1].get(k) for k in ("defined", "scaled", "metrics", "others", "covariance",
                                                        "positives")):
-        raise PartyFailure("P1", "the parties opened different outputs: "
+        raise PartyFailure(EITHER, "the parties opened different outputs: "
                                  f"{outs[0]['scaled']} vs {outs[1]['scaled']}")
     if not outs[0]["defined"]:
         raise InputError("the joint data has no positives or no negatives (of positive weight, when weighted): the "

@@ -1,4 +1,4 @@
-"""Adversarial review of mpc-central under security with abort (circuits.auth_noise, protocols.mpc.malicious.
+"""The adversarial review of mpc-central under security with abort (circuits.auth_noise, protocols.mpc.malicious.
 central_release): what a single deviating compute party can and cannot do to the release, against the real code.
 
 * An offset of 2^63 (a word whose error vanishes mod 2^w, w the wide values' width) on a Beaver opening of the
@@ -79,6 +79,7 @@ def _job(clients, noise, cheater, phase, frame, offset, zero, record, ledger=Non
         return stopped
 
 
+@pytest.mark.slow  # five jobs; test_malicious_central.py runs the offsets that are caught
 def test_an_offset_of_2_63_on_the_draw_mostly_passes_unseen_and_changes_nothing(tmp_path):
     """Frame 1 of the draw (the first comparison round's Beaver openings), word 3, + 2^63: the honest party's
     opened word differs from the cheater's, and the check fails only when chi and the honest alpha share are
@@ -96,9 +97,9 @@ def test_an_offset_of_2_63_on_the_draw_mostly_passes_unseen_and_changes_nothing(
     assert all(isinstance(r, DeviationDetected) for _, r in outcomes if isinstance(r, Exception))
     control = _job(_clients(20, 40, 2), noise, 1, "the noise draw", 1, 5, True, str(tmp_path / "unused"))
     assert isinstance(control, DeviationDetected)  # the same frame and word, offset 5: the cheat is made, and caught
-    print(f"2^63 on frame 1: {len(passed)} of {len(outcomes)} jobs passed unseen, each releasing the exact value")
 
 
+@pytest.mark.slow  # the no-fairness of two parties, as documented
 def test_the_cheater_learns_the_release_the_honest_party_refuses_and_the_charge_stays(tmp_path):
     """P1 adds 5 to its share of the release's opening: its own view of the opening is the true release (zero
     noise: the exact statistic), the honest party's MAC check of the opening fails, nothing is released to the
