@@ -86,8 +86,11 @@ def plan(*, protocol: str = "mpc-exact", epsilon=None, context: Context = None, 
         raise InputError(MALICIOUS_REFUSAL.format(what=what))
     if context.security == "malicious":  # where they apply: DeLong's interval of roc_auc_score(ci="auto") does not
         metrics = tuple(name for name in metric_names(metrics) if name not in optional)
-    spec = ReleaseSpec(metrics, points, max_fpr, context.auc_decimals, context.security)
-    noise = _noise(epsilon, context, spec) if protocol == "mpc-central" else None
+    central = protocol == "mpc-central"  # its metrics only choose the noise (the AUC's, or the DP curve's)
+    spec = ReleaseSpec(metrics, points, max_fpr, context.auc_decimals, "semi-honest" if central else context.security)
+    noise = _noise(epsilon, context, spec) if central else None
+    if central and context.security == "malicious":
+        spec = ReleaseSpec(security=context.security)
     if (ranks or context.auc_decimals is not None) and protocol != "mpc-exact":
         raise InputError(f"ranks and auc_decimals need protocol mpc-exact, not {protocol}")
     if weighted and (protocol == "mpc-central" or ranks or not spec.auc_only):

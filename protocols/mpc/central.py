@@ -70,6 +70,7 @@ class CurveRelease:
     ledger: dict = None
     missing: list = None
     excluded: list = None
+    security: dict = None  # under security with abort: {"mode", "statistical_bits", "checks"} (protocols.mpc.malicious)
 
     @property
     def aucs(self) -> list:
@@ -125,7 +126,8 @@ def curve_release(run, noise: CurveNoise) -> CurveRelease:
     flagged = cut_positions(m, noise.points)
     return CurveRelease([curve_from_nodes(n, flagged, m) for n in nodes], nodes.tolist(), m,
                         len(run.outs[0]["clients"]), noise.epsilon, noise.delta(m), noise.points, run.wall_s,
-                        run.traffic(), run.outs[0]["ledger"], run.outs[0]["missing"], run.outs[0].get("excluded", []))
+                        run.traffic(), run.outs[0]["ledger"], run.outs[0]["missing"], run.outs[0].get("excluded", []),
+                        run.outs[0].get("security"))
 
 
 def central_release(run, noise: CentralNoise) -> CentralRelease:

@@ -1,4 +1,5 @@
-"""mpc-exact under security with abort (an evaluation whose spec says ``security="malicious"``): the parties' side.
+"""mpc-exact and mpc-central under security with abort (an evaluation whose spec says ``security="malicious"``): the
+parties' side.
 
 Runs in P0 and P1 inside protocols.mpc.ranking_party's job loop, after the intake (tickets, submissions, agreement)
 and before the job's result goes out; docs/protocols/malicious-security.md states the model and each role's view.
@@ -17,6 +18,12 @@ and before the job's result goes out; docs/protocols/malicious-security.md state
    release) go to its client in its rank bundle: the client checks the second against its own beta_0
    (protocols.inputs.bundles.open_ranks), which a party that changed its share would have had to guess.
 
+3. **mpc-central** (:func:`central_release`, :func:`curve_release`): instead of W and n1, the DP release of
+   protocols.mpc.central from them (2T = W - n1 (M - 1), linear; 2U = W - n1 (n1 - 1)), or the DP curve's tree
+   nodes from one authenticated sort of the keys, each with the discrete Laplace drawn on authenticated shares
+   (circuits.auth_noise), opened through Authenticator.release after a check of the sort and one of the draw;
+   n1 is not opened.
+
 A failed check raises circuits.macs.Deviation out of the job: the session ends with it (the coordinator raises
 protocols.errors.DeviationDetected), nothing is released, a charge made for the job is kept, and a deployed role
 goes back to serving.
@@ -29,6 +36,8 @@ from ...circuits.auth_noise import PHASE as NOISE_PHASE, discrete_laplace
 from ...circuits.auth_radix import AuthRadixRanking
 from ...circuits.macs import MIN_STATISTICAL, RING_BITS, Authenticator, value_bits, wide_keys
 from ..clear_auc import floor_scaled
+from ..dp.curve_law import CurveNoise, slice_counts, tree_nodes
+from ..metric_catalogue import cut_positions
 
 
 MAX_ROWS = 1 << (RING_BITS - MIN_STATISTICAL - 1)  # the sort's 2M positions in k <= 24 bits: s >= 40
@@ -43,19 +52,23 @@ def rows_refusal(m: int, central=None) -> str:
     try:
         wide_keys(release_bits(m, central))
     except ValueError:
-        return (f"under security malicious mpc-central's release of {m:,} rows at epsilon {central.epsilon:g} would be "
-                f"a {release_bits(m, central)}-bit value (its noise {central.statistic_noise(m).width} bits wide), "
-                f"too wide for MACs in Z_2^{RING_BITS}: raise epsilon (or alpha)")
+        return (f"under security malicious mpc-central's release of {m:,} rows at epsilon {central.epsilon:g} would "
+                f"need {release_bits(m, central)}-bit values (the noise's magnitude bits), too wide for MACs in "
+                f"Z_2^{RING_BITS}: raise epsilon")
     return ""
 
 
 def release_bits(m: int, central=None) -> int:
     """The wide values' bits: W's (circuits.auth_auc.wide_bits), or, for mpc-central, the signed noisy release
-    too, |2T + Z| < M^2 / 2 + 2^B and |P + Z_P| < M + 2^B' (B, B' the noises' widths)."""
+    too: |2T + Z_T| < M^2 / 2 + 2^B and |P + Z_P| < M + 2^B', or the DP curve's nodes, |count + Z| < M + 2^B
+    (B, B' the noises' magnitude bits)."""
     if central is None:
         return wide_bits(m)
-    width = max(central.statistic_noise(m).width, central.count_noise().width)
-    return max(wide_bits(m), (m * m + (2 << width)).bit_length() + 1)
+    if isinstance(central, CurveNoise):
+        largest, width = m, central.node_noise(m).width
+    else:
+        largest, width = m * m, max(central.statistic_noise(m).width, central.count_noise().width)
+    return max(wide_bits(m), (largest + (2 << width)).bit_length() + 1)
 
 
 class AuthenticatedRows:
@@ -117,9 +130,14 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
 
     def progress(done, total):
         if ctx.rank == 0:
-            ctx.progress(f"the authenticated radix sort of {m} scores in both orders: digit {done}/{total}")
+            ctx.progress(f"the authenticated radix sort of {m} scores: digit {done}/{total}")
 
-    w, n1, twice_ranks = rank_sums(AuthRadixRanking(shuffler, auth, progress), held.digits, held.labels)
+    ranking = AuthRadixRanking(shuffler, auth, progress)
+    if isinstance(job.central, CurveNoise):  # the labels in ascending order of the keys, ties in row order
+        sorted_labels = ranking.apply(ranking.permutation(held.digits), held.labels[None])[0]
+        release = curve_release(ctx, auth, job.central, sorted_labels)
+        return {"central": release, "security": {"mode": "malicious", "statistical_bits": auth.s, "checks": auth.checks}}
+    w, n1, twice_ranks = rank_sums(ranking, held.digits, held.labels)
     if job.central is not None:
         release = central_release(ctx, auth, job.central, w, n1, m)
         return {"central": release, "security": {"mode": "malicious", "statistical_bits": auth.s, "checks": auth.checks}}
@@ -154,5 +172,25 @@ def central_release(ctx, auth, central, w: np.ndarray, n1: np.ndarray, m: int) -
     noisy = np.stack([stat + discrete_laplace(auth, central.statistic_noise(m), central.repetitions),
                       n1 + discrete_laplace(auth, central.count_noise(), central.repetitions)], axis=1)
     auth.check(NOISE_PHASE)
-    opened = auth.release(noisy, "DP release")
-    return tuple(np.where(opened >= 1 << (auth.wide_bits - 1), opened - (1 << auth.wide_bits), opened))
+    return tuple(_signed(auth, auth.release(noisy, "DP release")))
+
+
+def curve_release(ctx, auth, noise: CurveNoise, sorted_labels: np.ndarray) -> np.ndarray:
+    """The DP curve (protocols.dp.curve_law) from the wide [labels] (1 + keys, M) in ascending order of the keys:
+    the tree's nodes over the positives between the public cuts (linear in the labels), each with its discrete
+    Laplace drawn on authenticated shares, opened per repetition (R, nodes) only through Authenticator.release,
+    after a check of the sort's openings and one of the draw's."""
+    m = sorted_labels.shape[-1]
+    if ctx.rank == 0:
+        ctx.progress(f"DP curve at {noise.points} cuts, discrete Laplace on authenticated shares, MAC checks")
+    nodes = tree_nodes(slice_counts(sorted_labels, cut_positions(m, noise.points)))
+    auth.check("the authenticated sort")
+    drawn = discrete_laplace(auth, noise.node_noise(m), nodes.shape[-1] * noise.repetitions)
+    auth.check(NOISE_PHASE)
+    noisy = nodes[:, None, :] + drawn.reshape(len(drawn), noise.repetitions, nodes.shape[-1])
+    return _signed(auth, auth.release(noisy, "DP release"))
+
+
+def _signed(auth, opened: np.ndarray) -> np.ndarray:
+    """Released words mod 2^w (w the wide values' bits) as the signed values they hold."""
+    return np.where(opened >= 1 << (auth.wide_bits - 1), opened - (1 << auth.wide_bits), opened)

@@ -136,8 +136,7 @@ def _security_refusal(job) -> str:
     yet: protocols.release_spec.MALICIOUS_REFUSAL; more rows than it takes, when the job announces them), or ""."""
     if not job.evaluation.spec.malicious:
         return ""
-    what = ("mpc-central's DP curve" if isinstance(job.central, CurveNoise) else
-            f"method {job.method}" if job.method != "radix" else "")
+    what = f"method {job.method}" if job.method != "radix" else ""
     return MALICIOUS_REFUSAL.format(what=what) if what else malicious.rows_refusal(sum(job.rows or ()), job.central)
 
 

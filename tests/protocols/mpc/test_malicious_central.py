@@ -4,7 +4,8 @@ P1 and the dealer as processes over TLS.  For the same noise the release equals 
 lies within the noise's support, states its security and is charged as any DP release; a party that adds an offset
 to one word it sends while the noise is drawn stops the job (DeviationDetected), while with the checks skipped,
 and on the semi-honest job, the same offset releases a value the noise could never have made, without an error.
-The DP curve and a release too wide for the MACs are refused by name."""
+The DP curve, from one authenticated sort of the keys, equals the semi-honest one for the same noise; a release too
+wide for the MACs is refused by name."""
 from types import SimpleNamespace
 
 import numpy as np
@@ -14,9 +15,11 @@ from mpc_auc import Context, roc_curve
 from mpc_auc import roc_auc_score as private_auc
 from mpc_auc.protocols.clear_auc import twice_mid_ranks
 from mpc_auc.protocols.dp.central_law import CentralNoise, exact_statistic
+from mpc_auc.protocols.dp.curve_law import CurveNoise, slice_counts, tree_nodes
 from mpc_auc.protocols.errors import DeviationDetected, InputError
 from mpc_auc.protocols.inputs.encoding import ScoreEncoder
-from mpc_auc.protocols.mpc.central import central_release, mpc_central_auc
+from mpc_auc.protocols.metric_catalogue import cut_positions
+from mpc_auc.protocols.mpc.central import central_release, curve_release, mpc_central_auc
 from mpc_auc.protocols.mpc.ranking_job import run_ranking_jobs, simulated
 from mpc_auc.protocols.release_spec import ReleaseSpec
 from mpc_auc.protocols.runtime.session import LOCAL
@@ -76,6 +79,24 @@ def test_for_the_same_noise_the_release_equals_the_semi_honest_one_bit_for_bit(n
         assert mine.security["mode"] == "malicious" and theirs.security is None
 
 
+def test_for_the_same_noise_the_dp_curve_equals_the_semi_honest_one_bit_for_bit():
+    """The DP curve's tree nodes over the positives between public cuts, ties in row order (the stable sort's rule):
+    the one authenticated sort of the keys, the same nodes as the semi-honest job and the clear ones."""
+    noise = CurveNoise(1.0, points=7)
+    sets = [_clients(seed, m, parts) for seed, m, parts in ((5, 3, 1), (6, 60, 2), (7, 131, 3))]
+    opened = {}
+    for security in ("malicious", "semi-honest"):
+        requests = [simulated(c, ScoreEncoder(), spec=ReleaseSpec(security=security)) for c in sets]
+        runs = run_ranking_jobs(requests, "radix", False, noise, LOCAL, 120.0, None, party=_zero_noise_jobs)
+        opened[security] = [curve_release(run, noise) for run in runs]
+    for clients, mine, theirs in zip(sets, opened["malicious"], opened["semi-honest"]):
+        scores, labels = (np.concatenate([c[i] for c in clients]) for i in (1, 2))
+        ordered = labels[np.argsort(ScoreEncoder().encode(scores), kind="stable")]
+        exact = tree_nodes(slice_counts(ordered, cut_positions(len(labels), noise.points)))
+        assert mine.opened == theirs.opened == [exact.tolist()]
+        assert mine.security["mode"] == "malicious" and theirs.security is None
+
+
 @pytest.mark.slow  # 400 jobs in four sessions, about 3 minutes here
 def test_two_hundred_honest_malicious_releases_never_abort_and_equal_the_semi_honest_ones():
     sizes = (2, 3, 5, 17, 40, 64, 97, 120)
@@ -124,11 +145,12 @@ def test_without_the_checks_or_semi_honest_the_same_offset_bends_the_release_uns
     assert noise_bent(0, phase, check, frame)
 
 
-def test_the_dp_curve_and_a_release_too_wide_for_the_macs_are_refused_by_name():
+def test_a_release_too_wide_for_the_macs_is_refused_by_name_and_the_api_runs_the_dp_curve():
     from mpc_auc.protocols.mpc.malicious import rows_refusal
 
-    with pytest.raises(InputError, match="under security malicious.*roc.*not built on authenticated shares"):
-        roc_curve([0, 1, 0, 1], [0.1, 0.7, 0.3, 0.9], clients=[0, 0, 1, 1], protocol="mpc-central",
-                      epsilon=1.0, context=Context(security="malicious"))
-    assert rows_refusal(10 ** 6, NOISE) == ""
+    assert rows_refusal(10 ** 6, NOISE) == "" and rows_refusal(10 ** 6, CurveNoise(1.0)) == ""
     assert "too wide for MACs" in rows_refusal(10 ** 6, CentralNoise(1e-9))
+    assert "too wide for MACs" in rows_refusal(10 ** 6, CurveNoise(1e-15))
+    fpr, tpr, _ = roc_curve(np.tile([0, 1], 20), np.linspace(0, 1, 40), clients=np.repeat([0, 1], 20), points=4,
+                            protocol="mpc-central", epsilon=2.0, context=Context(security="malicious"))
+    assert len(fpr) == len(tpr) == 5 and np.all(np.diff(tpr) >= 0)
