@@ -16,12 +16,13 @@ from ..protocols.refused import Refused
 def central_record(outcome: Outcome, noise, method: str) -> dict:
     """What an mpc-central result file holds: the released values and public parameters only."""
     release = outcome.release
+    security = {"security": secured(release)} if release.security else {}
     if isinstance(noise, CurveNoise):
         return dict(auc=outcome.auc, method=method, metrics=outcome.metrics,
                     privacy={"epsilon": noise.epsilon, "delta": release.delta, "neighbours": "label",
                              "mechanism": "binary tree over the cuts' positive counts", "ledger": release.ledger},
                     revealed=[f"{len(release.opened[0])} noisy tree nodes: " + " ".join(map(str, release.opened[0]))],
-                    traffic=release.traffic, mpc_wall_s=release.wall_s)
+                    traffic=release.traffic, mpc_wall_s=release.wall_s, **security)
     stat, positives = release.opened[0]
     if outcome.swamped:
         progress.warn(SWAMPED.format(std=outcome.std, epsilon=noise.epsilon))
@@ -30,7 +31,7 @@ def central_record(outcome: Outcome, noise, method: str) -> dict:
                 privacy={"epsilon": noise.epsilon, "delta": release.delta, "neighbours": noise.neighbours,
                          "alpha": noise.alpha, "ledger": release.ledger},
                 revealed=[f"noisy {'2T' if noise.neighbours == 'label' else '2U'} = {stat}", f"noisy P = {positives}"],
-                traffic=release.traffic, mpc_wall_s=release.wall_s)
+                traffic=release.traffic, mpc_wall_s=release.wall_s, **security)
 
 
 def exact_record(result) -> dict:

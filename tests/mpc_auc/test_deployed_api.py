@@ -105,6 +105,21 @@ def test_an_evaluation_under_security_malicious_serves_clients_that_require_it(s
         plain.result(timeout=60)
 
 
+def test_a_dp_release_under_security_malicious_through_the_deployment(study):
+    """mpc-central under Context(security="malicious") on the deployed parties: the clients that require the mode
+    submit, the release states its security (no count of positives: it opens only the noisy values)."""
+    directory, rows = study
+    context = mpc_auc.Context(deployment=str(directory / "deployment.yaml"), security="malicious")
+    opened = mpc_auc.Evaluation.open(context, id="api-malicious-dp", roster=[directory / f"{n}.roster.yaml"
+                                                                              for n in NAMES],
+                                     protocol="mpc-central", epsilon=4.0, intake=mpc_auc.Intake(deadline=60))
+    receipts = _submit_all(directory, "api-malicious-dp", rows,
+                           terms=mpc_auc.ClientTerms(require_security="malicious", max_epsilon=4.0))
+    result = opened.result(timeout=180)
+    assert 0 <= result["auc"] <= 1 and result.security["mode"] == "malicious" and "positives" not in result.security
+    assert all(r.status == "computed" and "under security with abort" in r.terms for r in receipts.values())
+
+
 def test_a_client_refuses_a_looser_release_than_its_max_epsilon(study):
     directory, rows = study
     opened = mpc_auc.Evaluation.open(directory / "deployment.yaml", id="api-dp", roster=[

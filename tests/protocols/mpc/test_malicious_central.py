@@ -6,6 +6,7 @@ to one word it sends while the noise is drawn stops the job (DeviationDetected),
 and on the semi-honest job, the same offset releases a value the noise could never have made, without an error.
 The DP curve, from one authenticated sort of the keys, equals the semi-honest one for the same noise; a release too
 wide for the MACs is refused by name."""
+import json
 from types import SimpleNamespace
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 
 from mpc_auc import Context, roc_curve
 from mpc_auc import roc_auc_score as private_auc
+from mpc_auc.cli import main
 from mpc_auc.protocols.clear_auc import twice_mid_ranks
 from mpc_auc.protocols.dp.central_law import CentralNoise, exact_statistic
 from mpc_auc.protocols.dp.curve_law import CurveNoise, slice_counts, tree_nodes
@@ -106,7 +108,7 @@ def test_two_hundred_honest_malicious_releases_never_abort_and_equal_the_semi_ho
     assert all(mine.opened == theirs.opened == [_exact(clients, mine.neighbours)] for clients, mine, theirs in found)
 
 
-def test_the_real_noise_lies_in_its_support_and_the_release_is_charged_and_states_its_security():
+def test_the_real_noise_lies_in_its_support_and_the_release_is_charged_and_states_its_security(tmp_path):
     clients = _clients(4, 120, 3)
     release, = mpc_central_auc([clients], NOISE, timeout_s=120, security="malicious")
     (stat, count), = release.opened
@@ -118,6 +120,12 @@ def test_the_real_noise_lies_in_its_support_and_the_release_is_charged_and_state
     found = private_auc(labels, scores, clients=np.repeat([0, 1], 60), protocol="mpc-central", epsilon=1.0,
                         context=Context(security="malicious"))
     assert found.security["mode"] == "malicious" and "positives" not in found.security and 0 <= found <= 1
+    data, out = tmp_path / "rows.csv", tmp_path / "curve.json"  # the command's record states it too
+    data.write_text("client,score,label\n" + "".join(f"c{i % 2},{s:.3f},{y}\n" for i, (s, y) in
+                                                     enumerate(zip(scores, labels))))
+    assert main(["--quiet", "run", "--input", str(data), "--protocol", "mpc-central", "--epsilon", "2", "--metrics",
+                 "roc", "--security", "malicious", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["security"]["statistical_bits"] >= 40
 
 
 @pytest.mark.parametrize("cheater,frame", [(0, 0), (0, 9), (1, 4), (1, 19)])  # the coin, the comparisons, the sums
