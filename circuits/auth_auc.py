@@ -25,24 +25,60 @@ under further keys travel with them, so that W and n1, released through circuits
 import numpy as np
 
 
+BACK = slice(None, None, -1)  # the second order's rows: the input rows reversed
+
+
 def rank_sums(ranking, key_digits: np.ndarray, labels: np.ndarray):
     """([W], [n1], [2 R]): W and n1 wide authenticated scalars (1 + keys,) for the keys' authenticated 2-bit digits
     ``key_digits`` (D, 2, M), least significant first, and the wide authenticated labels (1 + keys, M) in {0, 1};
     2 R (2, M) each element's twice 0-based mid-rank, in input order.  The authenticator's k must hold 2M - 1
     (module docstring: both sorts run as one)."""
+    return sums_of(ranking.auth, *both_orders(ranking, key_digits, labels), labels)
+
+
+def both_orders(ranking, key_digits: np.ndarray, labels: np.ndarray) -> tuple:
+    """([sigma] (2, 2M), [moved labels] (1 + keys, 2M)): the one sort of the rows by (key, y) and of the reversed
+    rows by (key, 1 - y) (module docstring), and the labels in that order."""
     auth = ranking.auth
     m = labels.shape[-1]
     if (2 * m - 1).bit_length() > auth.k:
         raise ValueError(f"the rank sums of {m} rows sort 2M = {2 * m} elements: k = {auth.k} bits is too few")
-    back = slice(None, None, -1)
-    ties = np.concatenate([labels[:2], auth.add_public(-labels[:2], 1)[..., back]], axis=-1)
+    ties = np.concatenate([labels[:2], auth.add_public(-labels[:2], 1)[..., BACK]], axis=-1)
     halves = auth.public(np.repeat(np.arange(2, dtype=np.int64), m), (2 * m,))
-    sigma = ranking.permutation(np.concatenate([ties[None], np.concatenate([key_digits, key_digits[..., back]],
+    sigma = ranking.permutation(np.concatenate([ties[None], np.concatenate([key_digits, key_digits[..., BACK]],
                                                                             axis=-1), halves[None]]))
-    moved = ranking.apply(sigma, np.concatenate([labels, labels[..., back]], axis=-1)[None])[0]
+    return sigma, ranking.apply(sigma, np.concatenate([labels, labels[..., BACK]], axis=-1)[None])[0]
+
+
+def sums_of(auth, sigma: np.ndarray, moved: np.ndarray, labels: np.ndarray) -> tuple:
+    """:func:`rank_sums` from :func:`both_orders`' sort."""
+    m = labels.shape[-1]
     total = moved @ (np.arange(2 * m, dtype=np.int64) % m)  # each half's own positions; wraps mod 2^64
-    twice_ranks = auth.add_public(sigma[..., :m] + sigma[..., m:][..., back], -m)
+    twice_ranks = auth.add_public(sigma[..., :m] + sigma[..., m:][..., BACK], -m)
     return total, labels.sum(axis=1), twice_ranks
+
+
+def placement_squares(ranking, sigma: np.ndarray, moved: np.ndarray, labels: np.ndarray, n1: np.ndarray) -> tuple:
+    """([Q10], [Q01]) wide scalars: Q10 = sum over positives of A^2, A = N_le + N_lt = 2 N V10, and Q01 = sum over
+    negatives of B^2, B = P_ge + P_gt = 2 P V01 (DeLong1988's placement values with ties as halves, as
+    circuits.rank_metrics.placement_sums), from :func:`both_orders`' sort.  In the first order (negatives first
+    within a tie group) the negatives before a positive are N_le, the positives before a negative P_lt; in the
+    second (positives first) N_lt and P_le; so with each slot's counts of positives and negatives before it,
+    brought back to the elements (:meth:`AuthRadixRanking.gather`), A = neg_1 + neg_2 and B = 2 n1 - pos_1 - pos_2,
+    linear; two rounds of products make y A^2 and (1 - y) B^2."""
+    auth, m = ranking.auth, labels.shape[-1]
+    before = np.concatenate([np.zeros_like(moved[:, :1]), np.cumsum(moved, axis=-1)[:, :-1]], axis=-1)
+    positives = np.concatenate([before[:, :m], before[:, m:] - before[:, m:m + 1]], axis=-1)  # each half's own
+    negatives = auth.add_public(-positives, np.arange(2 * m, dtype=np.int64) % m)
+    counts = ranking.gather(sigma, np.stack([positives, negatives]))  # (2, 1 + keys, 2M): each element's
+    first, second = counts[..., :m], counts[..., m:][..., BACK]
+    a = first[1] + second[1]
+    b = 2 * n1[:, None] - first[0] - second[0]
+    auth.phase = "the placement products"
+    squares = auth.multiply(np.stack([a, b], axis=1), np.stack([a, b], axis=1), "the placement products")
+    classes = np.stack([labels, auth.add_public(-labels, 1)], axis=1)
+    weighted = auth.multiply(classes, squares, "the placement products")
+    return weighted[:, 0].sum(axis=-1), weighted[:, 1].sum(axis=-1)
 
 
 def auc_from_sums(w: int, n1: int, m: int) -> tuple:

@@ -101,6 +101,18 @@ class AuthRadixRanking:
         out[:, s] = moved[2:]
         return out.reshape(columns.shape)
 
+    def gather(self, sigma: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """Authenticated columns (..., M) in sorted order brought back to the elements, out[..., i] =
+        columns[..., sigma[i]] (the inverse of :meth:`apply`, Chida et al. 2019's unapply): sigma shuffled by a
+        fresh pi, s = sigma[pi] opened after a check (:meth:`_destinations`), the columns gathered at s (= out[pi])
+        and unshuffled by pi."""
+        self._phase("moving the columns back to the elements")
+        m = sigma.shape[-1]
+        pi = self.shuffler.fresh(m)
+        s = self._destinations(self.shuffler.shuffle(sigma, pi), "the move back")
+        self._phase("moving the columns back to the elements")
+        return self.shuffler.unshuffle(columns.reshape(-1, m)[:, s], pi).reshape(columns.shape)
+
     def _destinations(self, shuffled_sigma: np.ndarray, t) -> np.ndarray:
         """s = sigma[pi], opened only once everything before it is checked: the parties open u = s + rho (rho a
         fresh uniform dealer word: u says nothing), check (u included), then open rho.  An error that reached

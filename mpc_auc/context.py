@@ -56,7 +56,8 @@ class Context:
     security : {"semi-honest", "malicious"}
         mpc-exact and mpc-central: "malicious" runs with security with abort against one deviating compute party
         (MACs on every shared value, each opening checked before anything is released; mpc-exact opens the AUC and
-        the count of positives, mpc-central its DP release, the noise drawn on authenticated shares:
+        the count of positives (and DeLong's interval, asked for), mpc-central its DP releases, the noise drawn on
+        authenticated shares:
         docs/protocols/malicious-security.md); "semi-honest" (default) trusts both parties to follow the protocol.
     host, port : str, int
         Local runs: the address the parties listen on (P0's port; P1 and the dealer take the next two).

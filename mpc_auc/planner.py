@@ -84,7 +84,7 @@ def plan(*, protocol: str = "mpc-exact", epsilon=None, context: Context = None, 
         what = (f"protocol {protocol}" if protocol not in ("mpc-exact", "mpc-central") else "sample weights"
                 if weighted else f"method {context.method}")
         raise InputError(MALICIOUS_REFUSAL.format(what=what))
-    if context.security == "malicious":  # where they apply: DeLong's interval of roc_auc_score(ci="auto") does not
+    if context.security == "malicious":  # ci="auto" leaves DeLong's interval out (its sums cost up to 10 MAC keys)
         metrics = tuple(name for name in metric_names(metrics) if name not in optional)
     central = protocol == "mpc-central"  # its metrics only choose the noise (the AUC's, or the DP curve's)
     spec = ReleaseSpec(metrics, points, max_fpr, context.auc_decimals, "semi-honest" if central else context.security)

@@ -15,9 +15,9 @@ from .validation import checked
 CURVES = ("roc", "pr")
 BOUNDED = ("ci", "pauc")  # computed in the 64-bit ring for at most CI_MAX_ROWS rows
 SECURITY = ("semi-honest", "malicious")  # against a compute party that follows the protocol, or one that deviates
-MALICIOUS_REFUSAL = ("under security malicious mpc-exact opens the AUC of one score column (and the count of positives) "
-                     "and the clients' ranks, and mpc-central its noisy AUC, by the radix sort; {what} is not built on "
-                     "authenticated shares yet "
+MALICIOUS_REFUSAL = ("under security malicious mpc-exact opens the AUC of one score column (and the count of positives), "
+                     "DeLong's interval and the clients' ranks, and mpc-central its DP releases, by the radix sort; "
+                     "{what} is not built on authenticated shares yet "
                      "(docs/protocols/malicious-security.md)")
 
 
@@ -68,8 +68,8 @@ class ReleaseSpec:
             object.__setattr__(self, "decimals", checked("auc_decimals", self.decimals))
         if self.security not in SECURITY:
             raise InputError(f"security must be one of {', '.join(SECURITY)}; not {self.security!r}")
-        if self.malicious and (not self.auc_only or self.decimals is not None):
-            extra = [m for m in metrics if m != "auc"] + (["auc_decimals"] if self.decimals is not None else [])
+        if self.malicious and (set(metrics) - {"auc", "ci"} or self.decimals is not None):
+            extra = [m for m in metrics if m not in ("auc", "ci")] + (["auc_decimals"] if self.decimals is not None else [])
             raise InputError(MALICIOUS_REFUSAL.format(what=", ".join(extra)))
 
     @property

@@ -133,7 +133,8 @@ def exact_result(run: JobRun, method: str) -> MpcAucResult:
         missing=outs[0]["missing"],
         excluded=outs[0].get("excluded", []),
         check_s=float(outs[0]["check_s"]),
-        revealed=MALICIOUS_REVEALED if terms.security == "malicious" else (("weighted " if weighted else "")
+        revealed=MALICIOUS_REVEALED + ((MALICIOUS_CI,) if "ci" in terms.metrics else ()) if terms.security == "malicious"
+        else (("weighted " if weighted else "")
                   + (f"AUC rounded to {decimals} decimals" if decimals else MpcAucResult.revealed[0]),
                   *([f"whether the weights' units add up to at most 2^{TOTAL_BITS}"] if weighted else []),
                   *MpcAucResult.revealed[1:], *revealed(terms.metrics[1:], terms.points),
@@ -160,6 +161,8 @@ def secured(result) -> "dict | None":
     return None if security is None else {**security, **({} if positives is None else {"positives": positives})}
 
 
+MALICIOUS_CI = ("DeLong's variance to 2^-54, and beyond the semi-honest job the two sums of squared placement values "
+                "it comes from (Q10 = 4N^2 sum V10^2, Q01 = 4P^2 sum V01^2)")
 MALICIOUS_REVEALED = (MpcAucResult.revealed[0], "the count of positives (and so of negatives)",
                       "per row, whether its label is a bit (and its key's top digit, for keys of an odd bit count): "
                       "all are, or the client is named")

@@ -30,17 +30,20 @@ goes back to serving.
 """
 import numpy as np
 
-from ...circuits.auth_auc import auc_from_sums, rank_sums, wide_bits
+from ...circuits.auth_auc import auc_from_sums, both_orders, placement_squares, sums_of, wide_bits
 from ...circuits.auth_inputs import client_values, invalid_rows
 from ...circuits.auth_noise import PHASE as NOISE_PHASE, discrete_laplace
 from ...circuits.auth_radix import AuthRadixRanking
 from ...circuits.macs import MIN_STATISTICAL, RING_BITS, Authenticator, value_bits, wide_keys
+from ...circuits.scales import MEAN_BITS, VARIANCE_BITS
 from ..clear_auc import floor_scaled
 from ..dp.curve_law import CurveNoise, slice_counts, tree_nodes
-from ..metric_catalogue import cut_positions
+from ..metric_catalogue import TWO_ROWS, cut_positions
+from ..refused import Refused
 
 
 MAX_ROWS = 1 << (RING_BITS - MIN_STATISTICAL - 1)  # the sort's 2M positions in k <= 24 bits: s >= 40
+CI_ROWS = 1 << 19  # DeLong's sums of squares, up to 16 M^3 / 27, in at most 57 bits: MACs under 10 keys
 
 
 def rows_refusal(m: int, central=None) -> str:
@@ -58,12 +61,12 @@ def rows_refusal(m: int, central=None) -> str:
     return ""
 
 
-def release_bits(m: int, central=None) -> int:
-    """The wide values' bits: W's (circuits.auth_auc.wide_bits), or, for mpc-central, the signed noisy release
-    too: |2T + Z_T| < M^2 / 2 + 2^B and |P + Z_P| < M + 2^B', or the DP curve's nodes, |count + Z| < M + 2^B
-    (B, B' the noises' magnitude bits)."""
+def release_bits(m: int, central=None, ci: bool = False) -> int:
+    """The wide values' bits: W's (circuits.auth_auc.wide_bits), with ``ci`` DeLong's sums of squares too (Q10 <=
+    4 N^2 P <= 16 M^3 / 27); or, for mpc-central, the signed noisy release: |2T + Z_T| < M^2 / 2 + 2^B and
+    |P + Z_P| < M + 2^B', or the DP curve's nodes, |count + Z| < M + 2^B (B, B' the noises' magnitude bits)."""
     if central is None:
-        return wide_bits(m)
+        return max(wide_bits(m), (16 * m ** 3 // 27 + 1).bit_length() if ci else 0)
     if isinstance(central, CurveNoise):
         largest, width = m, central.node_noise(m).width
     else:
@@ -90,7 +93,7 @@ class AuthenticatedRows:
         m, digits = sum(b.rows for b in bundles), job.evaluation.encoder.digits
         if ctx.rank == 0:
             ctx.progress(f"entering {m} rows under MACs and checking every client's MACs inside the MPC")
-        auth = authenticator(ctx, m, job.central)
+        auth = authenticator(ctx, m, job.central, with_ci(job, m))
         key_digits, labels, betas, flagged = client_values(
             auth, [(b.client, *b.shares(), b.sealed_keys) for b in bundles], digits)
         owners = tuple((b.client, b.reply_to, b.rows) for b in bundles)
@@ -117,10 +120,15 @@ class AuthenticatedRows:
                                  tuple(o for o in self.owners if o[0] not in clients), [])
 
 
-def authenticator(ctx, m: int, central=None) -> Authenticator:
+def authenticator(ctx, m: int, central=None, ci: bool = False) -> Authenticator:
     """This job's MAC keys for ``m`` rows: positions of the 2M elements of the rank sums' sort (circuits.auth_auc;
-    twice the mid-ranks fit too), the rank sums (and mpc-central's noisy release) wide (circuits.macs)."""
-    return Authenticator(ctx.stream_key, value_bits(2 * m), release_bits(m, central))
+    twice the mid-ranks fit too), the rank sums (DeLong's sums, mpc-central's noisy release) wide (circuits.macs)."""
+    return Authenticator(ctx.stream_key, value_bits(2 * m), release_bits(m, central, ci))
+
+
+def with_ci(job, m: int) -> bool:
+    """Whether the job opens DeLong's variance of ``m`` rows: asked, and at most :data:`CI_ROWS`."""
+    return job.central is None and "ci" in job.evaluation.spec.metrics and m <= CI_ROWS
 
 
 def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> dict:
@@ -137,7 +145,11 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
         sorted_labels = ranking.apply(ranking.permutation(held.digits), held.labels[None])[0]
         release = curve_release(ctx, auth, job.central, sorted_labels)
         return {"central": release, "security": {"mode": "malicious", "statistical_bits": auth.s, "checks": auth.checks}}
-    w, n1, twice_ranks = rank_sums(ranking, held.digits, held.labels)
+    sigma, moved = both_orders(ranking, held.digits, held.labels)
+    w, n1, twice_ranks = sums_of(auth, sigma, moved, held.labels)
+    ci = with_ci(job, m)
+    sums = [w, n1] + (list(placement_squares(ranking, sigma, moved, held.labels, n1)) if ci else [])
+    del sigma, moved
     if job.central is not None:
         release = central_release(ctx, auth, job.central, w, n1, m)
         return {"central": release, "security": {"mode": "malicious", "statistical_bits": auth.s, "checks": auth.checks}}
@@ -147,11 +159,14 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
         ranks["rank_shares"] = np.stack([twice_ranks[0], auth.multiply(betas, twice_ranks, "the ranks' MACs")[0]])
     if ctx.rank == 0:
         ctx.progress("MAC checks and the release of the rank sums")
-    w, n1 = (int(v) for v in auth.release(np.stack([w, n1], axis=1), "rank sums"))  # checks the ranks' products too
+    w, n1, *squares = (int(v) for v in auth.release(np.stack(sums, axis=1), "rank sums"))  # the ranks' products too
     defined = 0 < n1 < m
     numerator, denominator = auc_from_sums(w, n1, m)
+    metrics = {"ci": _variance(numerator, n1, m - n1, *squares) if ci else
+               Refused(f"under security malicious DeLong's variance is computed for at most {CI_ROWS:,} rows")} \
+        if defined and "ci" in job.evaluation.spec.metrics else {}
     return {"defined": defined, "scaled": floor_scaled(numerator, denominator, fraction_bits) if defined else None,
-            "positives": n1, "metrics": {}, "others": [],
+            "positives": n1, "metrics": metrics, "others": [],
             "security": {"mode": "malicious", "statistical_bits": auth.s, "checks": auth.checks}, **ranks}
 
 
@@ -194,3 +209,24 @@ def curve_release(ctx, auth, noise: CurveNoise, sorted_labels: np.ndarray) -> np
 def _signed(auth, opened: np.ndarray) -> np.ndarray:
     """Released words mod 2^w (w the wide values' bits) as the signed values they hold."""
     return np.where(opened >= 1 << (auth.wide_bits - 1), opened - (1 << auth.wide_bits), opened)
+
+
+def _variance(twice_u: int, p: int, n: int, q10: int, q01: int) -> "dict | Refused":
+    """{"scaled": floor(Var 2^54)} of DeLong's variance from the opened 2U, P, N and sums of squared placement
+    values Q10, Q01 (circuits.auth_auc.placement_squares), or Refused for a class of fewer than two rows: the
+    integer circuits.rank_metrics.delong_variance opens in the semi-honest job, by the same integer steps in the
+    clear (each of its long divisions is an exact floor): AUC = h 2^-20 + l 2^-40, AUC^2 2^40 about h^2 +
+    floor(2 h l / 2^20), c10 = floor(Q10 2^40 / (4 N^2 P)) - that (DeLong1988's S10 with ties as halves, in units
+    of 2^-40), then sign(c) floor(|c| 2^52 / ((P - 1) 2^38)) for each class, summed."""
+    if p < 2 or n < 2:
+        return Refused(TWO_ROWS)
+    pn2, half = 2 * p * n, MEAN_BITS // 2
+    h, fine = (twice_u << half) // pn2, (twice_u << MEAN_BITS) // pn2
+    low = fine - (h << half)
+    square = h * h + ((2 * h * low) << (half + 2)) // (1 << (MEAN_BITS + 2))
+    total = 0
+    for q, scale, count in ((q10, 4 * n * n * p, p), (q01, 4 * p * p * n, n)):
+        spread = (q << MEAN_BITS) // scale - square
+        term = (abs(spread) << (VARIANCE_BITS - 2)) // ((count - 1) << (MEAN_BITS - 2))
+        total += term if spread >= 0 else -term
+    return {"scaled": total}

@@ -70,12 +70,12 @@ NOISE_ATTEMPTS = 4  # jobs run until one bends the release (under the weakened v
 
 
 def cheating_job(cheater: int, phase: str, check: bool = True, seed: int = 7, frame: int = 0, mode: str = "offset",
-                 noise=None):
+                 noise=None, metrics: str = "auc"):
     """One mpc-exact job (mpc-central's with ``noise``, a CentralNoise) on 60 rows of two clients (ties), under
     security with abort or (``phase`` :data:`SEMI_HONEST` or :data:`SEMI_HONEST_NOISE`) semi-honest, party
     ``cheater`` cheating in ``phase`` as ``mode`` says (:func:`cheating_jobs`): (the clients, the released AUC (the
     opened (2T + Z_T, P + Z_P) with ``noise``), or the error that stopped it: DeviationDetected when a check found
-    the cheat)."""
+    the cheat); ``metrics``: what the exact job opens (protocols.release_spec.ReleaseSpec)."""
     from ...protocols.errors import InputError, PartyFailure  # lazily: the job's modules load CrypTen's shim
     from ...protocols.inputs.encoding import ScoreEncoder  # lazily, as above
     from ...protocols.mpc.central import central_release  # lazily, as above
@@ -89,7 +89,7 @@ def cheating_job(cheater: int, phase: str, check: bool = True, seed: int = 7, fr
     labels[:2] = (0, 1)
     clients = [("c0", scores[:30], labels[:30]), ("c1", scores[30:], labels[30:])]
     security = "semi-honest" if phase in (SEMI_HONEST, SEMI_HONEST_NOISE) else "malicious"
-    request = simulated(clients, ScoreEncoder(), spec=ReleaseSpec(security=security))
+    request = simulated(clients, ScoreEncoder(), spec=ReleaseSpec(metrics, security=security))
     try:
         run, = run_ranking_jobs([request], "radix", False, noise, LOCAL, 60.0, None, party=cheating_jobs,
                                 party_args=(cheater, phase, check, frame, mode))

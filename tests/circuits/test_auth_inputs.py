@@ -9,6 +9,7 @@ bundles carry them)."""
 import numpy as np
 
 from mpc_auc.protocols.inputs.bundles import CLIENT_MAC_KEYS, JobId, client_keys_aad
+from mpc_auc.protocols.release_spec import ReleaseSpec
 from mpc_auc.protocols.runtime.session import run_parties
 
 N, K, WIDE = 50, 16, 20  # rows per client, the values' bits, the labels' width
@@ -324,7 +325,8 @@ def _flagged_labels_read(ctx, weakened: bool):
         betas.append(beta)
     sealed = _sealed_keys(ctx, betas, wrong_job=True)
     opened = [AuthenticatedBundle(name, N, 1, body, keys, b"") for name, body, keys in zip(NAMES, bundles, sealed)]
-    job = SimpleNamespace(evaluation=SimpleNamespace(encoder=SimpleNamespace(digits=1, key_bits=2)))
+    job = SimpleNamespace(central=None, evaluation=SimpleNamespace(encoder=SimpleNamespace(digits=1, key_bits=2),
+                                                                   spec=ReleaseSpec(security="malicious")))
     return malicious.AuthenticatedRows.enter(ctx, job, opened).invalid, seen
 
 

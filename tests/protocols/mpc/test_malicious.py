@@ -16,6 +16,7 @@ from mpc_auc.cli.parser import DEVIATION_EXIT
 from mpc_auc.protocols.errors import DeviationDetected, InputError
 from mpc_auc.protocols.inputs.encoding import ScoreEncoder
 from mpc_auc.protocols.mpc.exact import mpc_exact_auc
+from mpc_auc.protocols.refused import Refused
 from mpc_auc.protocols.release_spec import ReleaseSpec
 from mpc_auc.sims.security.deviating_jobs import JOB_PHASES, OTHER_FRAME, cheating_job, semi_honest_bent
 
@@ -57,6 +58,36 @@ def test_an_honest_malicious_job_releases_the_semi_honest_auc_and_ranks_bit_for_
         assert mine.positives == labels.sum() and theirs.positives is None
         assert mine.security["mode"] == "malicious" and mine.security["statistical_bits"] >= 40
         assert "the count of positives (and so of negatives)" in mine.revealed
+
+
+def test_delongs_interval_under_the_mode_equals_the_semi_honest_one_bit_for_bit():
+    """The sums of squared placement values from the sort of both orders (circuits.auth_auc.placement_squares),
+    opened with W and n1, give the semi-honest job's floor(Var 2^54) by its own integer steps (malicious._variance):
+    the same interval on inputs full of ties, and the same refusal for a class of one row; the ticket says what
+    the mode opens for it."""
+    sets = [_clients(seed, m, d, c) for seed, m, d, c in ((11, 3, 1, 1), (12, 40, 1, 2), (13, 97, 2, 3), (14, 260, 1, 2))]
+    mine = mpc_exact_auc(sets, ScoreEncoder(), ReleaseSpec("auc,ci", security="malicious"), timeout_s=120)
+    theirs = mpc_exact_auc(sets, ScoreEncoder(), ReleaseSpec("auc,ci"), timeout_s=120)
+    for clients, a, b in zip(sets, mine, theirs):
+        assert a.auc == b.auc and a.metrics == b.metrics and a.metrics["ci"] is not None
+    assert isinstance(mine[0].metrics["ci"], Refused) and mine[1].metrics["ci"]["variance"] > 0
+    assert any("sums of squared placement values" in line for line in mine[1].revealed)
+
+
+def test_delongs_interval_under_the_mode_stops_at_its_row_bound():
+    from types import SimpleNamespace
+
+    from mpc_auc.protocols.mpc.malicious import CI_ROWS, release_bits, with_ci
+
+    job = SimpleNamespace(central=None, evaluation=SimpleNamespace(spec=ReleaseSpec("auc,ci", security="malicious")))
+    assert with_ci(job, CI_ROWS) and not with_ci(job, CI_ROWS + 1)
+    assert release_bits(CI_ROWS, ci=True) <= 57  # MACs under at most 10 keys (circuits.macs.wide_keys)
+
+
+@pytest.mark.parametrize("cheater,phase", [(0, "moving the columns back"), (1, "the placement products")])
+def test_a_party_that_changes_one_word_of_delongs_sums_stops_the_job(cheater, phase):
+    _, stopped = cheating_job(cheater, phase, metrics="auc,ci")
+    assert isinstance(stopped, DeviationDetected) and "nothing is released" in str(stopped)
 
 
 @pytest.mark.slow  # 400 jobs in two sessions, about 10 minutes here
@@ -103,7 +134,7 @@ def test_the_same_offset_on_the_semi_honest_job_releases_a_wrong_auc_without_an_
 
 @pytest.mark.parametrize("options,named", [
     (dict(protocol="clear"), "protocol clear"),
-    (dict(ci=True), "ci"),
+    (dict(max_fpr=0.5), "pauc"),
     (dict(sample_weight=np.ones(4)), "sample weights"),
     (dict(context=Context(security="malicious", auc_decimals=3)), "auc_decimals")])
 def test_what_the_mode_does_not_build_yet_is_refused_by_name(options, named):
