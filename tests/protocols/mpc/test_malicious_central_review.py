@@ -79,20 +79,24 @@ def _job(clients, noise, cheater, phase, frame, offset, zero, record, ledger=Non
         return stopped
 
 
-@pytest.mark.slow  # five jobs; test_malicious_central.py runs the offsets that are caught
+@pytest.mark.slow  # up to thirteen jobs; test_malicious_central.py runs the offsets that are caught
 def test_an_offset_of_2_63_on_the_draw_mostly_passes_unseen_and_changes_nothing(tmp_path):
-    """Frame 1 of the draw (the first comparison round's Beaver openings), word 3, + 2^63: the honest party's
-    opened word differs from the cheater's, and the check fails only when chi and the honest alpha share are
-    both odd, per key (about (3/4)^keys passes).  Whenever the job ends without an error the release is the exact
-    statistic (zero noise): the offset vanishes mod 2^w."""
+    """Frame 1 of the draw (the first comparison round's Beaver openings), word 3, + 2^63: the error reaches only
+    the top bit of the words it touches, and a check fails only when the key alpha and that check's sum of
+    coefficients over them are both odd (the draw's check, then the release's: about 5/8 of the jobs pass, one
+    key at 40 rows).  Jobs run until one passes (at most twelve: all caught by chance with probability about
+    1e-5); whenever a job ends without an error the release is the exact statistic (zero noise): the offset
+    vanishes mod 2^w."""
     noise = CentralNoise(1.0)
     outcomes = []
-    for seed in range(4):
+    for seed in range(12):
         clients = _clients(20 + seed, 40, 2)
         found = _job(clients, noise, 1, "the noise draw", 1, -(1 << 63), True, str(tmp_path / "unused"))
         outcomes.append((clients, found))
+        if not isinstance(found, Exception):
+            break
     passed = [(c, r) for c, r in outcomes if not isinstance(r, Exception)]
-    assert passed, [str(r) for _, r in outcomes]  # at least one of four jobs: the offset went unseen
+    assert passed, [str(r) for _, r in outcomes]  # one of the jobs: the offset went unseen
     assert all(r == _exact(c) for c, r in passed)  # ... and bent nothing
     assert all(isinstance(r, DeviationDetected) for _, r in outcomes if isinstance(r, Exception))
     control = _job(_clients(20, 40, 2), noise, 1, "the noise draw", 1, 5, True, str(tmp_path / "unused"))
