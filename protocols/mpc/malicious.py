@@ -147,7 +147,7 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
         return {"central": release, "security": {"mode": "malicious", "statistical_bits": auth.s, "checks": auth.checks}}
     sigma, moved = both_orders(ranking, held.digits, held.labels)
     w, n1, twice_ranks = sums_of(auth, sigma, moved, held.labels)
-    ci = with_ci(job, m)
+    ci = with_ci(job, m) and auth.wide_bits >= release_bits(m, ci=True)  # not when admitted rows were past the bound
     sums = [w, n1] + (list(placement_squares(ranking, sigma, moved, held.labels, n1)) if ci else [])
     del sigma, moved
     if job.central is not None:
