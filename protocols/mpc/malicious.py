@@ -132,7 +132,8 @@ def with_ci(job, m: int) -> bool:
 
 
 def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> dict:
-    """Release W and n1 (module docstring, step 2): {"defined", "scaled", "positives", "security", ...} as
+    """Release W and n1 (with DeLong's sums when asked), or mpc-central's release (module docstring, steps 2 and
+    3): {"defined", "scaled", "positives", "metrics", "security", ...} or {"central", "security"}, as
     protocols.mpc.ranking_party's results hold them."""
     auth, m = held.auth, sum(held.rows)
 
@@ -144,7 +145,7 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
     if isinstance(job.central, CurveNoise):  # the labels in ascending order of the keys, ties in row order
         sorted_labels = ranking.apply(ranking.permutation(held.digits), held.labels[None])[0]
         release = curve_release(ctx, auth, job.central, sorted_labels)
-        return {"central": release, "security": {"mode": "malicious", "statistical_bits": auth.s, "checks": auth.checks}}
+        return {"central": release, "security": _security(auth)}
     sigma, moved = both_orders(ranking, held.digits, held.labels)
     w, n1, twice_ranks = sums_of(auth, sigma, moved, held.labels)
     ci = with_ci(job, m) and auth.wide_bits >= release_bits(m, ci=True)  # not when admitted rows were past the bound
@@ -152,7 +153,7 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
     del sigma, moved
     if job.central is not None:
         release = central_release(ctx, auth, job.central, w, n1, m)
-        return {"central": release, "security": {"mode": "malicious", "statistical_bits": auth.s, "checks": auth.checks}}
+        return {"central": release, "security": _security(auth)}
     ranks = {}
     if job.ranks:  # each row's doubled mid-rank with beta_0 times it, for its client to check (bundles.open_ranks)
         betas = np.repeat(held.betas, held.rows, axis=-1)
@@ -167,7 +168,7 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
         if defined and "ci" in job.evaluation.spec.metrics else {}
     return {"defined": defined, "scaled": floor_scaled(numerator, denominator, fraction_bits) if defined else None,
             "positives": n1, "metrics": metrics, "others": [],
-            "security": {"mode": "malicious", "statistical_bits": auth.s, "checks": auth.checks}, **ranks}
+            "security": _security(auth), **ranks}
 
 
 def central_release(ctx, auth, central, w: np.ndarray, n1: np.ndarray, m: int) -> tuple:
@@ -204,6 +205,11 @@ def curve_release(ctx, auth, noise: CurveNoise, sorted_labels: np.ndarray) -> np
     auth.check(NOISE_PHASE)
     noisy = nodes[:, None, :] + drawn.reshape(len(drawn), noise.repetitions, nodes.shape[-1])
     return _signed(auth, auth.release(noisy, "DP release"))
+
+
+def _security(auth) -> dict:
+    """What a result states of its security: the mode, s and the MAC checks run."""
+    return {"mode": "malicious", "statistical_bits": auth.s, "checks": auth.checks}
 
 
 def _signed(auth, opened: np.ndarray) -> np.ndarray:
