@@ -324,7 +324,7 @@ def _flagged_labels_read(ctx, weakened: bool):
         betas.append(beta)
     sealed = _sealed_keys(ctx, betas, wrong_job=True)
     opened = [AuthenticatedBundle(name, N, 1, body, keys, b"") for name, body, keys in zip(NAMES, bundles, sealed)]
-    job = SimpleNamespace(evaluation=SimpleNamespace(encoder=SimpleNamespace(digits=1, key_bits=2)))
+    job = SimpleNamespace(evaluation=SimpleNamespace(encoder=SimpleNamespace(digits=1, key_bits=2)), central=None)
     return malicious.AuthenticatedRows.enter(ctx, job, opened).invalid, seen
 
 
