@@ -5,8 +5,8 @@ own (``--budget 1.5``):
 
 * a stranger opens 2,000 plain TCP connections to P0 (twice its descriptor limit) and leaves them open;
   P0 sheds what it cannot handshake, times out the rest, stays up and serves the next job;
-* a rostered client announces a 16 GiB message: the party ends that link before keeping any of it and
-  serves the next job;
+* a rostered client announces a 16 GiB message, another streams small messages the party does not read: the
+  party ends each link before keeping any of it and serves the next job;
 * the organiser asks for a budget of 100 and gets what the parties' own budget of 1.5 allows.
 """
 import json
@@ -93,20 +93,11 @@ def test_a_flood_of_twice_the_descriptor_limit_leaves_the_party_serving(limited)
     assert 0 < result["auc"] < 1
 
 
-def test_an_oversized_message_from_a_client_ends_its_link_only(limited, tmp_path):
-    """A rostered client announces 16 GiB and keeps sending: the party ends its link at the announcement
-    (past the evaluation's --max-rows), the job is refused at its deadline (no client submitted), the next job
-    runs."""
-    directory = limited[0]
-    client_keys(tmp_path, ["big"])
-    opened = subprocess.Popen(CLI + ["evaluation", "open", "--deployment", str(directory / "deployment.yaml"),
-                                     "--id", "oversized", "--roster", str(tmp_path / "big.roster.yaml"),
-                                     "--max-rows", "1000", "--deadline", "8", "--out", str(tmp_path / "o.json"),
-                                     "--timeout", "5"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    identity, deployment = Identity.load(str(tmp_path / "big.key")), Deployment.load(str(directory / "deployment.yaml"))
-    link, _ = submitter._connect(identity, deployment, "P0", "oversized", 5.0, 60.0)
+def _announces_16_gib(link) -> None:
+    """A frame header announcing 16 GiB, then its payload as fast as the link takes it, until the party ends the
+    link (it must, at the announcement: past the evaluation's --max-rows)."""
     chunk = memoryview(bytearray(8 << 20))
-    with link._cond:  # a frame header announcing 16 GiB, then its payload as fast as the link takes it
+    with link._cond:
         link._outbox.append(memoryview(records.FRAME.pack(records.DATA, 1, 0, 16 << 30)))
     deadline = time.monotonic() + 60
     while link.failure is None:
@@ -117,39 +108,46 @@ def test_an_oversized_message_from_a_client_ends_its_link_only(limited, tmp_path
         link._wake()
         time.sleep(0.005)
     assert link.bytes_sent < 1 << 30
-    link.abort(RuntimeError("done"))
-    _, err = opened.communicate(timeout=60)
-    assert opened.returncode == 2 and "no client submitted" in err, err
-    proc, _ = _run(directory)
-    assert proc.returncode == 0, proc.stderr
 
 
-def test_a_client_cannot_queue_more_than_its_cap_in_small_messages(limited, tmp_path):
-    """A rostered client that never states its rows streams 16 KiB messages the party does not read: the party
-    ends its link once 64 KiB lie unread there (a cap on each message alone would let them pile up)."""
+def _streams_unread_messages(link) -> None:
+    """16 KiB messages on a channel the intake never reads, without stating rows, until the party ends the link
+    (it must, once 64 KiB lie unread there: a cap on each message alone would let them pile up)."""
     from mpc_auc.protocols.errors import PeerLost
     from mpc_auc.protocols.runtime.control import CONTROL
 
-    directory = limited[0]
-    client_keys(tmp_path, ["chatty"])
-    opened = subprocess.Popen(CLI + ["evaluation", "open", "--deployment", str(directory / "deployment.yaml"),
-                                     "--id", "chatty", "--roster", str(tmp_path / "chatty.roster.yaml"),
-                                     "--deadline", "8", "--out", str(tmp_path / "c.json"), "--timeout", "5"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    identity, deployment = Identity.load(str(tmp_path / "chatty.key")), Deployment.load(str(directory / "deployment.yaml"))
-    link, _ = submitter._connect(identity, deployment, "P0", "chatty", 5.0, 60.0)
     deadline = time.monotonic() + 60
     while link.failure is None:
         assert time.monotonic() < deadline, "the party kept queueing the client's messages"
         try:
-            link.send(CONTROL + 1, bytes(16 << 10))  # a channel the intake never reads
+            link.send(CONTROL + 1, bytes(16 << 10))
         except PeerLost:
             break  # the party ended the link between the check and the send
         time.sleep(0.01)
     assert link.bytes_sent < 1 << 20
-    link.abort(RuntimeError("done"))
+
+
+def test_an_oversized_message_or_unread_small_ones_end_the_clients_link_only(limited, tmp_path):
+    """Two rostered clients of one evaluation (--max-rows 1000), one deadline: one announces 16 GiB and keeps
+    sending, the other streams small messages the party does not read; the party ends each link, the job is
+    refused at its deadline (no client submitted), the next job runs."""
+    directory = limited[0]
+    client_keys(tmp_path, ["big", "chatty"])
+    opened = subprocess.Popen(CLI + ["evaluation", "open", "--deployment", str(directory / "deployment.yaml"),
+                                     "--id", "oversized", "--roster", str(tmp_path / "big.roster.yaml"),
+                                     str(tmp_path / "chatty.roster.yaml"), "--max-rows", "1000", "--deadline", "10",
+                                     "--out", str(tmp_path / "o.json"), "--timeout", "5"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deployment = Deployment.load(str(directory / "deployment.yaml"))
+    for name, attack in (("big", _announces_16_gib), ("chatty", _streams_unread_messages)):
+        link, _ = submitter._connect(Identity.load(str(tmp_path / f"{name}.key")), deployment, "P0", "oversized",
+                                     5.0, 60.0)
+        attack(link)
+        link.abort(RuntimeError("done"))
     _, err = opened.communicate(timeout=60)
     assert opened.returncode == 2 and "no client submitted" in err, err
+    proc, _ = _run(directory)
+    assert proc.returncode == 0, proc.stderr
 
 
 def test_the_partys_own_budget_refuses_a_release_the_organiser_allows(limited):

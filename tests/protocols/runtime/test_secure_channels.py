@@ -96,6 +96,7 @@ def _run(keys, tamper_record=None, impostor=None, replay_record=None):
         assert event.wait(STARTUP_S), f"{role} did not start listening within {STARTUP_S} s"
     x = np.arange(1, 4097, dtype=np.int64) * 1_000_003
     shares = sharing.split(x)
+    outcome = None
     try:
         with Session(_beaver_target, provider="TTP", timeout_s=10.0,
                      placement=Placement(deployment=proxied, identity=identities[COORDINATOR])) as session:
@@ -105,10 +106,11 @@ def _run(keys, tamper_record=None, impostor=None, replay_record=None):
     except PartyFailure as failure:
         outcome = failure
     finally:
-        for proc in procs:
-            proc.join(15)
+        for proc in procs:  # after a failure a role may wait out its 10 s for a coordinator that never connects
+            proc.join(0 if isinstance(outcome, PartyFailure) else 15)
             if proc.is_alive():
                 proc.kill()
+                proc.join()
         proxy.close()
     return proxy, outcome, x, shares
 
