@@ -276,8 +276,8 @@ class ReleaseTerms:
             if self.budget else "; no budget set"
         if self.security == "malicious":
             what += ("; under security with abort against a deviating compute party" +
-                     (" (the count of positives is opened too" + (", and with ci the two sums of squared placement "
-                      "values" if "ci" in self.metrics else "") + ")" if self.exact else ""))
+                     (" (the count of positives is opened too" + (", and with ci each class's sum of squared "
+                      "placement values, DeLong's S10 and S01 apart" if "ci" in self.metrics else "") + ")" if self.exact else ""))
         return (f"{what}{budget}{'; ranks to each client' if self.ranks else ''}"
                 f"{'; the result shared with every client' if self.share_result else ''}"
                 f"{'; may run without some clients' if self.allow_missing else ''}"

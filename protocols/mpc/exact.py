@@ -161,8 +161,9 @@ def secured(result) -> "dict | None":
     return None if security is None else {**security, **({} if positives is None else {"positives": positives})}
 
 
-MALICIOUS_CI = ("DeLong's variance to 2^-54, and beyond the semi-honest job the two sums of squared placement values "
-                "it comes from (Q10 = 4N^2 sum V10^2, Q01 = 4P^2 sum V01^2)")
+MALICIOUS_CI = ("DeLong's variance to 2^-54 when each class has two rows, and beyond the semi-honest job each class's "
+                "sum of squared placement values it comes from (Q10 = 4N^2 sum V10^2, Q01 = 4P^2 sum V01^2: S10 and "
+                "S01 apart)")
 MALICIOUS_REVEALED = (MpcAucResult.revealed[0], "the count of positives (and so of negatives)",
                       "per row, whether its label is a bit (and its key's top digit, for keys of an odd bit count): "
                       "all are, or the client is named")

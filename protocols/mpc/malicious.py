@@ -160,12 +160,15 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
         ranks["rank_shares"] = np.stack([twice_ranks[0], auth.multiply(betas, twice_ranks, "the ranks' MACs")[0]])
     if ctx.rank == 0:
         ctx.progress("MAC checks and the release of the rank sums")
-    w, n1, *squares = (int(v) for v in auth.release(np.stack(sums, axis=1), "rank sums"))  # the ranks' products too
+    w, n1 = (int(v) for v in auth.release(np.stack(sums[:2], axis=1), "rank sums"))  # the ranks' products too
     defined = 0 < n1 < m
     numerator, denominator = auc_from_sums(w, n1, m)
-    metrics = {"ci": _variance(numerator, n1, m - n1, *squares) if ci else
-               Refused(f"under security malicious DeLong's variance is computed for at most {CI_ROWS:,} rows")} \
-        if defined and "ci" in job.evaluation.spec.metrics else {}
+    metrics = {}
+    if defined and "ci" in job.evaluation.spec.metrics:  # the sums only where the semi-honest job opens a variance
+        metrics["ci"] = (Refused(f"under security malicious DeLong's variance is computed for at most {CI_ROWS:,} "
+                                 "rows admitted to the job") if not ci else Refused(TWO_ROWS) if min(n1, m - n1) < 2
+                         else _variance(numerator, n1, m - n1, *(int(v) for v in auth.release(
+                             np.stack(sums[2:], axis=1), "sums of squared placement values"))))
     return {"defined": defined, "scaled": floor_scaled(numerator, denominator, fraction_bits) if defined else None,
             "positives": n1, "metrics": metrics, "others": [],
             "security": _security(auth), **ranks}
@@ -217,15 +220,12 @@ def _signed(auth, opened: np.ndarray) -> np.ndarray:
     return np.where(opened >= 1 << (auth.wide_bits - 1), opened - (1 << auth.wide_bits), opened)
 
 
-def _variance(twice_u: int, p: int, n: int, q10: int, q01: int) -> "dict | Refused":
-    """{"scaled": floor(Var 2^54)} of DeLong's variance from the opened 2U, P, N and sums of squared placement
-    values Q10, Q01 (circuits.auth_auc.placement_squares), or Refused for a class of fewer than two rows: the
-    integer circuits.rank_metrics.delong_variance opens in the semi-honest job, by the same integer steps in the
+def _variance(twice_u: int, p: int, n: int, q10: int, q01: int) -> dict:
+    """{"scaled": floor(Var 2^54)} of DeLong's variance from the opened 2U, P, N >= 2 and sums of squared placement
+    values Q10, Q01 (circuits.auth_auc.placement_squares): the integer circuits.rank_metrics.delong_variance opens in the semi-honest job, by the same integer steps in the
     clear (each of its long divisions is an exact floor): AUC = h 2^-20 + l 2^-40, AUC^2 2^40 about h^2 +
     floor(2 h l / 2^20), c10 = floor(Q10 2^40 / (4 N^2 P)) - that (DeLong1988's S10 with ties as halves, in units
     of 2^-40), then sign(c) floor(|c| 2^52 / ((P - 1) 2^38)) for each class, summed."""
-    if p < 2 or n < 2:
-        return Refused(TWO_ROWS)
     pn2, half = 2 * p * n, MEAN_BITS // 2
     h, fine = (twice_u << half) // pn2, (twice_u << MEAN_BITS) // pn2
     low = fine - (h << half)

@@ -71,7 +71,7 @@ def test_delongs_interval_under_the_mode_equals_the_semi_honest_one_bit_for_bit(
     for clients, a, b in zip(sets, mine, theirs):
         assert a.auc == b.auc and a.metrics == b.metrics and a.metrics["ci"] is not None
     assert isinstance(mine[0].metrics["ci"], Refused) and mine[1].metrics["ci"]["variance"] > 0
-    assert any("sums of squared placement values" in line for line in mine[1].revealed)
+    assert any("sum of squared placement values" in line for line in mine[1].revealed)
 
 
 def test_delongs_interval_under_the_mode_stops_at_its_row_bound():
