@@ -40,8 +40,9 @@ class EvaluationResult(Report):
     value : dict
         As :class:`mpc_auc.Report`'s ({"auc", and each metric}; a DP release's interval under "ci" as {"std",
         "ci"}, as the exact one's; a refused metric a ``Refused`` value).
-    protocol, m, clients, revealed, traffic, wall_s
-        As :class:`mpc_auc.Report`'s.
+    protocol, m, clients, revealed, traffic, wall_s, security
+        As :class:`mpc_auc.Report`'s (``security``: under ``Context(security="malicious")``, as
+        :class:`mpc_auc.AucResult`'s).
     missing : tuple of str
         The rostered clients that did not submit to both parties.
     epsilon, delta : float or None
@@ -49,9 +50,6 @@ class EvaluationResult(Report):
     excluded : tuple of str
         The clients left out because their rows failed the in-MPC domain check (an evaluation opened with
         ``Intake(exclude_invalid=True)``).
-    security : dict or None
-        An evaluation under ``Context(security="malicious")``: as :class:`mpc_auc.AucResult`'s ({"mode",
-        "statistical_bits", "checks", "positives"}); None in the semi-honest default.
 
     See Also
     --------
@@ -70,7 +68,6 @@ class EvaluationResult(Report):
     epsilon: float = None
     delta: float = None
     excluded: tuple = ()
-    security: dict = None
 
 
 @dataclass(frozen=True, repr=False)
@@ -378,5 +375,6 @@ def _result(outcome, protocol: str, wall_s: float) -> EvaluationResult:
     if outcome.std is not None:  # mpc-central: the release's interval, under the exact one's name
         value["ci"] = {"std": outcome.std, "ci": outcome.ci}
     return EvaluationResult(value, protocol, release.m, release.clients, tuple(getattr(release, "revealed", ())),
-                            release.traffic, wall_s, tuple(release.missing), getattr(release, "epsilon", None),
-                            getattr(release, "delta", None), tuple(release.excluded or ()), secured(release))
+                            release.traffic, wall_s, secured(release), missing=tuple(release.missing),
+                            epsilon=getattr(release, "epsilon", None), delta=getattr(release, "delta", None),
+                            excluded=tuple(release.excluded or ()))

@@ -12,6 +12,7 @@ from .planner import execute, plan
 from .protocols.clear_metrics import paired_test
 from .protocols.errors import InputError
 from .protocols.metric_catalogue import REPORT
+from .protocols.mpc.exact import secured
 from .report import CURVES, CurveResult, DelongTestResult, MetricResult, Report
 from .rows import evaluation_rows, run_rows
 
@@ -156,7 +157,7 @@ def evaluate(y_true, y_score, *, clients=None, metrics=REPORT, points: int = 100
     outcome, evalset, groups = run_rows(request, binary_labels(y_true, pos_label), y_score, clients, sample_weight)
     revealed = getattr(outcome.release, "revealed", ())
     return Report({"auc": outcome.auc, **outcome.metrics}, protocol, evalset.m, len(groups), tuple(revealed),
-                  getattr(outcome.release, "traffic", None), time.perf_counter() - start)
+                  getattr(outcome.release, "traffic", None), time.perf_counter() - start, secured(outcome.release))
 
 
 def delong_test(y_true, score_a, score_b, *, clients=None, pos_label=None, protocol: str = "mpc-exact",
@@ -222,8 +223,10 @@ def _single(metric, y_true, y_score, clients, pos_label, protocol, sample_weight
     if metric in CURVES:
         first, second, _ = CURVES[metric]
         first, second, flagged = _scikit_learns_ends(metric, found[first], found[second], found["flagged"])
-        return CurveResult(first, second, metric, *shape, flagged, report.revealed, report.traffic, report.wall_s)
-    return MetricResult(float(found), metric, *shape, report.revealed, report.traffic, report.wall_s)
+        return CurveResult(first, second, metric, *shape, flagged, report.revealed, report.traffic, report.wall_s,
+                           report.security)
+    return MetricResult(float(found), metric, *shape, report.revealed, report.traffic, report.wall_s,
+                        report.security)
 
 
 def _scikit_learns_ends(metric: str, first, second, flagged) -> tuple:

@@ -34,6 +34,9 @@ class MetricResult(ScalarResult):
         Bytes, rounds and peak memory per role.
     wall_s : float
         Seconds from the call to the result.
+    security : dict or None
+        Under ``Context(security="malicious")``: {"mode", "statistical_bits", "checks"} (and mpc-exact's
+        "positives"), as :class:`mpc_auc.AucResult`'s; None: semi-honest or clear.
 
     See Also
     --------
@@ -56,6 +59,7 @@ class MetricResult(ScalarResult):
     revealed: tuple = ()
     traffic: dict = None
     wall_s: float = 0.0
+    security: dict = None
 
     def __repr__(self) -> str:
         return (f"MetricResult({self.metric}={self.value:.6f}, protocol={self.protocol!r}, m={self.m}, "
@@ -84,7 +88,7 @@ class CurveResult(tuple):
         ``thresholds``.
     flagged : numpy.ndarray
         The rows flagged at each point, a public grid.
-    metric, protocol, m, clients, revealed, traffic, wall_s
+    metric, protocol, m, clients, revealed, traffic, wall_s, security
         As in :class:`MetricResult` (``metric``: ``roc`` or ``pr``).
 
     See Also
@@ -102,13 +106,13 @@ class CurveResult(tuple):
     """
 
     def __new__(cls, first, second, metric: str, protocol: str, m: int, clients: int, flagged, revealed=(),
-                traffic=None, wall_s: float = 0.0):
+                traffic=None, wall_s: float = 0.0, security: dict = None):
         thresholds = np.full(len(flagged) - (metric == "pr"), np.nan)  # PR: one fewer, as scikit-learn's
         if metric == "roc":
             thresholds[0] = np.inf  # the (0, 0) start: no row flagged, as scikit-learn's
         curve = super().__new__(cls, (np.asarray(first), np.asarray(second), thresholds))
         curve.__dict__.update(metric=metric, protocol=protocol, m=m, clients=clients, flagged=np.asarray(flagged),
-                              revealed=revealed, traffic=traffic, wall_s=wall_s)
+                              revealed=revealed, traffic=traffic, wall_s=wall_s, security=security)
         return curve
 
     @property
@@ -158,7 +162,7 @@ class Report(ScalarResult):
         A metric the parties refuse to compute (DeLong's variance when a class has fewer than two rows, a
         bounded metric past its rows) is a :class:`mpc_auc.protocols.refused.Refused` value, whose ``reason``
         says why (``{"refused": reason}`` in JSON).
-    protocol, m, clients, revealed, traffic, wall_s
+    protocol, m, clients, revealed, traffic, wall_s, security
         As in :class:`MetricResult`.
 
     See Also
@@ -184,6 +188,7 @@ class Report(ScalarResult):
     revealed: tuple = ()
     traffic: dict = field(default=None)
     wall_s: float = 0.0
+    security: dict = None
 
     @classmethod
     def _number(cls, value: dict) -> float:
@@ -205,8 +210,8 @@ class Report(ScalarResult):
         -------
         dict
             ``metrics`` (each value as JSON data: arrays as lists, a refused metric as ``{"refused": reason}``),
-            ``protocol``, ``m``, ``clients``, ``revealed``, ``traffic``, ``wall_s``; ``json.dumps(...,
-            allow_nan=False)`` takes it.
+            ``protocol``, ``m``, ``clients``, ``revealed``, ``traffic``, ``wall_s`` (and ``security`` under
+            security with abort); ``json.dumps(..., allow_nan=False)`` takes it.
 
         See Also
         --------
@@ -220,7 +225,8 @@ class Report(ScalarResult):
         {'auc': 1.0, 'ci': {'refused': "DeLong's variance needs two rows of each class"}}
         """
         return {"metrics": strict(self.value), "protocol": self.protocol, "m": self.m, "clients": self.clients,
-                "revealed": list(self.revealed), "traffic": self.traffic, "wall_s": self.wall_s}
+                "revealed": list(self.revealed), "traffic": self.traffic, "wall_s": self.wall_s,
+                **({"security": self.security} if self.security else {})}
 
     def __repr__(self) -> str:
         return (f"Report(auc={self.auc:.6f}, metrics={list(self.value)}, protocol={self.protocol!r}, "

@@ -159,6 +159,8 @@ def test_a_release_too_wide_for_the_macs_is_refused_by_name_and_the_api_runs_the
     assert rows_refusal(10 ** 6, NOISE) == "" and rows_refusal(10 ** 6, CurveNoise(1.0)) == ""
     assert "too wide for MACs" in rows_refusal(10 ** 6, CentralNoise(1e-9))
     assert "too wide for MACs" in rows_refusal(10 ** 6, CurveNoise(1e-15))
-    fpr, tpr, _ = roc_curve(np.tile([0, 1], 20), np.linspace(0, 1, 40), clients=np.repeat([0, 1], 20), points=4,
-                            protocol="mpc-central", epsilon=2.0, context=Context(security="malicious"))
+    curve = roc_curve(np.tile([0, 1], 20), np.linspace(0, 1, 40), clients=np.repeat([0, 1], 20), points=4,
+                      protocol="mpc-central", epsilon=2.0, context=Context(security="malicious"))
+    fpr, tpr, _ = curve
     assert len(fpr) == len(tpr) == 5 and np.all(np.diff(tpr) >= 0)
+    assert curve.security["mode"] == "malicious" and curve.security["statistical_bits"] >= 40
