@@ -9,6 +9,7 @@ ratios; both AUCs must be equal (mpc-exact; ``--protocol mpc-central``: one labe
 whose noise differs).
 
     python -m mpc_auc.sims.bench.malicious_job [--sizes 100000 458407] [--dtype float32] [--protocol mpc-central]
+                                               [--metrics auc,ci]
 """
 import argparse
 import platform
@@ -27,12 +28,12 @@ from ...synthetic import synthetic_evalset
 MODES = ("semi-honest", "malicious")
 
 
-def measure(m: int, dtype: str = "float64", noise: CentralNoise = None) -> dict:
+def measure(m: int, dtype: str = "float64", noise: CentralNoise = None, metrics: str = "auc") -> dict:
     """mode -> {"s", "upload", "bytes", "hops", "rss", "auc"} of the two jobs on ``m`` rows of ``dtype`` scores,
-    in one session (mpc-central's release with ``noise``)."""
+    in one session (mpc-central's release with ``noise``; else mpc-exact opening ``metrics``)."""
     clients = synthetic_evalset(m=m, seed=m, dtype=dtype).clients()
     encoder = ScoreEncoder(dtype=dtype)
-    requests = [simulated(clients, encoder, spec=ReleaseSpec(security=mode)) for mode in MODES]
+    requests = [simulated(clients, encoder, spec=ReleaseSpec(metrics, security=mode)) for mode in MODES]
     runs = run_ranking_jobs(requests, "radix", False, noise, LOCAL, 600.0, None)
     out = {}
     for mode, run in zip(MODES, runs):
@@ -53,6 +54,8 @@ def main(argv=None) -> int:
                         help="the scores' precision: float64 (62-bit keys, 31 digits) or float32 (30 bits, 15)")
     parser.add_argument("--protocol", choices=("mpc-exact", "mpc-central"), default="mpc-exact",
                         help="the exact AUC, or mpc-central's label-DP release at epsilon 1")
+    parser.add_argument("--metrics", default="auc",
+                        help="mpc-exact: what the jobs open besides the AUC (auc or auc,ci: DeLong's interval)")
     args = parser.parse_args(argv)
     noise = CentralNoise(1.0) if args.protocol == "mpc-central" else None
     print(f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}")
@@ -61,7 +64,7 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     bits = ScoreEncoder(dtype=args.dtype).key_bits
     for m in args.sizes:
-        found = measure(m, args.dtype, noise)
+        found = measure(m, args.dtype, noise, args.metrics)
         base = found["semi-honest"]
         for mode in MODES:
             r = found[mode]
