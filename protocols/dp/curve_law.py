@@ -57,6 +57,11 @@ class CurveNoise(ReleaseNoise):
         """L + 1: the tree's levels over the cuts' slices (K' = 2^L leaves)."""
         return (1 << max(0, len(cut_positions(m, self.points)) - 1).bit_length()).bit_length()
 
+    def nodes(self, sorted_labels: np.ndarray) -> np.ndarray:
+        """(..., 2K' - 1) the tree's nodes over the positives between this release's cuts, from labels (..., M) in
+        ascending order of the scores (:func:`slice_counts`, :func:`tree_nodes`); on integers and on shares."""
+        return tree_nodes(slice_counts(sorted_labels, cut_positions(np.shape(sorted_labels)[-1], self.points)))
+
     def node_noise(self, m: int) -> DiscreteLaplace:
         """Each node's discrete Laplace: sensitivity 1 at epsilon / (L + 1)."""
         return DiscreteLaplace(self.epsilon / self.levels(m), 1)
@@ -191,6 +196,6 @@ def simulate_curves(scores, labels, noise: CurveNoise, draws: int, rng: np.rando
     scores, labels = np.asarray(scores, dtype=np.float64), np.asarray(labels, dtype=np.int64)
     m = len(labels)
     flagged = cut_positions(m, noise.points)
-    nodes = tree_nodes(slice_counts(labels[np.argsort(scores, kind="stable")], flagged))
+    nodes = noise.nodes(labels[np.argsort(scores, kind="stable")])
     noisy = nodes + noise.node_noise(m).sample(rng, draws * len(nodes)).reshape(draws, len(nodes))
     return [curve_from_nodes(n, flagged, m) for n in noisy]

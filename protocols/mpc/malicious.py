@@ -37,8 +37,8 @@ from ...circuits.auth_radix import AuthRadixRanking
 from ...circuits.macs import MIN_STATISTICAL, RING_BITS, Authenticator, value_bits, wide_keys
 from ...circuits.scales import MEAN_BITS, VARIANCE_BITS
 from ..clear_auc import floor_scaled
-from ..dp.curve_law import CurveNoise, slice_counts, tree_nodes
-from ..metric_catalogue import TWO_ROWS, cut_positions
+from ..dp.curve_law import CurveNoise
+from ..metric_catalogue import TWO_ROWS
 from ..refused import Refused
 
 
@@ -67,11 +67,10 @@ def release_bits(m: int, central=None, ci: bool = False) -> int:
     |P + Z_P| < M + 2^B', or the DP curve's nodes, |count + Z| < M + 2^B (B, B' the noises' magnitude bits)."""
     if central is None:
         return max(wide_bits(m), (16 * m ** 3 // 27 + 1).bit_length() if ci else 0)
-    if isinstance(central, CurveNoise):
-        largest, width = m, central.node_noise(m).width
-    else:
-        largest, width = m * m, max(central.statistic_noise(m).width, central.count_noise().width)
-    return max(wide_bits(m), (largest + (2 << width)).bit_length() + 1)
+    if isinstance(central, CurveNoise):  # the curve's job computes no W: its nodes alone are wide
+        return (m + (2 << central.node_noise(m).width)).bit_length() + 1
+    width = max(central.statistic_noise(m).width, central.count_noise().width)
+    return max(wide_bits(m), (m * m + (2 << width)).bit_length() + 1)
 
 
 class AuthenticatedRows:
@@ -202,7 +201,7 @@ def curve_release(ctx, auth, noise: CurveNoise, sorted_labels: np.ndarray) -> np
     m = sorted_labels.shape[-1]
     if ctx.rank == 0:
         ctx.progress(f"DP curve at {noise.points} cuts, discrete Laplace on authenticated shares, MAC checks")
-    nodes = tree_nodes(slice_counts(sorted_labels, cut_positions(m, noise.points)))
+    nodes = noise.nodes(sorted_labels)
     auth.check("the authenticated sort")
     drawn = discrete_laplace(auth, noise.node_noise(m), nodes.shape[-1] * noise.repetitions)
     auth.check(NOISE_PHASE)

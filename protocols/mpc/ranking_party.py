@@ -35,7 +35,7 @@ from ...circuits.validity import client_verdicts, valid_rows, valid_weights
 from ..inputs.bundles import seal_ranks
 from ..inputs.encoding import PAD_KEY
 from ..inputs.intake import ClientIntake, gather_bytes, refusal
-from ..dp.curve_law import CurveNoise, slice_counts, tree_nodes
+from ..dp.curve_law import CurveNoise
 from ..inputs.submission import ReleaseTerms, SharedResult
 from ..inputs.weights import TOTAL_BITS, TOTAL_UNITS
 from ..metric_catalogue import CI_MAX_ROWS, FPR_BITS, TWO_ROWS, cut_positions
@@ -385,7 +385,7 @@ def _curve_release(ctx, noise, sorted_labels, gates) -> np.ndarray:
     m = len(sorted_labels)
     if ctx.rank == 0:
         ctx.progress(f"DP curve: tree of the counts at {noise.points} cuts, discrete Laplace in circuit")
-    nodes = tree_nodes(slice_counts(sorted_labels, cut_positions(m, noise.points)))  # local on the shares
+    nodes = noise.nodes(sorted_labels)  # local on the shares
     drawn = discrete_laplace(gates, noise.node_noise(m), len(nodes) * noise.repetitions)
     noisy = nodes[None] + drawn.reshape(noise.repetitions, len(nodes))
     return reveal_int(from_share(noisy)).numpy()

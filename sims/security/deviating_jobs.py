@@ -105,15 +105,21 @@ def central_noise():
     return CentralNoise(1.0)
 
 
-def impossible(clients, release) -> bool:
-    """Whether ``release`` (the opened (2T + Z_T, P + Z_P) of :func:`central_noise` over ``clients``) is a value no
-    draw of the noise could have made from the exact statistic: a noise outside its support (|Z| <= 2^B)."""
+def exact_release(clients, neighbours: str = "label") -> tuple:
+    """(2T, P) (label neighbours) or (2U, P) (record) of ``clients`` ((name, scores, labels)): what mpc-central adds
+    its noise to, in the clear."""
     from ...protocols.clear_auc import twice_mid_ranks  # lazily, as the job's modules
     from ...protocols.dp.central_law import exact_statistic  # lazily, as above
 
-    noise, m = central_noise(), sum(len(y) for _, _, y in clients)
     scores, labels = (np.concatenate([c[i] for c in clients]) for i in (1, 2))
-    (stat, count), exact = release, exact_statistic(twice_mid_ranks(scores), labels, noise.neighbours)
+    return exact_statistic(twice_mid_ranks(scores), labels, neighbours)
+
+
+def impossible(clients, release) -> bool:
+    """Whether ``release`` (the opened (2T + Z_T, P + Z_P) of :func:`central_noise` over ``clients``) is a value no
+    draw of the noise could have made from the exact statistic: a noise outside its support (|Z| <= 2^B)."""
+    noise, m = central_noise(), sum(len(y) for _, _, y in clients)
+    (stat, count), exact = release, exact_release(clients, noise.neighbours)
     return abs(stat - exact[0]) > 2 ** noise.statistic_noise(m).width or \
         abs(count - exact[1]) > 2 ** noise.count_noise().width
 

@@ -15,20 +15,19 @@ import pytest
 from mpc_auc import Context, roc_curve
 from mpc_auc import roc_auc_score as private_auc
 from mpc_auc.cli import main
-from mpc_auc.protocols.clear_auc import twice_mid_ranks
-from mpc_auc.protocols.dp.central_law import CentralNoise, exact_statistic
-from mpc_auc.protocols.dp.curve_law import CurveNoise, slice_counts, tree_nodes
-from mpc_auc.protocols.errors import DeviationDetected, InputError
+from mpc_auc.protocols.dp.central_law import CentralNoise
+from mpc_auc.protocols.dp.curve_law import CurveNoise
+from mpc_auc.protocols.errors import DeviationDetected
 from mpc_auc.protocols.inputs.encoding import ScoreEncoder
-from mpc_auc.protocols.metric_catalogue import cut_positions
 from mpc_auc.protocols.mpc.central import central_release, curve_release, mpc_central_auc
 from mpc_auc.protocols.mpc.ranking_job import run_ranking_jobs, simulated
 from mpc_auc.protocols.release_spec import ReleaseSpec
 from mpc_auc.protocols.runtime.session import LOCAL
 from mpc_auc.sims.security.deviating_jobs import (NOISE_FRAMES, NOISE_PHASE, SEMI_HONEST_NOISE,
-                                                  SEMI_HONEST_NOISE_FRAME, cheating_job, noise_bent)
+                                                  SEMI_HONEST_NOISE_FRAME, central_noise, cheating_job, exact_release,
+                                                  noise_bent)
 
-NOISE = CentralNoise(1.0)  # deviating_jobs.central_noise()
+NOISE = central_noise()
 
 
 def _clients(seed: int, m: int, parts: int) -> list:
@@ -37,11 +36,6 @@ def _clients(seed: int, m: int, parts: int) -> list:
     labels[:2] = (0, 1)
     cuts = np.linspace(0, m, parts + 1).astype(int)
     return [(f"c{i}", scores[a:b], labels[a:b]) for i, (a, b) in enumerate(zip(cuts, cuts[1:]))]
-
-
-def _exact(clients, neighbours: str = "label") -> tuple:
-    scores, labels = (np.concatenate([c[i] for c in clients]) for i in (1, 2))
-    return exact_statistic(twice_mid_ranks(scores), labels, neighbours)
 
 
 def _zero_noise(noise) -> SimpleNamespace:
@@ -77,7 +71,7 @@ def _same_noise_releases(sets, neighbours: str) -> list:
 def test_for_the_same_noise_the_release_equals_the_semi_honest_one_bit_for_bit(neighbours):
     sets = [_clients(seed, m, parts) for seed, m, parts in ((1, 2, 1), (2, 41, 2), (3, 150, 3))]
     for clients, mine, theirs in _same_noise_releases(sets, neighbours):
-        assert mine.opened == theirs.opened == [_exact(clients, neighbours)]
+        assert mine.opened == theirs.opened == [exact_release(clients, neighbours)]
         assert mine.security["mode"] == "malicious" and theirs.security is None
 
 
@@ -93,8 +87,7 @@ def test_for_the_same_noise_the_dp_curve_equals_the_semi_honest_one_bit_for_bit(
         opened[security] = [curve_release(run, noise) for run in runs]
     for clients, mine, theirs in zip(sets, opened["malicious"], opened["semi-honest"]):
         scores, labels = (np.concatenate([c[i] for c in clients]) for i in (1, 2))
-        ordered = labels[np.argsort(ScoreEncoder().encode(scores), kind="stable")]
-        exact = tree_nodes(slice_counts(ordered, cut_positions(len(labels), noise.points)))
+        exact = noise.nodes(labels[np.argsort(ScoreEncoder().encode(scores), kind="stable")])
         assert mine.opened == theirs.opened == [exact.tolist()]
         assert mine.security["mode"] == "malicious" and theirs.security is None
 
@@ -105,14 +98,14 @@ def test_two_hundred_honest_malicious_releases_never_abort_and_equal_the_semi_ho
     found = [pair for neighbours, offset in (("label", 0), ("record", 100)) for pair in _same_noise_releases(
         [_clients(300 + offset + n, sizes[n % 8], min(1 + n % 4, sizes[n % 8])) for n in range(100)], neighbours)]
     assert len(found) == 200
-    assert all(mine.opened == theirs.opened == [_exact(clients, mine.neighbours)] for clients, mine, theirs in found)
+    assert all(mine.opened == theirs.opened == [exact_release(clients, mine.neighbours)] for clients, mine, theirs in found)
 
 
 def test_the_real_noise_lies_in_its_support_and_the_release_is_charged_and_states_its_security(tmp_path):
     clients = _clients(4, 120, 3)
     release, = mpc_central_auc([clients], NOISE, timeout_s=120, security="malicious")
     (stat, count), = release.opened
-    exact_stat, positives = _exact(clients)
+    exact_stat, positives = exact_release(clients)
     assert abs(stat - exact_stat) <= 2 ** NOISE.statistic_noise(120).width
     assert abs(count - positives) <= 2 ** NOISE.count_noise().width
     assert release.security["statistical_bits"] >= 40 and release.ledger["charged"]["epsilon"] == NOISE.epsilon

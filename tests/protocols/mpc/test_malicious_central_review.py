@@ -26,8 +26,9 @@ from mpc_auc.protocols.mpc.ranking_job import dataset_id, run_ranking_jobs, simu
 from mpc_auc.protocols.release_spec import ReleaseSpec
 from mpc_auc.protocols.runtime.ledger import Ledger
 from mpc_auc.protocols.runtime.session import Placement
+from mpc_auc.sims.security.deviating_jobs import exact_release
 
-from test_malicious_central import _clients, _exact, _zero_noise
+from test_malicious_central import _clients, _zero_noise
 
 RELEASE_PHASE = "the MAC check after everything before the DP release"  # Authenticator.release's opening
 
@@ -97,7 +98,7 @@ def test_an_offset_of_2_63_on_the_draw_mostly_passes_unseen_and_changes_nothing(
             break
     passed = [(c, r) for c, r in outcomes if not isinstance(r, Exception)]
     assert passed, [str(r) for _, r in outcomes]  # one of the jobs: the offset went unseen
-    assert all(r == _exact(c) for c, r in passed)  # ... and bent nothing
+    assert all(r == exact_release(c) for c, r in passed)  # ... and bent nothing
     assert all(isinstance(r, DeviationDetected) for _, r in outcomes if isinstance(r, Exception))
     control = _job(_clients(20, 40, 2), noise, 1, "the noise draw", 1, 5, True, str(tmp_path / "unused"))
     assert isinstance(control, DeviationDetected)  # the same frame and word, offset 5: the cheat is made, and caught
@@ -113,7 +114,7 @@ def test_the_cheater_learns_the_release_the_honest_party_refuses_and_the_charge_
     found = _job(clients, CentralNoise(1.0), 1, RELEASE_PHASE, 0, 5, True, record, str(tmp_path / "ledger"))
     assert isinstance(found, DeviationDetected) and "nothing is released" in str(found)
     learnt = json.load(open(record))
-    assert (learnt[0][0], learnt[1][0]) == _exact(clients)  # the cheater holds the release it stopped
+    assert (learnt[0][0], learnt[1][0]) == exact_release(clients)  # the cheater holds the release it stopped
     for role in ("P0", "P1"):
         state = Ledger(str(tmp_path / "ledger"), role).state(dataset_id(clients))
         assert len(state["releases"]) == 1 and "void" not in state["releases"][0], (role, state)
@@ -127,7 +128,7 @@ def test_repetitions_under_security_with_abort_each_equal_the_exact_statistic():
     clients = _clients(8, 30, 2)
     request = simulated(clients, ScoreEncoder(), spec=ReleaseSpec(security="malicious"))
     run, = run_ranking_jobs([request], "radix", False, noise, Placement(), 90.0, None, party=_zero_noise_jobs)
-    assert central_release(run, noise).opened == [_exact(clients)] * 2
+    assert central_release(run, noise).opened == [exact_release(clients)] * 2
 
 
 @pytest.mark.parametrize("neighbours", ["label", "record"])
