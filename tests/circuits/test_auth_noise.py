@@ -1,7 +1,9 @@
 """mpc-central's noise draw on authenticated shares (circuits.auth_noise): each draw is exactly the clear map of its
 uniform values (circuits.noise_laws.DiscreteLaplace.from_uniform, the semi-honest circuit's law), those values are
-uniform bits, and the draws follow the law's pmf; a public threshold of 2^L and of 0 give the constant coins.  P0,
-P1 and the dealer as processes over TCP; only the test opens u and Z."""
+uniform bits, and the draws follow the law's pmf; a public threshold of 2^L and of 0 give the constant coins; the
+dealer's bits alone do not give u (the parties' coin flips about half of them), where a weakened variant without
+the coin hands the dealer every bit of the noise.  P0, P1 and the dealer as processes over TCP; only the test opens
+u, Z and the dealer's bits."""
 import numpy as np
 from scipy import stats
 
@@ -56,3 +58,33 @@ def test_each_draw_is_the_clear_law_of_its_uniform_values_and_the_values_are_uni
     u_bits, edge = both[0]["edge"]
     u = (u_bits * (np.int64(1) << np.arange(8, dtype=np.int64))[:, None, None]).sum(axis=0)
     assert np.array_equal(edge, (u < np.array([0, 256, 200, 1])[:, None]).astype(np.int64))
+
+
+def _coin_party(ctx, weakened: bool):
+    """(the dealer's bits r, u) of 4,096 joint bits, both opened: r recorded as the dealer deals it; ``weakened``:
+    the parties' coin made 0 (the variant without it)."""
+    from mpc_auc.circuits.auth_noise import joint_bits
+    from mpc_auc.circuits.macs import Authenticator
+
+    auth = Authenticator(ctx.stream_key, 16, WIDTH)
+    dealt, correlation = [], auth.correlation
+
+    def recorded(law, shape, *args, **kwargs):
+        out = correlation(law, shape, *args, **kwargs)
+        if law == "bits":
+            dealt.append(out[0])
+        return out
+
+    auth.correlation = recorded
+    if weakened:
+        auth.coin = lambda shape, phase: np.zeros(shape, dtype=np.uint64)
+    u = joint_bits(auth, (4096,))
+    return auth.release(np.stack([dealt[0], u], axis=1), "the dealer's bits and u")
+
+
+def test_the_dealers_bits_alone_do_not_give_the_noise_without_the_coin_they_do():
+    real = run_parties(_coin_party, (False,), timeout_s=120)[0]
+    differ = int((real[0] != real[1]).sum())
+    assert stats.binomtest(differ, 4096, 0.5).pvalue > 1e-4  # u = r XOR c: the dealer misses about half the bits
+    weakened = run_parties(_coin_party, (True,), timeout_s=120)[0]
+    assert np.array_equal(weakened[0], weakened[1])  # without the coin the dealer knows u, so every draw
