@@ -24,6 +24,8 @@ under further keys travel with them, so that W and n1, released through circuits
 """
 import numpy as np
 
+from .auth_compare import maximum
+
 
 BACK = slice(None, None, -1)  # the second order's rows: the input rows reversed
 
@@ -67,8 +69,7 @@ def placement_squares(ranking, sigma: np.ndarray, moved: np.ndarray, labels: np.
     brought back to the elements (:meth:`AuthRadixRanking.gather`), A = neg_1 + neg_2 and B = 2 n1 - pos_1 - pos_2,
     linear; two rounds of products make y A^2 and (1 - y) B^2."""
     auth, m = ranking.auth, labels.shape[-1]
-    before = np.concatenate([np.zeros_like(moved[:, :1]), np.cumsum(moved, axis=-1)[:, :-1]], axis=-1)
-    positives = np.concatenate([before[:, :m], before[:, m:] - before[:, m:m + 1]], axis=-1)  # each half's own
+    positives = positives_before(moved)
     negatives = auth.add_public(-positives, np.arange(2 * m, dtype=np.int64) % m)
     counts = ranking.gather(sigma, np.stack([positives, negatives]))  # (2, 1 + keys, 2M): each element's
     first, second = counts[..., :m], counts[..., m:][..., BACK]
@@ -79,6 +80,31 @@ def placement_squares(ranking, sigma: np.ndarray, moved: np.ndarray, labels: np.
     classes = np.stack([labels, auth.add_public(-labels, 1)], axis=1)
     weighted = auth.multiply(classes, squares, "the placement products")
     return weighted[:, 0].sum(axis=-1), weighted[:, 1].sum(axis=-1)
+
+
+def positives_before(moved: np.ndarray) -> np.ndarray:
+    """(1 + keys, 2M): each slot's count of positives before it in its own half of :func:`both_orders`' sort (the
+    moved labels), linear."""
+    m = moved.shape[-1] // 2
+    before = np.concatenate([np.zeros_like(moved[:, :1]), np.cumsum(moved, axis=-1)[:, :-1]], axis=-1)
+    return np.concatenate([before[:, :m], before[:, m:] - before[:, m:m + 1]], axis=-1)
+
+
+def ks_gap(auth, moved: np.ndarray, n1: np.ndarray) -> np.ndarray:
+    """[KS P N] wide (1 + keys, 1): KS = max over thresholds |TPR - FPR| (as circuits.rank_metrics.
+    secret_ks_statistic, KS P N = max_t |N Pex_t - P Nex_t| over the tie groups' starts t), from :func:`both_orders`'
+    sort without finding the tie groups.  With g(j) = N pos(j) - P neg(j) = M pos(j) - n1 j for the first j slots of
+    an order (pos + neg = j: linear in the moved labels), the first order (negatives first within a tie group) walks
+    down then up inside a group, so its largest g over all j is the largest over the groups' starts; the second
+    (positives first) walks up then down, so its smallest g is the smallest over the starts.  KS P N is the largest
+    of g over the first half and -g over the second (j = 0 adds 0, as j = M would): a tournament of 2M authenticated
+    comparisons (circuits.auth_compare), the gaps below M^2 / 2 in magnitude."""
+    m = moved.shape[-1] // 2
+    j = np.arange(2 * m, dtype=np.int64) % m
+    walk = m * positives_before(moved) - n1[:, None] * j  # g(j) in each half
+    candidates = np.concatenate([walk[:, :m], -walk[:, m:]], axis=-1)
+    auth.phase = "the KS statistic's comparisons"
+    return maximum(auth, candidates, (2 * (m * m // 4)).bit_length(), "the KS statistic's comparisons")[:, 0]
 
 
 def auc_from_sums(w: int, n1: int, m: int) -> tuple:

@@ -29,8 +29,9 @@ along.
   expanded from its dealer stream, P0's sent): :meth:`Authenticator.
   correlation` by law (``uniform`` words, one-hot ``onehot`` tuples, Beaver
   triples ``triple``, ``input`` masks whose clear words the owner alone
-  receives, uniform ``bits`` for the noise draw, circuits.auth_noise); the
-  dealer serves each index once.
+  receives, uniform ``bits`` for the noise draw, circuits.auth_noise,
+  comparison masks ``digits``, circuits.auth_compare); the dealer serves
+  each index once.
 * **Inputs**: the owner of x holds the clear mask r of an authenticated
   [r] and sends x - r; both add it publicly (SPDZ's input).  Clients'
   MAC keys (circuits.auth_inputs) enter from the dealer, which opens them
@@ -57,7 +58,7 @@ from .streams import AUTH_MAC, AUTH_VALUE, CHECK_COEFFICIENTS, KeyStream
 
 RING_BITS = 64
 MIN_STATISTICAL = 40  # s at least this: k <= 24 in Z_2^64
-LAWS = ("uniform", "onehot", "triple", "input", "client_keys", "bits")
+LAWS = ("uniform", "onehot", "triple", "input", "client_keys", "bits", "digits")
 ONEHOT_ROWS = 8  # R, e_1..e_3 of the one-hot vector of R mod 4, Beaver masks b_1..b_3, q = sum_u e_u b_u
 _MASK = (1 << RING_BITS) - 1
 
@@ -96,7 +97,7 @@ def wide_keys(bits: int) -> int:
     return math.ceil(MIN_STATISTICAL / per_key)
 
 
-def onehot_law(words: np.ndarray) -> np.ndarray:
+def onehot_law(words: np.ndarray, rows: int = ONEHOT_ROWS) -> np.ndarray:
     """The dealer's one-hot tuple (ONEHOT_ROWS, m) from uniform words (4, m): R, the one-hot e_1..e_3 of
     R mod 4, Beaver masks b_1..b_3, q = sum_u e_u b_u (circuits.auth_radix selects with it)."""
     r, masks = words[0], words[1:4]
@@ -104,12 +105,23 @@ def onehot_law(words: np.ndarray) -> np.ndarray:
     return np.concatenate([r[None], onehot, masks, (onehot * masks).sum(axis=0)[None]])
 
 
-def triple_law(words: np.ndarray) -> np.ndarray:
+def triple_law(words: np.ndarray, rows: int = 3) -> np.ndarray:
     """A Beaver triple (3, m) from uniform words (2, m): a, b, c = a b (mod 2^64)."""
     return np.concatenate([words, (words[0] * words[1])[None]])
 
 
-DERIVED = {"onehot": (4, onehot_law), "triple": (2, triple_law)}  # law -> (uniform rows it takes, the law)
+def digits_law(words: np.ndarray, rows: int) -> np.ndarray:
+    """The dealer's comparison mask (rows = 2 + 3 D, m) from uniform words (1, m): R, bit 2D of R, and for each
+    2-bit digit j < D of R (least significant first) the one-hot e_{j,1..3} of its value (circuits.auth_compare
+    compares with it: a trusted dealer's edaBit, no cut-and-choose)."""
+    r, count = words[0], (rows - 2) // 3
+    digits = (r[None, :] >> (2 * np.arange(count, dtype=np.int64))[:, None]) & 3  # (D, m)
+    onehot = (digits[:, None, :] == np.arange(1, 4)[None, :, None]).astype(np.int64).reshape(3 * count, -1)
+    return np.concatenate([r[None], ((r >> np.int64(2 * count)) & 1)[None], onehot])
+
+
+# law -> (uniform rows it takes, the law of those words and the rows asked for)
+DERIVED = {"onehot": (4, onehot_law), "triple": (2, triple_law), "digits": (1, digits_law)}
 
 
 class Authenticator:

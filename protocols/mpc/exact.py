@@ -133,8 +133,7 @@ def exact_result(run: JobRun, method: str) -> MpcAucResult:
         missing=outs[0]["missing"],
         excluded=outs[0].get("excluded", []),
         check_s=float(outs[0]["check_s"]),
-        revealed=MALICIOUS_REVEALED + ((MALICIOUS_CI,) if "ci" in terms.metrics else ()) if terms.security == "malicious"
-        else (("weighted " if weighted else "")
+        revealed=malicious_revealed(terms.metrics) if terms.security == "malicious" else (("weighted " if weighted else "")
                   + (f"AUC rounded to {decimals} decimals" if decimals else MpcAucResult.revealed[0]),
                   *([f"whether the weights' units add up to at most 2^{TOTAL_BITS}"] if weighted else []),
                   *MpcAucResult.revealed[1:], *revealed(terms.metrics[1:], terms.points),
@@ -167,6 +166,13 @@ MALICIOUS_CI = ("DeLong's variance to 2^-54 when each class has two rows, and be
 MALICIOUS_REVEALED = (MpcAucResult.revealed[0], "the count of positives (and so of negatives)",
                       "per row, whether its label is a bit (and its key's top digit, for keys of an odd bit count): "
                       "all are, or the client is named")
+
+
+def malicious_revealed(metrics) -> tuple:
+    """What an exact release under security with abort opens: :data:`MALICIOUS_REVEALED`, with ``ci``
+    :data:`MALICIOUS_CI`, with ``ks`` the KS statistic (as the semi-honest job opens it)."""
+    return MALICIOUS_REVEALED + ((MALICIOUS_CI,) if "ci" in metrics else ()) + tuple(revealed(
+        [name for name in metrics if name == "ks"], 0))
 
 
 def opened_metrics(opened: dict, auc: float, m: int, max_fpr: float = None) -> dict:

@@ -30,12 +30,12 @@ goes back to serving.
 """
 import numpy as np
 
-from ...circuits.auth_auc import auc_from_sums, both_orders, placement_squares, sums_of, wide_bits
+from ...circuits.auth_auc import auc_from_sums, both_orders, ks_gap, placement_squares, sums_of, wide_bits
 from ...circuits.auth_inputs import client_values, invalid_rows
 from ...circuits.auth_noise import PHASE as NOISE_PHASE, discrete_laplace
 from ...circuits.auth_radix import AuthRadixRanking
 from ...circuits.macs import MIN_STATISTICAL, RING_BITS, Authenticator, value_bits, wide_keys
-from ...circuits.scales import MEAN_BITS, VARIANCE_BITS
+from ...circuits.scales import MEAN_BITS, OPEN_BITS, VARIANCE_BITS
 from ..clear_auc import floor_scaled
 from ..dp.curve_law import CurveNoise
 from ..metric_catalogue import TWO_ROWS
@@ -149,7 +149,7 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
     w, n1, twice_ranks = sums_of(auth, sigma, moved, held.labels)
     ci = with_ci(job, m) and auth.wide_bits >= release_bits(m, ci=True)  # not when admitted rows were past the bound
     sums = [w, n1] + (list(placement_squares(ranking, sigma, moved, held.labels, n1)) if ci else [])
-    del sigma, moved
+    del sigma
     if job.central is not None:
         release = central_release(ctx, auth, job.central, w, n1, m)
         return {"central": release, "security": _security(auth)}
@@ -168,6 +168,11 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
                                  "rows admitted to the job") if not ci else Refused(TWO_ROWS) if min(n1, m - n1) < 2
                          else _variance(numerator, n1, m - n1, *(int(v) for v in auth.release(
                              np.stack(sums[2:], axis=1), "sums of squared placement values"))))
+    if defined and "ks" in job.evaluation.spec.metrics:  # KS P N, opened after the sums it is defined by
+        if ctx.rank == 0:
+            ctx.progress(f"the KS statistic: a tournament of {2 * m - 1} authenticated comparisons")
+        gap = int(auth.release(ks_gap(auth, moved, sums[1])[:, None], "KS statistic")[0])
+        metrics["ks"] = floor_scaled(gap, n1 * (m - n1), OPEN_BITS)
     return {"defined": defined, "scaled": floor_scaled(numerator, denominator, fraction_bits) if defined else None,
             "positives": n1, "metrics": metrics, "others": [],
             "security": _security(auth), **ranks}

@@ -227,7 +227,8 @@ class Dealer(TTPServer):
         flags = None
         if law in DERIVED:  # a tuple the law makes of uniform words
             rows, made_of = DERIVED[law]
-            clear = made_of(self._own.words(DEALER_WORDS, index, (rows, int(np.prod(shape[1:]))))).reshape(shape)
+            clear = made_of(self._own.words(DEALER_WORDS, index, (rows, int(np.prod(shape[1:])))),
+                            shape[0]).reshape(shape)
         elif law == "client_keys":
             clear, flags = self._client_keys(sealed, shape)
         else:

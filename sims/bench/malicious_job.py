@@ -5,7 +5,7 @@ One session of P0, P1 and the dealer over loopback TLS per size; in it two jobs 
 on [0, 1], or float32 with ``--dtype``; Criteo-shaped (mpc_auc.synthetic), ten clients relayed by the
 coordinator): the semi-honest one, then the one under security with abort (protocols.mpc.malicious).  Per mode:
 the job's seconds (intake to result), the clients' upload, P0's bytes and hops, each party's peak RSS, and the
-ratios; both AUCs must be equal (mpc-exact; ``--protocol mpc-central``: one label-DP release at epsilon 1 each,
+ratios; both AUCs and metrics must be equal (mpc-exact; ``--protocol mpc-central``: one label-DP release at epsilon 1 each,
 whose noise differs).
 
     python -m mpc_auc.sims.bench.malicious_job [--sizes 100000 458407] [--dtype float32] [--protocol mpc-central]
@@ -29,7 +29,7 @@ MODES = ("semi-honest", "malicious")
 
 
 def measure(m: int, dtype: str = "float64", noise: CentralNoise = None, metrics: str = "auc") -> dict:
-    """mode -> {"s", "upload", "bytes", "hops", "rss", "auc"} of the two jobs on ``m`` rows of ``dtype`` scores,
+    """mode -> {"s", "upload", "bytes", "hops", "rss", "auc", "metrics"} of the two jobs on ``m`` rows of ``dtype`` scores,
     in one session (mpc-central's release with ``noise``; else mpc-exact opening ``metrics``)."""
     clients = synthetic_evalset(m=m, seed=m, dtype=dtype).clients()
     encoder = ScoreEncoder(dtype=dtype)
@@ -37,13 +37,14 @@ def measure(m: int, dtype: str = "float64", noise: CentralNoise = None, metrics:
     runs = run_ranking_jobs(requests, "radix", False, noise, LOCAL, 600.0, None)
     out = {}
     for mode, run in zip(MODES, runs):
-        auc = exact_result(run, "radix").auc if noise is None else central_release(run, noise).aucs[0]
+        result = exact_result(run, "radix") if noise is None else central_release(run, noise)
+        auc = result.auc if noise is None else result.aucs[0]
         traffic = run.traffic()
         out[mode] = {"s": run.wall_s, "upload": run.upload_bytes, "bytes": traffic["P0"]["sent_bytes"],
                      "hops": traffic["P0"]["hops"], "rss": [traffic[r].get("peak_rss", 0) for r in ("P0", "P1")],
-                     "auc": auc}
-    if noise is None and out["malicious"]["auc"] != out["semi-honest"]["auc"]:
-        raise AssertionError(f"the two modes released different AUCs: {out}")
+                     "auc": auc, "metrics": result.metrics if noise is None else None}
+    if noise is None and any(out["malicious"][k] != out["semi-honest"][k] for k in ("auc", "metrics")):
+        raise AssertionError(f"the two modes released different values: {out}")
     return out
 
 
@@ -55,7 +56,8 @@ def main(argv=None) -> int:
     parser.add_argument("--protocol", choices=("mpc-exact", "mpc-central"), default="mpc-exact",
                         help="the exact AUC, or mpc-central's label-DP release at epsilon 1")
     parser.add_argument("--metrics", default="auc",
-                        help="mpc-exact: what the jobs open besides the AUC (auc or auc,ci: DeLong's interval)")
+                        help="mpc-exact: what the jobs open besides the AUC (auc; ci: DeLong's interval; ks: the KS "
+                             "statistic; e.g. auc,ks)")
     args = parser.parse_args(argv)
     noise = CentralNoise(1.0) if args.protocol == "mpc-central" else None
     print(f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}")
@@ -72,7 +74,8 @@ def main(argv=None) -> int:
                   f"| {r['bytes'] / m / bits:.2f} | {r['hops']} | {r['rss'][0] / 1e6:.0f}/{r['rss'][1] / 1e6:.0f} "
                   f"| {r['s'] / base['s']:.2f} | {r['bytes'] / base['bytes']:.2f} | {r['hops'] / base['hops']:.2f} |",
                   flush=True)
-        print(f"AUC (equal in both modes): {found['malicious']['auc']!r}" if noise is None else
+        print(f"AUC and metrics (equal in both modes): {found['malicious']['auc']!r} {found['malicious']['metrics']}"
+              if noise is None else
               f"released AUCs (each its own draw): {found['semi-honest']['auc']!r}, {found['malicious']['auc']!r}")
     return 0
 

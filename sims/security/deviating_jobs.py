@@ -2,7 +2,8 @@
 ``--security malicious`` with one party's cheat on its link (sims.security.deviating_party.Cheat: an offset on one
 word, a stale frame replayed, or random words in place of its share), and the controls: the same cheat with the
 MAC checks skipped (the weakened variant) and on the semi-honest job; the same for mpc-central's noise draw, whose
-bent release is told by a noise outside its support (:func:`impossible`).  :func:`job_deviation_checks` is the
+bent release is told by a noise outside its support (:func:`impossible`); the same for the KS statistic's
+comparisons (circuits.auth_compare).  :func:`job_deviation_checks` is the
 security suite's step.
 """
 from types import SimpleNamespace
@@ -14,6 +15,8 @@ from .report import check
 
 SEMI_HONEST = "the semi-honest job"  # the phase name of a cheat on the semi-honest job (it has no phases to name)
 SEMI_HONEST_NOISE = "the semi-honest noise draw"  # ... on the semi-honest job's noise draw (circuits.noise)
+SEMI_HONEST_KS = "the semi-honest KS statistic"  # ... on its KS statistic (circuits.rank_metrics)
+SEMI_HONEST_STEPS = {SEMI_HONEST_NOISE: "discrete_laplace", SEMI_HONEST_KS: "secret_ks_statistic"}  # the circuits
 
 
 def cheating_jobs(ctx, fraction_bits: int, cheater: int, phase: str, check: bool = True, frame: int = 0,
@@ -23,25 +26,18 @@ def cheating_jobs(ctx, fraction_bits: int, cheater: int, phase: str, check: bool
     (sims.security.deviating_party.Cheat, on its link after the protocol made the frame; ``mode``: an offset on one
     word, the last frame of its length replayed, or random words); with ``check`` False both parties' MAC checks
     are skipped (the weakened variant).  ``phase`` :data:`SEMI_HONEST`: an offset on the ``frame``-th frame it sends
-    in the session, whatever the job (the semi-honest default has no checks to skip); :data:`SEMI_HONEST_NOISE`: on
-    the ``frame``-th frame it sends while circuits.noise draws the discrete Laplace."""
+    in the session, whatever the job (the semi-honest default has no checks to skip); a phase of
+    :data:`SEMI_HONEST_STEPS`: on the ``frame``-th frame it sends while that circuit runs (circuits.noise's discrete
+    Laplace, circuits.rank_metrics' KS statistic)."""
     from ...protocols.mpc import malicious, ranking_party  # lazily: CrypTen only in the role processes
 
     link = crypten_link(ctx)
-    if phase in (SEMI_HONEST, SEMI_HONEST_NOISE):
+    if phase in (SEMI_HONEST, *SEMI_HONEST_STEPS):
         now = SimpleNamespace(phase=SEMI_HONEST)
         if ctx.rank == cheater:
             Cheat(now, link).arm(phase, frame, 3, 5)
-        honest_draw = ranking_party.discrete_laplace
-
-        def drawing(*args):
-            now.phase = SEMI_HONEST_NOISE
-            try:
-                return honest_draw(*args)
-            finally:
-                now.phase = SEMI_HONEST
-
-        ranking_party.discrete_laplace = drawing
+        for step, name in SEMI_HONEST_STEPS.items():
+            setattr(ranking_party, name, _named(now, step, getattr(ranking_party, name)))
         return ranking_party.serve_jobs(ctx, fraction_bits)
     honest = malicious.authenticator
 
@@ -57,6 +53,18 @@ def cheating_jobs(ctx, fraction_bits: int, cheater: int, phase: str, check: bool
     return ranking_party.serve_jobs(ctx, fraction_bits)
 
 
+def _named(now, phase: str, step):
+    """``step`` (a circuit of the semi-honest job) run with ``now.phase`` set to ``phase``."""
+    def named(*args):
+        now.phase = phase
+        try:
+            return step(*args)
+        finally:
+            now.phase = SEMI_HONEST
+
+    return named
+
+
 JOB_PHASES = ("the input of client", "the shuffle of digit", "the one-hot products of digit")
 JOB_WEAKENED = 2  # weakened jobs per cheating party
 OTHER_DEVIATIONS = {"replay": "replays a stale frame", "substitute": "sends random words for its share"}
@@ -67,15 +75,20 @@ NOISE_PHASE = "the noise draw"  # circuits.auth_noise.PHASE: mpc-central's draw 
 NOISE_FRAMES = 20  # the frames each party sends in it for the label release's two draws (10 rounds each)
 SEMI_HONEST_NOISE_FRAME = 12  # a frame of the semi-honest draw (circuits.noise) whose offset bends the statistic's noise
 NOISE_ATTEMPTS = 4  # jobs run until one bends the release (under the weakened variant ~1% land inside the support)
+KS_PHASE = "the KS statistic's comparisons"  # circuits.auth_auc.ks_gap: the KS statistic's tournament
+KS_FRAMES = 42  # the frames each party sends in it in the 60-row job (7 levels of 6 rounds)
+KS_BENT_FRAME = 41  # its last product (the maximum itself): an offset there bends the KS when unchecked
+SEMI_HONEST_KS_FRAME = 0  # a frame of the semi-honest KS circuit (circuits.rank_metrics) whose offset bends the KS
 
 
 def cheating_job(cheater: int, phase: str, check: bool = True, seed: int = 7, frame: int = 0, mode: str = "offset",
-                 noise=None, metrics: str = "auc"):
+                 noise=None, metrics: str = "auc", opened: str = "auc"):
     """One mpc-exact job (mpc-central's with ``noise``, a CentralNoise) on 60 rows of two clients (ties), under
-    security with abort or (``phase`` :data:`SEMI_HONEST` or :data:`SEMI_HONEST_NOISE`) semi-honest, party
+    security with abort or (``phase`` :data:`SEMI_HONEST` or one of :data:`SEMI_HONEST_STEPS`) semi-honest, party
     ``cheater`` cheating in ``phase`` as ``mode`` says (:func:`cheating_jobs`): (the clients, the released AUC (the
     opened (2T + Z_T, P + Z_P) with ``noise``), or the error that stopped it: DeviationDetected when a check found
-    the cheat); ``metrics``: what the exact job opens (protocols.release_spec.ReleaseSpec)."""
+    the cheat); ``metrics``: what the exact job opens (protocols.release_spec.ReleaseSpec), ``opened``: which of them
+    is returned."""
     from ...protocols.errors import InputError, PartyFailure  # lazily: the job's modules load CrypTen's shim
     from ...protocols.inputs.encoding import ScoreEncoder  # lazily, as above
     from ...protocols.mpc.central import central_release  # lazily, as above
@@ -88,12 +101,15 @@ def cheating_job(cheater: int, phase: str, check: bool = True, seed: int = 7, fr
     scores, labels = np.round(rng.random(60), 1), rng.integers(0, 2, 60)
     labels[:2] = (0, 1)
     clients = [("c0", scores[:30], labels[:30]), ("c1", scores[30:], labels[30:])]
-    security = "semi-honest" if phase in (SEMI_HONEST, SEMI_HONEST_NOISE) else "malicious"
+    security = "semi-honest" if phase in (SEMI_HONEST, *SEMI_HONEST_STEPS) else "malicious"
     request = simulated(clients, ScoreEncoder(), spec=ReleaseSpec(metrics, security=security))
     try:
         run, = run_ranking_jobs([request], "radix", False, noise, LOCAL, 60.0, None, party=cheating_jobs,
                                 party_args=(cheater, phase, check, frame, mode))
-        return clients, exact_result(run, "radix").auc if noise is None else central_release(run, noise).opened[0]
+        if noise is not None:
+            return clients, central_release(run, noise).opened[0]
+        result = exact_result(run, "radix")
+        return clients, result.auc if opened == "auc" else result.metrics[opened]
     except (PartyFailure, InputError) as stopped:  # a check's stop, or a semi-honest job's error or refusal
         return clients, stopped
 
@@ -162,12 +178,48 @@ def noise_deviation_checks(cfg: dict, party: int) -> list:
                                                          "attempts": NOISE_ATTEMPTS})]
 
 
+def ks_bent(party: int, phase: str, check: bool, frame: int) -> bool:
+    """Whether ``party``'s offset on ``frame`` of ``phase`` (:data:`KS_PHASE` with ``check`` False: the weakened
+    variant; :data:`SEMI_HONEST_KS`) made the job release a KS statistic other than scikit-learn's without an error."""
+    from sklearn.metrics import roc_curve  # lazily: only this step compares with scikit-learn
+
+    clients, ks = cheating_job(party, phase, check=check, frame=frame, metrics="auc,ks", opened="ks")
+    fpr, tpr, _ = roc_curve(*(np.concatenate([c[i] for c in clients]) for i in (2, 1)))
+    return not isinstance(ks, Exception) and abs(ks - np.max(np.abs(tpr - fpr))) > 1e-12
+
+
+def ks_deviation_checks(cfg: dict, party: int) -> list:
+    """The step's rows on the KS statistic under security with abort for ``party`` (the metrics' phase): 4
+    ``deviation_jobs`` jobs (20 in the full suite) whose cheat is an offset on one word of a frame of the KS
+    statistic's comparisons (the frames spread over its KS_FRAMES), which must all stop; the weakened variant and
+    the semi-honest KS circuit with an offset on one frame, each of which must release a wrong KS."""
+    from ...protocols.errors import DeviationDetected  # lazily, as the job's modules
+
+    label, runs = "mpc-exact --metrics auc,ks --security malicious (a whole job)", 4 * cfg["deviation_jobs"]
+    frames = [n * KS_FRAMES // runs for n in range(runs)]
+    stopped = [isinstance(cheating_job(party, KS_PHASE, seed=n, frame=f, metrics="auc,ks")[1], DeviationDetected)
+               for n, f in enumerate(frames)]
+    weakened = ks_bent(party, KS_PHASE, False, KS_BENT_FRAME)
+    semi_honest = ks_bent(party, SEMI_HONEST_KS, True, SEMI_HONEST_KS_FRAME)
+    return [check(f"P{party} adds an offset to one word it sends while the KS statistic is computed under --security "
+                  "malicious: the job stops, nothing released", "attack", label, None, None,
+                  sum(stopped) / len(stopped), 1.0, all(stopped),
+                  {"jobs": runs, "frames": frames, "measured": "share of the jobs stopped by DeviationDetected"},
+                  pass_if="=="),
+            check(f"P{party}'s same cheat on the KS statistic's last product with the MAC checks skipped: a wrong KS "
+                  "released", "control", label, None, None, int(weakened), 0, not weakened, {"frame": KS_BENT_FRAME}),
+            check(f"P{party}'s offset on one frame of the semi-honest KS circuit: a wrong KS released without an error",
+                  "control", "mpc-exact --metrics auc,ks (semi-honest default)", None, None, int(semi_honest), 0,
+                  not semi_honest, {"frame": SEMI_HONEST_KS_FRAME})]
+
+
 def job_deviation_checks(cfg: dict, rng) -> list:
     """The suite's step on whole jobs under ``--security malicious``, per cheating party: the share of its jobs
     (``deviation_jobs`` per phase of JOB_PHASES, an offset on one word it sends) that stopped with
     DeviationDetected and released nothing, which must be all; and two controls, JOB_WEAKENED jobs with both
     parties' checks skipped and the semi-honest job with the offset on one of the party's SEMI_HONEST_FRAMES, each
-    of which must release a wrong AUC; then the rows of :func:`noise_deviation_checks` (mpc-central's draw)."""
+    of which must release a wrong AUC; then the rows of :func:`noise_deviation_checks` (mpc-central's draw) and of
+    :func:`ks_deviation_checks` (the KS statistic)."""
     from sklearn.metrics import roc_auc_score  # lazily: only this step compares with scikit-learn
 
     from ...protocols.errors import DeviationDetected  # lazily, as the job's modules
@@ -199,6 +251,7 @@ def job_deviation_checks(cfg: dict, rng) -> list:
                          "AUC without an error", "control", "mpc-exact (semi-honest default)", None, None, bent, 0,
                          bent <= 0, {"frames": list(SEMI_HONEST_FRAMES[party])}))
         out.extend(noise_deviation_checks(cfg, party))
+        out.extend(ks_deviation_checks(cfg, party))
     return out
 
 

@@ -18,7 +18,8 @@ from mpc_auc.protocols.inputs.encoding import ScoreEncoder
 from mpc_auc.protocols.mpc.exact import mpc_exact_auc
 from mpc_auc.protocols.refused import Refused
 from mpc_auc.protocols.release_spec import ReleaseSpec
-from mpc_auc.sims.security.deviating_jobs import JOB_PHASES, OTHER_FRAME, cheating_job, semi_honest_bent
+from mpc_auc.sims.security.deviating_jobs import (JOB_PHASES, KS_BENT_FRAME, KS_PHASE, OTHER_FRAME, SEMI_HONEST_KS,
+                                                  SEMI_HONEST_KS_FRAME, cheating_job, ks_bent, semi_honest_bent)
 
 MALICIOUS = ReleaseSpec(security="malicious")
 
@@ -88,6 +89,40 @@ def test_delongs_interval_under_the_mode_stops_at_its_row_bound():
 def test_a_party_that_changes_one_word_of_delongs_sums_stops_the_job(cheater, phase):
     _, stopped = cheating_job(cheater, phase, metrics="auc,ci")
     assert isinstance(stopped, DeviationDetected) and "nothing is released" in str(stopped)
+
+
+def test_the_ks_statistic_under_the_mode_equals_the_semi_honest_one_bit_for_bit():
+    """The KS statistic from the sort of both orders without tie groups (circuits.auth_auc.ks_gap: a tournament of
+    authenticated comparisons, circuits.auth_compare), opened after W and n1, is the semi-honest job's floor(KS
+    2^52) on inputs full of ties, and scikit-learn's max |TPR - FPR| to 2^-52; the result says it opens it."""
+    from sklearn.metrics import roc_curve
+
+    sets = [_clients(seed, m, d, c) for seed, m, d, c in ((21, 2, 1, 1), (22, 40, 1, 2), (23, 97, 2, 3),
+                                                          (24, 260, 1, 2), (25, 300, 3, 4))]
+    sets.append([("c0", np.full(30, 0.5), np.arange(30) % 2)])  # one tie group: KS 0
+    mine = mpc_exact_auc(sets, ScoreEncoder(), ReleaseSpec("auc,ks", security="malicious"), timeout_s=120)
+    theirs = mpc_exact_auc(sets, ScoreEncoder(), ReleaseSpec("auc,ks"), timeout_s=120)
+    for clients, a, b in zip(sets, mine, theirs):
+        assert a.auc == b.auc and a.metrics == b.metrics
+        fpr, tpr, _ = roc_curve(*(np.concatenate([c[i] for c in clients]) for i in (2, 1)))
+        assert 0 <= np.max(np.abs(tpr - fpr)) - a.metrics["ks"] < 2 ** -51
+    assert mine[-1].metrics["ks"] == 0
+    assert any("Kolmogorov-Smirnov" in line for line in mine[1].revealed)
+
+
+@pytest.mark.parametrize("cheater,frame", [(0, 0), (1, 7), (0, 23), (1, KS_BENT_FRAME)])
+def test_a_party_that_changes_one_word_of_the_ks_statistics_comparisons_stops_the_job(cheater, frame):
+    """The masked opening of a comparison (frame 0), a join of its digits, the last product (the maximum)."""
+    _, stopped = cheating_job(cheater, KS_PHASE, frame=frame, metrics="auc,ks")
+    assert isinstance(stopped, DeviationDetected) and "nothing is released" in str(stopped)
+
+
+@pytest.mark.parametrize("party", [0, pytest.param(1, marks=pytest.mark.slow)])  # P1's: in the suite's step too
+def test_without_the_checks_or_semi_honest_the_same_offset_releases_a_wrong_ks(party):
+    """The weakened variant (both parties' checks skipped) and the semi-honest KS circuit: an offset on one frame
+    goes through and the released KS is not scikit-learn's."""
+    assert ks_bent(party, KS_PHASE, False, KS_BENT_FRAME)
+    assert ks_bent(party, SEMI_HONEST_KS, True, SEMI_HONEST_KS_FRAME)
 
 
 @pytest.mark.slow  # 400 jobs in two sessions, about 10 minutes here

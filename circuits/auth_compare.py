@@ -1,0 +1,86 @@
+"""Comparisons on wide authenticated shares (circuits.macs) for security with abort: [x >= 0] and the maximum.
+
+The semi-honest circuits compare by converting additive shares to XOR-shared bits (circuits.comparators); a
+deviating party could flip such a bit unseen.  Here every word stays under its MACs and the comparison reads the
+secret through one masked opening, as SPDZ2k's comparisons with edaBits do (Escudero, Ghosh, Keller, Rachuri,
+Scholl, CRYPTO 2020), the mask and its digits made by the trusted dealer (so no cut-and-choose is needed to make
+them consistent):
+
+* **The mask** (law ``digits``, circuits.macs.digits_law): a uniform 64-bit R, its bit L (L = 2D), and for each of
+  its D low 2-bit digits R_j the one-hot vector e_j of R_j's value, all under every MAC key.
+* **The sign** of x, |x| < 2^L: x' = x + 2^L lies in [0, 2^(L+1)), the parties open c = x' + R (uniform mod 2^64:
+  it says nothing of x) and x' = (c - R) mod 2^(L+1), whose top bit is [x >= 0]:
+
+      [x >= 0] = c_L XOR R_L XOR [c mod 2^L < R mod 2^L],
+
+  the last term the borrow of the subtraction into bit L.  It compares the public c with the secret R digit by
+  digit: [R_j > c_j] = sum_{u > c_j} e_{j,u} and [R_j = c_j] = e_{j,c_j} are linear in e_j (public choices), and a
+  tree joins the digits from the top, (gt, eq)_hi o (gt, eq)_lo = (gt_hi + eq_hi gt_lo, eq_hi eq_lo): two Beaver
+  products a join, ceil(log2 D) rounds; one more product makes the XOR (a XOR b = a + b - 2ab).
+* **The maximum** (a tournament): each level one comparison and one product per pair, max(a, b) = b + [a - b >= 0]
+  (a - b).
+
+Everything opened is masked by fresh uniform dealer words (c by R, the products by their triples) and joins the
+next MAC check: an error a deviating party puts on x, on c or on a product is caught there, before anything the
+comparison steers is opened (circuits.macs.Authenticator.release).  The opened c is checked modulo 2^w, w the
+wide values' bits (:attr:`Authenticator.wide_bits`), which must exceed L; a word that differs above bit L
+changes nothing here.  Cost per comparison: 2 + 3D dealer words and about 2D products, each under 1 + keys MACs.
+"""
+import numpy as np
+
+DIGIT_BITS = 2
+BATCH = 1 << 15  # comparisons at once in :func:`maximum` (about 0.1 GB of a party's memory at 40-bit values)
+
+
+def nonnegative(auth, x: np.ndarray, bits: int, kind: str = "comparison") -> np.ndarray:
+    """[x >= 0] (1 + keys, n), 0 or 1, for wide authenticated x (1 + keys, n) with |x| < 2^bits (module docstring);
+    bits + 1 (rounded up to even) at most the authenticator's wide bits."""
+    digits = -(-bits // DIGIT_BITS)
+    top = DIGIT_BITS * digits  # L
+    if top + 1 > auth.wide_bits:
+        raise ValueError(f"a comparison of {bits}-bit values needs {top + 1}-bit wide values; these have "
+                         f"{auth.wide_bits}")
+    n = x.shape[-1]
+    mask, _ = auth.correlation("digits", (2 + 3 * digits, n), wide=True)
+    c = auth.open(auth.add_public(x, np.int64(1) << np.int64(top)) + mask[:, 0], f"masked {kind}")
+    onehot = mask[:, 2:].reshape(len(x), digits, 3, n)  # e_{j,1..3}
+    c_digits = (c[None, :] >> (DIGIT_BITS * np.arange(digits, dtype=np.int64))[:, None]) & 3  # (D, n)
+    zero = c_digits == 0
+    greater, equal = np.zeros_like(onehot[:, :, 0]), np.zeros_like(onehot[:, :, 0])
+    for u in range(1, 4):  # [R_j > c_j] = sum_{u > c_j} e_{j,u}; [R_j = c_j] = e_{j,c_j}, e_{j,0} = 1 - sum_u e_{j,u}
+        greater += onehot[:, :, u - 1] * (u > c_digits)
+        equal += onehot[:, :, u - 1] * ((c_digits == u).astype(np.int64) - zero)
+    borrow = _joined(auth, greater, auth.add_public(equal, zero.astype(np.int64)), kind)
+    c_top = (c >> np.int64(top)) & 1
+    xor_top = auth.add_public(mask[:, 1] * (1 - 2 * c_top), c_top)  # c_L XOR R_L, linear: c_L public
+    return xor_top + borrow - 2 * auth.multiply(xor_top, borrow, kind)
+
+
+def _joined(auth, greater: np.ndarray, equal: np.ndarray, kind: str) -> np.ndarray:
+    """[R > c] (1 + keys, n) from the digits' (1 + keys, D, n) [R_j > c_j] and [R_j = c_j], least significant
+    first: the tree of joins (module docstring)."""
+    while greater.shape[1] > 1:
+        if greater.shape[1] % 2:  # a lowest digit that never decides: gt 0, eq 1
+            greater = np.concatenate([np.zeros_like(greater[:, :1]), greater], axis=1)
+            equal = np.concatenate([auth.public(1, (1,) + equal.shape[2:], wide=True), equal], axis=1)
+        joined = auth.multiply(np.stack([equal[:, 1::2], equal[:, 1::2]], axis=1),
+                               np.stack([greater[:, 0::2], equal[:, 0::2]], axis=1), kind)
+        greater, equal = greater[:, 1::2] + joined[:, 0], joined[:, 1]
+    return greater[:, 0]
+
+
+def maximum(auth, values: np.ndarray, bits: int, kind: str = "comparison") -> np.ndarray:
+    """[max_i v_i] (1 + keys, 1) of wide authenticated values (1 + keys, n) whose pairwise differences are below
+    2^bits in magnitude: a tournament of ceil(log2 n) levels (module docstring); a batch of many comparisons ends
+    with a MAC check (the openings it keeps would otherwise wait for the release's)."""
+    while values.shape[-1] > 1:
+        if values.shape[-1] % 2:
+            values = np.concatenate([values, values[:, -1:]], axis=-1)
+        gaps = values[:, 0::2] - values[:, 1::2]
+        taken = []
+        for gap in np.array_split(gaps, -(-gaps.shape[-1] // BATCH), axis=-1):  # memory, not rounds, bounds a batch
+            taken.append(auth.multiply(nonnegative(auth, gap, bits, kind), gap, kind))
+            if gap.shape[-1] >= BATCH // 4:  # the openings a check keeps (about 3 kB a comparison), checked now
+                auth.check(kind)
+        values = values[:, 1::2] + np.concatenate(taken, axis=-1)
+    return values
