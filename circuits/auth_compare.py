@@ -19,6 +19,8 @@ them consistent):
   products a join, ceil(log2 D) rounds; one more product makes the XOR (a XOR b = a + b - 2ab).
 * **The maximum** (a tournament): each level one comparison and one product per pair, max(a, b) = b + [a - b >= 0]
   (a - b).
+* **Rounding by a public divisor** (the AUC to K decimals under the mode, whose P N is public): circuits.division's
+  decimal long division, each digit nine comparisons at once and the remainder's update linear.
 
 Everything opened is masked by fresh uniform dealer words (c by R, the products by their triples) and joins the
 next MAC check: an error a deviating party puts on x, on c or on a product is caught there, before anything the
@@ -37,9 +39,9 @@ def nonnegative(auth, x: np.ndarray, bits: int, kind: str = "comparison") -> np.
     bits + 1 (rounded up to even) at most the authenticator's wide bits."""
     digits = -(-bits // DIGIT_BITS)
     top = DIGIT_BITS * digits  # L
-    if top + 1 > auth.wide_bits:
-        raise ValueError(f"a comparison of {bits}-bit values needs {top + 1}-bit wide values; these have "
-                         f"{auth.wide_bits}")
+    if comparison_bits(bits) > auth.wide_bits:
+        raise ValueError(f"a comparison of {bits}-bit values needs {comparison_bits(bits)}-bit wide values; these "
+                         f"have {auth.wide_bits}")
     n = x.shape[-1]
     mask, _ = auth.correlation("digits", (2 + 3 * digits, n), wide=True)
     c = auth.open(auth.add_public(x, np.int64(1) << np.int64(top)) + mask[:, 0], f"masked {kind}")
@@ -56,6 +58,11 @@ def nonnegative(auth, x: np.ndarray, bits: int, kind: str = "comparison") -> np.
     return xor_top + borrow - 2 * auth.multiply(xor_top, borrow, kind)
 
 
+def comparison_bits(bits: int) -> int:
+    """The wide values' bits a comparison of ``bits``-bit values needs: L + 1, L = ``bits`` rounded up to even."""
+    return DIGIT_BITS * -(-bits // DIGIT_BITS) + 1
+
+
 def _joined(auth, greater: np.ndarray, equal: np.ndarray, kind: str) -> np.ndarray:
     """[R > c] (1 + keys, n) from the digits' (1 + keys, D, n) [R_j > c_j] and [R_j = c_j], least significant
     first: the tree of joins (module docstring)."""
@@ -67,6 +74,28 @@ def _joined(auth, greater: np.ndarray, equal: np.ndarray, kind: str) -> np.ndarr
                                np.stack([greater[:, 0::2], equal[:, 0::2]], axis=1), kind)
         greater, equal = greater[:, 1::2] + joined[:, 0], joined[:, 1]
     return greater[:, 0]
+
+
+def decimal_round(auth, a: np.ndarray, b: int, decimals: int, kind: str = "comparison") -> np.ndarray:
+    """[round(a / b 10^K)] (1 + keys, 1), halves rounded up, for a wide [a] (1 + keys, 1) with 0 <= a <= b and a
+    public b >= 1: circuits.division.decimal_round's long division with the divisor public, each decimal digit
+    d = #{v in 1..9: 10 r >= v b} (nine comparisons at once) and r <- 10 r - d b linear, then + [2 r >= b]: K + 1
+    comparison rounds.  The values compared stay below 10 b in magnitude (:func:`rounding_bits`)."""
+    bits = (10 * int(b)).bit_length()
+    multiples = np.arange(1, 10, dtype=np.int64) * np.int64(b)
+    remainder, quotient = a, np.zeros_like(a)
+    for _ in range(decimals):
+        remainder = 10 * remainder
+        digit = nonnegative(auth, auth.add_public(np.repeat(remainder, 9, axis=-1), -multiples), bits, kind)
+        remainder = remainder - digit.sum(axis=-1, keepdims=True) * np.int64(b)
+        quotient = 10 * quotient + digit.sum(axis=-1, keepdims=True)
+    return quotient + nonnegative(auth, auth.add_public(2 * remainder, -int(b)), bits, kind)
+
+
+def rounding_bits(b: int, decimals: int) -> int:
+    """The wide values' bits :func:`decimal_round` needs for divisors up to ``b``: its comparisons' and the
+    quotient's, up to 10^K."""
+    return max(comparison_bits((10 * int(b)).bit_length()), (10 ** decimals).bit_length())
 
 
 def maximum(auth, values: np.ndarray, bits: int, kind: str = "comparison") -> np.ndarray:

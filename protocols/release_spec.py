@@ -16,11 +16,10 @@ CURVES = ("roc", "pr")
 BOUNDED = ("ci", "pauc")  # computed in the 64-bit ring for at most CI_MAX_ROWS rows
 SECURITY = ("semi-honest", "malicious")  # against a compute party that follows the protocol, or one that deviates
 MALICIOUS_METRICS = ("auc", "ci", "ks")  # what mpc-exact opens under security with abort (protocols.mpc.malicious)
-MALICIOUS_REFUSAL = ("under security malicious mpc-exact opens the AUC of one score column (and the count of positives), "
-                     "DeLong's interval, the KS statistic and the clients' ranks, and mpc-central its DP releases, by "
-                     "the radix sort; "
-                     "{what} is not built on authenticated shares yet "
-                     "(docs/protocols/malicious-security.md)")
+MALICIOUS_REFUSAL = ("under security malicious mpc-exact opens the AUC of one score column (and the count of "
+                     "positives), the AUC rounded to decimals, DeLong's interval, the KS statistic and the clients' "
+                     "ranks, and mpc-central its DP releases, by the radix sort; {what} is not built on authenticated "
+                     "shares yet (docs/protocols/malicious-security.md)")
 
 
 @dataclass(frozen=True)
@@ -70,9 +69,11 @@ class ReleaseSpec:
             object.__setattr__(self, "decimals", checked("auc_decimals", self.decimals))
         if self.security not in SECURITY:
             raise InputError(f"security must be one of {', '.join(SECURITY)}; not {self.security!r}")
-        if self.malicious and (set(metrics) - set(MALICIOUS_METRICS) or self.decimals is not None):
+        rounded_ci = self.decimals is not None and "ci" in metrics  # the interval's steps need the exact W
+        if self.malicious and (set(metrics) - set(MALICIOUS_METRICS) or rounded_ci):
             extra = ([m for m in metrics if m not in MALICIOUS_METRICS]
-                     + (["auc_decimals"] if self.decimals is not None else []))
+                     + (["auc_decimals with ci (DeLong's variance would open the exact rank sums)"] if rounded_ci
+                        else []))
             raise InputError(MALICIOUS_REFUSAL.format(what=", ".join(extra)))
 
     @property

@@ -133,7 +133,7 @@ def exact_result(run: JobRun, method: str) -> MpcAucResult:
         missing=outs[0]["missing"],
         excluded=outs[0].get("excluded", []),
         check_s=float(outs[0]["check_s"]),
-        revealed=malicious_revealed(terms.metrics) if terms.security == "malicious" else (("weighted " if weighted else "")
+        revealed=malicious_revealed(terms.metrics, decimals) if terms.security == "malicious" else (("weighted " if weighted else "")
                   + (f"AUC rounded to {decimals} decimals" if decimals else MpcAucResult.revealed[0]),
                   *([f"whether the weights' units add up to at most 2^{TOTAL_BITS}"] if weighted else []),
                   *MpcAucResult.revealed[1:], *revealed(terms.metrics[1:], terms.points),
@@ -168,10 +168,12 @@ MALICIOUS_REVEALED = (MpcAucResult.revealed[0], "the count of positives (and so 
                       "all are, or the client is named")
 
 
-def malicious_revealed(metrics) -> tuple:
-    """What an exact release under security with abort opens: :data:`MALICIOUS_REVEALED`, with ``ci``
-    :data:`MALICIOUS_CI`, with ``ks`` the KS statistic (as the semi-honest job opens it)."""
-    return MALICIOUS_REVEALED + ((MALICIOUS_CI,) if "ci" in metrics else ()) + tuple(revealed(
+def malicious_revealed(metrics, decimals: int = None) -> tuple:
+    """What an exact release under security with abort opens: :data:`MALICIOUS_REVEALED` (the AUC rounded to
+    ``decimals`` if given), with ``ci`` :data:`MALICIOUS_CI`, with ``ks`` the KS statistic (as the semi-honest job
+    opens it)."""
+    auc = (f"AUC rounded to {decimals} decimals",) if decimals else MALICIOUS_REVEALED[:1]
+    return auc + MALICIOUS_REVEALED[1:] + ((MALICIOUS_CI,) if "ci" in metrics else ()) + tuple(revealed(
         [name for name in metrics if name == "ks"], 0))
 
 

@@ -13,10 +13,12 @@ and before the job's result goes out; docs/protocols/malicious-security.md state
 2. **Compute** (:func:`compute`): the tie-aware rank sums from one authenticated radix sort of both orders
    (circuits.auth_auc), W and n1 released through Authenticator.release (a MAC check of everything before, the opening, a check of the
    opening); the AUC's floor(AUC 2^52) computed from them in the clear: the same integer the semi-honest long
-   division opens (protocols.mpc.ranking_party), the count of positives opened besides.  With ranks, each row's
-   doubled mid-rank (the sum of its two destinations) and beta_0 times it (a Beaver product, checked with the
-   release) go to its client in its rank bundle: the client checks the second against its own beta_0
-   (protocols.inputs.bundles.open_ranks), which a party that changed its share would have had to guess.
+   division opens (protocols.mpc.ranking_party), the count of positives opened besides.  With decimals only n1 is
+   opened, and round(AUC 10^K) is computed inside by a long division by the public 2PN (circuits.auth_compare), W
+   never opened.  With ``ks`` the KS statistic's KS P N (circuits.auth_auc.ks_gap), divided in the clear.  With
+   ranks, each row's doubled mid-rank (the sum of its two destinations) and beta_0 times it (a Beaver product,
+   checked with the release) go to its client in its rank bundle: the client checks the second against its own
+   beta_0 (protocols.inputs.bundles.open_ranks), which a party that changed its share would have had to guess.
 
 3. **mpc-central** (:func:`central_release`, :func:`curve_release`): instead of W and n1, the DP release of
    protocols.mpc.central from them (2T = W - n1 (M - 1), linear; 2U = W - n1 (n1 - 1)), or the DP curve's tree
@@ -31,6 +33,7 @@ goes back to serving.
 import numpy as np
 
 from ...circuits.auth_auc import auc_from_sums, both_orders, ks_gap, placement_squares, sums_of, wide_bits
+from ...circuits.auth_compare import decimal_round, rounding_bits
 from ...circuits.auth_inputs import client_values, invalid_rows
 from ...circuits.auth_noise import PHASE as NOISE_PHASE, discrete_laplace
 from ...circuits.auth_radix import AuthRadixRanking
@@ -61,12 +64,14 @@ def rows_refusal(m: int, central=None) -> str:
     return ""
 
 
-def release_bits(m: int, central=None, ci: bool = False) -> int:
+def release_bits(m: int, central=None, ci: bool = False, decimals: int = None) -> int:
     """The wide values' bits: W's (circuits.auth_auc.wide_bits), with ``ci`` DeLong's sums of squares too (Q10 <=
-    4 N^2 P <= 16 M^3 / 27); or, for mpc-central, the signed noisy release: |2T + Z_T| < M^2 / 2 + 2^B and
-    |P + Z_P| < M + 2^B', or the DP curve's nodes, |count + Z| < M + 2^B (B, B' the noises' magnitude bits)."""
+    4 N^2 P <= 16 M^3 / 27), with ``decimals`` the rounding's (circuits.auth_compare.rounding_bits, 2PN <= M^2 / 2);
+    or, for mpc-central, the signed noisy release: |2T + Z_T| < M^2 / 2 + 2^B and |P + Z_P| < M + 2^B', or the DP
+    curve's nodes, |count + Z| < M + 2^B (B, B' the noises' magnitude bits)."""
     if central is None:
-        return max(wide_bits(m), (16 * m ** 3 // 27 + 1).bit_length() if ci else 0)
+        return max(wide_bits(m), (16 * m ** 3 // 27 + 1).bit_length() if ci else 0,
+                   rounding_bits(m * m // 2, decimals) if decimals else 0)
     if isinstance(central, CurveNoise):  # the curve's job computes no W: its nodes alone are wide
         return (m + (2 << central.node_noise(m).width)).bit_length() + 1
     width = max(central.statistic_noise(m).width, central.count_noise().width)
@@ -92,7 +97,7 @@ class AuthenticatedRows:
         m, digits = sum(b.rows for b in bundles), job.evaluation.encoder.digits
         if ctx.rank == 0:
             ctx.progress(f"entering {m} rows under MACs and checking every client's MACs inside the MPC")
-        auth = authenticator(ctx, m, job.central, with_ci(job, m))
+        auth = authenticator(ctx, m, job.central, with_ci(job, m), job.evaluation.spec.decimals)
         key_digits, labels, betas, flagged = client_values(
             auth, [(b.client, *b.shares(), b.sealed_keys) for b in bundles], digits)
         owners = tuple((b.client, b.reply_to, b.rows) for b in bundles)
@@ -119,10 +124,11 @@ class AuthenticatedRows:
                                  tuple(o for o in self.owners if o[0] not in clients), [])
 
 
-def authenticator(ctx, m: int, central=None, ci: bool = False) -> Authenticator:
+def authenticator(ctx, m: int, central=None, ci: bool = False, decimals: int = None) -> Authenticator:
     """This job's MAC keys for ``m`` rows: positions of the 2M elements of the rank sums' sort (circuits.auth_auc;
-    twice the mid-ranks fit too), the rank sums (DeLong's sums, mpc-central's noisy release) wide (circuits.macs)."""
-    return Authenticator(ctx.stream_key, value_bits(2 * m), release_bits(m, central, ci))
+    twice the mid-ranks fit too), the rank sums (DeLong's sums, the rounding to ``decimals``, mpc-central's noisy
+    release) wide (circuits.macs)."""
+    return Authenticator(ctx.stream_key, value_bits(2 * m), release_bits(m, central, ci, decimals))
 
 
 def with_ci(job, m: int) -> bool:
@@ -131,9 +137,10 @@ def with_ci(job, m: int) -> bool:
 
 
 def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> dict:
-    """Release W and n1 (with DeLong's sums when asked), or mpc-central's release (module docstring, steps 2 and
-    3): {"defined", "scaled", "positives", "metrics", "security", ...} or {"central", "security"}, as
-    protocols.mpc.ranking_party's results hold them."""
+    """Release W and n1 (with DeLong's sums, the KS statistic when asked; with decimals n1 and the AUC rounded
+    inside, W not opened), or mpc-central's release (module docstring, steps 2 and 3): {"defined", "scaled",
+    "positives", "metrics", "security", ...} or {"central", "security"}, as protocols.mpc.ranking_party's results
+    hold them."""
     auth, m = held.auth, sum(held.rows)
 
     def progress(done, total):
@@ -157,25 +164,42 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
     if job.ranks:  # each row's doubled mid-rank with beta_0 times it, for its client to check (bundles.open_ranks)
         betas = np.repeat(held.betas, held.rows, axis=-1)
         ranks["rank_shares"] = np.stack([twice_ranks[0], auth.multiply(betas, twice_ranks, "the ranks' MACs")[0]])
+    decimals = job.evaluation.spec.decimals
     if ctx.rank == 0:
-        ctx.progress("MAC checks and the release of the rank sums")
-    w, n1 = (int(v) for v in auth.release(np.stack(sums[:2], axis=1), "rank sums"))  # the ranks' products too
+        ctx.progress("MAC checks and the release of the " + ("rank sums" if decimals is None else "count of positives"))
+    if decimals is None:  # the releases check the ranks' products too
+        w, n1 = (int(v) for v in auth.release(np.stack(sums[:2], axis=1), "rank sums"))
+        scaled = floor_scaled(*auc_from_sums(w, n1, m), fraction_bits) if 0 < n1 < m else None
+    else:  # W stays inside: the AUC rounded there, from the opened n1 (2PN public)
+        n1 = int(auth.release(sums[1][:, None], "count of positives")[0])
+        scaled = _rounded(ctx, auth, sums[0], n1, m, decimals) if 0 < n1 < m else None
     defined = 0 < n1 < m
-    numerator, denominator = auc_from_sums(w, n1, m)
     metrics = {}
     if defined and "ci" in job.evaluation.spec.metrics:  # the sums only where the semi-honest job opens a variance
         metrics["ci"] = (Refused(f"under security malicious DeLong's variance is computed for at most {CI_ROWS:,} "
                                  "rows admitted to the job") if not ci else Refused(TWO_ROWS) if min(n1, m - n1) < 2
-                         else _variance(numerator, n1, m - n1, *(int(v) for v in auth.release(
+                         else _variance(auc_from_sums(w, n1, m)[0], n1, m - n1, *(int(v) for v in auth.release(
                              np.stack(sums[2:], axis=1), "sums of squared placement values"))))
     if defined and "ks" in job.evaluation.spec.metrics:  # KS P N, opened after the sums it is defined by
         if ctx.rank == 0:
             ctx.progress(f"the KS statistic: a tournament of {2 * m - 1} authenticated comparisons")
         gap = int(auth.release(ks_gap(auth, moved, sums[1])[:, None], "KS statistic")[0])
         metrics["ks"] = floor_scaled(gap, n1 * (m - n1), OPEN_BITS)
-    return {"defined": defined, "scaled": floor_scaled(numerator, denominator, fraction_bits) if defined else None,
+    return {"defined": defined, "scaled": scaled,
             "positives": n1, "metrics": metrics, "others": [],
             "security": _security(auth), **ranks}
+
+
+def _rounded(ctx, auth, w: np.ndarray, n1: int, m: int, decimals: int) -> int:
+    """round(AUC 10^K), halves up, from the wide [W] and the opened n1: 2U = W - n1 (n1 - 1) (public n1: linear)
+    divided by the public 2PN inside (circuits.auth_compare.decimal_round), opened through Authenticator.release:
+    the integer circuits.division.decimal_round opens in the semi-honest job."""
+    if ctx.rank == 0:
+        ctx.progress(f"the AUC rounded to {decimals} decimals inside the MPC")
+    auth.phase = "the rounding of the AUC"
+    twice_u = auth.add_public(w[:, None], -n1 * (n1 - 1))
+    rounded = decimal_round(auth, twice_u, 2 * n1 * (m - n1), decimals, "the rounding of the AUC")
+    return int(auth.release(rounded, "rounded AUC")[0])
 
 
 def central_release(ctx, auth, central, w: np.ndarray, n1: np.ndarray, m: int) -> tuple:

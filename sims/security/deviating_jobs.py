@@ -2,9 +2,9 @@
 ``--security malicious`` with one party's cheat on its link (sims.security.deviating_party.Cheat: an offset on one
 word, a stale frame replayed, or random words in place of its share), and the controls: the same cheat with the
 MAC checks skipped (the weakened variant) and on the semi-honest job; the same for mpc-central's noise draw, whose
-bent release is told by a noise outside its support (:func:`impossible`); the same for the KS statistic's
-comparisons (circuits.auth_compare).  :func:`job_deviation_checks` is the
-security suite's step.
+bent release is told by a noise outside its support (:func:`impossible`); the same for the releases made by
+authenticated comparisons (circuits.auth_compare: the KS statistic, the AUC rounded to decimals).
+:func:`job_deviation_checks` is the security suite's step.
 """
 from types import SimpleNamespace
 
@@ -16,7 +16,9 @@ from .report import check
 SEMI_HONEST = "the semi-honest job"  # the phase name of a cheat on the semi-honest job (it has no phases to name)
 SEMI_HONEST_NOISE = "the semi-honest noise draw"  # ... on the semi-honest job's noise draw (circuits.noise)
 SEMI_HONEST_KS = "the semi-honest KS statistic"  # ... on its KS statistic (circuits.rank_metrics)
-SEMI_HONEST_STEPS = {SEMI_HONEST_NOISE: "discrete_laplace", SEMI_HONEST_KS: "secret_ks_statistic"}  # the circuits
+SEMI_HONEST_ROUNDING = "the semi-honest rounding"  # ... on its AUC's rounding to decimals (circuits.division)
+SEMI_HONEST_STEPS = {SEMI_HONEST_NOISE: "discrete_laplace", SEMI_HONEST_KS: "secret_ks_statistic",
+                     SEMI_HONEST_ROUNDING: "decimal_round"}  # the circuits of protocols.mpc.ranking_party
 
 
 def cheating_jobs(ctx, fraction_bits: int, cheater: int, phase: str, check: bool = True, frame: int = 0,
@@ -53,6 +55,38 @@ def cheating_jobs(ctx, fraction_bits: int, cheater: int, phase: str, check: bool
     return ranking_party.serve_jobs(ctx, fraction_bits)
 
 
+def recording_jobs(ctx, fraction_bits: int):
+    """The parties' real job loop under security with abort, each job's result carrying "releases": the kind of
+    every Authenticator.release the job made, in order (what the parties opened)."""
+    from ...protocols.mpc import malicious, ranking_party  # lazily: CrypTen only in the role processes
+
+    honest, compute, kinds = malicious.authenticator, malicious.compute, []
+
+    def recording(ctx, m, *args):
+        auth = honest(ctx, m, *args)
+        release = auth.release
+        auth.release = lambda x, kind: kinds.append(kind) or release(x, kind)
+        return auth
+
+    def computing(*args):
+        kinds.clear()
+        return {**compute(*args), "releases": list(kinds)}
+
+    malicious.authenticator, malicious.compute = recording, computing
+    return ranking_party.serve_jobs(ctx, fraction_bits)
+
+
+def released_kinds(clients, spec) -> list:
+    """What the parties opened (:func:`recording_jobs`) in one mpc-exact job of ``spec`` on ``clients``."""
+    from ...protocols.inputs.encoding import ScoreEncoder  # lazily, as the job's modules
+    from ...protocols.mpc.ranking_job import run_ranking_jobs, simulated  # lazily, as above
+    from ...protocols.runtime.session import LOCAL  # lazily, as above
+
+    run, = run_ranking_jobs([simulated(clients, ScoreEncoder(), spec=spec)], "radix", False, None, LOCAL, 60.0, None,
+                            party=recording_jobs)
+    return run.outs[0]["releases"]
+
+
 def _named(now, phase: str, step):
     """``step`` (a circuit of the semi-honest job) run with ``now.phase`` set to ``phase``."""
     def named(*args):
@@ -76,19 +110,28 @@ NOISE_FRAMES = 20  # the frames each party sends in it for the label release's t
 SEMI_HONEST_NOISE_FRAME = 12  # a frame of the semi-honest draw (circuits.noise) whose offset bends the statistic's noise
 NOISE_ATTEMPTS = 4  # jobs run until one bends the release (under the weakened variant ~1% land inside the support)
 KS_PHASE = "the KS statistic's comparisons"  # circuits.auth_auc.ks_gap: the KS statistic's tournament
-KS_FRAMES = 42  # the frames each party sends in it in the 60-row job (7 levels of 6 rounds)
-KS_BENT_FRAME = 41  # its last product (the maximum itself): an offset there bends the KS when unchecked
-SEMI_HONEST_KS_FRAME = 0  # a frame of the semi-honest KS circuit (circuits.rank_metrics) whose offset bends the KS
+ROUNDING_PHASE = "the rounding of the AUC"  # protocols.mpc.malicious._rounded: the AUC to decimals
+COMPARED_ATTEMPTS = 4  # jobs run until one bends the release (an offset on a semi-honest frame does in most)
+# The released steps on authenticated comparisons (circuits.auth_compare), each with: the job that opens it (metrics,
+# decimals) and what it returns; the frames each party sends in its phase in the 60-row job; the frame whose offset
+# bends the release when unchecked (the last product); the semi-honest circuit's phase and a frame whose offset
+# bends it there.
+COMPARED = {
+    "ks": dict(phase=KS_PHASE, metrics="auc,ks", decimals=None, opened="ks", frames=42, bent=41,  # 7 levels of 6
+               semi_honest=SEMI_HONEST_KS, semi_honest_frame=0, what="the KS statistic"),
+    "decimals": dict(phase=ROUNDING_PHASE, metrics="auc", decimals=3, opened="auc", frames=20, bent=19,  # 4 x 5
+                     semi_honest=SEMI_HONEST_ROUNDING, semi_honest_frame=10, what="the AUC rounded to 3 decimals"),
+}
 
 
 def cheating_job(cheater: int, phase: str, check: bool = True, seed: int = 7, frame: int = 0, mode: str = "offset",
-                 noise=None, metrics: str = "auc", opened: str = "auc"):
+                 noise=None, metrics: str = "auc", opened: str = "auc", decimals: int = None):
     """One mpc-exact job (mpc-central's with ``noise``, a CentralNoise) on 60 rows of two clients (ties), under
     security with abort or (``phase`` :data:`SEMI_HONEST` or one of :data:`SEMI_HONEST_STEPS`) semi-honest, party
     ``cheater`` cheating in ``phase`` as ``mode`` says (:func:`cheating_jobs`): (the clients, the released AUC (the
     opened (2T + Z_T, P + Z_P) with ``noise``), or the error that stopped it: DeviationDetected when a check found
-    the cheat); ``metrics``: what the exact job opens (protocols.release_spec.ReleaseSpec), ``opened``: which of them
-    is returned."""
+    the cheat); ``metrics`` and ``decimals``: what the exact job opens (protocols.release_spec.ReleaseSpec),
+    ``opened``: which of them is returned."""
     from ...protocols.errors import InputError, PartyFailure  # lazily: the job's modules load CrypTen's shim
     from ...protocols.inputs.encoding import ScoreEncoder  # lazily, as above
     from ...protocols.mpc.central import central_release  # lazily, as above
@@ -102,7 +145,7 @@ def cheating_job(cheater: int, phase: str, check: bool = True, seed: int = 7, fr
     labels[:2] = (0, 1)
     clients = [("c0", scores[:30], labels[:30]), ("c1", scores[30:], labels[30:])]
     security = "semi-honest" if phase in (SEMI_HONEST, *SEMI_HONEST_STEPS) else "malicious"
-    request = simulated(clients, ScoreEncoder(), spec=ReleaseSpec(metrics, security=security))
+    request = simulated(clients, ScoreEncoder(), spec=ReleaseSpec(metrics, decimals=decimals, security=security))
     try:
         run, = run_ranking_jobs([request], "radix", False, noise, LOCAL, 60.0, None, party=cheating_jobs,
                                 party_args=(cheater, phase, check, frame, mode))
@@ -178,39 +221,51 @@ def noise_deviation_checks(cfg: dict, party: int) -> list:
                                                          "attempts": NOISE_ATTEMPTS})]
 
 
-def ks_bent(party: int, phase: str, check: bool, frame: int) -> bool:
-    """Whether ``party``'s offset on ``frame`` of ``phase`` (:data:`KS_PHASE` with ``check`` False: the weakened
-    variant; :data:`SEMI_HONEST_KS`) made the job release a KS statistic other than scikit-learn's without an error."""
-    from sklearn.metrics import roc_curve  # lazily: only this step compares with scikit-learn
+def compared_bent(party: int, step: str, semi_honest: bool) -> bool:
+    """Whether ``party``'s offset on the bending frame of COMPARED ``step`` (under the mode with the MAC checks skipped:
+    the weakened variant; or on the semi-honest circuit) made one of up to COMPARED_ATTEMPTS jobs (their data and
+    shares differ) release a value other than scikit-learn's without an error."""
+    from sklearn.metrics import roc_auc_score, roc_curve  # lazily: only this step compares with scikit-learn
 
-    clients, ks = cheating_job(party, phase, check=check, frame=frame, metrics="auc,ks", opened="ks")
-    fpr, tpr, _ = roc_curve(*(np.concatenate([c[i] for c in clients]) for i in (2, 1)))
-    return not isinstance(ks, Exception) and abs(ks - np.max(np.abs(tpr - fpr))) > 1e-12
+    c = COMPARED[step]
+    phase, frame = (c["semi_honest"], c["semi_honest_frame"]) if semi_honest else (c["phase"], c["bent"])
+    for seed in range(COMPARED_ATTEMPTS):
+        clients, value = cheating_job(party, phase, check=semi_honest, frame=frame, seed=seed, metrics=c["metrics"],
+                                      decimals=c["decimals"], opened=c["opened"])
+        labels, scores = (np.concatenate([client[i] for client in clients]) for i in (2, 1))
+        if step == "ks":
+            fpr, tpr, _ = roc_curve(labels, scores)
+            truth, tolerance = np.max(np.abs(tpr - fpr)), 1e-12
+        else:
+            truth, tolerance = roc_auc_score(labels, scores), 0.5 * 10 ** -c["decimals"]
+        if not isinstance(value, Exception) and abs(value - truth) > tolerance:
+            return True
+    return False
 
 
-def ks_deviation_checks(cfg: dict, party: int) -> list:
-    """The step's rows on the KS statistic under security with abort for ``party`` (the metrics' phase): 4
-    ``deviation_jobs`` jobs (20 in the full suite) whose cheat is an offset on one word of a frame of the KS
-    statistic's comparisons (the frames spread over its KS_FRAMES), which must all stop; the weakened variant and
-    the semi-honest KS circuit with an offset on one frame, each of which must release a wrong KS."""
+def compared_deviation_checks(cfg: dict, party: int, step: str) -> list:
+    """The step's rows on a release by authenticated comparisons (COMPARED ``step``: the KS statistic, the AUC's
+    rounding) for ``party``: 4 ``deviation_jobs`` jobs (20 in the full suite) whose cheat is an offset on one word of
+    a frame of its phase (the frames spread over all it sends there), which must all stop; the weakened variant and
+    the semi-honest circuit with an offset on one frame, each of which must release a wrong value."""
     from ...protocols.errors import DeviationDetected  # lazily, as the job's modules
 
-    label, runs = "mpc-exact --metrics auc,ks --security malicious (a whole job)", 4 * cfg["deviation_jobs"]
-    frames = [n * KS_FRAMES // runs for n in range(runs)]
-    stopped = [isinstance(cheating_job(party, KS_PHASE, seed=n, frame=f, metrics="auc,ks")[1], DeviationDetected)
-               for n, f in enumerate(frames)]
-    weakened = ks_bent(party, KS_PHASE, False, KS_BENT_FRAME)
-    semi_honest = ks_bent(party, SEMI_HONEST_KS, True, SEMI_HONEST_KS_FRAME)
-    return [check(f"P{party} adds an offset to one word it sends while the KS statistic is computed under --security "
+    c, runs = COMPARED[step], 4 * cfg["deviation_jobs"]
+    label = f"mpc-exact opening {c['what']} --security malicious (a whole job)"
+    frames = [n * c["frames"] // runs for n in range(runs)]
+    stopped = [isinstance(cheating_job(party, c["phase"], seed=n, frame=f, metrics=c["metrics"],
+                                       decimals=c["decimals"])[1], DeviationDetected) for n, f in enumerate(frames)]
+    weakened, semi_honest = (compared_bent(party, step, mode) for mode in (False, True))
+    return [check(f"P{party} adds an offset to one word it sends while {c['what']} is computed under --security "
                   "malicious: the job stops, nothing released", "attack", label, None, None,
                   sum(stopped) / len(stopped), 1.0, all(stopped),
                   {"jobs": runs, "frames": frames, "measured": "share of the jobs stopped by DeviationDetected"},
                   pass_if="=="),
-            check(f"P{party}'s same cheat on the KS statistic's last product with the MAC checks skipped: a wrong KS "
-                  "released", "control", label, None, None, int(weakened), 0, not weakened, {"frame": KS_BENT_FRAME}),
-            check(f"P{party}'s offset on one frame of the semi-honest KS circuit: a wrong KS released without an error",
-                  "control", "mpc-exact --metrics auc,ks (semi-honest default)", None, None, int(semi_honest), 0,
-                  not semi_honest, {"frame": SEMI_HONEST_KS_FRAME})]
+            check(f"P{party}'s same cheat on its last product with the MAC checks skipped: a wrong value released",
+                  "control", label, None, None, int(weakened), 0, not weakened, {"frame": c["bent"]}),
+            check(f"P{party}'s offset on one frame of the semi-honest circuit for {c['what']}: a wrong value released "
+                  "without an error", "control", f"mpc-exact opening {c['what']} (semi-honest default)", None, None,
+                  int(semi_honest), 0, not semi_honest, {"frame": c["semi_honest_frame"]})]
 
 
 def job_deviation_checks(cfg: dict, rng) -> list:
@@ -219,7 +274,7 @@ def job_deviation_checks(cfg: dict, rng) -> list:
     DeviationDetected and released nothing, which must be all; and two controls, JOB_WEAKENED jobs with both
     parties' checks skipped and the semi-honest job with the offset on one of the party's SEMI_HONEST_FRAMES, each
     of which must release a wrong AUC; then the rows of :func:`noise_deviation_checks` (mpc-central's draw) and of
-    :func:`ks_deviation_checks` (the KS statistic)."""
+    :func:`compared_deviation_checks` (the KS statistic, the AUC's rounding to decimals)."""
     from sklearn.metrics import roc_auc_score  # lazily: only this step compares with scikit-learn
 
     from ...protocols.errors import DeviationDetected  # lazily, as the job's modules
@@ -251,7 +306,8 @@ def job_deviation_checks(cfg: dict, rng) -> list:
                          "AUC without an error", "control", "mpc-exact (semi-honest default)", None, None, bent, 0,
                          bent <= 0, {"frames": list(SEMI_HONEST_FRAMES[party])}))
         out.extend(noise_deviation_checks(cfg, party))
-        out.extend(ks_deviation_checks(cfg, party))
+        for step in COMPARED:
+            out.extend(compared_deviation_checks(cfg, party, step))
     return out
 
 

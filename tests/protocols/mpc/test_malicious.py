@@ -18,8 +18,8 @@ from mpc_auc.protocols.inputs.encoding import ScoreEncoder
 from mpc_auc.protocols.mpc.exact import mpc_exact_auc
 from mpc_auc.protocols.refused import Refused
 from mpc_auc.protocols.release_spec import ReleaseSpec
-from mpc_auc.sims.security.deviating_jobs import (JOB_PHASES, KS_BENT_FRAME, KS_PHASE, OTHER_FRAME, SEMI_HONEST_KS,
-                                                  SEMI_HONEST_KS_FRAME, cheating_job, ks_bent, semi_honest_bent)
+from mpc_auc.sims.security.deviating_jobs import (COMPARED, JOB_PHASES, OTHER_FRAME, cheating_job, compared_bent,
+                                                  released_kinds, semi_honest_bent)
 
 MALICIOUS = ReleaseSpec(security="malicious")
 
@@ -36,10 +36,11 @@ def _clients(seed: int, m: int, decimals: int = 2, parts: int = 3) -> list:
 CASES = [(1, 2, 1, 1), (2, 40, 1, 2), (3, 97, 2, 3), (4, 300, 3, 4)]  # (seed, rows, decimals, clients)
 
 
-def _both_modes(sets, encoder=ScoreEncoder(), ranks=False):
-    """The malicious and the semi-honest results of each set, each mode's jobs in one session."""
-    return zip(sets, mpc_exact_auc(sets, encoder, MALICIOUS, ranks=ranks, timeout_s=120),
-               mpc_exact_auc(sets, encoder, ranks=ranks, timeout_s=120))
+def _both_modes(sets, encoder=ScoreEncoder(), ranks=False, metrics="auc", decimals=None):
+    """The malicious and the semi-honest results of each set (opening ``metrics``, the AUC to ``decimals``), each
+    mode's jobs in one session."""
+    return zip(sets, *(mpc_exact_auc(sets, encoder, ReleaseSpec(metrics, decimals=decimals, security=mode),
+                                     ranks=ranks, timeout_s=120) for mode in ("malicious", "semi-honest")))
 
 
 @pytest.mark.parametrize("encoder,cases", [(ScoreEncoder(), CASES),  # 62-bit keys
@@ -110,27 +111,59 @@ def test_the_ks_statistic_under_the_mode_equals_the_semi_honest_one_bit_for_bit(
     assert any("Kolmogorov-Smirnov" in line for line in mine[1].revealed)
 
 
-@pytest.mark.parametrize("cheater,frame", [(0, 0), (1, 7), (0, 23), (1, KS_BENT_FRAME)])
-def test_a_party_that_changes_one_word_of_the_ks_statistics_comparisons_stops_the_job(cheater, frame):
-    """The masked opening of a comparison (frame 0), a join of its digits, the last product (the maximum)."""
-    _, stopped = cheating_job(cheater, KS_PHASE, frame=frame, metrics="auc,ks")
+@pytest.mark.parametrize("decimals", [1, pytest.param(12, marks=pytest.mark.slow)])  # 12: the widest rounding
+def test_the_auc_rounded_to_decimals_under_the_mode_equals_the_semi_honest_one_and_w_stays_inside(decimals):
+    """n1 opened alone, round(AUC 10^K) computed inside by a long division by the public 2PN
+    (circuits.auth_compare.decimal_round): the semi-honest job's integer, halves rounded up (AUC 0.25 to one decimal:
+    0.3), an AUC of 1; the result says it opens the rounded AUC, and nothing opened gives W."""
+    halfway = [("c0", np.array([0.1, 0.3, 0.2, 0.4]), np.array([1, 1, 0, 0]))]
+    perfect = [("c0", np.array([0.1, 0.2]), np.array([0, 0])), ("c1", np.array([0.8, 0.9]), np.array([1, 1]))]
+    sets = [halfway, perfect] + [_clients(seed, m, d, c) for seed, m, d, c in ((31, 40, 1, 2), (32, 97, 2, 3))]
+    mine = mpc_exact_auc(sets, ScoreEncoder(), ReleaseSpec("auc,ks", decimals=decimals, security="malicious"),
+                         timeout_s=120)
+    theirs = mpc_exact_auc(sets, ScoreEncoder(), ReleaseSpec("auc,ks", decimals=decimals), timeout_s=120)
+    for clients, a, b in zip(sets, mine, theirs):
+        assert a.auc == b.auc and a.metrics == b.metrics
+        labels, scores = (np.concatenate([c[i] for c in clients]) for i in (2, 1))
+        assert abs(a.auc - roc_auc_score(labels, scores)) <= 0.5 * 10 ** -decimals
+    assert (mine[0].auc, mine[1].auc) == ((0.3 if decimals == 1 else 0.25), 1.0)
+    assert mine[2].revealed[0] == f"AUC rounded to {decimals} decimals"
+    assert released_kinds(sets[2], ReleaseSpec("auc,ks", decimals=decimals, security="malicious")) == [
+        "count of positives", "rounded AUC", "KS statistic"]  # W is never opened
+    if decimals == 1:  # the control: without decimals the recorder sees W opened
+        assert released_kinds(sets[2], ReleaseSpec("auc", security="malicious")) == ["rank sums"]
+
+
+@pytest.mark.parametrize("step,cheater,frame", [("ks", 0, 0), ("ks", 1, 7), ("ks", 0, 23), ("ks", 1, 41),
+                                                 ("decimals", 0, 0), ("decimals", 1, 6), ("decimals", 1, 19)])
+def test_a_party_that_changes_one_word_of_a_comparison_stops_the_job(step, cheater, frame):
+    """The KS statistic's comparisons and the AUC's rounding: the masked opening of a comparison (frame 0), a join of
+    its digits, its last product."""
+    c = COMPARED[step]
+    _, stopped = cheating_job(cheater, c["phase"], frame=frame, metrics=c["metrics"], decimals=c["decimals"])
     assert isinstance(stopped, DeviationDetected) and "nothing is released" in str(stopped)
 
 
-@pytest.mark.parametrize("party", [0, pytest.param(1, marks=pytest.mark.slow)])  # P1's: in the suite's step too
-def test_without_the_checks_or_semi_honest_the_same_offset_releases_a_wrong_ks(party):
-    """The weakened variant (both parties' checks skipped) and the semi-honest KS circuit: an offset on one frame
-    goes through and the released KS is not scikit-learn's."""
-    assert ks_bent(party, KS_PHASE, False, KS_BENT_FRAME)
-    assert ks_bent(party, SEMI_HONEST_KS, True, SEMI_HONEST_KS_FRAME)
+@pytest.mark.parametrize("party,step", [(0, "ks"), (1, "decimals"), pytest.param(1, "ks", marks=pytest.mark.slow),
+                                        pytest.param(0, "decimals", marks=pytest.mark.slow)])  # in the suite's step too
+def test_without_the_checks_or_semi_honest_the_same_offset_releases_a_wrong_value(party, step):
+    """The weakened variant (both parties' checks skipped) and the semi-honest circuit: an offset on one frame goes
+    through and the released KS (the rounded AUC) is not scikit-learn's."""
+    assert compared_bent(party, step, semi_honest=False)
+    assert compared_bent(party, step, semi_honest=True)
 
 
-@pytest.mark.slow  # 400 jobs in two sessions, about 10 minutes here
+@pytest.mark.slow  # 400 jobs in four sessions, about 12 minutes here
 def test_two_hundred_honest_malicious_jobs_never_abort_and_equal_the_semi_honest_ones():
+    """The AUC, DeLong's interval and the KS statistic (100 jobs with float64 keys, 50 with float32), the AUC
+    rounded to 4 decimals with the KS statistic (50): every value equal in both modes."""
     sizes, decimals = (2, 3, 5, 17, 40, 64, 97, 120), (1, 2, 3)
     sets = [_clients(100 + n, sizes[n % 8], decimals[n % 3], 1 + n % 4) for n in range(200)]
-    pairs = list(_both_modes(sets[:150])) + list(_both_modes(sets[150:], ScoreEncoder(0.0, 2.0, "float32")))
-    assert len(pairs) == 200 and all(mine.auc == theirs.auc for _, mine, theirs in pairs)
+    pairs = (list(_both_modes(sets[:100], metrics="auc,ci,ks"))
+             + list(_both_modes(sets[100:150], ScoreEncoder(0.0, 2.0, "float32"), metrics="auc,ci,ks"))
+             + list(_both_modes(sets[150:], metrics="auc,ks", decimals=4)))
+    assert len(pairs) == 200 and all(mine.auc == theirs.auc and mine.metrics == theirs.metrics
+                                     for _, mine, theirs in pairs)
 
 
 @pytest.mark.parametrize("cheater,phase", [(party, phase) for party in (0, 1) for phase in JOB_PHASES])
@@ -171,7 +204,7 @@ def test_the_same_offset_on_the_semi_honest_job_releases_a_wrong_auc_without_an_
     (dict(protocol="clear"), "protocol clear"),
     (dict(max_fpr=0.5), "pauc"),
     (dict(sample_weight=np.ones(4)), "sample weights"),
-    (dict(context=Context(security="malicious", auc_decimals=3)), "auc_decimals")])
+    (dict(ci=True, context=Context(security="malicious", auc_decimals=3)), "auc_decimals with ci")])
 def test_what_the_mode_does_not_build_yet_is_refused_by_name(options, named):
     context = options.pop("context", Context(security="malicious"))
     with pytest.raises(InputError, match=f"under security malicious.*{named}.*not built on authenticated shares"):
