@@ -36,7 +36,7 @@ BATCH = 1 << 15  # comparisons at once in :func:`maximum` (about 0.1 GB of a par
 
 def nonnegative(auth, x: np.ndarray, bits: int, kind: str = "comparison") -> np.ndarray:
     """[x >= 0] (1 + keys, n), 0 or 1, for wide authenticated x (1 + keys, n) with |x| < 2^bits (module docstring);
-    bits + 1 (rounded up to even) at most the authenticator's wide bits."""
+    (bits rounded up to even) + 1 at most the authenticator's wide bits (:func:`comparison_bits`)."""
     digits = -(-bits // DIGIT_BITS)
     top = DIGIT_BITS * digits  # L
     if comparison_bits(bits) > auth.wide_bits:
@@ -110,6 +110,8 @@ def maximum(auth, values: np.ndarray, bits: int, kind: str = "comparison") -> np
         for gap in np.array_split(gaps, -(-gaps.shape[-1] // BATCH), axis=-1):  # memory, not rounds, bounds a batch
             taken.append(auth.multiply(nonnegative(auth, gap, bits, kind), gap, kind))
             if gap.shape[-1] >= BATCH // 4:  # the openings a check keeps (about 3 kB a comparison), checked now
+                phase = auth.phase
                 auth.check(kind)
+                auth.phase = phase  # the tournament's openings go on under its own phase
         values = values[:, 1::2] + np.concatenate(taken, axis=-1)
     return values

@@ -87,3 +87,37 @@ def _too_wide_party(ctx):
 
 def test_a_comparison_too_wide_for_the_macs_is_refused():
     assert all("needs 41-bit wide values" in r for r in run_parties(_too_wide_party, (), timeout_s=120))
+
+
+KS_PHASE = "the KS statistic's comparisons"
+
+
+def _phases_party(ctx):
+    """The tournament of circuits.auth_compare.maximum with its batch made small (8: a check after every batch of
+    2 or more, as a job of 2^14 rows or more meets BATCH = 2^15), under the phase ks_gap sets: the phase each of its
+    openings runs under."""
+    from mpc_auc.circuits import auth_compare
+    from mpc_auc.circuits.macs import Authenticator
+
+    auth_compare.BATCH = 8
+    auth = Authenticator(ctx.stream_key, 16, WIDTH)
+    values = np.arange(64, dtype=np.int64)[::-1].copy()
+    x = _entered(auth, values)
+    phases, opening = [], auth.open
+
+    def recorded(shares, kind):
+        phases.append(auth.phase)
+        return opening(shares, kind)
+
+    auth.open = recorded
+    auth.phase = KS_PHASE
+    top = auth.release(auth_compare.maximum(auth, x, 8, KS_PHASE), "the maximum")
+    return int(top[0]), phases
+
+
+def test_the_tournaments_openings_run_under_its_phase_across_its_batch_checks():
+    """The review found the batch checks leaving "the MAC check after ..." as the phase, so that the deviation rows,
+    which match the phase a frame is sent in, could not reach the later levels of a large job's tournament."""
+    (top, phases), _ = run_parties(_phases_party, (), timeout_s=300)
+    assert top == 63 and len(phases) > 40
+    assert all(p.startswith(KS_PHASE) or p.startswith("the MAC check after everything") for p in phases)

@@ -92,50 +92,40 @@ def test_a_party_that_changes_one_word_of_delongs_sums_stops_the_job(cheater, ph
     assert isinstance(stopped, DeviationDetected) and "nothing is released" in str(stopped)
 
 
-def test_the_ks_statistic_under_the_mode_equals_the_semi_honest_one_bit_for_bit():
+@pytest.mark.parametrize("decimals", [None, 1, pytest.param(12, marks=pytest.mark.slow)])  # 12: the widest rounding
+def test_the_ks_statistic_and_the_rounded_auc_under_the_mode_equal_the_semi_honest_ones_bit_for_bit(decimals):
     """The KS statistic from the sort of both orders without tie groups (circuits.auth_auc.ks_gap: a tournament of
     authenticated comparisons, circuits.auth_compare), opened after W and n1, is the semi-honest job's floor(KS
-    2^52) on inputs full of ties, and scikit-learn's max |TPR - FPR| to 2^-52; the result says it opens it."""
+    2^52) on inputs full of ties and one tie group (KS 0), and scikit-learn's max |TPR - FPR| to 2^-52.  With
+    decimals n1 is opened alone and round(AUC 10^K) computed inside by a long division by the public 2PN
+    (circuits.auth_compare.decimal_round): the semi-honest job's integer, halves rounded up (AUC 0.25 to one
+    decimal: 0.3), an AUC of 1; every release's kind recorded: W is never opened.  The results say what they open."""
     from sklearn.metrics import roc_curve
 
-    sets = [_clients(seed, m, d, c) for seed, m, d, c in ((21, 2, 1, 1), (22, 40, 1, 2), (23, 97, 2, 3),
-                                                          (24, 260, 1, 2), (25, 300, 3, 4))]
-    sets.append([("c0", np.full(30, 0.5), np.arange(30) % 2)])  # one tie group: KS 0
-    mine = mpc_exact_auc(sets, ScoreEncoder(), ReleaseSpec("auc,ks", security="malicious"), timeout_s=120)
-    theirs = mpc_exact_auc(sets, ScoreEncoder(), ReleaseSpec("auc,ks"), timeout_s=120)
-    for clients, a, b in zip(sets, mine, theirs):
-        assert a.auc == b.auc and a.metrics == b.metrics
-        fpr, tpr, _ = roc_curve(*(np.concatenate([c[i] for c in clients]) for i in (2, 1)))
-        assert 0 <= np.max(np.abs(tpr - fpr)) - a.metrics["ks"] < 2 ** -51
-    assert mine[-1].metrics["ks"] == 0
-    assert any("Kolmogorov-Smirnov" in line for line in mine[1].revealed)
-
-
-@pytest.mark.parametrize("decimals", [1, pytest.param(12, marks=pytest.mark.slow)])  # 12: the widest rounding
-def test_the_auc_rounded_to_decimals_under_the_mode_equals_the_semi_honest_one_and_w_stays_inside(decimals):
-    """n1 opened alone, round(AUC 10^K) computed inside by a long division by the public 2PN
-    (circuits.auth_compare.decimal_round): the semi-honest job's integer, halves rounded up (AUC 0.25 to one decimal:
-    0.3), an AUC of 1; the result says it opens the rounded AUC, and nothing opened gives W."""
     halfway = [("c0", np.array([0.1, 0.3, 0.2, 0.4]), np.array([1, 1, 0, 0]))]
     perfect = [("c0", np.array([0.1, 0.2]), np.array([0, 0])), ("c1", np.array([0.8, 0.9]), np.array([1, 1]))]
-    sets = [halfway, perfect] + [_clients(seed, m, d, c) for seed, m, d, c in ((31, 40, 1, 2), (32, 97, 2, 3))]
-    mine = mpc_exact_auc(sets, ScoreEncoder(), ReleaseSpec("auc,ks", decimals=decimals, security="malicious"),
-                         timeout_s=120)
-    theirs = mpc_exact_auc(sets, ScoreEncoder(), ReleaseSpec("auc,ks", decimals=decimals), timeout_s=120)
+    sets = [_clients(seed, m, d, c) for seed, m, d, c in ((21, 2, 1, 1), (22, 40, 1, 2), (23, 97, 2, 3),
+                                                          (24, 260, 1, 2), (25, 300, 3, 4))]
+    sets += [[("c0", np.full(30, 0.5), np.arange(30) % 2)], halfway, perfect]  # one tie group: KS 0
+    mine, theirs = (mpc_exact_auc(sets, ScoreEncoder(), ReleaseSpec("auc,ks", decimals=decimals, security=mode),
+                                  timeout_s=120) for mode in ("malicious", "semi-honest"))
     for clients, a, b in zip(sets, mine, theirs):
         assert a.auc == b.auc and a.metrics == b.metrics
         labels, scores = (np.concatenate([c[i] for c in clients]) for i in (2, 1))
-        assert abs(a.auc - roc_auc_score(labels, scores)) <= 0.5 * 10 ** -decimals
-    assert (mine[0].auc, mine[1].auc) == ((0.3 if decimals == 1 else 0.25), 1.0)
-    assert mine[2].revealed[0] == f"AUC rounded to {decimals} decimals"
-    assert released_kinds(sets[2], ReleaseSpec("auc,ks", decimals=decimals, security="malicious")) == [
-        "count of positives", "rounded AUC", "KS statistic"]  # W is never opened
-    if decimals == 1:  # the control: without decimals the recorder sees W opened
-        assert released_kinds(sets[2], ReleaseSpec("auc", security="malicious")) == ["rank sums"]
+        fpr, tpr, _ = roc_curve(labels, scores)
+        assert 0 <= np.max(np.abs(tpr - fpr)) - a.metrics["ks"] < 2 ** -51
+        assert abs(a.auc - roc_auc_score(labels, scores)) <= (0.5 * 10 ** -decimals if decimals else 1e-15)
+    assert mine[5].metrics["ks"] == 0 and any("Kolmogorov-Smirnov" in line for line in mine[1].revealed)
+    if decimals:
+        assert (mine[6].auc, mine[7].auc) == ((0.3 if decimals == 1 else 0.25), 1.0)
+        assert mine[2].revealed[0] == f"AUC rounded to {decimals} decimals"
+        assert released_kinds(sets[2], ReleaseSpec("auc,ks", decimals=decimals, security="malicious")) == [
+            "count of positives", "rounded AUC", "KS statistic"]  # W is never opened
 
 
-@pytest.mark.parametrize("step,cheater,frame", [("ks", 0, 0), ("ks", 1, 7), ("ks", 0, 23), ("ks", 1, 41),
-                                                 ("decimals", 0, 0), ("decimals", 1, 6), ("decimals", 1, 19)])
+@pytest.mark.parametrize("step,cheater,frame", [("ks", 0, 0), ("ks", 1, 41), ("decimals", 1, 6)] + [
+    pytest.param(*case, marks=pytest.mark.slow) for case in (("ks", 1, 7), ("ks", 0, 23), ("decimals", 0, 0),
+                                                             ("decimals", 1, 19))])  # all: in the suite's step
 def test_a_party_that_changes_one_word_of_a_comparison_stops_the_job(step, cheater, frame):
     """The KS statistic's comparisons and the AUC's rounding: the masked opening of a comparison (frame 0), a join of
     its digits, its last product."""

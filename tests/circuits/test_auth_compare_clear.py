@@ -1,0 +1,197 @@
+"""circuits.auth_compare and circuits.auth_auc.ks_gap in the clear (the adversarial review's sweeps): the
+real functions run on a clear stand-in for the Authenticator (one row, the value itself, the dealer's digits law
+with chosen masks R), so that the ranges and edges can be swept far beyond what the process tests reach: every
+width up to the widest comparison, masks at the digit edges, the rounding at every M up to 2^23 and K up to 12
+(halves, AUC 0 and 1), the KS walk against scikit-learn on every tie pattern of small sizes."""
+import itertools
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from mpc_auc.circuits.auth_auc import ks_gap
+from mpc_auc.circuits.auth_compare import comparison_bits, decimal_round, maximum, nonnegative, rounding_bits
+from mpc_auc.circuits.macs import digits_law, wide_keys
+from mpc_auc.protocols.mpc.malicious import MAX_ROWS, release_bits
+
+
+class ClearAuth:
+    """The Authenticator's interface as auth_compare uses it, on clear values (1, ...): products exact mod 2^64,
+    openings the values themselves, the digits law's R from ``masks`` (a callable n -> int64 words) or uniform."""
+
+    keys = 0
+
+    def __init__(self, wide_bits: int, masks=None, seed: int = 0):
+        self.wide_bits, self.masks, self.rng = wide_bits, masks, np.random.default_rng(seed)
+        self.opened = []
+
+    def correlation(self, law, shape, owner=None, wide=False):
+        assert law == "digits"
+        n = shape[1]
+        words = self.masks(n) if self.masks else self.rng.integers(-2 ** 63, 2 ** 63, n, dtype=np.int64)
+        return digits_law(np.asarray(words, dtype=np.int64)[None], shape[0])[None], None
+
+    def open(self, x, kind):
+        self.opened.append(x[0].copy())
+        return x[0].copy()
+
+    def add_public(self, x, c):
+        return x + np.asarray(c, dtype=np.int64)
+
+    def multiply(self, x, y, kind="product"):
+        return x * y
+
+    def public(self, c, shape, wide=False):
+        return np.full((1,) + tuple(shape), c, dtype=np.int64)
+
+    def check(self, phase):
+        pass
+
+
+def _mod(x: np.ndarray, bits: int) -> np.ndarray:
+    return np.asarray(x, dtype=np.int64) & np.int64((1 << bits) - 1)
+
+
+@pytest.mark.parametrize("bits", range(1, 51))
+def test_nonnegative_at_the_range_edges_and_mask_edges(bits):
+    """|x| < 2^bits (L = bits rounded up to even): x in {0, +-1, +-(2^bits - 1), +-2^(bits-1)} against masks R whose
+    low L bits are 0, all ones, 2^(L-1), and random, with either bit L and random high bits."""
+    top = 2 * -(-bits // 2)
+    edge = (1 << bits) - 1
+    xs = np.array(sorted({0, 1, -1, edge, -edge, 1 << (bits - 1), -(1 << (bits - 1)), 2, -2}), dtype=np.int64)
+    lows = [0, (1 << top) - 1, 1 << (top - 1), 1, (1 << top) - 2]
+    rng = np.random.default_rng(bits)
+    for low, above in itertools.product(lows, (0, 1, 2, 3, int(rng.integers(0, 2 ** 20)))):
+        r = np.int64((low + (above << top)) & ((1 << 63) - 1))
+        auth = ClearAuth(comparison_bits(bits), masks=lambda n: np.full(n, r))
+        got = nonnegative(auth, xs[None], bits)[0]
+        assert np.array_equal(got, (xs >= 0).astype(np.int64)), (bits, low, above)
+    auth = ClearAuth(comparison_bits(bits), seed=bits)
+    xs = rng.integers(-edge, edge + 1, 2000)
+    assert np.array_equal(nonnegative(auth, xs[None], bits)[0], (xs >= 0).astype(np.int64))
+
+
+def test_every_comparison_fits_the_wide_values_for_every_m_and_decimals():
+    """For every M the mode takes (2 .. 2^23, the bit-length edges and a sweep), decimals None and 1..12: the KS
+    tournament's comparison (ks_gap's width) and the rounding's fit release_bits, the KS P N and 10^K fit the release,
+    and wide_keys does not refuse."""
+    ms = sorted({2, 3, 4, 5, 6, 7, MAX_ROWS, MAX_ROWS - 1}
+                | {v + d for e in range(2, 24) for v in (1 << e,) for d in (-1, 0, 1) if 2 <= v + d <= MAX_ROWS}
+                | set(range(2, 5000)))
+    for m in ms:
+        ks_bits = (2 * (m * m // 4)).bit_length()
+        pn_max = (m // 2) * (m - m // 2)
+        for decimals in (None,) + tuple(range(1, 13)):
+            w = release_bits(m, decimals=decimals)
+            wide_keys(w)
+            assert comparison_bits(ks_bits) <= w, (m, decimals)
+            assert pn_max < 1 << w
+            assert 2 * pn_max <= m * m // 2
+            if decimals:
+                assert comparison_bits((10 * 2 * pn_max).bit_length()) <= w
+                assert 10 ** decimals < 1 << w
+
+
+def _clear_rounding(a: int, b: int, decimals: int) -> int:
+    """round(a / b 10^K), halves up, exactly."""
+    q = Fraction(a, b) * 10 ** decimals
+    return int(q + Fraction(1, 2)) if q >= 0 else None
+
+
+@pytest.mark.parametrize("decimals", [*range(1, 7), *(pytest.param(k, marks=pytest.mark.slow) for k in range(7, 13))])
+def test_decimal_round_equals_the_exact_rounding_at_halves_0_and_1(decimals):
+    """a / b at 0, 1, exact halves at the K-th decimal (b = 2 10^K t, a odd multiple of t), one below and above,
+    and random, for divisors up to the mode's widest 2PN (2^45)."""
+    rng = np.random.default_rng(decimals)
+    biggest = (1 << 22) * (1 << 23)  # 2PN at M = 2^23
+    cases = []
+    for b in [2, 3, 4, 6, 10, 2 * 10 ** decimals, 2 * 10 ** decimals * 7, biggest, biggest - 2,
+              *(int(v) for v in rng.integers(2, biggest, 8))]:
+        cases += [(0, b), (b, b), (b - 1, b), (1, b), (b // 2, b)]
+        if b % (2 * 10 ** decimals) == 0:  # exact halves at the K-th decimal
+            t = b // (2 * 10 ** decimals)
+            for k in (1, 3, 2 * 10 ** decimals - 1):
+                cases += [(k * t, b), (k * t - 1, b), (k * t + 1, b)]
+        cases += [(int(v), b) for v in rng.integers(0, b + 1, 6)]
+    for a, b in cases:
+        auth = ClearAuth(rounding_bits(b, decimals), seed=a % 1000)
+        got = int(decimal_round(auth, np.array([[a]], dtype=np.int64), b, decimals)[0, 0])
+        assert got == _clear_rounding(a, b, decimals), (a, b, decimals)
+
+
+def _orders(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """The moved labels of both_orders' sort, in the clear: the rows stably by (key, y), then the reversed rows
+    stably by (key, 1 - y)."""
+    m = len(labels)
+    first = np.lexsort((labels, scores))
+    back = np.arange(m)[::-1]
+    second = back[np.lexsort((1 - labels[back], scores[back]))]
+    return np.concatenate([labels[first], labels[second]])[None].astype(np.int64)
+
+
+def _sklearn_ks_pn(scores, labels) -> Fraction:
+    from sklearn.metrics import roc_curve
+    fpr, tpr, _ = roc_curve(labels, scores, drop_intermediate=False)
+    p, n = int(labels.sum()), int(len(labels) - labels.sum())
+    return max(abs(round(t * p) * n - round(f * n) * p) for f, t in zip(fpr, tpr))
+
+
+def _walk_ks(scores, labels) -> int:
+    moved = _orders(scores, labels)
+    m = len(labels)
+    auth = ClearAuth(64)
+    auth.wide_bits = comparison_bits((2 * (m * m // 4)).bit_length())
+    return int(ks_gap(auth, moved, np.array([labels.sum()], dtype=np.int64))[0])
+
+
+def _boundary_ks_pn(scores, labels) -> int:
+    """max over the tie groups' boundaries t of |N pos(<t) - P neg(<t)|, by the definition."""
+    p, n = int(labels.sum()), int(len(labels) - labels.sum())
+    return max(abs(n * int(labels[scores < t].sum()) - p * int((1 - labels[scores < t]).sum()))
+               for t in list(np.unique(scores)) + [np.inf])
+
+
+@pytest.mark.parametrize("m", [2, 3, 4, *(pytest.param(m, marks=pytest.mark.slow) for m in (5, 6))])
+def test_ks_walk_equals_the_boundary_definition_on_every_tie_pattern(m):
+    """Every labelling (both classes) and every assignment of up to 3 (m <= 4: m) score values to m rows."""
+    for labels in itertools.product((0, 1), repeat=m):
+        labels = np.array(labels)
+        if not 0 < labels.sum() < m:
+            continue
+        for scores in itertools.product(range(m if m <= 4 else 3), repeat=m):
+            scores = np.array(scores, dtype=np.float64)
+            assert _walk_ks(scores, labels) == _boundary_ks_pn(scores, labels), (scores, labels)
+
+
+def test_ks_walk_equals_sklearn_on_random_tie_heavy_sets():
+    rng = np.random.default_rng(3)
+    for _ in range(100):
+        m = int(rng.integers(2, 400))
+        labels = rng.integers(0, 2, m)
+        labels[:2] = (0, 1)
+        scores = rng.integers(0, int(rng.integers(1, 6)), m).astype(np.float64)
+        assert _walk_ks(scores, labels) == _sklearn_ks_pn(scores, labels)
+
+
+def test_maximum_of_the_extreme_ks_candidates():
+    """The tournament on candidates at +-PN (M = 2^23: PN = 2^44), the widest gaps ks_gap allows."""
+    m = 1 << 23
+    bits = (2 * (m * m // 4)).bit_length()
+    pn = (m // 2) * (m - m // 2)
+    rng = np.random.default_rng(9)
+    for trial in range(20):
+        values = rng.integers(-pn, pn + 1, 37)
+        values[rng.integers(0, 37)] = pn if trial % 2 else -pn
+        auth = ClearAuth(comparison_bits(bits), seed=trial)
+        assert int(maximum(auth, values[None].astype(np.int64), bits)[0, 0]) == values.max()
+
+
+@pytest.mark.slow  # every M from 2 to 2^23 at once (about 1 GB of numpy temporaries)
+def test_every_m_up_to_2_to_23_fits_vectorized():
+    def bit_length(x):
+        return np.frexp(x.astype(np.float64))[1].astype(np.int64) * (x > 0)  # exact below 2^53
+
+    m = np.arange(2, MAX_ROWS + 1, dtype=np.int64)
+    wide = bit_length(2 * m * m)  # circuits.auth_auc.wide_bits
+    ks = bit_length(2 * (m * m // 4))
+    assert not (2 * ((ks + 1) // 2) + 1 > wide).any()  # comparison_bits of ks_gap's gaps within W's width
