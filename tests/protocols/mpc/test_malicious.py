@@ -134,8 +134,8 @@ def test_a_party_that_changes_one_word_of_a_comparison_stops_the_job(step, cheat
     assert isinstance(stopped, DeviationDetected) and "nothing is released" in str(stopped)
 
 
-@pytest.mark.parametrize("party,step", [(0, "ks"), (1, "decimals"), pytest.param(1, "ks", marks=pytest.mark.slow),
-                                        pytest.param(0, "decimals", marks=pytest.mark.slow)])  # in the suite's step too
+@pytest.mark.parametrize("party,step", [(0, "ks"), *(pytest.param(*case, marks=pytest.mark.slow) for case in (
+    (1, "decimals"), (1, "ks"), (0, "decimals")))])  # every party and step: in the suite's step too
 def test_without_the_checks_or_semi_honest_the_same_offset_releases_a_wrong_value(party, step):
     """The weakened variant (both parties' checks skipped) and the semi-honest circuit: an offset on one frame goes
     through and the released KS (the rounded AUC) is not scikit-learn's."""

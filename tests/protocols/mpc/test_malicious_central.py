@@ -67,7 +67,7 @@ def _same_noise_releases(sets, neighbours: str) -> list:
     return list(zip(sets, opened["malicious"], opened["semi-honest"]))
 
 
-@pytest.mark.parametrize("neighbours", ["label", "record"])
+@pytest.mark.parametrize("neighbours", ["label", pytest.param("record", marks=pytest.mark.slow)])  # both: 200 below
 def test_for_the_same_noise_the_release_equals_the_semi_honest_one_bit_for_bit(neighbours):
     sets = [_clients(seed, m, parts) for seed, m, parts in ((1, 2, 1), (2, 41, 2), (3, 150, 3))]
     for clients, mine, theirs in _same_noise_releases(sets, neighbours):
@@ -121,7 +121,8 @@ def test_the_real_noise_lies_in_its_support_and_the_release_is_charged_and_state
     assert json.loads(out.read_text())["security"]["statistical_bits"] >= 40
 
 
-@pytest.mark.parametrize("cheater,frame", [(0, 0), (0, 9), (1, 4), (1, 19)])  # the coin, the comparisons, the sums
+@pytest.mark.parametrize("cheater,frame", [(0, 0), (1, 19), *(pytest.param(*case, marks=pytest.mark.slow)
+                                                                for case in ((0, 9), (1, 4)))])  # every frame: below
 def test_a_party_that_changes_one_word_of_the_noise_draw_stops_the_job(cheater, frame):
     _, stopped = cheating_job(cheater, NOISE_PHASE, frame=frame, noise=NOISE)
     assert isinstance(stopped, DeviationDetected) and "nothing is released" in str(stopped)
