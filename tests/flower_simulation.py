@@ -14,8 +14,9 @@ SIMULATION = """
 from flwr.simulation import run_simulation
 from {client} import app as client_app
 from mpcauc_flower.{server} import app as server_app
-run_simulation(server_app, client_app, num_supernodes=5, backend_config={{"init_args": {{"num_cpus": 1}},
-               "client_resources": {{"num_cpus": 0.2}}}})  # 5 Ray workers, one per node, not 10
+run_simulation(server_app, client_app, num_supernodes=5, backend_config={{"init_args": {{"num_cpus": 1,
+               "include_dashboard": False}}, "client_resources": {{"num_cpus": 0.2}}}})  # 5 Ray workers, one per
+# node, not 10; no dashboard (its processes cost seconds of the 2-core machine's CPU and the tests read no metrics)
 """
 
 

@@ -35,7 +35,7 @@ CASES = [
 
 
 SMALL = [i for i, case in enumerate(CASES) if case[0] <= 150]
-BITONIC = [i for i in SMALL if CASES[i][0] <= 100]  # the reference's cases (it pads to 128 rows at most)
+BITONIC = [7, 11, 15]  # the reference's make-test cases: 2 rows, K = M = 64, 90 rows of one client, two scores
 RUNS = {"radix": SMALL + [1], "bitonic": BITONIC}  # make test's: two-byte positions from 257 rows on
 LARGER = [i for i in range(len(CASES)) if i not in RUNS["radix"]]  # the radix sort's other cases: make test-all
 
@@ -84,8 +84,8 @@ def test_the_radix_sort_on_every_larger_case_equals_sklearn_and_delivers_mid_ran
     _check_cases("radix", LARGER)
 
 
-@pytest.mark.slow  # the bitonic reference on its two cases padded to 256 rows (most of its time in make test)
-def test_the_bitonic_sort_on_129_and_150_rows_equals_sklearn_and_delivers_mid_ranks():
+@pytest.mark.slow  # the bitonic reference on its other small cases (up to 150 rows: most of its time in make test)
+def test_the_bitonic_sort_on_the_other_small_cases_equals_sklearn_and_delivers_mid_ranks():
     _check_cases("bitonic", [i for i in SMALL if i not in BITONIC])
 
 
@@ -99,7 +99,7 @@ def _check_cases(method: str, cases: list) -> None:
 @pytest.mark.parametrize("method", list(RUNS))
 def test_cases_cover_ties_odd_sizes_and_client_extremes(evaluated, method):
     sets = [evalset for evalset, _ in evaluated[method].values()]
-    assert len(sets) >= 7
+    assert len(sets) >= (7 if method == "radix" else 3)  # the bitonic reference's other cases: test-all
     assert any(len(np.unique(s.score)) < s.m / 2 for s in sets)  # heavy ties
     assert any(s.m & (s.m - 1) for s in sets)  # not a power of two
     assert any(len(s.clients()) == 1 for s in sets) and any(len(s.clients()) == s.m for s in sets)

@@ -73,7 +73,7 @@ from mpc_auc.protocols.inputs.encoding import ScoreEncoder
 from mpc_auc.protocols.mpc.exact import mpc_exact_auc
 from mpc_auc.synthetic import synthetic_evalset
 if __name__ == "__main__":
-    evalset = synthetic_evalset(m=200000, clients=5, seed=1)
+    evalset = synthetic_evalset(m=20000, clients=5, seed=1)
     mpc_exact_auc([evalset.clients()], ScoreEncoder(), timeout_s=20,
                   on_progress=lambda role, text: print(text, file=sys.stderr, flush=True))
 """
