@@ -37,11 +37,11 @@ BATCH = 1 << 15  # comparisons at once in :func:`maximum` (about 0.1 GB of a par
 def nonnegative(auth, x: np.ndarray, bits: int, kind: str = "comparison") -> np.ndarray:
     """[x >= 0] (1 + keys, n), 0 or 1, for wide authenticated x (1 + keys, n) with |x| < 2^bits (module docstring);
     (bits rounded up to even) + 1 at most the authenticator's wide bits (:func:`comparison_bits`)."""
-    digits = -(-bits // DIGIT_BITS)
-    top = DIGIT_BITS * digits  # L
-    if comparison_bits(bits) > auth.wide_bits:
-        raise ValueError(f"a comparison of {bits}-bit values needs {comparison_bits(bits)}-bit wide values; these "
-                         f"have {auth.wide_bits}")
+    top = comparison_bits(bits) - 1  # L
+    if top + 1 > auth.wide_bits:
+        raise ValueError(f"a comparison of {bits}-bit values needs {top + 1}-bit wide values; these have "
+                         f"{auth.wide_bits}")
+    digits = top // DIGIT_BITS
     n = x.shape[-1]
     mask, _ = auth.correlation("digits", (2 + 3 * digits, n), wide=True)
     c = auth.open(auth.add_public(x, np.int64(1) << np.int64(top)) + mask[:, 0], f"masked {kind}")

@@ -157,7 +157,7 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
     ci = with_ci(job, m) and auth.wide_bits >= release_bits(m, ci=True)  # not when admitted rows were past the bound
     sums = [w, n1] + (list(placement_squares(ranking, sigma, moved, held.labels, n1)) if ci else [])
     del sigma
-    if "ks" not in job.evaluation.spec.metrics or job.central is not None:
+    if "ks" not in job.evaluation.spec.metrics:
         del moved  # the KS statistic alone reads the moved labels after the sums
     if job.central is not None:
         release = central_release(ctx, auth, job.central, w, n1, m)
