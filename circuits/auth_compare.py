@@ -21,6 +21,8 @@ them consistent):
   (a - b).
 * **Rounding by a public divisor** (the AUC to K decimals under the mode, whose P N is public): circuits.division's
   decimal long division, each digit nine comparisons at once and the remainder's update linear.
+* **Division by a secret divisor** (the curves' points, circuits.auth_curves): the same restoring long division in
+  radix 2^D, each digit 2^D - 1 comparisons at once against the multiples of [b] and one product for d b.
 
 Everything opened is masked by fresh uniform dealer words (c by R, the products by their triples) and joins the
 next MAC check: an error a deviating party puts on x, on c or on a product is caught there, before anything the
@@ -82,14 +84,57 @@ def decimal_round(auth, a: np.ndarray, b: int, decimals: int, kind: str = "compa
     d = #{v in 1..9: 10 r >= v b} (nine comparisons at once) and r <- 10 r - d b linear, then + [2 r >= b]: K + 1
     comparison rounds.  The values compared stay below 10 b in magnitude (:func:`rounding_bits`)."""
     bits = (10 * int(b)).bit_length()
-    multiples = np.arange(1, 10, dtype=np.int64) * np.int64(b)
     remainder, quotient = a, np.zeros_like(a)
     for _ in range(decimals):
-        remainder = 10 * remainder
-        digit = nonnegative(auth, auth.add_public(np.repeat(remainder, 9, axis=-1), -multiples), bits, kind)
-        remainder = remainder - digit.sum(axis=-1, keepdims=True) * np.int64(b)
-        quotient = 10 * quotient + digit.sum(axis=-1, keepdims=True)
+        remainder, digit = _quotient_digit(auth, 10 * remainder, b, 10, bits, kind)
+        quotient = 10 * quotient + digit
     return quotient + nonnegative(auth, auth.add_public(2 * remainder, -int(b)), bits, kind)
+
+
+def divide(auth, a: np.ndarray, b: np.ndarray, bits: int, digit_bits: int, bound: int, kind: str = "comparison",
+           whole: bool = True) -> tuple:
+    """([floor(a 2^bits / b)], [the remainder a 2^bits - q b]) (1 + keys, n) each, for wide [a], [b] (1 + keys, n)
+    with 0 <= a <= b and 1 <= b <= ``bound`` (public), the divisor secret: circuits.division's restoring long
+    division, the whole part [a >= b] first (``whole`` False: a < b is known, none), then a quotient digit of
+    ``digit_bits`` bits a round, d = #{v in 1..2^D - 1: 2^D r >= v b} (2^D - 1 comparisons at once, the multiples v b
+    linear) and r <- 2^D r - d b (one product).  Every value compared stays below 2^D ``bound`` in magnitude
+    (:func:`division_bits`); the quotient is exact, the integer circuits.division opens, and dividing the remainder
+    on continues it: floor(a 2^(h + l) / b) = q_h 2^l + floor(r_h 2^l / b)."""
+    radices = [1 << min(digit_bits, bits - done) for done in range(0, bits, digit_bits)]
+    width = _compared_bits(bound, digit_bits)
+    remainder, quotient = a, np.zeros_like(a)
+    if whole:
+        quotient = nonnegative(auth, a - b, width, kind)
+        remainder = a - auth.multiply(quotient, b, kind)
+    for radix in radices:
+        remainder, digit = _quotient_digit(auth, radix * remainder, b, radix, width, kind)
+        quotient = radix * quotient + digit
+    return quotient, remainder
+
+
+def division_bits(bound: int, digit_bits: int) -> int:
+    """The wide values' bits :func:`divide` needs for divisors up to ``bound``: its comparisons', of values below
+    2^D ``bound`` in magnitude (the quotient's own bits are the caller's)."""
+    return comparison_bits(_compared_bits(bound, digit_bits))
+
+
+def _compared_bits(bound: int, digit_bits: int) -> int:
+    """The magnitude bits of the values :func:`divide` compares: below 2^D ``bound``."""
+    return ((1 << digit_bits) * int(bound)).bit_length()
+
+
+def _quotient_digit(auth, remainder: np.ndarray, b, radix: int, bits: int, kind: str) -> tuple:
+    """(r - d b, d) for the digit d = #{v in 1..radix - 1: r >= v b} of a long division step, r (1 + keys, n) the
+    remainder already scaled by the radix; b a public int or a wide [b] (1 + keys, n) (then d b is a product)."""
+    rows, n = remainder.shape
+    multiples = np.arange(1, radix, dtype=np.int64)
+    if isinstance(b, np.ndarray):
+        gaps = (remainder[:, :, None] - b[:, :, None] * multiples).reshape(rows, -1)
+    else:
+        gaps = auth.add_public(np.repeat(remainder, radix - 1, axis=-1), -np.tile(multiples * np.int64(b), n))
+    digit = nonnegative(auth, gaps, bits, kind).reshape(rows, n, radix - 1).sum(axis=-1)
+    taken = auth.multiply(digit, b, kind) if isinstance(b, np.ndarray) else digit * np.int64(b)
+    return remainder - taken, digit
 
 
 def rounding_bits(b: int, decimals: int) -> int:
@@ -100,18 +145,25 @@ def rounding_bits(b: int, decimals: int) -> int:
 
 def maximum(auth, values: np.ndarray, bits: int, kind: str = "comparison") -> np.ndarray:
     """[max_i v_i] (1 + keys, 1) of wide authenticated values (1 + keys, n) whose pairwise differences are below
-    2^bits in magnitude: a tournament of ceil(log2 n) levels (module docstring); a batch of many comparisons ends
-    with a MAC check (the openings it keeps would otherwise wait for the release's)."""
+    2^bits in magnitude: a tournament of ceil(log2 n) levels (module docstring), each level's comparisons in batches
+    (:func:`signs`)."""
     while values.shape[-1] > 1:
         if values.shape[-1] % 2:
             values = np.concatenate([values, values[:, -1:]], axis=-1)
         gaps = values[:, 0::2] - values[:, 1::2]
-        taken = []
-        for gap in np.array_split(gaps, -(-gaps.shape[-1] // BATCH), axis=-1):  # memory, not rounds, bounds a batch
-            taken.append(auth.multiply(nonnegative(auth, gap, bits, kind), gap, kind))
-            if gap.shape[-1] >= BATCH // 4:  # the openings a check keeps (about 3 kB a comparison), checked now
-                phase = auth.phase
-                auth.check(kind)
-                auth.phase = phase  # the tournament's openings go on under its own phase
-        values = values[:, 1::2] + np.concatenate(taken, axis=-1)
+        values = values[:, 1::2] + auth.multiply(signs(auth, gaps, bits, kind), gaps, kind)
     return values
+
+
+def signs(auth, x: np.ndarray, bits: int, kind: str = "comparison") -> np.ndarray:
+    """[x >= 0] (1 + keys, n) as :func:`nonnegative`, in batches of :data:`BATCH` comparisons (memory, not rounds,
+    bounds a batch), a batch of BATCH / 4 or more ending with a MAC check (the openings a check keeps, about 3 kB a
+    comparison, would otherwise wait for the release's); the openings go on under the caller's phase."""
+    out = []
+    for part in np.array_split(x, -(-x.shape[-1] // BATCH), axis=-1):
+        out.append(nonnegative(auth, part, bits, kind))
+        if part.shape[-1] >= BATCH // 4:
+            phase = auth.phase
+            auth.check(kind)
+            auth.phase = phase
+    return np.concatenate(out, axis=-1)

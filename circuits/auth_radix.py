@@ -50,8 +50,10 @@ class AuthRadixRanking:
     """Sort by authenticated 2-bit digits and move authenticated columns to sorted order."""
     PREFETCH = True  # False where a session goes on after an abort (the tests' cheats): posts would be left over
 
-    def __init__(self, shuffler, auth, progress=None):
-        self.shuffler, self.auth, self.progress = shuffler, auth, progress
+    def __init__(self, shuffler, auth, progress=None, label: str = ""):
+        """``label``: what this sort is for, before each of its phases' names (a second sort in a job: its phases and
+        failed checks are told apart from the first's)."""
+        self.shuffler, self.auth, self.progress, self.label = shuffler, auth, progress, label
 
     def permutation(self, digits: np.ndarray) -> np.ndarray:
         """[sigma] (2, M): sigma[i] is the position of element i after a stable sort by the keys whose
@@ -122,12 +124,12 @@ class AuthRadixRanking:
         self._phase(f"opening the destinations of {step}")
         mask, _ = auth.correlation("uniform", shuffled_sigma.shape[1:])
         masked = auth.open(shuffled_sigma + mask, "masked destinations")
-        auth.check(f"the shuffle of {step}")
+        auth.check(self._named(f"the shuffle of {step}"))
         self._phase(f"opening the destinations of {step}")
         s = (masked - auth.open(mask, "destination masks")) & ((1 << auth.k) - 1)
         if not is_permutation(s):  # raised at the next check; meanwhile any permutation keeps both in step
-            auth.defer(Deviation(f"the destinations opened after the shuffle of {step} are not a permutation",
-                                 auth.phase))
+            auth.defer(Deviation(f"the destinations opened after {self._named(f'the shuffle of {step}')} are not a "
+                                 "permutation", auth.phase))
             s = np.arange(len(s))
         return s
 
@@ -150,4 +152,7 @@ class AuthRadixRanking:
         return a[:, 0] + (e * delta[None]).sum(axis=1) + q
 
     def _phase(self, name: str) -> None:
-        self.auth.phase = name
+        self.auth.phase = self._named(name)
+
+    def _named(self, name: str) -> str:
+        return f"{self.label}: {name}" if self.label else name

@@ -41,10 +41,8 @@ import numpy as np
 from .comparators import bit_decompose, nonnegative
 from .division import digit_bits_for, fraction_bits
 from .rank_auc import TieGroups, next_slot, to_members
-from .scales import MEAN_BITS, OPEN_BITS, PRECISION_BITS, VARIANCE_BITS
+from .scales import CURVE_DIGIT_BITS, MEAN_BITS, OPEN_BITS, PRECISION_BITS, VARIANCE_BITS
 from .shares import public_share
-
-CURVE_DIGIT_BITS = 4  # quotient bits per round for the curves' few hundred lanes: 15 comparisons per lane each
 
 
 def placement_sums(gates, groups: TieGroups) -> tuple:

@@ -48,6 +48,12 @@ def revealed(metrics, points: int) -> list:
     return [METRICS[name] + (curves if name in ("roc", "pr") else "") for name in metrics]
 
 
+def curve_values(metrics) -> list:
+    """The curves' values opened at each cut for ``metrics``: TPR (the ROC curve's and the PR curve's recall), FPR
+    with "roc", precision with "pr"."""
+    return ["tpr"] + (["fpr"] if "roc" in metrics else []) + (["precision"] if "pr" in metrics else [])
+
+
 def cut_positions(m: int, points: int) -> np.ndarray:
     """The public cuts of a curve with ``points`` points: c_k = ceil(k M / points) rows flagged, k = 1..points
     (the top c_k scores), without repeats."""

@@ -133,7 +133,8 @@ def exact_result(run: JobRun, method: str) -> MpcAucResult:
         missing=outs[0]["missing"],
         excluded=outs[0].get("excluded", []),
         check_s=float(outs[0]["check_s"]),
-        revealed=malicious_revealed(terms.metrics, decimals) if terms.security == "malicious" else (("weighted " if weighted else "")
+        revealed=malicious_revealed(terms.metrics, decimals, terms.points) if terms.security == "malicious" else (
+                  ("weighted " if weighted else "")
                   + (f"AUC rounded to {decimals} decimals" if decimals else MpcAucResult.revealed[0]),
                   *([f"whether the weights' units add up to at most 2^{TOTAL_BITS}"] if weighted else []),
                   *MpcAucResult.revealed[1:], *revealed(terms.metrics[1:], terms.points),
@@ -168,13 +169,13 @@ MALICIOUS_REVEALED = (MpcAucResult.revealed[0], "the count of positives (and so 
                       "all are, or the client is named")
 
 
-def malicious_revealed(metrics, decimals: int = None) -> tuple:
+def malicious_revealed(metrics, decimals: int = None, points: int = 0) -> tuple:
     """What an exact release under security with abort opens: :data:`MALICIOUS_REVEALED` (the AUC rounded to
-    ``decimals`` if given), with ``ci`` :data:`MALICIOUS_CI`, with ``ks`` the KS statistic (as the semi-honest job
-    opens it)."""
+    ``decimals`` if given), with ``ci`` :data:`MALICIOUS_CI`, with the curves (at ``points`` cuts) and ``ks`` what
+    the semi-honest job opens of them."""
     auc = (f"AUC rounded to {decimals} decimals",) if decimals else MALICIOUS_REVEALED[:1]
     return auc + MALICIOUS_REVEALED[1:] + ((MALICIOUS_CI,) if "ci" in metrics else ()) + tuple(revealed(
-        [name for name in metrics if name == "ks"], 0))
+        [name for name in metrics if name in ("roc", "pr", "ks")], points))
 
 
 def opened_metrics(opened: dict, auc: float, m: int, max_fpr: float = None) -> dict:

@@ -34,6 +34,7 @@ import numpy as np
 
 from ...circuits.auth_auc import auc_from_sums, both_orders, ks_gap, placement_squares, sums_of, wide_bits
 from ...circuits.auth_compare import decimal_round, rounding_bits
+from ...circuits.auth_curves import curve_points, joined, release_width as curve_bits
 from ...circuits.auth_inputs import client_values, invalid_rows
 from ...circuits.auth_noise import PHASE as NOISE_PHASE, discrete_laplace
 from ...circuits.auth_radix import AuthRadixRanking
@@ -41,7 +42,7 @@ from ...circuits.macs import MIN_STATISTICAL, RING_BITS, Authenticator, value_bi
 from ...circuits.scales import MEAN_BITS, OPEN_BITS, VARIANCE_BITS
 from ..clear_auc import floor_scaled
 from ..dp.curve_law import CurveNoise
-from ..metric_catalogue import TWO_ROWS
+from ..metric_catalogue import TWO_ROWS, curve_values, cut_positions
 from ..refused import Refused
 
 
@@ -64,14 +65,16 @@ def rows_refusal(m: int, central=None) -> str:
     return ""
 
 
-def release_bits(m: int, central=None, ci: bool = False, decimals: int = None) -> int:
+def release_bits(m: int, central=None, ci: bool = False, decimals: int = None, curves: bool = False) -> int:
     """The wide values' bits: W's (circuits.auth_auc.wide_bits), with ``ci`` DeLong's sums of squares too (Q10 <=
-    4 N^2 P <= 16 M^3 / 27), with ``decimals`` the rounding's (circuits.auth_compare.rounding_bits, 2PN <= M^2 / 2);
+    4 N^2 P <= 16 M^3 / 27), with ``decimals`` the rounding's (circuits.auth_compare.rounding_bits, 2PN <= M^2 / 2),
+    with ``curves`` the curves' (circuits.auth_curves.release_width: long divisions by divisors up to M^2);
     or, for mpc-central, the signed noisy release: |2T + Z_T| < M^2 / 2 + 2^B and |P + Z_P| < M + 2^B', or the DP
     curve's nodes, |count + Z| < M + 2^B (B, B' the noises' magnitude bits)."""
     if central is None:
         return max(wide_bits(m), (16 * m ** 3 // 27 + 1).bit_length() if ci else 0,
-                   rounding_bits(m * m // 2, decimals) if decimals else 0)
+                   rounding_bits(m * m // 2, decimals) if decimals else 0,
+                   curve_bits(m) if curves else 0)
     if isinstance(central, CurveNoise):  # the curve's job computes no W: its nodes alone are wide
         return (m + (2 << central.node_noise(m).width)).bit_length() + 1
     width = max(central.statistic_noise(m).width, central.count_noise().width)
@@ -97,7 +100,8 @@ class AuthenticatedRows:
         m, digits = sum(b.rows for b in bundles), job.evaluation.encoder.digits
         if ctx.rank == 0:
             ctx.progress(f"entering {m} rows under MACs and checking every client's MACs inside the MPC")
-        auth = authenticator(ctx, m, job.central, with_ci(job, m), job.evaluation.spec.decimals)
+        spec = job.evaluation.spec
+        auth = authenticator(ctx, m, job.central, with_ci(job, m), spec.decimals, job.central is None and spec.curves)
         key_digits, labels, betas, flagged = client_values(
             auth, [(b.client, *b.shares(), b.sealed_keys) for b in bundles], digits)
         owners = tuple((b.client, b.reply_to, b.rows) for b in bundles)
@@ -124,11 +128,12 @@ class AuthenticatedRows:
                                  tuple(o for o in self.owners if o[0] not in clients), [])
 
 
-def authenticator(ctx, m: int, central=None, ci: bool = False, decimals: int = None) -> Authenticator:
+def authenticator(ctx, m: int, central=None, ci: bool = False, decimals: int = None,
+                  curves: bool = False) -> Authenticator:
     """This job's MAC keys for ``m`` rows: positions of the 2M elements of the rank sums' sort (circuits.auth_auc;
-    twice the mid-ranks fit too), the rank sums (DeLong's sums, the rounding to ``decimals``, mpc-central's noisy
-    release) wide (circuits.macs)."""
-    return Authenticator(ctx.stream_key, value_bits(2 * m), release_bits(m, central, ci, decimals))
+    twice the mid-ranks fit too), the rank sums (DeLong's sums, the rounding to ``decimals``, the curves' divisions,
+    mpc-central's noisy release) wide (circuits.macs)."""
+    return Authenticator(ctx.stream_key, value_bits(2 * m), release_bits(m, central, ci, decimals, curves))
 
 
 def with_ci(job, m: int) -> bool:
@@ -157,8 +162,8 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
     ci = with_ci(job, m) and auth.wide_bits >= release_bits(m, ci=True)  # not when admitted rows were past the bound
     sums = [w, n1] + (list(placement_squares(ranking, sigma, moved, held.labels, n1)) if ci else [])
     del sigma
-    if "ks" not in job.evaluation.spec.metrics:
-        del moved  # the KS statistic alone reads the moved labels after the sums
+    if "ks" not in job.evaluation.spec.metrics and not job.evaluation.spec.curves:
+        del moved  # the KS statistic and the curves alone read the moved labels after the sums
     if job.central is not None:
         release = central_release(ctx, auth, job.central, w, n1, m)
         return {"central": release, "security": _security(auth)}
@@ -182,6 +187,8 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
                                  "rows admitted to the job") if not ci else Refused(TWO_ROWS) if min(n1, m - n1) < 2
                          else _variance(auc_from_sums(w, n1, m)[0], n1, m - n1, *(int(v) for v in auth.release(
                              np.stack(sums[2:], axis=1), "sums of squared placement values"))))
+    if defined and job.evaluation.spec.curves:  # the points at the public cuts, opened after the sums
+        metrics["curve"] = _curves(ctx, ranking, moved, n1, job.evaluation.spec)
     if defined and "ks" in job.evaluation.spec.metrics:  # KS P N, opened after the sums it is defined by
         if ctx.rank == 0:
             ctx.progress(f"the KS statistic: a tournament of {2 * m - 1} authenticated comparisons")
@@ -202,6 +209,21 @@ def _rounded(ctx, auth, w: np.ndarray, n1: int, m: int, decimals: int) -> int:
     twice_u = auth.add_public(w[:, None], -n1 * (n1 - 1))
     rounded = decimal_round(auth, twice_u, 2 * n1 * (m - n1), decimals, "the rounding of the AUC")
     return int(auth.release(rounded, "rounded AUC")[0])
+
+
+def _curves(ctx, ranking, moved: np.ndarray, n1: int, spec) -> dict:
+    """{"flagged": the cuts, and per curve value (protocols.metric_catalogue.curve_values) its floor(value 2^52) at
+    each cut}, from the runs of the sort of both orders (circuits.auth_curves), opened through
+    Authenticator.release: the integers the semi-honest job opens (circuits.rank_metrics.curve_points)."""
+    m, wanted = moved.shape[-1] // 2, curve_values(spec.metrics)
+    flagged = cut_positions(m, spec.points)
+    if ctx.rank == 0:
+        ctx.progress(f"curves at {len(flagged)} cuts: {m} authenticated comparisons, a one-digit sort, "
+                     f"{len(wanted) * len(flagged)} long divisions")
+    points = curve_points(ranking, moved, n1, flagged, wanted)
+    opened = ranking.auth.release(np.concatenate([points[name] for name in wanted], axis=-1), "curve points")
+    return {"flagged": flagged.tolist(), **{name: [int(v) for v in joined(values.astype(object))]
+                                            for name, values in zip(wanted, np.split(opened, len(wanted), axis=-1))}}
 
 
 def central_release(ctx, auth, central, w: np.ndarray, n1: np.ndarray, m: int) -> tuple:

@@ -38,7 +38,7 @@ from ..inputs.intake import ClientIntake, gather_bytes, refusal
 from ..dp.curve_law import CurveNoise
 from ..inputs.submission import ReleaseTerms, SharedResult
 from ..inputs.weights import TOTAL_BITS, TOTAL_UNITS
-from ..metric_catalogue import CI_MAX_ROWS, FPR_BITS, TWO_ROWS, cut_positions
+from ..metric_catalogue import CI_MAX_ROWS, FPR_BITS, TWO_ROWS, curve_values, cut_positions
 from ..refused import Refused
 from ..release_spec import MALICIOUS_REFUSAL
 from ..runtime.ledger import ACCOUNTING
@@ -291,7 +291,7 @@ def _metrics(ctx, job, shuffler, gates, groups, twice_u, sorted_labels) -> dict:
             ctx.progress(f"curves at {spec.points} cuts")
         flagged = cut_positions(groups.m, spec.points)
         points = curve_points(shuffler, gates, groups, flagged)
-        wanted = (["tpr"] + (["fpr"] if "roc" in metrics else []) + (["precision"] if "pr" in metrics else []))
+        wanted = curve_values(metrics)
         opened["curve"] = {"flagged": flagged.tolist(), **{name: reveal(points[name]) for name in wanted}}
     if "ks" in metrics:
         if ctx.rank == 0:

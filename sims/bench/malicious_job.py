@@ -56,8 +56,8 @@ def main(argv=None) -> int:
     parser.add_argument("--protocol", choices=("mpc-exact", "mpc-central"), default="mpc-exact",
                         help="the exact AUC, or mpc-central's label-DP release at epsilon 1")
     parser.add_argument("--metrics", default="auc",
-                        help="mpc-exact: what the jobs open besides the AUC (auc; ci: DeLong's interval; ks: the KS "
-                             "statistic; e.g. auc,ks)")
+                        help="mpc-exact: what the jobs open besides the AUC (auc; ci: DeLong's interval; roc, pr: "
+                             "the curves at 100 cuts; ks: the KS statistic; e.g. auc,roc,pr,ks)")
     args = parser.parse_args(argv)
     noise = CentralNoise(1.0) if args.protocol == "mpc-central" else None
     print(f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}")

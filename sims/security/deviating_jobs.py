@@ -17,8 +17,10 @@ SEMI_HONEST = "the semi-honest job"  # the phase name of a cheat on the semi-hon
 SEMI_HONEST_NOISE = "the semi-honest noise draw"  # ... on the semi-honest job's noise draw (circuits.noise)
 SEMI_HONEST_KS = "the semi-honest KS statistic"  # ... on its KS statistic (circuits.rank_metrics)
 SEMI_HONEST_ROUNDING = "the semi-honest rounding"  # ... on its AUC's rounding to decimals (circuits.division)
+SEMI_HONEST_CURVES = "the semi-honest curves"  # ... on its curve points (circuits.rank_metrics)
 SEMI_HONEST_STEPS = {SEMI_HONEST_NOISE: "discrete_laplace", SEMI_HONEST_KS: "secret_ks_statistic",
-                     SEMI_HONEST_ROUNDING: "decimal_round"}  # the circuits of protocols.mpc.ranking_party
+                     SEMI_HONEST_ROUNDING: "decimal_round", SEMI_HONEST_CURVES: "curve_points"}  # circuits of
+#                                                                                  protocols.mpc.ranking_party
 
 
 def cheating_jobs(ctx, fraction_bits: int, cheater: int, phase: str, check: bool = True, frame: int = 0,
@@ -111,16 +113,20 @@ SEMI_HONEST_NOISE_FRAME = 12  # a frame of the semi-honest draw (circuits.noise)
 NOISE_ATTEMPTS = 4  # jobs run until one bends the release (under the weakened variant ~1% land inside the support)
 KS_PHASE = "the KS statistic's comparisons"  # circuits.auth_auc.ks_gap: the KS statistic's tournament
 ROUNDING_PHASE = "the rounding of the AUC"  # protocols.mpc.malicious._rounded: the AUC to decimals
+CURVE_PHASE = "the curve points"  # circuits.auth_curves.PHASE: the runs, their partition, the long divisions
 COMPARED_ATTEMPTS = 4  # jobs run until one bends the release (an offset on a semi-honest frame does in most)
 # The released steps on authenticated comparisons (circuits.auth_compare), each with: the job that opens it (metrics,
-# decimals) and what it returns; the frames each party sends in its phase in the 60-row job; the frame whose offset
-# bends the release when unchecked (the last product); the semi-honest circuit's phase and a frame whose offset
-# bends it there.
+# decimals) and what it returns; the frames each party sends in its phase in the 60-row job; a frame whose offset
+# bends the release when unchecked (the last product; the curves': one of the first round of the long divisions, as
+# the last round's product only updates a remainder no one reads); the semi-honest circuit's phase and a frame whose
+# offset bends it there.
 COMPARED = {
     "ks": dict(phase=KS_PHASE, metrics="auc,ks", decimals=None, opened="ks", frames=42, bent=41,  # 7 levels of 6
                semi_honest=SEMI_HONEST_KS, semi_honest_frame=0, what="the KS statistic"),
     "decimals": dict(phase=ROUNDING_PHASE, metrics="auc", decimals=3, opened="auc", frames=20, bent=19,  # 4 x 5
                      semi_honest=SEMI_HONEST_ROUNDING, semi_honest_frame=10, what="the AUC rounded to 3 decimals"),
+    "curves": dict(phase=CURVE_PHASE, metrics="auc,roc", decimals=None, opened="roc", frames=100, bent=50,
+                   semi_honest=SEMI_HONEST_CURVES, semi_honest_frame=10, what="the ROC curve's points"),
 }
 
 
@@ -224,30 +230,40 @@ def noise_deviation_checks(cfg: dict, party: int) -> list:
 def compared_bent(party: int, step: str, semi_honest: bool) -> bool:
     """Whether ``party``'s offset on the bending frame of COMPARED ``step`` (under the mode with the MAC checks skipped:
     the weakened variant; or on the semi-honest circuit) made one of up to COMPARED_ATTEMPTS jobs (their data and
-    shares differ) release a value other than scikit-learn's without an error."""
-    from sklearn.metrics import roc_auc_score, roc_curve  # lazily: only this step compares with scikit-learn
-
+    shares differ) release a value other than scikit-learn's (the curves: the clear reference's) without an error."""
     c = COMPARED[step]
     phase, frame = (c["semi_honest"], c["semi_honest_frame"]) if semi_honest else (c["phase"], c["bent"])
     for seed in range(COMPARED_ATTEMPTS):
         clients, value = cheating_job(party, phase, check=semi_honest, frame=frame, seed=seed, metrics=c["metrics"],
                                       decimals=c["decimals"], opened=c["opened"])
-        labels, scores = (np.concatenate([client[i] for client in clients]) for i in (2, 1))
-        if step == "ks":
-            fpr, tpr, _ = roc_curve(labels, scores)
-            truth, tolerance = np.max(np.abs(tpr - fpr)), 1e-12
-        else:
-            truth, tolerance = roc_auc_score(labels, scores), 0.5 * 10 ** -c["decimals"]
-        if not isinstance(value, Exception) and abs(value - truth) > tolerance:
+        if not isinstance(value, Exception) and _wrong(step, clients, value):
             return True
     return False
 
 
+def _wrong(step: str, clients, value) -> bool:
+    """Whether the released ``value`` of COMPARED ``step`` on ``clients`` is not the true one: scikit-learn's KS or
+    AUC (to the decimals asked), the clear curve points (protocols.clear_metrics.curve_at_cuts) to 1e-12."""
+    from sklearn.metrics import roc_auc_score, roc_curve  # lazily: only this step compares with scikit-learn
+
+    from ...protocols.clear_metrics import curve_at_cuts  # lazily, as the job's modules
+
+    labels, scores = (np.concatenate([client[i] for client in clients]) for i in (2, 1))
+    if step == "curves":
+        truth = curve_at_cuts(scores, labels, value["flagged"])
+        return any(np.max(np.abs(np.asarray(value[name]) - truth[name])) > 1e-12 for name in ("tpr", "fpr"))
+    if step == "ks":
+        fpr, tpr, _ = roc_curve(labels, scores)
+        return abs(value - np.max(np.abs(tpr - fpr))) > 1e-12
+    return abs(value - roc_auc_score(labels, scores)) > 0.5 * 10 ** -COMPARED[step]["decimals"]
+
+
 def compared_deviation_checks(cfg: dict, party: int, step: str) -> list:
     """The step's rows on a release by authenticated comparisons (COMPARED ``step``: the KS statistic, the AUC's
-    rounding) for ``party``: 4 ``deviation_jobs`` jobs (20 in the full suite) whose cheat is an offset on one word of
-    a frame of its phase (the frames spread over all it sends there), which must all stop; the weakened variant and
-    the semi-honest circuit with an offset on one frame, each of which must release a wrong value."""
+    rounding, the ROC curve's points) for ``party``: 4 ``deviation_jobs`` jobs (20 in the full suite) whose cheat is
+    an offset on one word of a frame of its phase (the frames spread over all it sends there), which must all stop;
+    the weakened variant and the semi-honest circuit with an offset on one frame, each of which must release a wrong
+    value."""
     from ...protocols.errors import DeviationDetected  # lazily, as the job's modules
 
     c, runs = COMPARED[step], 4 * cfg["deviation_jobs"]
@@ -261,7 +277,7 @@ def compared_deviation_checks(cfg: dict, party: int, step: str) -> list:
                   sum(stopped) / len(stopped), 1.0, all(stopped),
                   {"jobs": runs, "frames": frames, "measured": "share of the jobs stopped by DeviationDetected"},
                   pass_if="=="),
-            check(f"P{party}'s same cheat on its last product with the MAC checks skipped: a wrong value released",
+            check(f"P{party}'s same cheat on frame {c['bent']} with the MAC checks skipped: a wrong value released",
                   "control", label, None, None, int(weakened), 0, not weakened, {"frame": c["bent"]}),
             check(f"P{party}'s offset on one frame of the semi-honest circuit for {c['what']}: a wrong value released "
                   "without an error", "control", f"mpc-exact opening {c['what']} (semi-honest default)", None, None,
@@ -274,7 +290,7 @@ def job_deviation_checks(cfg: dict, rng) -> list:
     DeviationDetected and released nothing, which must be all; and two controls, JOB_WEAKENED jobs with both
     parties' checks skipped and the semi-honest job with the offset on one of the party's SEMI_HONEST_FRAMES, each
     of which must release a wrong AUC; then the rows of :func:`noise_deviation_checks` (mpc-central's draw) and of
-    :func:`compared_deviation_checks` (the KS statistic, the AUC's rounding to decimals)."""
+    :func:`compared_deviation_checks` (the KS statistic, the AUC's rounding to decimals, the ROC curve's points)."""
     from sklearn.metrics import roc_auc_score  # lazily: only this step compares with scikit-learn
 
     from ...protocols.errors import DeviationDetected  # lazily, as the job's modules

@@ -96,7 +96,10 @@ def ustat_views(cfg: dict, rng) -> list:
 
 JOB_A = (np.array([0.9, 0.1, 0.5, 0.3, 0.2, 0.8, 0.6, 0.4]), np.array([1, 1, 1, 0, 0, 0, 0, 1]))  # AUC 0.5
 JOB_B = (np.full(8, 0.5), np.array([0, 1, 0, 1, 1, 0, 1, 0]))  # all tied: AUC 0.5; same M, clients, positives
-MALICIOUS_JOBS = "mpc-exact --security malicious --ranks"
+MALICIOUS_JOBS = "mpc-exact --security malicious --ranks --metrics auc,roc,pr --points 1"
+MALICIOUS_SPEC = ReleaseSpec("auc,roc,pr", 1, security="malicious")  # the curves' steps run; their one point (every
+#                                                                     row flagged: TPR 1, FPR 1, the share of positives)
+#                                                                     is the same for inputs A and B
 
 
 def job_views(cfg: dict, rng) -> list:
@@ -114,13 +117,14 @@ def job_views(cfg: dict, rng) -> list:
 
 
 def malicious_job_views(cfg: dict, rng) -> list:
-    """Views of whole mpc-exact --ranks jobs under security with abort through the real party loop, the key's 2-bit
-    digits and the clients' MAC words among the secrets (the MAC words from both parties' shares of the large
+    """Views of whole mpc-exact --ranks jobs under security with abort, opening the curves at one cut (their runs,
+    compaction and divisions run; the point is the same for both inputs), through the real party loop, the key's
+    2-bit digits and the clients' MAC words among the secrets (the MAC words from both parties' shares of the large
     job's bundles)."""
 
     encoder, scores, labels = _job_data(cfg, rng, "malicious_job_view_m", cfg["malicious_job_view_dtype"])
     runs = cfg["malicious_job_view_runs"]
-    requests = _job_requests(scores, labels, encoder, runs, ReleaseSpec(security="malicious"))
+    requests = _job_requests(scores, labels, encoder, runs, MALICIOUS_SPEC)
     keys = encoder.encode(scores)
     digits = encoder.key_digits(keys + KEY_OFFSET)
     secrets_ = {**job_secrets(keys, labels), **{f"key digit {t}": digit for t, digit in enumerate(digits)}}

@@ -1,17 +1,21 @@
-"""circuits.auth_compare and circuits.auth_auc.ks_gap in the clear (the adversarial review's sweeps): the
-real functions run on a clear stand-in for the Authenticator (one row, the value itself, the dealer's digits law
-with chosen masks R), so that the ranges and edges can be swept far beyond what the process tests reach: every
-width up to the widest comparison, masks at the digit edges, the rounding at every M up to 2^23 and K up to 12
-(halves, AUC 0 and 1), the KS walk against scikit-learn on every tie pattern of small sizes."""
+"""circuits.auth_compare, circuits.auth_auc.ks_gap and circuits.auth_curves in the clear (the adversarial review's
+sweeps): the real functions run on a clear stand-in for the Authenticator (one row, the value itself, the dealer's
+digits law with chosen masks R) and for the sort's moves, so that the ranges and edges can be swept far beyond what
+the process tests reach: every width up to the widest comparison, masks at the digit edges, the rounding at every M
+up to 2^23 and K up to 12 (halves, AUC 0 and 1), the division by secret divisors up to 2^46, the KS walk against
+scikit-learn and the curves' runs against the tie groups on every tie pattern of small sizes."""
 import itertools
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
+from mpc_auc.circuits import auth_curves
 from mpc_auc.circuits.auth_auc import ks_gap
-from mpc_auc.circuits.auth_compare import comparison_bits, decimal_round, maximum, nonnegative, rounding_bits
+from mpc_auc.circuits.auth_compare import (comparison_bits, decimal_round, divide, division_bits, maximum, nonnegative,
+                                           rounding_bits)
 from mpc_auc.circuits.macs import digits_law, wide_keys
+from mpc_auc.circuits.scales import CURVE_DIGIT_BITS, OPEN_BITS
 from mpc_auc.protocols.mpc.malicious import MAX_ROWS, release_bits
 
 
@@ -74,7 +78,7 @@ def test_nonnegative_at_the_range_edges_and_mask_edges(bits):
 def test_every_comparison_fits_the_wide_values_for_every_m_and_decimals():
     """For every M the mode takes (2 .. 2^23, the bit-length edges and a sweep), decimals None and 1..12: the KS
     tournament's comparison (ks_gap's width) and the rounding's fit release_bits, the KS P N and 10^K fit the release,
-    and wide_keys does not refuse."""
+    and wide_keys does not refuse; with the curves their comparisons and divisions fit, and the points' halves."""
     ms = sorted({2, 3, 4, 5, 6, 7, MAX_ROWS, MAX_ROWS - 1}
                 | {v + d for e in range(2, 24) for v in (1 << e,) for d in (-1, 0, 1) if 2 <= v + d <= MAX_ROWS}
                 | set(range(2, 5000)))
@@ -90,6 +94,10 @@ def test_every_comparison_fits_the_wide_values_for_every_m_and_decimals():
             if decimals:
                 assert comparison_bits((10 * 2 * pn_max).bit_length()) <= w
                 assert 10 ** decimals < 1 << w
+        curves = release_bits(m, curves=True)  # the run starts' comparisons, the divisions, the points' halves
+        wide_keys(curves)
+        assert max(comparison_bits(m.bit_length()), division_bits(m * m, CURVE_DIGIT_BITS)) <= curves
+        assert 1 << (OPEN_BITS - auth_curves.LOW_BITS) < 1 << curves
 
 
 def _clear_rounding(a: int, b: int, decimals: int) -> int:
@@ -154,23 +162,34 @@ def _boundary_ks_pn(scores, labels) -> int:
 @pytest.mark.parametrize("m", [2, 3, 4, *(pytest.param(m, marks=pytest.mark.slow) for m in (5, 6))])
 def test_ks_walk_equals_the_boundary_definition_on_every_tie_pattern(m):
     """Every labelling (both classes) and every assignment of up to 3 (m <= 4: m) score values to m rows."""
+    for scores, labels in _tie_patterns(m):
+        assert _walk_ks(scores, labels) == _boundary_ks_pn(scores, labels), (scores, labels)
+
+
+def _tie_patterns(m: int):
+    """(scores, labels) of every labelling of m rows with both classes and every assignment of up to 3 (m <= 4: m)
+    score values to them."""
     for labels in itertools.product((0, 1), repeat=m):
         labels = np.array(labels)
-        if not 0 < labels.sum() < m:
-            continue
-        for scores in itertools.product(range(m if m <= 4 else 3), repeat=m):
-            scores = np.array(scores, dtype=np.float64)
-            assert _walk_ks(scores, labels) == _boundary_ks_pn(scores, labels), (scores, labels)
+        if 0 < labels.sum() < m:
+            for scores in itertools.product(range(m if m <= 4 else 3), repeat=m):
+                yield np.array(scores, dtype=np.float64), labels
 
 
 def test_ks_walk_equals_sklearn_on_random_tie_heavy_sets():
-    rng = np.random.default_rng(3)
-    for _ in range(100):
-        m = int(rng.integers(2, 400))
+    for scores, labels, _ in _tie_heavy_sets(3, 100, 400, 6):
+        assert _walk_ks(scores, labels) == _sklearn_ks_pn(scores, labels)
+
+
+def _tie_heavy_sets(seed: int, count: int, rows: int, values: int):
+    """(scores, labels, rng) of ``count`` random sets of 2 to ``rows`` rows, both classes, scores among fewer than
+    ``values`` values."""
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        m = int(rng.integers(2, rows))
         labels = rng.integers(0, 2, m)
         labels[:2] = (0, 1)
-        scores = rng.integers(0, int(rng.integers(1, 6)), m).astype(np.float64)
-        assert _walk_ks(scores, labels) == _sklearn_ks_pn(scores, labels)
+        yield rng.integers(0, int(rng.integers(1, values)), m).astype(np.float64), labels, rng
 
 
 def test_maximum_of_the_extreme_ks_candidates():
@@ -195,3 +214,81 @@ def test_every_m_up_to_2_to_23_fits_vectorized():
     wide = bit_length(2 * m * m)  # circuits.auth_auc.wide_bits
     ks = bit_length(2 * (m * m // 4))
     assert not (2 * ((ks + 1) // 2) + 1 > wide).any()  # comparison_bits of ks_gap's gaps within W's width
+
+
+@pytest.mark.parametrize("digit_bits", [1, 4, pytest.param(13, marks=pytest.mark.slow)])
+def test_divide_is_the_exact_floor_for_secret_divisors_up_to_the_widest(digit_bits):
+    """floor(a 2^52 / b) for 0 <= a <= b at 0, 1, b - 1, b, b / 2 and random, b from 1 to the curves' widest divisor
+    (M^2 at M = 2^23), several lanes at once, each with its own divisor."""
+    rng = np.random.default_rng(digit_bits)
+    bound = 1 << 46
+    bs = [1, 2, 3, 7, bound, bound - 1, *(int(v) for v in rng.integers(1, bound, 6))]
+    a, b = zip(*[(x, d) for d in bs for x in {0, 1 % (d + 1), d - 1, d, d // 2, int(rng.integers(0, d + 1))}])
+    auth = ClearAuth(division_bits(bound, digit_bits), seed=digit_bits)
+    got, rest = divide(auth, np.array([a], dtype=np.int64), np.array([b], dtype=np.int64), OPEN_BITS, digit_bits,
+                       bound)
+    assert [int(q) for q in got[0]] == [(x << OPEN_BITS) // d for x, d in zip(a, b)]
+    assert [int(r) for r in rest[0]] == [(x << OPEN_BITS) % d for x, d in zip(a, b)]
+
+
+class ClearRanking:
+    """AuthRadixRanking's interface in the clear (the stable sort by the digits, the moves by sigma), on ClearAuth."""
+
+    def __init__(self, shuffler, auth, progress=None, label=""):
+        self.shuffler, self.auth = shuffler, auth
+
+    def permutation(self, digits: np.ndarray) -> np.ndarray:
+        keys = sum(d[0] << (2 * t) for t, d in enumerate(digits))
+        sigma = np.empty_like(keys)
+        sigma[np.argsort(keys, kind="stable")] = np.arange(len(keys))
+        return sigma[None]
+
+    def apply(self, sigma, columns):
+        out = np.empty_like(columns)
+        out[..., sigma[0]] = columns
+        return out
+
+    def gather(self, sigma, columns):
+        return columns[..., sigma[0]]
+
+
+def _exact_points(scores, labels, flagged) -> dict:
+    """floor(value 2^52) of TPR, FPR and precision at each cut, the tie group a cut falls in counted in proportion
+    (circuits.rank_metrics.curve_points' definition, with the tie groups of the keys), exactly."""
+    p, m = int(labels.sum()), len(labels)
+    order = np.argsort(scores, kind="stable")
+    keys, ys = scores[order], labels[order]
+    out = {"tpr": [], "fpr": [], "precision": []}
+    for c in flagged:
+        j = m - int(c)
+        start, end = (int(np.searchsorted(keys, keys[j], side)) for side in ("left", "right"))
+        tp = p - int(ys[:start].sum()) - Fraction(int(ys[start:end].sum()) * (j - start), end - start)
+        for name, value in (("tpr", tp / p), ("fpr", (int(c) - tp) / (m - p)), ("precision", tp / int(c))):
+            out[name].append(int(value * 2 ** OPEN_BITS))
+    return out
+
+
+def _run_points(scores, labels, flagged, monkeypatch) -> dict:
+    monkeypatch.setattr(auth_curves, "AuthRadixRanking", ClearRanking)
+    m = len(labels)
+    auth = ClearAuth(release_bits(m, curves=True))
+    points = auth_curves.curve_points(ClearRanking(None, auth), _orders(scores, labels), int(labels.sum()),
+                                      np.asarray(flagged), ["tpr", "fpr", "precision"])
+    return {name: [int(v) for v in auth_curves.joined(values[0].astype(object))] for name, values in points.items()}
+
+
+@pytest.mark.parametrize("m", [2, 3, *(pytest.param(m, marks=pytest.mark.slow) for m in (4, 5))])
+def test_curve_points_from_runs_equal_the_tie_groups_on_every_tie_pattern(m, monkeypatch):
+    """circuits.auth_curves.curve_points (runs from the sort of both orders, their compaction, the long divisions) on
+    every labelling with both classes and every assignment of up to 3 (m <= 4: m) score values to m rows, at every
+    cut: the tie groups' exact floor(value 2^52)."""
+    flagged = np.arange(1, m + 1)
+    for scores, labels in _tie_patterns(m):
+        assert _run_points(scores, labels, flagged, monkeypatch) == _exact_points(scores, labels, flagged), (
+            scores, labels)
+
+
+def test_curve_points_equal_the_tie_groups_on_random_tie_heavy_sets(monkeypatch):
+    for scores, labels, rng in _tie_heavy_sets(4, 30, 300, 8):
+        flagged = np.unique(rng.integers(1, len(labels) + 1, 9))
+        assert _run_points(scores, labels, flagged, monkeypatch) == _exact_points(scores, labels, flagged)

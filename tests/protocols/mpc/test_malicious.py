@@ -13,6 +13,7 @@ from mpc_auc import Context
 from mpc_auc import roc_auc_score as private_auc
 from mpc_auc.cli import main
 from mpc_auc.cli.parser import DEVIATION_EXIT
+from mpc_auc.protocols.clear_metrics import curve_at_cuts
 from mpc_auc.protocols.errors import DeviationDetected, InputError
 from mpc_auc.protocols.inputs.encoding import ScoreEncoder
 from mpc_auc.protocols.mpc.exact import mpc_exact_auc
@@ -36,10 +37,10 @@ def _clients(seed: int, m: int, decimals: int = 2, parts: int = 3) -> list:
 CASES = [(1, 2, 1, 1), (2, 40, 1, 2), (3, 97, 2, 3), (4, 300, 3, 4)]  # (seed, rows, decimals, clients)
 
 
-def _both_modes(sets, encoder=ScoreEncoder(), ranks=False, metrics="auc", decimals=None):
-    """The malicious and the semi-honest results of each set (opening ``metrics``, the AUC to ``decimals``), each
-    mode's jobs in one session."""
-    return zip(sets, *(mpc_exact_auc(sets, encoder, ReleaseSpec(metrics, decimals=decimals, security=mode),
+def _both_modes(sets, encoder=ScoreEncoder(), ranks=False, metrics="auc", decimals=None, points=10):
+    """The malicious and the semi-honest results of each set (opening ``metrics``, the AUC to ``decimals``, the curves
+    at ``points`` cuts), each mode's jobs in one session."""
+    return zip(sets, *(mpc_exact_auc(sets, encoder, ReleaseSpec(metrics, points, decimals=decimals, security=mode),
                                      ranks=ranks, timeout_s=120) for mode in ("malicious", "semi-honest")))
 
 
@@ -93,10 +94,13 @@ def test_a_party_that_changes_one_word_of_delongs_sums_stops_the_job(cheater, ph
 
 
 @pytest.mark.parametrize("decimals", [None, 1, pytest.param(12, marks=pytest.mark.slow)])  # 12: the widest rounding
-def test_the_ks_statistic_and_the_rounded_auc_under_the_mode_equal_the_semi_honest_ones_bit_for_bit(decimals):
-    """The KS statistic from the sort of both orders without tie groups (circuits.auth_auc.ks_gap: a tournament of
-    authenticated comparisons, circuits.auth_compare), opened after W and n1, is the semi-honest job's floor(KS
-    2^52) on inputs full of ties and one tie group (KS 0), and scikit-learn's max |TPR - FPR| to 2^-52.  With
+def test_the_curves_ks_and_the_rounded_auc_under_the_mode_equal_the_semi_honest_ones_bit_for_bit(decimals):
+    """The ROC and PR curves at 7 cuts from the runs of the sort of both orders (circuits.auth_curves: tie groups of
+    both classes whole, those of one class split, which leaves every point as it is) and the KS statistic from the
+    same sort without tie groups (circuits.auth_auc.ks_gap: a tournament of authenticated comparisons,
+    circuits.auth_compare), opened after W and n1, are the semi-honest job's floor(value 2^52) on inputs full of
+    ties, of one tie group (KS 0) and of tie groups of one class, and the clear curve points and scikit-learn's
+    max |TPR - FPR| to 2^-52.  With
     decimals n1 is opened alone and round(AUC 10^K) computed inside by a long division by the public 2PN
     (circuits.auth_compare.decimal_round): the semi-honest job's integer, halves rounded up (AUC 0.25 to one
     decimal: 0.3), an AUC of 1; every release's kind recorded: W is never opened.  The results say what they open."""
@@ -106,36 +110,48 @@ def test_the_ks_statistic_and_the_rounded_auc_under_the_mode_equal_the_semi_hone
     perfect = [("c0", np.array([0.1, 0.2]), np.array([0, 0])), ("c1", np.array([0.8, 0.9]), np.array([1, 1]))]
     sets = [_clients(seed, m, d, c) for seed, m, d, c in ((21, 2, 1, 1), (22, 40, 1, 2), (23, 97, 2, 3),
                                                           (24, 260, 1, 2), (25, 300, 3, 4))]
-    sets += [[("c0", np.full(30, 0.5), np.arange(30) % 2)], halfway, perfect]  # one tie group: KS 0
-    mine, theirs = (mpc_exact_auc(sets, ScoreEncoder(), ReleaseSpec("auc,ks", decimals=decimals, security=mode),
+    one_class_ties = [("c0", np.array([0.1, 0.2, 0.2, 0.2, 0.5, 0.5, 0.7, 0.7, 0.7, 0.9]),
+                       np.array([0, 1, 1, 1, 0, 0, 0, 1, 1, 0]))]
+    sets += [[("c0", np.full(30, 0.5), np.arange(30) % 2)], halfway, perfect, one_class_ties]  # one tie group: KS 0
+    spec = "auc,roc,pr,ks"
+    mine, theirs = (mpc_exact_auc(sets, ScoreEncoder(), ReleaseSpec(spec, 7, decimals=decimals, security=mode),
                                   timeout_s=120) for mode in ("malicious", "semi-honest"))
     for clients, a, b in zip(sets, mine, theirs):
         assert a.auc == b.auc and a.metrics == b.metrics
         labels, scores = (np.concatenate([c[i] for c in clients]) for i in (2, 1))
         fpr, tpr, _ = roc_curve(labels, scores)
         assert 0 <= np.max(np.abs(tpr - fpr)) - a.metrics["ks"] < 2 ** -51
+        clear = curve_at_cuts(scores, labels, a.metrics["roc"]["flagged"])
+        for got, name in ((a.metrics["roc"]["tpr"], "tpr"), (a.metrics["roc"]["fpr"], "fpr"),
+                          (a.metrics["pr"]["precision"], "precision")):
+            assert np.max(np.abs(np.asarray(got) - clear[name])) < 2 ** -51
         assert abs(a.auc - roc_auc_score(labels, scores)) <= (0.5 * 10 ** -decimals if decimals else 1e-15)
     assert mine[5].metrics["ks"] == 0 and any("Kolmogorov-Smirnov" in line for line in mine[1].revealed)
+    assert any(line.startswith("TPR and FPR at each public cut") for line in mine[1].revealed)
     if decimals:
         assert (mine[6].auc, mine[7].auc) == ((0.3 if decimals == 1 else 0.25), 1.0)
         assert mine[2].revealed[0] == f"AUC rounded to {decimals} decimals"
-        assert released_kinds(sets[2], ReleaseSpec("auc,ks", decimals=decimals, security="malicious")) == [
-            "count of positives", "rounded AUC", "KS statistic"]  # W is never opened
+        assert released_kinds(sets[2], ReleaseSpec(spec, 7, decimals=decimals, security="malicious")) == [
+            "count of positives", "rounded AUC", "curve points", "KS statistic"]  # W is never opened
 
 
-@pytest.mark.parametrize("step,cheater,frame", [("ks", 0, 0), ("ks", 1, 41), ("decimals", 1, 6)] + [
-    pytest.param(*case, marks=pytest.mark.slow) for case in (("ks", 1, 7), ("ks", 0, 23), ("decimals", 0, 0),
-                                                             ("decimals", 1, 19))])  # all: in the suite's step
+@pytest.mark.parametrize("step,cheater,frame", [("ks", 0, 0), ("ks", 1, 41), ("decimals", 1, 6), ("curves", 0, 7)] + [
+    pytest.param(*case, marks=pytest.mark.slow) for case in (
+        ("ks", 1, 7), ("ks", 0, 23), ("decimals", 0, 0), ("decimals", 1, 19), ("curves", 1, 0), ("curves", 0, 12),
+        ("curves", 1, 50), ("curves", 0, 99))])  # all: in the suite's step
 def test_a_party_that_changes_one_word_of_a_comparison_stops_the_job(step, cheater, frame):
-    """The KS statistic's comparisons and the AUC's rounding: the masked opening of a comparison (frame 0), a join of
-    its digits, its last product."""
+    """The KS statistic's comparisons, the AUC's rounding and the curves' steps: the masked opening of a comparison
+    (frame 0), a join of its digits, its last product; of the curves (frames of the 60-row job): the run starts'
+    comparison (0), the partition's shuffle (7), the opened destinations of the move back (12), a long division's
+    comparison (50), its last product (99)."""
     c = COMPARED[step]
     _, stopped = cheating_job(cheater, c["phase"], frame=frame, metrics=c["metrics"], decimals=c["decimals"])
     assert isinstance(stopped, DeviationDetected) and "nothing is released" in str(stopped)
 
 
 @pytest.mark.parametrize("party,step", [(0, "ks"), *(pytest.param(*case, marks=pytest.mark.slow) for case in (
-    (1, "decimals"), (1, "ks"), (0, "decimals")))])  # every party and step: in the suite's step too
+    (1, "decimals"), (1, "ks"), (0, "decimals"), (0, "curves"), (1, "curves")))])  # every party and step: in the
+#                                                                                   suite's step too
 def test_without_the_checks_or_semi_honest_the_same_offset_releases_a_wrong_value(party, step):
     """The weakened variant (both parties' checks skipped) and the semi-honest circuit: an offset on one frame goes
     through and the released KS (the rounded AUC) is not scikit-learn's."""
@@ -145,13 +161,14 @@ def test_without_the_checks_or_semi_honest_the_same_offset_releases_a_wrong_valu
 
 @pytest.mark.slow  # 400 jobs in four sessions, about 12 minutes here
 def test_two_hundred_honest_malicious_jobs_never_abort_and_equal_the_semi_honest_ones():
-    """The AUC, DeLong's interval and the KS statistic (100 jobs with float64 keys, 50 with float32), the AUC
-    rounded to 4 decimals with the KS statistic (50): every value equal in both modes."""
+    """The AUC, DeLong's interval, the ROC and PR curves at 10 cuts and the KS statistic (100 jobs with float64 keys,
+    50 with float32), the AUC rounded to 4 decimals with the curves and the KS statistic (50): every value equal in
+    both modes."""
     sizes, decimals = (2, 3, 5, 17, 40, 64, 97, 120), (1, 2, 3)
     sets = [_clients(100 + n, sizes[n % 8], decimals[n % 3], 1 + n % 4) for n in range(200)]
-    pairs = (list(_both_modes(sets[:100], metrics="auc,ci,ks"))
-             + list(_both_modes(sets[100:150], ScoreEncoder(0.0, 2.0, "float32"), metrics="auc,ci,ks"))
-             + list(_both_modes(sets[150:], metrics="auc,ks", decimals=4)))
+    pairs = (list(_both_modes(sets[:100], metrics="auc,ci,roc,pr,ks"))
+             + list(_both_modes(sets[100:150], ScoreEncoder(0.0, 2.0, "float32"), metrics="auc,ci,roc,pr,ks"))
+             + list(_both_modes(sets[150:], metrics="auc,roc,pr,ks", decimals=4)))
     assert len(pairs) == 200 and all(mine.auc == theirs.auc and mine.metrics == theirs.metrics
                                      for _, mine, theirs in pairs)
 
