@@ -35,12 +35,14 @@ def rank_sums(ranking, key_digits: np.ndarray, labels: np.ndarray):
     ``key_digits`` (D, 2, M), least significant first, and the wide authenticated labels (1 + keys, M) in {0, 1};
     2 R (2, M) each element's twice 0-based mid-rank, in input order.  The authenticator's k must hold 2M - 1
     (module docstring: both sorts run as one)."""
-    return sums_of(ranking.auth, *both_orders(ranking, key_digits, labels), labels)
+    return sums_of(ranking.auth, *both_orders(ranking, key_digits, labels)[:2], labels)
 
 
-def both_orders(ranking, key_digits: np.ndarray, labels: np.ndarray) -> tuple:
-    """([sigma] (2, 2M), [moved labels] (1 + keys, 2M)): the one sort of the rows by (key, y) and of the reversed
-    rows by (key, 1 - y) (module docstring), and the labels in that order."""
+def both_orders(ranking, key_digits: np.ndarray, labels: np.ndarray, partners: bool = False) -> tuple:
+    """([sigma] (2, 2M), [moved labels] (1 + keys, 2M), [moved partners] (2, 2M) or None): the one sort of the rows
+    by (key, y) and of the reversed rows by (key, 1 - y) (module docstring), and the labels in that order; with
+    ``partners`` also each element's partner's destination (the same row's in the other half: slot j of the first
+    half holds the second-order destination, plus M, of the row at first-order position j), moved along."""
     auth = ranking.auth
     m = labels.shape[-1]
     if (2 * m - 1).bit_length() > auth.k:
@@ -49,7 +51,11 @@ def both_orders(ranking, key_digits: np.ndarray, labels: np.ndarray) -> tuple:
     halves = auth.public(np.repeat(np.arange(2, dtype=np.int64), m), (2 * m,))
     sigma = ranking.permutation(np.concatenate([ties[None], np.concatenate([key_digits, key_digits[..., BACK]],
                                                                             axis=-1), halves[None]]))
-    return sigma, ranking.apply(sigma, np.concatenate([labels, labels[..., BACK]], axis=-1)[None])[0]
+    columns = [np.concatenate([labels, labels[..., BACK]], axis=-1)]
+    if partners:  # element i < M is row i, element M + t row M - 1 - t: each one's partner is the other's mirror
+        columns.append(np.concatenate([sigma[:, m:][..., BACK], sigma[:, :m][..., BACK]], axis=-1))
+    moved = ranking.apply(sigma, np.concatenate(columns)[None])[0]
+    return sigma, moved[:len(labels)], moved[len(labels):] if partners else None
 
 
 def sums_of(auth, sigma: np.ndarray, moved: np.ndarray, labels: np.ndarray) -> tuple:

@@ -43,21 +43,81 @@ def nonnegative(auth, x: np.ndarray, bits: int, kind: str = "comparison") -> np.
     if top + 1 > auth.wide_bits:
         raise ValueError(f"a comparison of {bits}-bit values needs {top + 1}-bit wide values; these have "
                          f"{auth.wide_bits}")
-    digits = top // DIGIT_BITS
-    n = x.shape[-1]
-    mask, _ = auth.correlation("digits", (2 + 3 * digits, n), wide=True)
-    c = auth.open(auth.add_public(x, np.int64(1) << np.int64(top)) + mask[:, 0], f"masked {kind}")
-    onehot = mask[:, 2:].reshape(len(x), digits, 3, n)  # e_{j,1..3}
-    c_digits = (c[None, :] >> (DIGIT_BITS * np.arange(digits, dtype=np.int64))[:, None]) & 3  # (D, n)
-    zero = c_digits == 0
-    greater, equal = np.zeros_like(onehot[:, :, 0]), np.zeros_like(onehot[:, :, 0])
-    for u in range(1, 4):  # [R_j > c_j] = sum_{u > c_j} e_{j,u}; [R_j = c_j] = e_{j,c_j}, e_{j,0} = 1 - sum_u e_{j,u}
-        greater += onehot[:, :, u - 1] * (u > c_digits)
-        equal += onehot[:, :, u - 1] * ((c_digits == u).astype(np.int64) - zero)
-    borrow = _joined(auth, greater, auth.add_public(equal, zero.astype(np.int64)), kind)
+    mask, c, onehot = _masked(auth, auth.add_public(x, np.int64(1) << np.int64(top)), top // DIGIT_BITS, kind)
+    greater, equal = _digit_tests(auth, onehot, c)
+    borrow = _joined(auth, greater, equal, kind)
     c_top = (c >> np.int64(top)) & 1
     xor_top = auth.add_public(mask[:, 1] * (1 - 2 * c_top), c_top)  # c_L XOR R_L, linear: c_L public
     return xor_top + borrow - 2 * auth.multiply(xor_top, borrow, kind)
+
+
+def is_zero(auth, x: np.ndarray, kind: str = "comparison") -> np.ndarray:
+    """[x = 0] (1 + keys, n), wide, for a narrow authenticated x (2, n) with |x| < 2^k, k (even) the authenticator's
+    values' bits: c = x + R opened (uniform) and checked modulo 2^k with x's MACs, and [x = 0 mod 2^k] = [c = R mod
+    2^k] = prod_j [R_j = c_j] over R's k/2 low digits, each linear in the dealer's one-hot vectors, which carry every
+    MAC key (so the bit comes out wide); a tree of products (ceil(log2 k/2) rounds)."""
+    if auth.k % DIGIT_BITS:
+        raise ValueError(f"a zero test reads k/2 digits: the authenticator's k = {auth.k} must be even")
+    _, c, onehot = _masked(auth, x, auth.k // DIGIT_BITS, kind)
+    equal = _digit_tests(auth, onehot, c)[1]
+    while equal.shape[1] > 1:
+        if equal.shape[1] % 2:
+            equal = np.concatenate([equal, auth.public(1, (1,) + equal.shape[2:], wide=True)], axis=1)
+        equal = auth.multiply(equal[:, 0::2], equal[:, 1::2], kind)
+    return equal[:, 0]
+
+
+def bits_of(auth, x: np.ndarray, bits: int, kind: str = "comparison") -> np.ndarray:
+    """[x_b] (1 + keys, bits, n), the bits of a wide authenticated 0 <= x < 2^bits (1 + keys, n), least significant
+    first: c = x + R opened (uniform), x = (c - R) mod 4^D for D = ceil(bits / 2) digits, each digit of x
+    (c_j - R_j - b_j) mod 4 with the borrow b_j = [c mod 4^j < R mod 4^j] into it: b_0 = 0, b_(j+1) = [R_j > c_j] +
+    [R_j = c_j] b_j (a ripple of D - 1 products, D - 1 rounds: fewer products than a parallel prefix, which the
+    many lanes make the cost); a digit's one-hot vector without the borrow is the dealer's rotated by c_j (linear),
+    and each of its two bits is that without the borrow or that of the digit less one, chosen by one product."""
+    digits = -(-bits // DIGIT_BITS)
+    if DIGIT_BITS * digits > auth.wide_bits:
+        raise ValueError(f"the bits of {bits}-bit values need {DIGIT_BITS * digits}-bit wide values; these have "
+                         f"{auth.wide_bits}")
+    _, c, onehot = _masked(auth, x, digits, kind)
+    greater, equal = _digit_tests(auth, onehot, c)
+    borrows = [np.zeros_like(greater[:, 0])]
+    for j in range(digits - 1):
+        borrows.append(greater[:, j] + (auth.multiply(equal[:, j], borrows[-1], kind) if j else 0))
+    borrow = np.stack(borrows, axis=1)  # (1 + keys, D, n)
+    full = np.concatenate([auth.add_public(-onehot.sum(axis=2, keepdims=True), 1), onehot], axis=2)  # e_{j,0..3}
+    digit = _digits(c, digits)
+    rotated = np.take_along_axis(full, np.broadcast_to(((digit[:, None] - np.arange(4)[:, None]) & 3)[None],
+                                                       full.shape), axis=2)  # o_v = e_{j,(c_j - v) mod 4}: d = c - R
+    plain = np.stack([rotated[:, :, 1] + rotated[:, :, 3], rotated[:, :, 2] + rotated[:, :, 3]], axis=1)
+    less = np.stack([rotated[:, :, 0] + rotated[:, :, 2], rotated[:, :, 0] + rotated[:, :, 3]], axis=1)  # of d - 1
+    chosen = plain + auth.multiply(np.stack([borrow] * 2, axis=1), less - plain, kind)  # (1 + keys, 2, D, n)
+    return chosen.transpose(0, 2, 1, 3).reshape(len(x), DIGIT_BITS * digits, -1)[:, :bits]
+
+
+def _masked(auth, x: np.ndarray, digits: int, kind: str) -> tuple:
+    """(the dealer's comparison mask (1 + keys, 2 + 3D, n), c = x + R opened, e_{j,1..3} (1 + keys, D, 3, n)) for
+    an authenticated x (narrow or wide: c is recorded with x's MACs)."""
+    n = x.shape[-1]
+    mask, _ = auth.correlation("digits", (2 + 3 * digits, n), wide=True)
+    c = auth.open(x + mask[:len(x), 0], f"masked {kind}")
+    return mask, c, mask[:, 2:].reshape(len(mask), digits, 3, n)
+
+
+def _digits(c: np.ndarray, digits: int) -> np.ndarray:
+    """The low ``digits`` 2-bit digits (D, n) of the opened words c, least significant first."""
+    return (c[None, :] >> (DIGIT_BITS * np.arange(digits, dtype=np.int64))[:, None]) & 3
+
+
+def _digit_tests(auth, onehot: np.ndarray, c: np.ndarray) -> tuple:
+    """([R_j > c_j], [R_j = c_j]) (1 + keys, D, n) for the dealer's e_{j,1..3} and the opened c: linear in e_j (c is
+    public), e_{j,0} = 1 - sum_u e_{j,u}."""
+    c_digits = _digits(c, onehot.shape[1])
+    zero = c_digits == 0
+    greater, equal = np.zeros_like(onehot[:, :, 0]), np.zeros_like(onehot[:, :, 0])
+    for u in range(1, 4):  # [R_j > c_j] = sum_{u > c_j} e_{j,u}; [R_j = c_j] = e_{j,c_j}
+        greater += onehot[:, :, u - 1] * (u > c_digits)
+        equal += onehot[:, :, u - 1] * ((c_digits == u).astype(np.int64) - zero)
+    return greater, auth.add_public(equal, zero.astype(np.int64))
 
 
 def comparison_bits(bits: int) -> int:
@@ -91,25 +151,31 @@ def decimal_round(auth, a: np.ndarray, b: int, decimals: int, kind: str = "compa
     return quotient + nonnegative(auth, auth.add_public(2 * remainder, -int(b)), bits, kind)
 
 
-def divide(auth, a: np.ndarray, b: np.ndarray, bits: int, digit_bits: int, bound: int, kind: str = "comparison",
+def divide(auth, a: np.ndarray, b, bits: int, digit_bits: int, bound: int, kind: str = "comparison",
            whole: bool = True) -> tuple:
-    """([floor(a 2^bits / b)], [the remainder a 2^bits - q b]) (1 + keys, n) each, for wide [a], [b] (1 + keys, n)
-    with 0 <= a <= b and 1 <= b <= ``bound`` (public), the divisor secret: circuits.division's restoring long
-    division, the whole part [a >= b] first (``whole`` False: a < b is known, none), then a quotient digit of
-    ``digit_bits`` bits a round, d = #{v in 1..2^D - 1: 2^D r >= v b} (2^D - 1 comparisons at once, the multiples v b
-    linear) and r <- 2^D r - d b (one product).  Every value compared stays below 2^D ``bound`` in magnitude
-    (:func:`division_bits`); the quotient is exact, the integer circuits.division opens, and dividing the remainder
-    on continues it: floor(a 2^(h + l) / b) = q_h 2^l + floor(r_h 2^l / b)."""
+    """([floor(a 2^bits / b)], [the remainder a 2^bits - q b]) (1 + keys, n) each, for a wide [a] (1 + keys, n) and
+    a divisor b, a wide [b] (1 + keys, n) or a public int, with 0 <= a <= b and 1 <= b <= ``bound`` (public):
+    circuits.division's restoring long division, the whole part [a >= b] first (``whole`` False: a < b is known,
+    none), then a quotient digit of ``digit_bits`` bits a round, d = #{v in 1..2^D - 1: 2^D r >= v b} (2^D - 1
+    comparisons at once, the multiples v b linear) and r <- 2^D r - d b (one product, none for a public b).  Every
+    value compared stays below 2^D ``bound`` in magnitude (:func:`division_bits`); the quotient is exact, the integer
+    circuits.division opens, and dividing the remainder on continues it: floor(a 2^(h + l) / b) = q_h 2^l +
+    floor(r_h 2^l / b).  floor(a / b) for a <= b 2^h is the quotient by the public b 2^h to h bits."""
     radices = [1 << min(digit_bits, bits - done) for done in range(0, bits, digit_bits)]
     width = _compared_bits(bound, digit_bits)
     remainder, quotient = a, np.zeros_like(a)
     if whole:
-        quotient = nonnegative(auth, a - b, width, kind)
-        remainder = a - auth.multiply(quotient, b, kind)
+        quotient = nonnegative(auth, a - b if isinstance(b, np.ndarray) else auth.add_public(a, -int(b)), width, kind)
+        remainder = a - _times(auth, quotient, b, kind)
     for radix in radices:
         remainder, digit = _quotient_digit(auth, radix * remainder, b, radix, width, kind)
         quotient = radix * quotient + digit
     return quotient, remainder
+
+
+def _times(auth, x: np.ndarray, b, kind: str) -> np.ndarray:
+    """[x b] for a wide [b] (a product) or a public int b (linear)."""
+    return auth.multiply(x, b, kind) if isinstance(b, np.ndarray) else x * np.int64(b)
 
 
 def division_bits(bound: int, digit_bits: int) -> int:
@@ -133,8 +199,7 @@ def _quotient_digit(auth, remainder: np.ndarray, b, radix: int, bits: int, kind:
     else:
         gaps = auth.add_public(np.repeat(remainder, radix - 1, axis=-1), -np.tile(multiples * np.int64(b), n))
     digit = nonnegative(auth, gaps, bits, kind).reshape(rows, n, radix - 1).sum(axis=-1)
-    taken = auth.multiply(digit, b, kind) if isinstance(b, np.ndarray) else digit * np.int64(b)
-    return remainder - taken, digit
+    return remainder - _times(auth, digit, b, kind), digit
 
 
 def rounding_bits(b: int, decimals: int) -> int:
@@ -156,13 +221,20 @@ def maximum(auth, values: np.ndarray, bits: int, kind: str = "comparison") -> np
 
 
 def signs(auth, x: np.ndarray, bits: int, kind: str = "comparison") -> np.ndarray:
-    """[x >= 0] (1 + keys, n) as :func:`nonnegative`, in batches of :data:`BATCH` comparisons (memory, not rounds,
-    bounds a batch), a batch of BATCH / 4 or more ending with a MAC check (the openings a check keeps, about 3 kB a
-    comparison, would otherwise wait for the release's); the openings go on under the caller's phase."""
-    out = []
-    for part in np.array_split(x, -(-x.shape[-1] // BATCH), axis=-1):
-        out.append(nonnegative(auth, part, bits, kind))
-        if part.shape[-1] >= BATCH // 4:
+    """[x >= 0] (1 + keys, n) as :func:`nonnegative`, :func:`in_batches`."""
+    return in_batches(auth, lambda part, _: nonnegative(auth, part, bits, kind), x, kind)
+
+
+def in_batches(auth, step, x: np.ndarray, kind: str) -> np.ndarray:
+    """step(part, columns) over the columns of x (..., n) in batches of :data:`BATCH` (memory, not rounds, bounds a
+    batch; ``columns`` the batch's slice of 0..n-1), its outputs joined along the last axis, a batch of BATCH / 4 or
+    more ending with a MAC check (the openings a check keeps, about 3 kB a comparison, would otherwise wait for the
+    release's); the openings go on under the caller's phase."""
+    out, n = [], x.shape[-1]
+    for start in range(0, n, BATCH):
+        columns = slice(start, min(n, start + BATCH))
+        out.append(step(x[..., columns], columns))
+        if columns.stop - start >= BATCH // 4:
             phase = auth.phase
             auth.check(kind)
             auth.phase = phase

@@ -85,12 +85,7 @@ def _at_cuts(ranking, starts: np.ndarray, below: np.ndarray, n1: int, positions:
     """[(a, Pex, s, p)] (4, 1 + keys, K) of the run holding each public sorted position of ``positions``: the
     compaction of the runs and their values brought back to the positions (module docstring)."""
     auth, m = ranking.auth, starts.shape[-1]
-    later = auth.add_public(-starts, 1)
-    start = auth.add_public(starts * (np.arange(m, dtype=np.int64) - m), m)  # e_j j + (1 - e_j) M
-    pex = auth.add_public(auth.multiply(starts, auth.add_public(below, -n1), PHASE), n1)  # e_j Pex_j + (1 - e_j) P
-    compaction = AuthRadixRanking(ranking.shuffler, auth, label=f"{PHASE}' partition")
-    sigma = compaction.permutation(later[None, :2])  # the starts first, in order: a partition by the digit 1 - e
-    later, start, pex = compaction.apply(sigma, np.stack([later, start, pex]))
+    compaction, sigma, later, start, pex = compacted(ranking, starts, below, n1, f"{PHASE}' partition")
     ends = [np.concatenate([v[:, 1:], auth.public(last, (1,), wide=True)], axis=-1) for v, last in ((start, m),
                                                                                                     (pex, n1))]
     columns = np.stack([start, pex, ends[0] - start, ends[1] - pex], axis=1)  # (1 + keys, 4, M) per slot
@@ -99,3 +94,19 @@ def _at_cuts(ranking, starts: np.ndarray, below: np.ndarray, n1: int, positions:
     inside = np.repeat(auth.add_public(-later, 1)[:, None], 4, axis=1)  # [t < G]
     moved = compaction.gather(sigma, auth.multiply(inside, steps, PHASE))
     return np.cumsum(moved, axis=-1)[..., positions].transpose(1, 0, 2)
+
+
+def compacted(ranking, starts: np.ndarray, below: np.ndarray, n1: int, label: str) -> tuple:
+    """(the compaction's sort, its [sigma], and per compacted slot t [t >= G], the start a_t and the positives below
+    it Pex_t (1 + keys, M) each; every slot from G on holds (M, P)) of the groups (or runs) whose starts are the wide
+    bits ``starts`` (1 + keys, M) in sorted order, ``below`` each position's positives before it: a stable partition
+    by the one digit 1 - e (module docstring, "Compaction"), the slots' values moved by it; ``label`` names the
+    partition's phases, after the caller's phase (under which the one product runs)."""
+    auth, m = ranking.auth, starts.shape[-1]
+    later = auth.add_public(-starts, 1)
+    start = auth.add_public(starts * (np.arange(m, dtype=np.int64) - m), m)  # e_j j + (1 - e_j) M
+    pex = auth.add_public(auth.multiply(starts, auth.add_public(below, -n1), auth.phase), n1)  # e_j Pex_j + (1 - e_j) P
+    compaction = AuthRadixRanking(ranking.shuffler, auth, label=label)
+    sigma = compaction.permutation(later[None, :2])  # the starts first, in order: a partition by the digit 1 - e
+    later, start, pex = compaction.apply(sigma, np.stack([later, start, pex]))
+    return compaction, sigma, later, start, pex

@@ -175,7 +175,7 @@ def malicious_revealed(metrics, decimals: int = None, points: int = 0) -> tuple:
     the semi-honest job opens of them."""
     auc = (f"AUC rounded to {decimals} decimals",) if decimals else MALICIOUS_REVEALED[:1]
     return auc + MALICIOUS_REVEALED[1:] + ((MALICIOUS_CI,) if "ci" in metrics else ()) + tuple(revealed(
-        [name for name in metrics if name in ("roc", "pr", "ks")], points))
+        [name for name in metrics if name in ("ap", "roc", "pr", "ks")], points))
 
 
 def opened_metrics(opened: dict, auc: float, m: int, max_fpr: float = None) -> dict:

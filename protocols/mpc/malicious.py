@@ -34,7 +34,7 @@ import numpy as np
 
 from ...circuits.auth_auc import auc_from_sums, both_orders, ks_gap, placement_squares, sums_of, wide_bits
 from ...circuits.auth_compare import decimal_round, rounding_bits
-from ...circuits.auth_curves import curve_points, joined, release_width as curve_bits
+from ...circuits import auth_ap, auth_curves
 from ...circuits.auth_inputs import client_values, invalid_rows
 from ...circuits.auth_noise import PHASE as NOISE_PHASE, discrete_laplace
 from ...circuits.auth_radix import AuthRadixRanking
@@ -43,6 +43,7 @@ from ...circuits.scales import MEAN_BITS, OPEN_BITS, VARIANCE_BITS
 from ..clear_auc import floor_scaled
 from ..dp.curve_law import CurveNoise
 from ..metric_catalogue import TWO_ROWS, curve_values, cut_positions
+from ..release_spec import CURVES
 from ..refused import Refused
 
 
@@ -65,16 +66,18 @@ def rows_refusal(m: int, central=None) -> str:
     return ""
 
 
-def release_bits(m: int, central=None, ci: bool = False, decimals: int = None, curves: bool = False) -> int:
+def release_bits(m: int, central=None, ci: bool = False, decimals: int = None, metrics=()) -> int:
     """The wide values' bits: W's (circuits.auth_auc.wide_bits), with ``ci`` DeLong's sums of squares too (Q10 <=
     4 N^2 P <= 16 M^3 / 27), with ``decimals`` the rounding's (circuits.auth_compare.rounding_bits, 2PN <= M^2 / 2),
-    with ``curves`` the curves' (circuits.auth_curves.release_width: long divisions by divisors up to M^2);
+    with the curves among ``metrics`` theirs (circuits.auth_curves.release_width: long divisions by divisors up to
+    M^2), with "ap" AP's (circuits.auth_ap.release_width);
     or, for mpc-central, the signed noisy release: |2T + Z_T| < M^2 / 2 + 2^B and |P + Z_P| < M + 2^B', or the DP
     curve's nodes, |count + Z| < M + 2^B (B, B' the noises' magnitude bits)."""
     if central is None:
         return max(wide_bits(m), (16 * m ** 3 // 27 + 1).bit_length() if ci else 0,
                    rounding_bits(m * m // 2, decimals) if decimals else 0,
-                   curve_bits(m) if curves else 0)
+                   auth_curves.release_width(m) if set(CURVES) & set(metrics) else 0,
+                   auth_ap.release_width(m) if "ap" in metrics else 0)
     if isinstance(central, CurveNoise):  # the curve's job computes no W: its nodes alone are wide
         return (m + (2 << central.node_noise(m).width)).bit_length() + 1
     width = max(central.statistic_noise(m).width, central.count_noise().width)
@@ -101,7 +104,8 @@ class AuthenticatedRows:
         if ctx.rank == 0:
             ctx.progress(f"entering {m} rows under MACs and checking every client's MACs inside the MPC")
         spec = job.evaluation.spec
-        auth = authenticator(ctx, m, job.central, with_ci(job, m), spec.decimals, job.central is None and spec.curves)
+        auth = authenticator(ctx, m, job.central, with_ci(job, m), spec.decimals,
+                             spec.metrics if job.central is None else ())
         key_digits, labels, betas, flagged = client_values(
             auth, [(b.client, *b.shares(), b.sealed_keys) for b in bundles], digits)
         owners = tuple((b.client, b.reply_to, b.rows) for b in bundles)
@@ -129,11 +133,14 @@ class AuthenticatedRows:
 
 
 def authenticator(ctx, m: int, central=None, ci: bool = False, decimals: int = None,
-                  curves: bool = False) -> Authenticator:
+                  metrics=()) -> Authenticator:
     """This job's MAC keys for ``m`` rows: positions of the 2M elements of the rank sums' sort (circuits.auth_auc;
-    twice the mid-ranks fit too), the rank sums (DeLong's sums, the rounding to ``decimals``, the curves' divisions,
+    twice the mid-ranks fit too; with "ap" among ``metrics`` rounded up to even, as AP's zero tests read k/2 digits,
+    circuits.auth_compare.is_zero), the rank sums (DeLong's sums, the rounding to ``decimals``, the other ``metrics``,
     mpc-central's noisy release) wide (circuits.macs)."""
-    return Authenticator(ctx.stream_key, value_bits(2 * m), release_bits(m, central, ci, decimals, curves))
+    k = value_bits(2 * m)
+    return Authenticator(ctx.stream_key, k + (k % 2 if "ap" in metrics else 0),
+                         release_bits(m, central, ci, decimals, metrics))
 
 
 def with_ci(job, m: int) -> bool:
@@ -157,13 +164,13 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
         sorted_labels = ranking.apply(ranking.permutation(held.digits), held.labels[None])[0]
         release = curve_release(ctx, auth, job.central, sorted_labels)
         return {"central": release, "security": _security(auth)}
-    sigma, moved = both_orders(ranking, held.digits, held.labels)
+    sigma, moved, partners = both_orders(ranking, held.digits, held.labels, "ap" in job.evaluation.spec.metrics)
     w, n1, twice_ranks = sums_of(auth, sigma, moved, held.labels)
     ci = with_ci(job, m) and auth.wide_bits >= release_bits(m, ci=True)  # not when admitted rows were past the bound
     sums = [w, n1] + (list(placement_squares(ranking, sigma, moved, held.labels, n1)) if ci else [])
     del sigma
-    if "ks" not in job.evaluation.spec.metrics and not job.evaluation.spec.curves:
-        del moved  # the KS statistic and the curves alone read the moved labels after the sums
+    if not {"ap", "ks"} & set(job.evaluation.spec.metrics) and not job.evaluation.spec.curves:
+        del moved  # AP, the curves and the KS statistic alone read the moved labels after the sums
     if job.central is not None:
         release = central_release(ctx, auth, job.central, w, n1, m)
         return {"central": release, "security": _security(auth)}
@@ -187,7 +194,9 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
                                  "rows admitted to the job") if not ci else Refused(TWO_ROWS) if min(n1, m - n1) < 2
                          else _variance(auc_from_sums(w, n1, m)[0], n1, m - n1, *(int(v) for v in auth.release(
                              np.stack(sums[2:], axis=1), "sums of squared placement values"))))
-    if defined and job.evaluation.spec.curves:  # the points at the public cuts, opened after the sums
+    if defined and "ap" in job.evaluation.spec.metrics:  # opened after the sums, as every metric below
+        metrics["ap"] = _average_precision(ctx, ranking, moved, partners, n1)
+    if defined and job.evaluation.spec.curves:  # the points at the public cuts
         metrics["curve"] = _curves(ctx, ranking, moved, n1, job.evaluation.spec)
     if defined and "ks" in job.evaluation.spec.metrics:  # KS P N, opened after the sums it is defined by
         if ctx.rank == 0:
@@ -211,6 +220,17 @@ def _rounded(ctx, auth, w: np.ndarray, n1: int, m: int, decimals: int) -> int:
     return int(auth.release(rounded, "rounded AUC")[0])
 
 
+def _average_precision(ctx, ranking, moved: np.ndarray, partners: np.ndarray, n1: int) -> int:
+    """floor(AP 2^52) from the true tie groups of the sort of both orders (circuits.auth_ap), its three quotients
+    opened through Authenticator.release and joined in the clear: the integer the semi-honest job opens
+    (circuits.rank_metrics.secret_average_precision)."""
+    m = moved.shape[-1] // 2
+    if ctx.rank == 0:
+        ctx.progress(f"average precision: {m - 1} zero tests, a one-digit sort, the bits of {m} counts")
+    quotients = auth_ap.average_precision(ranking, moved, partners, n1)
+    return auth_ap.joined(ranking.auth.release(quotients, "average precision"))
+
+
 def _curves(ctx, ranking, moved: np.ndarray, n1: int, spec) -> dict:
     """{"flagged": the cuts, and per curve value (protocols.metric_catalogue.curve_values) its floor(value 2^52) at
     each cut}, from the runs of the sort of both orders (circuits.auth_curves), opened through
@@ -220,9 +240,9 @@ def _curves(ctx, ranking, moved: np.ndarray, n1: int, spec) -> dict:
     if ctx.rank == 0:
         ctx.progress(f"curves at {len(flagged)} cuts: {m} authenticated comparisons, a one-digit sort, "
                      f"{len(wanted) * len(flagged)} long divisions")
-    points = curve_points(ranking, moved, n1, flagged, wanted)
+    points = auth_curves.curve_points(ranking, moved, n1, flagged, wanted)
     opened = ranking.auth.release(np.concatenate([points[name] for name in wanted], axis=-1), "curve points")
-    return {"flagged": flagged.tolist(), **{name: [int(v) for v in joined(values.astype(object))]
+    return {"flagged": flagged.tolist(), **{name: [int(v) for v in auth_curves.joined(values.astype(object))]
                                             for name, values in zip(wanted, np.split(opened, len(wanted), axis=-1))}}
 
 

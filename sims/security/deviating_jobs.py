@@ -18,9 +18,10 @@ SEMI_HONEST_NOISE = "the semi-honest noise draw"  # ... on the semi-honest job's
 SEMI_HONEST_KS = "the semi-honest KS statistic"  # ... on its KS statistic (circuits.rank_metrics)
 SEMI_HONEST_ROUNDING = "the semi-honest rounding"  # ... on its AUC's rounding to decimals (circuits.division)
 SEMI_HONEST_CURVES = "the semi-honest curves"  # ... on its curve points (circuits.rank_metrics)
+SEMI_HONEST_AP = "the semi-honest average precision"  # ... on its average precision (circuits.rank_metrics)
 SEMI_HONEST_STEPS = {SEMI_HONEST_NOISE: "discrete_laplace", SEMI_HONEST_KS: "secret_ks_statistic",
-                     SEMI_HONEST_ROUNDING: "decimal_round", SEMI_HONEST_CURVES: "curve_points"}  # circuits of
-#                                                                                  protocols.mpc.ranking_party
+                     SEMI_HONEST_ROUNDING: "decimal_round", SEMI_HONEST_CURVES: "curve_points",
+                     SEMI_HONEST_AP: "secret_average_precision"}  # circuits of protocols.mpc.ranking_party
 
 
 def cheating_jobs(ctx, fraction_bits: int, cheater: int, phase: str, check: bool = True, frame: int = 0,
@@ -114,12 +115,13 @@ NOISE_ATTEMPTS = 4  # jobs run until one bends the release (under the weakened v
 KS_PHASE = "the KS statistic's comparisons"  # circuits.auth_auc.ks_gap: the KS statistic's tournament
 ROUNDING_PHASE = "the rounding of the AUC"  # protocols.mpc.malicious._rounded: the AUC to decimals
 CURVE_PHASE = "the curve points"  # circuits.auth_curves.PHASE: the runs, their partition, the long divisions
+AP_PHASE = "the average precision"  # circuits.auth_ap.PHASE: the zero tests, the partition, the bits, the divisions
 COMPARED_ATTEMPTS = 4  # jobs run until one bends the release (an offset on a semi-honest frame does in most)
 # The released steps on authenticated comparisons (circuits.auth_compare), each with: the job that opens it (metrics,
 # decimals) and what it returns; the frames each party sends in its phase in the 60-row job; a frame whose offset
-# bends the release when unchecked (the last product; the curves': one of the first round of the long divisions, as
-# the last round's product only updates a remainder no one reads); the semi-honest circuit's phase and a frame whose
-# offset bends it there.
+# bends the release when unchecked (the last product; the curves': one of the long divisions, as the last round's
+# product only updates a remainder no one reads; AP's: the products p_j precision_j, as an offset on a comparison's
+# masked opening flips it only near 0); the semi-honest circuit's phase and a frame whose offset bends it there.
 COMPARED = {
     "ks": dict(phase=KS_PHASE, metrics="auc,ks", decimals=None, opened="ks", frames=42, bent=41,  # 7 levels of 6
                semi_honest=SEMI_HONEST_KS, semi_honest_frame=0, what="the KS statistic"),
@@ -127,6 +129,8 @@ COMPARED = {
                      semi_honest=SEMI_HONEST_ROUNDING, semi_honest_frame=10, what="the AUC rounded to 3 decimals"),
     "curves": dict(phase=CURVE_PHASE, metrics="auc,roc", decimals=None, opened="roc", frames=100, bent=50,
                    semi_honest=SEMI_HONEST_CURVES, semi_honest_frame=10, what="the ROC curve's points"),
+    "ap": dict(phase=AP_PHASE, metrics="auc,ap", decimals=None, opened="ap", frames=103, bent=16,  # 16: p_j prec_j
+               semi_honest=SEMI_HONEST_AP, semi_honest_frame=20, what="the average precision"),
 }
 
 
@@ -244,7 +248,7 @@ def compared_bent(party: int, step: str, semi_honest: bool) -> bool:
 def _wrong(step: str, clients, value) -> bool:
     """Whether the released ``value`` of COMPARED ``step`` on ``clients`` is not the true one: scikit-learn's KS or
     AUC (to the decimals asked), the clear curve points (protocols.clear_metrics.curve_at_cuts) to 1e-12."""
-    from sklearn.metrics import roc_auc_score, roc_curve  # lazily: only this step compares with scikit-learn
+    from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve  # lazily: only this step compares
 
     from ...protocols.clear_metrics import curve_at_cuts  # lazily, as the job's modules
 
@@ -255,6 +259,8 @@ def _wrong(step: str, clients, value) -> bool:
     if step == "ks":
         fpr, tpr, _ = roc_curve(labels, scores)
         return abs(value - np.max(np.abs(tpr - fpr))) > 1e-12
+    if step == "ap":  # the semi-honest AP's own error is below 3.1e-10 (circuits.rank_metrics)
+        return abs(value - average_precision_score(labels, scores)) > 1e-9
     return abs(value - roc_auc_score(labels, scores)) > 0.5 * 10 ** -COMPARED[step]["decimals"]
 
 

@@ -96,10 +96,14 @@ def ustat_views(cfg: dict, rng) -> list:
 
 JOB_A = (np.array([0.9, 0.1, 0.5, 0.3, 0.2, 0.8, 0.6, 0.4]), np.array([1, 1, 1, 0, 0, 0, 0, 1]))  # AUC 0.5
 JOB_B = (np.full(8, 0.5), np.array([0, 1, 0, 1, 1, 0, 1, 0]))  # all tied: AUC 0.5; same M, clients, positives
-MALICIOUS_JOBS = "mpc-exact --security malicious --ranks --metrics auc,roc,pr --points 1"
-MALICIOUS_SPEC = ReleaseSpec("auc,roc,pr", 1, security="malicious")  # the curves' steps run; their one point (every
-#                                                                     row flagged: TPR 1, FPR 1, the share of positives)
-#                                                                     is the same for inputs A and B
+MALICIOUS_JOBS = "mpc-exact --security malicious --ranks --metrics auc,ap,roc,pr --points 1"
+MALICIOUS_SPEC = ReleaseSpec("auc,ap,roc,pr", 1, security="malicious")  # AP's and the curves' steps run; the curves'
+#                                                                          one point (every row flagged: TPR 1, FPR 1,
+#                                                                          the share of positives) is the same for any
+#                                                                          inputs, AP (2/3) for these two:
+MALICIOUS_A = (np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2]), np.array([1, 0, 1, 0, 0, 1, 0, 1]))  # AUC 0.5
+MALICIOUS_B = (np.array([0.9, 0.9, 0.5, 0.5, 0.5, 0.5, 0.1, 0.1]), np.array([0, 0, 1, 1, 1, 1, 0, 0]))  # 3 tie groups,
+#                                                                          one of 4 tied positives: AUC 0.5, AP 2/3
 
 
 def job_views(cfg: dict, rng) -> list:
@@ -117,14 +121,15 @@ def job_views(cfg: dict, rng) -> list:
 
 
 def malicious_job_views(cfg: dict, rng) -> list:
-    """Views of whole mpc-exact --ranks jobs under security with abort, opening the curves at one cut (their runs,
-    compaction and divisions run; the point is the same for both inputs), through the real party loop, the key's
-    2-bit digits and the clients' MAC words among the secrets (the MAC words from both parties' shares of the large
-    job's bundles)."""
+    """Views of whole mpc-exact --ranks jobs under security with abort, opening AP and the curves at one cut (their
+    zero tests, comparisons, partitions, bits and divisions run; the releases are the same for both inputs: distinct
+    scores, and three tie groups with one of four tied positives), through the real party loop, the key's 2-bit
+    digits and the clients' MAC words among the secrets (the MAC words from both parties' shares of the large job's
+    bundles)."""
 
     encoder, scores, labels = _job_data(cfg, rng, "malicious_job_view_m", cfg["malicious_job_view_dtype"])
     runs = cfg["malicious_job_view_runs"]
-    requests = _job_requests(scores, labels, encoder, runs, MALICIOUS_SPEC)
+    requests = _job_requests(scores, labels, encoder, runs, MALICIOUS_SPEC, (MALICIOUS_A, MALICIOUS_B))
     keys = encoder.encode(scores)
     digits = encoder.key_digits(keys + KEY_OFFSET)
     secrets_ = {**job_secrets(keys, labels), **{f"key digit {t}": digit for t, digit in enumerate(digits)}}
@@ -140,11 +145,12 @@ def _job_data(cfg: dict, rng, size: str = "job_view_m", dtype: str = "float64") 
     return ScoreEncoder(dtype=dtype), rng.integers(0, 100, m) / 100, rng.integers(0, 2, m)
 
 
-def _job_requests(scores, labels, encoder, runs: int, spec) -> list:
-    """``runs`` jobs of input A, ``runs`` of input B (8 rows, 2 clients of 4), then the large job (2 clients)."""
+def _job_requests(scores, labels, encoder, runs: int, spec, inputs=(JOB_A, JOB_B)) -> list:
+    """``runs`` jobs of input A, ``runs`` of input B (``inputs``: 8 rows, 2 clients of 4), then the large job (2
+    clients)."""
     m = len(labels)
     halves = [("c0", scores[:m // 2], labels[:m // 2]), ("c1", scores[m // 2:], labels[m // 2:])]
-    small = [[(f"c{i}", s[4 * i:4 * i + 4], y[4 * i:4 * i + 4]) for i in range(2)] for s, y in (JOB_A, JOB_B)]
+    small = [[(f"c{i}", s[4 * i:4 * i + 4], y[4 * i:4 * i + 4]) for i in range(2)] for s, y in inputs]
     return [simulated(clients, encoder, spec=spec) for clients in [small[0]] * runs + [small[1]] * runs + [halves]]
 
 

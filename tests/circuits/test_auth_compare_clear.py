@@ -10,11 +10,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from mpc_auc.circuits import auth_curves
+from mpc_auc.circuits import auth_ap, auth_curves
 from mpc_auc.circuits.auth_auc import ks_gap
-from mpc_auc.circuits.auth_compare import (comparison_bits, decimal_round, divide, division_bits, maximum, nonnegative,
-                                           rounding_bits)
-from mpc_auc.circuits.macs import digits_law, wide_keys
+from mpc_auc.circuits.auth_compare import (bits_of, comparison_bits, decimal_round, divide, division_bits, is_zero,
+                                           maximum, nonnegative, rounding_bits)
+from mpc_auc.circuits.macs import digits_law, statistical_bits, wide_keys
 from mpc_auc.circuits.scales import CURVE_DIGIT_BITS, OPEN_BITS
 from mpc_auc.protocols.mpc.malicious import MAX_ROWS, release_bits
 
@@ -25,8 +25,8 @@ class ClearAuth:
 
     keys = 0
 
-    def __init__(self, wide_bits: int, masks=None, seed: int = 0):
-        self.wide_bits, self.masks, self.rng = wide_bits, masks, np.random.default_rng(seed)
+    def __init__(self, wide_bits: int, masks=None, seed: int = 0, k: int = 24):
+        self.wide_bits, self.masks, self.rng, self.k = wide_bits, masks, np.random.default_rng(seed), k
         self.opened = []
 
     def correlation(self, law, shape, owner=None, wide=False):
@@ -78,7 +78,8 @@ def test_nonnegative_at_the_range_edges_and_mask_edges(bits):
 def test_every_comparison_fits_the_wide_values_for_every_m_and_decimals():
     """For every M the mode takes (2 .. 2^23, the bit-length edges and a sweep), decimals None and 1..12: the KS
     tournament's comparison (ks_gap's width) and the rounding's fit release_bits, the KS P N and 10^K fit the release,
-    and wide_keys does not refuse; with the curves their comparisons and divisions fit, and the points' halves."""
+    and wide_keys does not refuse; with the curves their comparisons and divisions fit, and the points' halves; with AP
+    its widths and its even k."""
     ms = sorted({2, 3, 4, 5, 6, 7, MAX_ROWS, MAX_ROWS - 1}
                 | {v + d for e in range(2, 24) for v in (1 << e,) for d in (-1, 0, 1) if 2 <= v + d <= MAX_ROWS}
                 | set(range(2, 5000)))
@@ -94,7 +95,10 @@ def test_every_comparison_fits_the_wide_values_for_every_m_and_decimals():
             if decimals:
                 assert comparison_bits((10 * 2 * pn_max).bit_length()) <= w
                 assert 10 ** decimals < 1 << w
-        curves = release_bits(m, curves=True)  # the run starts' comparisons, the divisions, the points' halves
+        ap = release_bits(m, metrics=("ap",))  # its divisions, sums and bits fit, and its k (rounded up to even)
+        wide_keys(ap)
+        assert statistical_bits((2 * m - 1).bit_length() + (2 * m - 1).bit_length() % 2) >= 40
+        curves = release_bits(m, metrics=("roc",))  # the run starts' comparisons, the divisions, the points' halves
         wide_keys(curves)
         assert max(comparison_bits(m.bit_length()), division_bits(m * m, CURVE_DIGIT_BITS)) <= curves
         assert 1 << (OPEN_BITS - auth_curves.LOW_BITS) < 1 << curves
@@ -271,7 +275,7 @@ def _exact_points(scores, labels, flagged) -> dict:
 def _run_points(scores, labels, flagged, monkeypatch) -> dict:
     monkeypatch.setattr(auth_curves, "AuthRadixRanking", ClearRanking)
     m = len(labels)
-    auth = ClearAuth(release_bits(m, curves=True))
+    auth = ClearAuth(release_bits(m, metrics=("roc",)))
     points = auth_curves.curve_points(ClearRanking(None, auth), _orders(scores, labels), int(labels.sum()),
                                       np.asarray(flagged), ["tpr", "fpr", "precision"])
     return {name: [int(v) for v in auth_curves.joined(values[0].astype(object))] for name, values in points.items()}
@@ -292,3 +296,87 @@ def test_curve_points_equal_the_tie_groups_on_random_tie_heavy_sets(monkeypatch)
     for scores, labels, rng in _tie_heavy_sets(4, 30, 300, 8):
         flagged = np.unique(rng.integers(1, len(labels) + 1, 9))
         assert _run_points(scores, labels, flagged, monkeypatch) == _exact_points(scores, labels, flagged)
+
+
+def _edge_masks(top: int, seed: int) -> list:
+    """Masks R whose low ``top`` bits are 0, all ones, 2^(top-1), 1, all ones less one, with high bits 0..3 and random."""
+    rng = np.random.default_rng(seed)
+    lows = [0, (1 << top) - 1, 1 << (top - 1), 1, (1 << top) - 2]
+    return [np.int64((low + (above << top)) & ((1 << 63) - 1))
+            for low, above in itertools.product(lows, (0, 1, 2, 3, int(rng.integers(0, 2 ** 20))))]
+
+
+@pytest.mark.parametrize("k", [2, 4, 10, 18, 24])
+def test_is_zero_at_the_range_edges_and_mask_edges(k):
+    """|x| < 2^k, k the positions' (even) bits: x in {0, +-1, +-2, +-(2^k - 1), +-2^(k-1)} and random, against masks
+    at the digit edges and random: [x = 0]."""
+    edge = (1 << k) - 1
+    rng = np.random.default_rng(k)
+    xs = np.array(sorted({0, 1, -1, 2, -2, edge, -edge, 1 << (k - 1), -(1 << (k - 1))})
+                  + list(rng.integers(-edge, edge + 1, 300)), dtype=np.int64)
+    for r in _edge_masks(k, k):
+        auth = ClearAuth(40, masks=lambda n: np.full(n, r), k=k)
+        assert np.array_equal(is_zero(auth, xs[None])[0], (xs == 0).astype(np.int64)), (k, r)
+
+
+@pytest.mark.parametrize("bits", [1, 2, 3, 7, 8, 19, 24, 25])
+def test_bits_of_at_the_range_edges_and_mask_edges(bits):
+    """0 <= x < 2^bits at 0, 1, 2^bits - 1, 2^(bits-1) and random, against masks at the digit edges (every borrow
+    pattern: R's low digits all 0, all 3, ...) and random: the bits, least significant first."""
+    top = 2 * -(-bits // 2)
+    rng = np.random.default_rng(bits)
+    xs = np.array(sorted({0, 1 % (1 << bits), (1 << bits) - 1, 1 << (bits - 1)}) +
+                  list(rng.integers(0, 1 << bits, 300)), dtype=np.int64)
+    expected = (xs[None] >> np.arange(bits)[:, None]) & 1
+    for r in _edge_masks(top, bits):
+        auth = ClearAuth(top + 1, masks=lambda n: np.full(n, r))
+        assert np.array_equal(bits_of(auth, xs[None], bits)[0], expected), (bits, r)
+
+
+def _semi_honest_ap(scores, labels) -> int:
+    """circuits.rank_metrics.secret_average_precision's integer in the clear: S = sum over tie groups of p_t times
+    sum_b bit_b(P - Pex_t) floor(2^(36+b) / (M - a_t)), floor(S 2^52 / (P 2^36))."""
+    m, p = len(labels), int(labels.sum())
+    order = np.argsort(scores, kind="stable")
+    keys, ys = scores[order], labels[order]
+    bits = m.bit_length()
+    total = 0
+    for key in np.unique(keys):
+        a = int(np.searchsorted(keys, key, "left"))
+        group = ys[a:int(np.searchsorted(keys, key, "right"))]
+        tp, top = p - int(ys[:a].sum()), (1 << (36 + bits - 1)) // (m - a)
+        total += int(group.sum()) * sum(((tp >> b) & 1) * (top >> (bits - 1 - b)) for b in range(bits))
+    return (total << 52) // (p << 36)
+
+
+def _ap_in_the_clear(scores, labels, monkeypatch) -> int:
+    """circuits.auth_ap.average_precision on the clear stand-ins: the moved labels and partners of both orders."""
+    monkeypatch.setattr(auth_curves, "AuthRadixRanking", ClearRanking)
+    m = len(labels)
+    first = np.lexsort((labels, scores))
+    back = np.arange(m)[::-1]
+    second = back[np.lexsort((1 - labels[back], scores[back]))]
+    place = np.empty(m, dtype=np.int64)
+    place[second] = np.arange(m)
+    partners = np.concatenate([place[first] + m, np.zeros(m, dtype=np.int64)])[None]
+    k = (2 * m - 1).bit_length()
+    auth = ClearAuth(release_bits(m, metrics=("ap",)), k=max(2, k + k % 2))
+    quotients = auth_ap.average_precision(ClearRanking(None, auth), _orders(scores, labels), partners,
+                                          int(labels.sum()))
+    return auth_ap.joined(quotients[0])
+
+
+@pytest.mark.parametrize("m", [2, 3, *(pytest.param(m, marks=pytest.mark.slow) for m in (4, 5))])
+def test_average_precision_equals_the_semi_honest_integer_on_every_tie_pattern(m, monkeypatch):
+    """circuits.auth_ap.average_precision (the true tie groups from the rows' two destinations, their compaction,
+    the bits of TP, the three divisions by P) on every tie pattern: the semi-honest circuit's floor(AP 2^52)."""
+    for scores, labels in _tie_patterns(m):
+        assert _ap_in_the_clear(scores, labels, monkeypatch) == _semi_honest_ap(scores, labels), (scores, labels)
+
+
+def test_average_precision_equals_the_semi_honest_integer_and_sklearn_on_random_tie_heavy_sets(monkeypatch):
+    from sklearn.metrics import average_precision_score
+    for scores, labels, _ in _tie_heavy_sets(5, 30, 300, 8):
+        got = _ap_in_the_clear(scores, labels, monkeypatch)
+        assert got == _semi_honest_ap(scores, labels)
+        assert abs(got / 2 ** 52 - average_precision_score(labels, scores)) < 1e-9

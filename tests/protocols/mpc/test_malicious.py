@@ -7,7 +7,7 @@ name."""
 import numpy as np
 import pytest
 from scipy.stats import rankdata
-from sklearn.metrics import roc_auc_score
+from sklearn.metrics import average_precision_score, roc_auc_score
 
 from mpc_auc import Context
 from mpc_auc import roc_auc_score as private_auc
@@ -94,13 +94,14 @@ def test_a_party_that_changes_one_word_of_delongs_sums_stops_the_job(cheater, ph
 
 
 @pytest.mark.parametrize("decimals", [None, 1, pytest.param(12, marks=pytest.mark.slow)])  # 12: the widest rounding
-def test_the_curves_ks_and_the_rounded_auc_under_the_mode_equal_the_semi_honest_ones_bit_for_bit(decimals):
-    """The ROC and PR curves at 7 cuts from the runs of the sort of both orders (circuits.auth_curves: tie groups of
+def test_ap_the_curves_ks_and_the_rounded_auc_under_the_mode_equal_the_semi_honest_ones_bit_for_bit(decimals):
+    """Average precision from the true tie groups of the sort of both orders (circuits.auth_ap: each row's two
+    destinations give its mid-rank, whose zero tests find the groups), the ROC and PR curves at 7 cuts from the runs of the sort of both orders (circuits.auth_curves: tie groups of
     both classes whole, those of one class split, which leaves every point as it is) and the KS statistic from the
     same sort without tie groups (circuits.auth_auc.ks_gap: a tournament of authenticated comparisons,
     circuits.auth_compare), opened after W and n1, are the semi-honest job's floor(value 2^52) on inputs full of
-    ties, of one tie group (KS 0) and of tie groups of one class, and the clear curve points and scikit-learn's
-    max |TPR - FPR| to 2^-52.  With
+    ties, of one tie group (KS 0) and of tie groups of one class, and the clear curve points, scikit-learn's
+    max |TPR - FPR| to 2^-52 and its AP to the semi-honest circuit's error.  With
     decimals n1 is opened alone and round(AUC 10^K) computed inside by a long division by the public 2PN
     (circuits.auth_compare.decimal_round): the semi-honest job's integer, halves rounded up (AUC 0.25 to one
     decimal: 0.3), an AUC of 1; every release's kind recorded: W is never opened.  The results say what they open."""
@@ -113,7 +114,7 @@ def test_the_curves_ks_and_the_rounded_auc_under_the_mode_equal_the_semi_honest_
     one_class_ties = [("c0", np.array([0.1, 0.2, 0.2, 0.2, 0.5, 0.5, 0.7, 0.7, 0.7, 0.9]),
                        np.array([0, 1, 1, 1, 0, 0, 0, 1, 1, 0]))]
     sets += [[("c0", np.full(30, 0.5), np.arange(30) % 2)], halfway, perfect, one_class_ties]  # one tie group: KS 0
-    spec = "auc,roc,pr,ks"
+    spec = "auc,ap,roc,pr,ks"
     mine, theirs = (mpc_exact_auc(sets, ScoreEncoder(), ReleaseSpec(spec, 7, decimals=decimals, security=mode),
                                   timeout_s=120) for mode in ("malicious", "semi-honest"))
     for clients, a, b in zip(sets, mine, theirs):
@@ -121,6 +122,7 @@ def test_the_curves_ks_and_the_rounded_auc_under_the_mode_equal_the_semi_honest_
         labels, scores = (np.concatenate([c[i] for c in clients]) for i in (2, 1))
         fpr, tpr, _ = roc_curve(labels, scores)
         assert 0 <= np.max(np.abs(tpr - fpr)) - a.metrics["ks"] < 2 ** -51
+        assert abs(a.metrics["ap"] - average_precision_score(labels, scores)) < 1e-9  # the semi-honest AP's error
         clear = curve_at_cuts(scores, labels, a.metrics["roc"]["flagged"])
         for got, name in ((a.metrics["roc"]["tpr"], "tpr"), (a.metrics["roc"]["fpr"], "fpr"),
                           (a.metrics["pr"]["precision"], "precision")):
@@ -132,25 +134,34 @@ def test_the_curves_ks_and_the_rounded_auc_under_the_mode_equal_the_semi_honest_
         assert (mine[6].auc, mine[7].auc) == ((0.3 if decimals == 1 else 0.25), 1.0)
         assert mine[2].revealed[0] == f"AUC rounded to {decimals} decimals"
         assert released_kinds(sets[2], ReleaseSpec(spec, 7, decimals=decimals, security="malicious")) == [
-            "count of positives", "rounded AUC", "curve points", "KS statistic"]  # W is never opened
+            "count of positives", "rounded AUC", "average precision", "curve points", "KS statistic"]  # W: never
 
 
-@pytest.mark.parametrize("step,cheater,frame", [("ks", 0, 0), ("ks", 1, 41), ("decimals", 1, 6), ("curves", 0, 7)] + [
-    pytest.param(*case, marks=pytest.mark.slow) for case in (
-        ("ks", 1, 7), ("ks", 0, 23), ("decimals", 0, 0), ("decimals", 1, 19), ("curves", 1, 0), ("curves", 0, 12),
-        ("curves", 1, 50), ("curves", 0, 99))])  # all: in the suite's step
+SLOW_CHEATS = (("ks", 1, 7), ("ks", 0, 23), ("decimals", 0, 0), ("decimals", 1, 19), ("curves", 1, 0),
+               ("curves", 0, 12), ("curves", 1, 50), ("curves", 0, 99), ("ap", 1, 0), ("ap", 0, 13), ("ap", 1, 16),
+               ("ap", 0, 102))  # every step's frames: in the suite's step too
+
+
+@pytest.mark.parametrize("step,cheater,frame", [("ks", 0, 0), ("ks", 1, 41), ("decimals", 1, 6), ("curves", 0, 7),
+                                                ("ap", 0, 4)] + [pytest.param(*case, marks=pytest.mark.slow)
+                                                                 for case in SLOW_CHEATS])
 def test_a_party_that_changes_one_word_of_a_comparison_stops_the_job(step, cheater, frame):
-    """The KS statistic's comparisons, the AUC's rounding and the curves' steps: the masked opening of a comparison
-    (frame 0), a join of its digits, its last product; of the curves (frames of the 60-row job): the run starts'
-    comparison (0), the partition's shuffle (7), the opened destinations of the move back (12), a long division's
-    comparison (50), its last product (99)."""
+    """The KS statistic's comparisons, the AUC's rounding, the curves' and AP's steps: the masked opening of a
+    comparison (frame 0), a join of its digits, its last product; of the curves (frames of the 60-row job): the run
+    starts' comparison (0), the partition's shuffle (7), the opened destinations of the move back (12), a long
+    division's comparison (50), its last product (99); of AP: the groups' zero tests (0), the partition's masked digit
+    (4), the masked opening of TP's bits (13), the products p_j precision_j (16), the last division's last product
+    (102)."""
     c = COMPARED[step]
     _, stopped = cheating_job(cheater, c["phase"], frame=frame, metrics=c["metrics"], decimals=c["decimals"])
     assert isinstance(stopped, DeviationDetected) and "nothing is released" in str(stopped)
 
 
-@pytest.mark.parametrize("party,step", [(0, "ks"), *(pytest.param(*case, marks=pytest.mark.slow) for case in (
-    (1, "decimals"), (1, "ks"), (0, "decimals"), (0, "curves"), (1, "curves")))])  # every party and step: in the
+SLOW_CONTROLS = ((1, "decimals"), (1, "ks"), (0, "decimals"), (0, "curves"), (1, "curves"), (0, "ap"), (1, "ap"))
+
+
+@pytest.mark.parametrize("party,step", [(0, "ks"), *(pytest.param(*case, marks=pytest.mark.slow)
+                                                     for case in SLOW_CONTROLS)])  # every party and step: in the
 #                                                                                   suite's step too
 def test_without_the_checks_or_semi_honest_the_same_offset_releases_a_wrong_value(party, step):
     """The weakened variant (both parties' checks skipped) and the semi-honest circuit: an offset on one frame goes
@@ -161,14 +172,14 @@ def test_without_the_checks_or_semi_honest_the_same_offset_releases_a_wrong_valu
 
 @pytest.mark.slow  # 400 jobs in four sessions, about 12 minutes here
 def test_two_hundred_honest_malicious_jobs_never_abort_and_equal_the_semi_honest_ones():
-    """The AUC, DeLong's interval, the ROC and PR curves at 10 cuts and the KS statistic (100 jobs with float64 keys,
-    50 with float32), the AUC rounded to 4 decimals with the curves and the KS statistic (50): every value equal in
-    both modes."""
+    """The AUC, DeLong's interval, AP, the ROC and PR curves at 10 cuts and the KS statistic (100 jobs with float64
+    keys, 50 with float32), the AUC rounded to 4 decimals with AP, the curves and the KS statistic (50): every value
+    equal in both modes."""
     sizes, decimals = (2, 3, 5, 17, 40, 64, 97, 120), (1, 2, 3)
     sets = [_clients(100 + n, sizes[n % 8], decimals[n % 3], 1 + n % 4) for n in range(200)]
-    pairs = (list(_both_modes(sets[:100], metrics="auc,ci,roc,pr,ks"))
-             + list(_both_modes(sets[100:150], ScoreEncoder(0.0, 2.0, "float32"), metrics="auc,ci,roc,pr,ks"))
-             + list(_both_modes(sets[150:], metrics="auc,roc,pr,ks", decimals=4)))
+    pairs = (list(_both_modes(sets[:100], metrics="auc,ci,ap,roc,pr,ks"))
+             + list(_both_modes(sets[100:150], ScoreEncoder(0.0, 2.0, "float32"), metrics="auc,ci,ap,roc,pr,ks"))
+             + list(_both_modes(sets[150:], metrics="auc,ap,roc,pr,ks", decimals=4)))
     assert len(pairs) == 200 and all(mine.auc == theirs.auc and mine.metrics == theirs.metrics
                                      for _, mine, theirs in pairs)
 

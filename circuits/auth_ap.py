@@ -1,0 +1,100 @@
+"""Average precision on authenticated shares (security with abort), as circuits.rank_metrics.secret_average_precision.
+
+scikit-learn's AP = (1/P) sum_t p_t (P - Pex_t) / (M - a_t) over the tie groups t (the precision at each threshold,
+descending, weighted by its recall step).  The semi-honest circuit moves each group's positive count p_t back to its
+start's sorted position j = a_t (zero elsewhere), where the divisor M - j is public, and takes the precision as
+sum_b t_b floor(2^(36+b) / (M - j)), linear in the bits t_b of TP_j = P - Pex_j (Pex_j: the positives before j);
+then S = sum_j p_j precision_j and floor(AP 2^52) = floor(S 2^52 / (P 2^36)).  Under the mode, bit for bit:
+
+* **The true tie groups.** AP needs them whole (a group of tied positives counts every tied row at its threshold;
+  circuits.auth_curves' runs would split it).  Each row's two destinations in the sort of both orders add up to twice
+  its mid-rank 2R = 2a + s - 1, equal inside a tie group and increasing from one group to the next
+  (circuits.auth_auc): so with u_j the second-order destination of the row at first-order position j (moved along
+  with the labels, circuits.auth_auc.both_orders), 2R_j - 2R_{j-1} = 1 + u_j - u_{j-1}, and position j starts a group
+  iff that is not 0: a zero test of a position-sized value (circuits.auth_compare.is_zero, no key digits compared).
+* **The compaction** of circuits.auth_curves (a stable partition by 1 - e), and the groups' positive counts moved
+  back to their starts (AuthRadixRanking.gather; slots from G on hold 0).
+* **The bits of TP_j** (circuits.auth_compare.bits_of: one masked opening and the borrows of a subtraction, a
+  prefix of (gt, eq) joins), the precision linear in them with the public weights, split as
+  w = w_h 2^16 + w_l so that every value stays narrow enough for MACs in Z_2^64: S = S_h 2^16 + S_l with
+  S_h = sum_j p_j precision_h,j <= P 2^20 (a precision is at most 2^36) and S_l < P bits 2^16.
+* **The division by P 2^36** (P public: it is opened before) in three exact steps by public divisors
+  (circuits.auth_compare.divide): S_h = P q1 + r1, T = r1 2^16 + S_l = P q2 + r2, q3 = floor(r2 2^16 / P), so that
+  floor(S 2^16 / P) = q1 2^32 + q2 2^16 + q3 (:func:`joined`): the three quotients leave, each below 2^22, and are
+  put together in the clear.
+
+Everything opened is masked by fresh dealer words, except the partition's destinations (opened after a check, a
+uniform permutation whatever the data); the quotients leave only through circuits.macs.Authenticator.release.
+The zero tests read the opened word modulo 2^k, the authenticator's positions' bits, which must be even (k/2
+digits; protocols.mpc.malicious rounds k up when AP is asked: s >= 40 still holds up to 2^23 rows).
+"""
+import numpy as np
+
+from .auth_auc import positives_before
+from .auth_compare import bits_of, divide, division_bits, in_batches, is_zero
+from .auth_curves import compacted
+from .scales import CURVE_DIGIT_BITS, OPEN_BITS, PRECISION_BITS
+
+PHASE = "the average precision"
+LOW = 16  # the precision's weights split as w = w_h 2^16 + w_l (module docstring): both divisions' widths balanced
+HIGH = PRECISION_BITS - LOW  # a precision is at most 2^36, its high part 2^20
+FRACTION = OPEN_BITS - PRECISION_BITS  # floor(S 2^52 / (P 2^36)) = floor(S 2^16 / P)
+
+
+def average_precision(ranking, moved: np.ndarray, partners: np.ndarray, n1: int) -> np.ndarray:
+    """[(q1, q2, q3)] (1 + keys, 3) with floor(AP 2^52) = q1 2^32 + q2 2^16 + q3 (:func:`joined`), AP as
+    scikit-learn's average_precision_score (module docstring), from circuits.auth_auc.both_orders' moved labels
+    (1 + keys, 2M) and moved partner destinations (2, 2M), and the opened count of positives ``n1`` (1 <= n1 < M)."""
+    auth, m = ranking.auth, moved.shape[-1] // 2
+    below = positives_before(moved)[:, :m]  # Pex_j in the first order
+    auth.phase = PHASE
+    starts = _group_starts(auth, partners[:, :m])
+    compaction, sigma, _, _, pex = compacted(ranking, starts, below, n1, f"{PHASE}'s partition")
+    positives = np.concatenate([pex[:, 1:], auth.public(n1, (1,), wide=True)], axis=-1) - pex  # p_t, 0 from G on
+    at_starts = compaction.gather(sigma, positives)
+    auth.phase = PHASE
+    bits = m.bit_length()  # TP_j = P - Pex_j <= M < 2^bits
+    top = (np.int64(1) << np.int64(PRECISION_BITS + bits - 1)) // (m - np.arange(m, dtype=np.int64))
+
+    def terms(part: np.ndarray, columns: slice) -> np.ndarray:  # (1 + keys, 2, n): p_j precision_h,j and _l,j
+        tp_bits = bits_of(auth, auth.add_public(-part[:, 1], n1), bits, PHASE)  # (1 + keys, bits, n)
+        weights = top[columns][None] >> (bits - 1 - np.arange(bits, dtype=np.int64))[:, None]  # floor(2^(36+b)/(M-j))
+        split = np.stack([weights >> LOW, weights & ((1 << LOW) - 1)])  # (2, bits, n): w_h, w_l
+        precision = np.einsum("rbn,hbn->rhn", tp_bits, split)  # linear in the bits: wraps mod 2^64 as shares do
+        return auth.multiply(np.repeat(part[:, :1], 2, axis=1), precision, PHASE)
+
+    sums = in_batches(auth, terms, np.stack([at_starts, below], axis=1), PHASE).sum(axis=-1)  # (S_h, S_l)
+    return _divided(auth, sums[:, :1], sums[:, 1:], n1, bits)
+
+
+def joined(quotients) -> int:
+    """floor(AP 2^52) from the opened (q1, q2, q3) of :func:`average_precision`."""
+    q1, q2, q3 = (int(q) for q in quotients)
+    return (q1 << (LOW + FRACTION)) + (q2 << FRACTION) + q3
+
+
+def release_width(m: int) -> int:
+    """The wide values' bits AP of ``m`` rows needs (P < M): its divisions' comparisons (the widest: T by
+    P 2^(16 + n) or S_h by P 2^20, below 2^D times that, n the bits of 1 + bits(M)), the bits' opening, S_l's sum."""
+    bits, p = m.bit_length(), m
+    return max(division_bits(p << max(HIGH, LOW + (1 + bits).bit_length()), CURVE_DIGIT_BITS), (p * bits << LOW).bit_length() + 1,
+               2 * -(-bits // 2) + 1)
+
+
+def _group_starts(auth, partners: np.ndarray) -> np.ndarray:
+    """[e_j] (1 + keys, M): 1 where a tie group starts in the first order, 1 - [1 + u_j - u_{j-1} = 0] for j >= 1
+    (module docstring), 1 at j = 0; ``partners`` (2, M) the moved u_j (narrow)."""
+    gaps = auth.add_public(partners[:, 1:] - partners[:, :-1], 1)  # 2R_j - 2R_{j-1}, in [0, 2M)
+    same = is_zero(auth, gaps, PHASE)
+    return np.concatenate([auth.public(1, (1,), wide=True), auth.add_public(-same, 1)], axis=-1)
+
+
+def _divided(auth, high: np.ndarray, low: np.ndarray, n1: int, bits: int) -> np.ndarray:
+    """[(q1, q2, q3)] from [S_h], [S_l] (1 + keys, 1) by the public P = ``n1`` (module docstring)."""
+    carry = (1 + bits).bit_length()  # S_l < P bits 2^16 <= P 2^16 (2^carry - 1)
+    q1, _ = divide(auth, high, n1 << HIGH, HIGH, CURVE_DIGIT_BITS, n1 << HIGH, PHASE)  # S_h <= P 2^20
+    rest = ((high - q1 * np.int64(n1)) << np.int64(LOW)) + low  # T = r1 2^16 + S_l < P 2^(16 + carry)
+    q2, _ = divide(auth, rest, n1 << (LOW + carry), LOW + carry, CURVE_DIGIT_BITS, n1 << (LOW + carry), PHASE,
+                   whole=False)  # T < P 2^(16 + carry)
+    q3, _ = divide(auth, rest - q2 * np.int64(n1), n1, FRACTION, CURVE_DIGIT_BITS, n1, PHASE, whole=False)  # r2 < P
+    return np.concatenate([q1, q2, q3], axis=-1)
