@@ -77,15 +77,15 @@ def release_width(m: int) -> int:
     """The wide values' bits AP of ``m`` rows needs (P < M): its divisions' comparisons (the widest: T by
     P 2^(16 + n) or S_h by P 2^20, below 2^D times that, n the bits of 1 + bits(M)), the bits' opening, S_l's sum."""
     bits, p = m.bit_length(), m
-    return max(division_bits(p << max(HIGH, LOW + (1 + bits).bit_length()), CURVE_DIGIT_BITS), (p * bits << LOW).bit_length() + 1,
-               2 * -(-bits // 2) + 1)
+    widest = p << max(HIGH, LOW + (1 + bits).bit_length())  # the larger of P 2^20 and P 2^(16 + n)
+    return max(division_bits(widest, CURVE_DIGIT_BITS), (p * bits << LOW).bit_length() + 1, 2 * -(-bits // 2) + 1)
 
 
 def _group_starts(auth, partners: np.ndarray) -> np.ndarray:
     """[e_j] (1 + keys, M): 1 where a tie group starts in the first order, 1 - [1 + u_j - u_{j-1} = 0] for j >= 1
     (module docstring), 1 at j = 0; ``partners`` (2, M) the moved u_j (narrow)."""
     gaps = auth.add_public(partners[:, 1:] - partners[:, :-1], 1)  # 2R_j - 2R_{j-1}, in [0, 2M)
-    same = is_zero(auth, gaps, PHASE)
+    same = in_batches(auth, lambda part, _: is_zero(auth, part, PHASE), gaps, PHASE)
     return np.concatenate([auth.public(1, (1,), wide=True), auth.add_public(-same, 1)], axis=-1)
 
 

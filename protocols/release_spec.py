@@ -15,7 +15,7 @@ from .validation import checked
 CURVES = ("roc", "pr")
 BOUNDED = ("ci", "pauc")  # computed in the 64-bit ring for at most CI_MAX_ROWS rows
 SECURITY = ("semi-honest", "malicious")  # against a compute party that follows the protocol, or one that deviates
-MALICIOUS_METRICS = ("auc", "ci", "ap", "roc", "pr", "ks")  # what mpc-exact opens under security with abort (mpc.malicious)
+MALICIOUS_METRICS = ("auc", "ci", "ap", "roc", "pr", "ks")  # mpc-exact's under security with abort (mpc.malicious)
 MALICIOUS_REFUSAL = ("under security malicious mpc-exact opens the AUC of one score column (and the count of "
                      "positives), the AUC rounded to decimals, DeLong's interval, average precision, the ROC and PR "
                      "curves, the KS statistic and the clients' ranks, and mpc-central its DP releases, by the radix "

@@ -299,7 +299,8 @@ def test_curve_points_equal_the_tie_groups_on_random_tie_heavy_sets(monkeypatch)
 
 
 def _edge_masks(top: int, seed: int) -> list:
-    """Masks R whose low ``top`` bits are 0, all ones, 2^(top-1), 1, all ones less one, with high bits 0..3 and random."""
+    """Masks R whose low ``top`` bits are 0, all ones, 2^(top-1), 1, all ones less one, with high bits 0..3 and
+    random."""
     rng = np.random.default_rng(seed)
     lows = [0, (1 << top) - 1, 1 << (top - 1), 1, (1 << top) - 2]
     return [np.int64((low + (above << top)) & ((1 << 63) - 1))

@@ -96,12 +96,12 @@ def test_a_party_that_changes_one_word_of_delongs_sums_stops_the_job(cheater, ph
 @pytest.mark.parametrize("decimals", [None, 1, pytest.param(12, marks=pytest.mark.slow)])  # 12: the widest rounding
 def test_ap_the_curves_ks_and_the_rounded_auc_under_the_mode_equal_the_semi_honest_ones_bit_for_bit(decimals):
     """Average precision from the true tie groups of the sort of both orders (circuits.auth_ap: each row's two
-    destinations give its mid-rank, whose zero tests find the groups), the ROC and PR curves at 7 cuts from the runs of the sort of both orders (circuits.auth_curves: tie groups of
-    both classes whole, those of one class split, which leaves every point as it is) and the KS statistic from the
-    same sort without tie groups (circuits.auth_auc.ks_gap: a tournament of authenticated comparisons,
-    circuits.auth_compare), opened after W and n1, are the semi-honest job's floor(value 2^52) on inputs full of
-    ties, of one tie group (KS 0) and of tie groups of one class, and the clear curve points, scikit-learn's
-    max |TPR - FPR| to 2^-52 and its AP to the semi-honest circuit's error.  With
+    destinations give its mid-rank, whose zero tests find the groups), the ROC and PR curves at 7 cuts from the
+    runs of that sort (circuits.auth_curves: tie groups of both classes whole, those of one class split, which
+    leaves every point as it is) and the KS statistic from the same sort without tie groups (circuits.auth_auc.ks_gap:
+    a tournament of authenticated comparisons, circuits.auth_compare), opened after W and n1, are the semi-honest
+    job's floor(value 2^52) on inputs full of ties, of one tie group (KS 0) and of tie groups of one class, and the
+    clear curve points, scikit-learn's max |TPR - FPR| to 2^-52 and its AP to the semi-honest circuit's error.  With
     decimals n1 is opened alone and round(AUC 10^K) computed inside by a long division by the public 2PN
     (circuits.auth_compare.decimal_round): the semi-honest job's integer, halves rounded up (AUC 0.25 to one
     decimal: 0.3), an AUC of 1; every release's kind recorded: W is never opened.  The results say what they open."""
