@@ -15,7 +15,8 @@ and before the job's result goes out; docs/protocols/malicious-security.md state
    opening); the AUC's floor(AUC 2^52) computed from them in the clear: the same integer the semi-honest long
    division opens (protocols.mpc.ranking_party), the count of positives opened besides.  With decimals only n1 is
    opened, and round(AUC 10^K) is computed inside by a long division by the public 2PN (circuits.auth_compare), W
-   never opened.  With ``ks`` the KS statistic's KS P N (circuits.auth_auc.ks_gap), divided in the clear.  With
+   never opened.  Then the metrics asked for (:func:`_metrics`): DeLong's sums, AP (circuits.auth_ap), the curves'
+   points (circuits.auth_curves), the KS statistic's KS P N (circuits.auth_auc.ks_gap, divided in the clear).  With
    ranks, each row's doubled mid-rank (the sum of its two destinations) and beta_0 times it (a Beaver product,
    checked with the release) go to its client in its rank bundle: the client checks the second against its own
    beta_0 (protocols.inputs.bundles.open_ranks), which a party that changed its share would have had to guess.
@@ -149,8 +150,8 @@ def with_ci(job, m: int) -> bool:
 
 
 def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> dict:
-    """Release W and n1 (with DeLong's sums, the KS statistic when asked; with decimals n1 and the AUC rounded
-    inside, W not opened), or mpc-central's release (module docstring, steps 2 and 3): {"defined", "scaled",
+    """Release W and n1 (then the metrics asked for: :func:`_metrics`; with decimals n1 and the AUC rounded inside,
+    W not opened), or mpc-central's release (module docstring, steps 2 and 3): {"defined", "scaled",
     "positives", "metrics", "security", ...} or {"central", "security"}, as protocols.mpc.ranking_party's results
     hold them."""
     auth, m = held.auth, sum(held.rows)
@@ -170,7 +171,7 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
     sums = [w, n1] + (list(placement_squares(ranking, sigma, moved, held.labels, n1)) if ci else [])
     del sigma
     if not {"ap", "ks"} & set(job.evaluation.spec.metrics) and not job.evaluation.spec.curves:
-        del moved  # AP, the curves and the KS statistic alone read the moved labels after the sums
+        moved = None  # AP, the curves and the KS statistic alone read the moved labels after the sums
     if job.central is not None:
         release = central_release(ctx, auth, job.central, w, n1, m)
         return {"central": release, "security": _security(auth)}
@@ -188,24 +189,34 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
         n1 = int(auth.release(sums[1][:, None], "count of positives")[0])
         scaled = _rounded(ctx, auth, sums[0], n1, m, decimals) if 0 < n1 < m else None
     defined = 0 < n1 < m
+    metrics = _metrics(ctx, job, ranking, (moved, partners), sums, n1, w, m, ci) if defined else {}
+    return {"defined": defined, "scaled": scaled,
+            "positives": n1, "metrics": metrics, "others": [],
+            "security": _security(auth), **ranks}
+
+
+def _metrics(ctx, job, ranking, orders: tuple, sums: list, n1: int, w, m: int, ci: bool) -> dict:
+    """The job's metrics beyond the AUC, each opened through Authenticator.release after W and n1 (or n1 alone), as
+    the semi-honest job's integers: DeLong's variance from the opened W and the sums of squared placement values
+    (``ci``: computed), AP, the curves' points and the KS statistic from the moved labels and partners of the sort of
+    both orders (``orders``); both classes present (n1 opened)."""
+    auth, spec, (moved, partners) = ranking.auth, job.evaluation.spec, orders
     metrics = {}
-    if defined and "ci" in job.evaluation.spec.metrics:  # the sums only where the semi-honest job opens a variance
+    if "ci" in spec.metrics:  # the sums only where the semi-honest job opens a variance
         metrics["ci"] = (Refused(f"under security malicious DeLong's variance is computed for at most {CI_ROWS:,} "
                                  "rows admitted to the job") if not ci else Refused(TWO_ROWS) if min(n1, m - n1) < 2
                          else _variance(auc_from_sums(w, n1, m)[0], n1, m - n1, *(int(v) for v in auth.release(
                              np.stack(sums[2:], axis=1), "sums of squared placement values"))))
-    if defined and "ap" in job.evaluation.spec.metrics:  # opened after the sums, as every metric below
+    if "ap" in spec.metrics:
         metrics["ap"] = _average_precision(ctx, ranking, moved, partners, n1)
-    if defined and job.evaluation.spec.curves:  # the points at the public cuts
-        metrics["curve"] = _curves(ctx, ranking, moved, n1, job.evaluation.spec)
-    if defined and "ks" in job.evaluation.spec.metrics:  # KS P N, opened after the sums it is defined by
+    if spec.curves:  # the points at the public cuts
+        metrics["curve"] = _curves(ctx, ranking, moved, n1, spec)
+    if "ks" in spec.metrics:  # KS P N, divided in the clear
         if ctx.rank == 0:
             ctx.progress(f"the KS statistic: a tournament of {2 * m - 1} authenticated comparisons")
         gap = int(auth.release(ks_gap(auth, moved, sums[1])[:, None], "KS statistic")[0])
         metrics["ks"] = floor_scaled(gap, n1 * (m - n1), OPEN_BITS)
-    return {"defined": defined, "scaled": scaled,
-            "positives": n1, "metrics": metrics, "others": [],
-            "security": _security(auth), **ranks}
+    return metrics
 
 
 def _rounded(ctx, auth, w: np.ndarray, n1: int, m: int, decimals: int) -> int:
