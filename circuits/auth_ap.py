@@ -18,13 +18,16 @@ then S = sum_j p_j precision_j and floor(AP 2^52) = floor(S 2^52 / (P 2^36)).  U
   prefix of (gt, eq) joins), the precision linear in them with the public weights, split as
   w = w_h 2^16 + w_l so that every value stays narrow enough for MACs in Z_2^64: S = S_h 2^16 + S_l with
   S_h = sum_j p_j precision_h,j <= P 2^20 (a precision is at most 2^36) and S_l < P bits 2^16.
-* **The division by P 2^36** (P public: it is opened before) in three exact steps by public divisors
-  (circuits.auth_compare.divide): S_h = P q1 + r1, T = r1 2^16 + S_l = P q2 + r2, q3 = floor(r2 2^16 / P), so that
-  floor(S 2^16 / P) = q1 2^32 + q2 2^16 + q3 (:func:`joined`): the three quotients leave, each below 2^22, and are
-  put together in the clear.
+* **The division by P 2^36** (P public: it is opened before) in exact steps by public divisors
+  (circuits.auth_compare.divide): S_h = P q1 + r1, T = r1 2^16 + S_l = h P 2^16 + T' (h < 2^carry), T' = P q2 + r2,
+  q3 = floor(r2 2^16 / P), so that floor(S 2^16 / P) = (q1 + h) 2^32 + q2 2^16 + q3 (:func:`joined`): the words
+  q1 + h, q2 < 2^16 and q3 < 2^16 leave and are put together in the clear.  They are the base-2^16 digits of the
+  semi-honest integer, a function of it alone; floor(T / P) itself, up to P (1 + bits) 2^16 / P, would say more
+  (how much of S came from its low parts: two inputs of one floor(AP 2^52) told apart).  h's division and q2's take
+  as many rounds as floor(T / P)'s would.
 
 Everything opened is masked by fresh dealer words, except the partition's destinations (opened after a check, a
-uniform permutation whatever the data); the quotients leave only through circuits.macs.Authenticator.release.
+uniform permutation whatever the data); the digits leave only through circuits.macs.Authenticator.release.
 The zero tests read the opened word modulo 2^k, the authenticator's positions' bits, which must be even (k/2
 digits; protocols.mpc.malicious rounds k up when AP is asked: s >= 40 still holds up to 2^23 rows).
 """
@@ -42,7 +45,8 @@ FRACTION = OPEN_BITS - PRECISION_BITS  # floor(S 2^52 / (P 2^36)) = floor(S 2^16
 
 
 def average_precision(ranking, moved: np.ndarray, partners: np.ndarray, n1: int) -> np.ndarray:
-    """[(q1, q2, q3)] (1 + keys, 3) with floor(AP 2^52) = q1 2^32 + q2 2^16 + q3 (:func:`joined`), AP as
+    """[(d2, d1, d0)] (1 + keys, 3), the base-2^16 digits of floor(AP 2^52) = d2 2^32 + d1 2^16 + d0 (:func:`joined`;
+    d2 <= 2^20), AP as
     scikit-learn's average_precision_score (module docstring), from circuits.auth_auc.both_orders' moved labels
     (1 + keys, 2M) and moved partner destinations (2, 2M), and the opened count of positives ``n1`` (1 <= n1 < M)."""
     auth, m = ranking.auth, moved.shape[-1] // 2
@@ -67,10 +71,10 @@ def average_precision(ranking, moved: np.ndarray, partners: np.ndarray, n1: int)
     return _divided(auth, sums[:, :1], sums[:, 1:], n1, bits)
 
 
-def joined(quotients) -> int:
-    """floor(AP 2^52) from the opened (q1, q2, q3) of :func:`average_precision`."""
-    q1, q2, q3 = (int(q) for q in quotients)
-    return (q1 << (LOW + FRACTION)) + (q2 << FRACTION) + q3
+def joined(digits) -> int:
+    """floor(AP 2^52) from the opened base-2^16 digits (d2, d1, d0) of :func:`average_precision`."""
+    d2, d1, d0 = (int(d) for d in digits)
+    return (d2 << (LOW + FRACTION)) + (d1 << FRACTION) + d0
 
 
 def release_width(m: int) -> int:
@@ -90,11 +94,14 @@ def _group_starts(auth, partners: np.ndarray) -> np.ndarray:
 
 
 def _divided(auth, high: np.ndarray, low: np.ndarray, n1: int, bits: int) -> np.ndarray:
-    """[(q1, q2, q3)] from [S_h], [S_l] (1 + keys, 1) by the public P = ``n1`` (module docstring)."""
+    """[(q1 + h, q2, q3)] from [S_h], [S_l] (1 + keys, 1) by the public P = ``n1`` (module docstring): the base-2^16
+    digits of floor(S 2^16 / P), q2 and q3 below 2^16."""
     carry = (1 + bits).bit_length()  # S_l < P bits 2^16 <= P 2^16 (2^carry - 1)
     q1, _ = divide(auth, high, n1 << HIGH, HIGH, CURVE_DIGIT_BITS, n1 << HIGH, PHASE)  # S_h <= P 2^20
     rest = ((high - q1 * np.int64(n1)) << np.int64(LOW)) + low  # T = r1 2^16 + S_l < P 2^(16 + carry)
-    q2, _ = divide(auth, rest, n1 << (LOW + carry), LOW + carry, CURVE_DIGIT_BITS, n1 << (LOW + carry), PHASE,
-                   whole=False)  # T < P 2^(16 + carry)
+    over, _ = divide(auth, rest, n1 << (LOW + carry), carry, CURVE_DIGIT_BITS, n1 << (LOW + carry), PHASE,
+                     whole=False)  # h = floor(T / (P 2^16)) < 2^carry
+    rest = rest - over * np.int64(n1 << LOW)  # T' = T - h P 2^16 < P 2^16
+    q2, _ = divide(auth, rest, n1 << LOW, LOW, CURVE_DIGIT_BITS, n1 << LOW, PHASE, whole=False)  # floor(T' / P)
     q3, _ = divide(auth, rest - q2 * np.int64(n1), n1, FRACTION, CURVE_DIGIT_BITS, n1, PHASE, whole=False)  # r2 < P
-    return np.concatenate([q1, q2, q3], axis=-1)
+    return np.concatenate([q1 + over, q2, q3], axis=-1)

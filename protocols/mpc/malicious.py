@@ -232,14 +232,14 @@ def _rounded(ctx, auth, w: np.ndarray, n1: int, m: int, decimals: int) -> int:
 
 
 def _average_precision(ctx, ranking, moved: np.ndarray, partners: np.ndarray, n1: int) -> int:
-    """floor(AP 2^52) from the true tie groups of the sort of both orders (circuits.auth_ap), its three quotients
+    """floor(AP 2^52) from the true tie groups of the sort of both orders (circuits.auth_ap), its base-2^16 digits
     opened through Authenticator.release and joined in the clear: the integer the semi-honest job opens
-    (circuits.rank_metrics.secret_average_precision)."""
+    (circuits.rank_metrics.secret_average_precision), and nothing more."""
     m = moved.shape[-1] // 2
     if ctx.rank == 0:
         ctx.progress(f"average precision: {m - 1} zero tests, a one-digit sort, the bits of {m} counts")
-    quotients = auth_ap.average_precision(ranking, moved, partners, n1)
-    return auth_ap.joined(ranking.auth.release(quotients, "average precision"))
+    digits = auth_ap.average_precision(ranking, moved, partners, n1)
+    return auth_ap.joined(ranking.auth.release(digits, "average precision"))
 
 
 def _curves(ctx, ranking, moved: np.ndarray, n1: int, spec) -> dict:

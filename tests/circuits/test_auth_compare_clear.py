@@ -351,7 +351,13 @@ def _semi_honest_ap(scores, labels) -> int:
 
 
 def _ap_in_the_clear(scores, labels, monkeypatch) -> int:
-    """circuits.auth_ap.average_precision on the clear stand-ins: the moved labels and partners of both orders."""
+    """circuits.auth_ap.average_precision on the clear stand-ins, joined: floor(AP 2^52)."""
+    return auth_ap.joined(_ap_quotients(scores, labels, monkeypatch))
+
+
+def _ap_quotients(scores, labels, monkeypatch) -> list:
+    """The words circuits.auth_ap.average_precision releases, on the clear stand-ins: the moved labels and partners
+    of both orders."""
     monkeypatch.setattr(auth_curves, "AuthRadixRanking", ClearRanking)
     m = len(labels)
     first = np.lexsort((labels, scores))
@@ -364,7 +370,7 @@ def _ap_in_the_clear(scores, labels, monkeypatch) -> int:
     auth = ClearAuth(release_bits(m, metrics=("ap",)), k=max(2, k + k % 2))
     quotients = auth_ap.average_precision(ClearRanking(None, auth), _orders(scores, labels), partners,
                                           int(labels.sum()))
-    return auth_ap.joined(quotients[0])
+    return [int(q) for q in quotients[0]]
 
 
 @pytest.mark.parametrize("m", [2, 3, *(pytest.param(m, marks=pytest.mark.slow) for m in (4, 5))])
@@ -381,3 +387,18 @@ def test_average_precision_equals_the_semi_honest_integer_and_sklearn_on_random_
         got = _ap_in_the_clear(scores, labels, monkeypatch)
         assert got == _semi_honest_ap(scores, labels)
         assert abs(got / 2 ** 52 - average_precision_score(labels, scores)) < 1e-9
+
+
+def test_average_precision_releases_the_base_2_16_digits_of_the_semi_honest_integer_nothing_more(monkeypatch):
+    """The released words are a function of floor(AP 2^52) alone (its digits V >> 32, (V >> 16) mod 2^16 and
+    V mod 2^16), so they open nothing the semi-honest job does not: two labellings of 12 distinct scores with the
+    same P and the same floor(AP 2^52) (found by a search over every labelling) release the same words, where
+    releasing floor(T / P) for T = r1 2^16 + S_l (up to P (1 + bits(M)) 2^16) told them apart; and on random
+    tie-heavy sets."""
+    scores = np.arange(12, dtype=np.float64)
+    first, second = (np.array(y) for y in ([1, 0, 1, 0, 1, 0, 0, 1, 0, 0, 0, 0], [1, 0, 0, 1, 1, 0, 1, 0, 0, 0, 0, 0]))
+    assert _semi_honest_ap(scores, first) == _semi_honest_ap(scores, second)
+    assert _ap_quotients(scores, first, monkeypatch) == _ap_quotients(scores, second, monkeypatch)
+    for scores, labels, _ in _tie_heavy_sets(6, 20, 300, 8):
+        v = _semi_honest_ap(scores, labels)
+        assert _ap_quotients(scores, labels, monkeypatch) == [v >> 32, (v >> 16) & 0xFFFF, v & 0xFFFF]
