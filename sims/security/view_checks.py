@@ -100,10 +100,11 @@ MALICIOUS_JOBS = "mpc-exact --security malicious --ranks --metrics auc,ap,roc,pr
 MALICIOUS_SPEC = ReleaseSpec("auc,ap,roc,pr", 1, security="malicious")  # AP's and the curves' steps run; the curves'
 #                                                                          one point (every row flagged: TPR 1, FPR 1,
 #                                                                          the share of positives) is the same for any
-#                                                                          inputs, AP (2/3) for these two:
-MALICIOUS_A = (np.array([0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2]), np.array([1, 0, 1, 0, 0, 1, 0, 1]))  # AUC 0.5
-MALICIOUS_B = (np.array([0.9, 0.9, 0.5, 0.5, 0.5, 0.5, 0.1, 0.1]), np.array([0, 0, 1, 1, 1, 1, 0, 0]))  # 3 tie groups,
-#                                                                          one of 4 tied positives: AUC 0.5, AP 2/3
+#                                                                          inputs, AUC and floor(AP 2^52) for these two
+MALICIOUS_A = (np.arange(1, 9) / 10, np.array([0, 0, 1, 0, 1, 1, 1, 0]))  # distinct scores: AUC 0.6875
+MALICIOUS_B = (np.array([0.2, 0.2, 0.2, 0.4, 0.6, 0.8, 0.8, 0.8]), np.array([0, 0, 1, 0, 1, 0, 1, 1]))  # two tie
+#                                                           groups of both classes, one of two tied positives: the same
+#                                                           AUC and floor(AP 2^52) = 2908574759321600 (AP about 0.646)
 
 
 def job_views(cfg: dict, rng) -> list:
@@ -123,7 +124,7 @@ def job_views(cfg: dict, rng) -> list:
 def malicious_job_views(cfg: dict, rng) -> list:
     """Views of whole mpc-exact --ranks jobs under security with abort, opening AP and the curves at one cut (their
     zero tests, comparisons, partitions, bits and divisions run; the releases are the same for both inputs: distinct
-    scores, and three tie groups with one of four tied positives), through the real party loop, the key's 2-bit
+    scores, and two tie groups of both classes, one of two tied positives), through the real party loop, the key's 2-bit
     digits and the clients' MAC words among the secrets (the MAC words from both parties' shares of the large job's
     bundles)."""
 
