@@ -128,7 +128,7 @@ COMPARED = {
     "decimals": dict(phase=ROUNDING_PHASE, metrics="auc", decimals=3, opened="auc", frames=20, bent=19,  # 4 x 5
                      semi_honest=SEMI_HONEST_ROUNDING, semi_honest_frame=10, what="the AUC rounded to 3 decimals"),
     "curves": dict(phase=CURVE_PHASE, metrics="auc,roc", decimals=None, opened="roc", frames=100, bent=50,
-                   semi_honest=SEMI_HONEST_CURVES, semi_honest_frame=10, what="the ROC curve's points"),
+                   semi_honest=SEMI_HONEST_CURVES, semi_honest_frame=10, what="the ROC curve"),
     "ap": dict(phase=AP_PHASE, metrics="auc,ap", decimals=None, opened="ap", frames=103, bent=16,  # 16: p_j prec_j
                semi_honest=SEMI_HONEST_AP, semi_honest_frame=20, what="the average precision"),
 }
@@ -266,7 +266,7 @@ def _wrong(step: str, clients, value) -> bool:
 
 def compared_deviation_checks(cfg: dict, party: int, step: str) -> list:
     """The step's rows on a release by authenticated comparisons (COMPARED ``step``: the KS statistic, the AUC's
-    rounding, the ROC curve's points) for ``party``: 4 ``deviation_jobs`` jobs (20 in the full suite) whose cheat is
+    rounding, the ROC curve's points, AP) for ``party``: 4 ``deviation_jobs`` jobs (20 in the full suite) whose cheat is
     an offset on one word of a frame of its phase (the frames spread over all it sends there), which must all stop;
     the weakened variant and the semi-honest circuit with an offset on one frame, each of which must release a wrong
     value."""
@@ -296,7 +296,7 @@ def job_deviation_checks(cfg: dict, rng) -> list:
     DeviationDetected and released nothing, which must be all; and two controls, JOB_WEAKENED jobs with both
     parties' checks skipped and the semi-honest job with the offset on one of the party's SEMI_HONEST_FRAMES, each
     of which must release a wrong AUC; then the rows of :func:`noise_deviation_checks` (mpc-central's draw) and of
-    :func:`compared_deviation_checks` (the KS statistic, the AUC's rounding to decimals, the ROC curve's points)."""
+    :func:`compared_deviation_checks` (the KS statistic, the AUC's rounding to decimals, the ROC curve's points, AP)."""
     from sklearn.metrics import roc_auc_score  # lazily: only this step compares with scikit-learn
 
     from ...protocols.errors import DeviationDetected  # lazily, as the job's modules
