@@ -156,8 +156,10 @@ class Link:
                 self._drain_ready()
             return payload
 
-    def poll(self, channel: int) -> bool:
+    def poll(self, channel: int, wait_s: float = 0.0) -> bool:
+        """Whether a message waits on ``channel``, waiting up to ``wait_s`` for one (or for the link's end)."""
         with self._cond:
+            self._cond.wait_for(lambda: self._inbox[channel] or self._failure is not None, wait_s)
             return bool(self._inbox[channel])
 
     def wait_closed(self, timeout_s: float) -> None:

@@ -37,6 +37,8 @@ from .link import dial
 from .listener import Listener
 from .metrics import TrafficMeter, phase
 
+ABORT_GRACE_S = 2.0  # how long a role that lost a compute peer awaits the coordinator's abort before it says so
+
 
 class RoleContext:
     """What a target sees of the runtime: its role and rank, its keys, and its control link.
@@ -147,7 +149,10 @@ def _session(identity, deployment, listener, control, local_targets, once, ledge
         send_message(control, "done", result)
         return True
     except BaseException as err:  # report anything to the coordinator, then drop the session
-        gone = _coordinator_gone(control, control.timeout_s / 2)  # a peer may have left for that reason first
+        # a peer may have left for that reason first: a compute peer lost may be the coordinator's abort (a Ctrl-C)
+        # reaching that peer a moment before this role, so its abort is awaited a moment before anything is said
+        lost_peer = isinstance(err, PeerLost) and COORDINATOR not in err.peers
+        gone = _coordinator_gone(control, control.timeout_s / 2, ABORT_GRACE_S if lost_peer else 0.0)
         if once and gone is not None:
             _stop(role, gone, f" ({type(err).__name__}: {err})")
         peers = list(err.peers) if isinstance(err, PeerLost) else []
@@ -211,9 +216,10 @@ def _connect_mesh(identity, deployment, listener, session: str, roles, timeout_s
     return links
 
 
-def _coordinator_gone(control, patience_s: float):
-    """Why the coordinator counts as gone (it aborted, disconnected or was silent ``patience_s``), or None."""
-    if control.poll(ABORT):
+def _coordinator_gone(control, patience_s: float, wait_s: float = 0.0):
+    """Why the coordinator counts as gone (it aborted, disconnected or was silent ``patience_s``), or None;
+    ``wait_s``: how long an abort that may be on its way is awaited."""
+    if control.poll(ABORT, wait_s):
         return wire.decode(control.recv(ABORT))
     if control.failure is not None:
         return f"the coordinator went away ({control.failure})"
