@@ -37,7 +37,8 @@ from .link import dial
 from .listener import Listener
 from .metrics import TrafficMeter, phase
 
-ABORT_GRACE_S = 2.0  # how long a role that lost a compute peer awaits the coordinator's abort before it says so
+ABORT_GRACE_S = 0.5  # how long a role that lost a compute peer awaits the coordinator's abort before it says so (the
+#                      coordinator waits for every report before it names a culprit: each failure pays it)
 
 
 class RoleContext:
