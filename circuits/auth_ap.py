@@ -35,7 +35,7 @@ import numpy as np
 
 from .auth_auc import positives_before
 from .auth_compare import bits_of, divide, division_bits, in_batches, is_zero
-from .auth_curves import compacted
+from .auth_curves import compacted, next_slot
 from .scales import CURVE_DIGIT_BITS, OPEN_BITS, PRECISION_BITS
 
 PHASE = "the average precision"
@@ -54,7 +54,7 @@ def average_precision(ranking, moved: np.ndarray, partners: np.ndarray, n1: int)
     auth.phase = PHASE
     starts = _group_starts(auth, partners[:, :m])
     compaction, sigma, _, _, pex = compacted(ranking, starts, below, n1, f"{PHASE}'s partition")
-    positives = np.concatenate([pex[:, 1:], auth.public(n1, (1,), wide=True)], axis=-1) - pex  # p_t, 0 from G on
+    positives = next_slot(auth, pex, n1) - pex  # p_t, 0 from G on
     at_starts = compaction.gather(sigma, positives)
     auth.phase = PHASE
     bits = m.bit_length()  # TP_j = P - Pex_j <= M < 2^bits

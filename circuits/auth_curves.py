@@ -86,14 +86,18 @@ def _at_cuts(ranking, starts: np.ndarray, below: np.ndarray, n1: int, positions:
     compaction of the runs and their values brought back to the positions (module docstring)."""
     auth, m = ranking.auth, starts.shape[-1]
     compaction, sigma, later, start, pex = compacted(ranking, starts, below, n1, f"{PHASE}' partition")
-    ends = [np.concatenate([v[:, 1:], auth.public(last, (1,), wide=True)], axis=-1) for v, last in ((start, m),
-                                                                                                    (pex, n1))]
-    columns = np.stack([start, pex, ends[0] - start, ends[1] - pex], axis=1)  # (1 + keys, 4, M) per slot
+    columns = np.stack([start, pex, next_slot(auth, start, m) - start, next_slot(auth, pex, n1) - pex], axis=1)
     steps = np.diff(columns, axis=-1, prepend=0)  # each slot's values less the previous slot's
     auth.phase = PHASE
     inside = np.repeat(auth.add_public(-later, 1)[:, None], 4, axis=1)  # [t < G]
     moved = compaction.gather(sigma, auth.multiply(inside, steps, PHASE))
     return np.cumsum(moved, axis=-1)[..., positions].transpose(1, 0, 2)
+
+
+def next_slot(auth, values: np.ndarray, last: int) -> np.ndarray:
+    """[v_(t+1)] (1 + keys, M) of compacted slot values, the public ``last`` after the last slot (the next group of
+    the last one: M or P), as circuits.rank_auc.next_slot on authenticated shares."""
+    return np.concatenate([values[:, 1:], auth.public(last, (1,), wide=True)], axis=-1)
 
 
 def compacted(ranking, starts: np.ndarray, below: np.ndarray, n1: int, label: str) -> tuple:
