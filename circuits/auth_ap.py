@@ -6,14 +6,10 @@ start's sorted position j = a_t (zero elsewhere), where the divisor M - j is pub
 sum_b t_b floor(2^(36+b) / (M - j)), linear in the bits t_b of TP_j = P - Pex_j (Pex_j: the positives before j);
 then S = sum_j p_j precision_j and floor(AP 2^52) = floor(S 2^52 / (P 2^36)).  Under the mode, bit for bit:
 
-* **The true tie groups.** AP needs them whole (a group of tied positives counts every tied row at its threshold;
-  circuits.auth_curves' runs would split it).  Each row's two destinations in the sort of both orders add up to twice
-  its mid-rank 2R = 2a + s - 1, equal inside a tie group and increasing from one group to the next
-  (circuits.auth_auc): so with u_j the second-order destination of the row at first-order position j (moved along
-  with the labels, circuits.auth_auc.both_orders), 2R_j - 2R_{j-1} = 1 + u_j - u_{j-1}, and position j starts a group
-  iff that is not 0: a zero test of a position-sized value (circuits.auth_compare.is_zero, no key digits compared).
-* **The compaction** of circuits.auth_curves (a stable partition by 1 - e), and the groups' positive counts moved
-  back to their starts (AuthRadixRanking.gather; slots from G on hold 0).
+* **The true tie groups** (circuits.auth_tie_groups: where each row's two destinations in the sort of both orders
+  change, and their compaction; the curves' runs would split a group of tied positives, which AP counts whole at its
+  threshold), and the groups' positive counts moved back to their starts (AuthRadixRanking.gather; slots from G on
+  hold 0).
 * **The bits of TP_j** (circuits.auth_compare.bits_of: one masked opening and the borrows of a subtraction, a
   prefix of (gt, eq) joins), the precision linear in them with the public weights, split as
   w = w_h 2^16 + w_l so that every value stays narrow enough for MACs in Z_2^64: S = S_h 2^16 + S_l with
@@ -28,14 +24,12 @@ then S = sum_j p_j precision_j and floor(AP 2^52) = floor(S 2^52 / (P 2^36)).  U
 
 Everything opened is masked by fresh dealer words, except the partition's destinations (opened after a check, a
 uniform permutation whatever the data); the digits leave only through circuits.macs.Authenticator.release.
-The zero tests read the opened word modulo 2^k, the authenticator's positions' bits, which must be even (k/2
-digits; protocols.mpc.malicious rounds k up when AP is asked: s >= 40 still holds up to 2^23 rows).
 """
 import numpy as np
 
-from .auth_auc import positives_before
-from .auth_compare import bits_of, divide, division_bits, in_batches, is_zero
-from .auth_curves import compacted, next_slot
+from .auth_compare import bits_of, divide, division_bits, in_batches
+from .auth_curves import next_slot
+from .auth_tie_groups import TieGroups
 from .scales import CURVE_DIGIT_BITS, OPEN_BITS, PRECISION_BITS
 
 PHASE = "the average precision"
@@ -44,18 +38,13 @@ HIGH = PRECISION_BITS - LOW  # a precision is at most 2^36, its high part 2^20
 FRACTION = OPEN_BITS - PRECISION_BITS  # floor(S 2^52 / (P 2^36)) = floor(S 2^16 / P)
 
 
-def average_precision(ranking, moved: np.ndarray, partners: np.ndarray, n1: int) -> np.ndarray:
+def average_precision(ranking, groups: TieGroups, n1: int) -> np.ndarray:
     """[(d2, d1, d0)] (1 + keys, 3), the base-2^16 digits of floor(AP 2^52) = d2 2^32 + d1 2^16 + d0 (:func:`joined`;
-    d2 <= 2^20), AP as
-    scikit-learn's average_precision_score (module docstring), from circuits.auth_auc.both_orders' moved labels
-    (1 + keys, 2M) and moved partner destinations (2, 2M), and the opened count of positives ``n1`` (1 <= n1 < M)."""
-    auth, m = ranking.auth, moved.shape[-1] // 2
-    below = positives_before(moved)[:, :m]  # Pex_j in the first order
-    auth.phase = PHASE
-    starts = _group_starts(auth, partners[:, :m])
-    compaction, sigma, _, _, pex = compacted(ranking, starts, below, n1, f"{PHASE}'s partition")
-    positives = next_slot(auth, pex, n1) - pex  # p_t, 0 from G on
-    at_starts = compaction.gather(sigma, positives)
+    d2 <= 2^20), AP as scikit-learn's average_precision_score (module docstring), from the true tie groups
+    (circuits.auth_tie_groups.tie_groups) and the opened count of positives ``n1`` (1 <= n1 < M)."""
+    auth, m, below = ranking.auth, groups.below.shape[-1], groups.below
+    positives = next_slot(auth, groups.pex, n1) - groups.pex  # p_t, 0 from G on
+    at_starts = groups.compaction.gather(groups.sigma, positives)
     auth.phase = PHASE
     bits = m.bit_length()  # TP_j = P - Pex_j <= M < 2^bits
     top = (np.int64(1) << np.int64(PRECISION_BITS + bits - 1)) // (m - np.arange(m, dtype=np.int64))
@@ -83,14 +72,6 @@ def release_width(m: int) -> int:
     bits, p = m.bit_length(), m
     widest = p << max(HIGH, LOW + (1 + bits).bit_length())  # the larger of P 2^20 and P 2^(16 + n)
     return max(division_bits(widest, CURVE_DIGIT_BITS), (p * bits << LOW).bit_length() + 1, 2 * -(-bits // 2) + 1)
-
-
-def _group_starts(auth, partners: np.ndarray) -> np.ndarray:
-    """[e_j] (1 + keys, M): 1 where a tie group starts in the first order, 1 - [1 + u_j - u_{j-1} = 0] for j >= 1
-    (module docstring), 1 at j = 0; ``partners`` (2, M) the moved u_j (narrow)."""
-    gaps = auth.add_public(partners[:, 1:] - partners[:, :-1], 1)  # 2R_j - 2R_{j-1}, in [0, 2M)
-    same = in_batches(auth, lambda part, _: is_zero(auth, part, PHASE), gaps, PHASE)
-    return np.concatenate([auth.public(1, (1,), wide=True), auth.add_public(-same, 1)], axis=-1)
 
 
 def _divided(auth, high: np.ndarray, low: np.ndarray, n1: int, bits: int) -> np.ndarray:

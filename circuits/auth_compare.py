@@ -22,7 +22,9 @@ them consistent):
 * **Rounding by a public divisor** (the AUC to K decimals under the mode, whose P N is public): circuits.division's
   decimal long division, each digit nine comparisons at once and the remainder's update linear.
 * **Division by a secret divisor** (the curves' points, circuits.auth_curves): the same restoring long division in
-  radix 2^D, each digit 2^D - 1 comparisons at once against the multiples of [b] and one product for d b.
+  radix 2^D, each digit 2^D - 1 comparisons at once against the multiples of [b] and one product for d b; with its
+  numerator's lower digits fed in round by round (the partial AUC, circuits.auth_pauc: a numerator too wide for MACs
+  in Z_2^64 enters digit by digit, so no value wider than 2^D times the divisor exists).
 
 Everything opened is masked by fresh uniform dealer words (c by R, the products by their triples) and joins the
 next MAC check: an error a deviating party puts on x, on c or on a product is caught there, before anything the
@@ -171,6 +173,28 @@ def divide(auth, a: np.ndarray, b, bits: int, digit_bits: int, bound: int, kind:
         remainder, digit = _quotient_digit(auth, radix * remainder, b, radix, width, kind)
         quotient = radix * quotient + digit
     return quotient, remainder
+
+
+def fed_division(auth, remainder: np.ndarray, b, feeds: list, most: int, bound: int, kind: str = "comparison",
+                 digit_bits: int = 4) -> tuple:
+    """([d_1, ..., d_R] (R, 1 + keys, n), the remainder) of R rounds of a restoring long division in radix 2^D whose
+    numerator's next digits are fed in: r <- 2^D r + f_i, d_i = #{v in 1..``most``: r >= v b}, r <- r - d_i b, from a
+    wide remainder 0 <= r < b, for wide feeds f_i (``feeds``: R arrays (1 + keys, n)) and a divisor b, a wide [b] or
+    a public int, 1 <= b <= ``bound``.  With N the numerator whose digits are the remainder and then the feeds,
+    sum_i d_i 2^(D (R - i)) = floor(N / b) exactly (r < b after every round), also when a feed is not below 2^D: then a
+    digit may exceed 2^D - 1, and ``most`` must bound floor((2^D (b - 1) + f_i) / b).  Every value compared stays
+    below (most + 1) ``bound`` in magnitude (:func:`fed_division_bits`)."""
+    width = ((most + 1) * int(bound)).bit_length()
+    digits = []
+    for feed in feeds:
+        remainder, digit = _quotient_digit(auth, (1 << digit_bits) * remainder + feed, b, most + 1, width, kind)
+        digits.append(digit)
+    return np.stack(digits), remainder
+
+
+def fed_division_bits(bound: int, most: int) -> int:
+    """The wide values' bits :func:`fed_division` needs for divisors up to ``bound`` and digits up to ``most``."""
+    return comparison_bits(((most + 1) * int(bound)).bit_length())
 
 
 def _times(auth, x: np.ndarray, b, kind: str) -> np.ndarray:

@@ -15,11 +15,11 @@ from .validation import checked
 CURVES = ("roc", "pr")
 BOUNDED = ("ci", "pauc")  # computed in the 64-bit ring for at most CI_MAX_ROWS rows
 SECURITY = ("semi-honest", "malicious")  # against a compute party that follows the protocol, or one that deviates
-MALICIOUS_METRICS = ("auc", "ci", "ap", "roc", "pr", "ks")  # mpc-exact's under security with abort (mpc.malicious)
+MALICIOUS_METRICS = ("auc", "ci", "ap", "roc", "pr", "ks", "pauc")  # mpc-exact's under security with abort
 MALICIOUS_REFUSAL = ("under security malicious mpc-exact opens the AUC of one score column (and the count of "
                      "positives), the AUC rounded to decimals, DeLong's interval, average precision, the ROC and PR "
-                     "curves, the KS statistic and the clients' ranks, and mpc-central its DP releases, by the radix "
-                     "sort; {what} is not built on authenticated shares yet (docs/protocols/malicious-security.md)")
+                     "curves, the KS statistic, the partial AUC and the clients' ranks, and mpc-central its DP "
+                     "releases, by the radix sort; {what} is not built on authenticated shares yet (docs/protocols/malicious-security.md)")
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,8 @@ class ReleaseSpec:
         Open the AUC rounded to this many decimals (1 to 12) instead of to 52 bits.
     security : {"semi-honest", "malicious"}
         "malicious": security with abort against one deviating compute party (docs/protocols/malicious-security.md):
-        the AUC alone, to 52 bits, and the count of positives with it.
+        every metric of the report and the partial AUC (MALICIOUS_METRICS), the AUC to 52 bits or to decimals, and
+        the count of positives with them.
 
     Examples
     --------

@@ -120,7 +120,7 @@ def _protocol_options(command, protocols) -> None:
     command.add_argument("--security", choices=SECURITY, default="semi-honest",
                          help="mpc-exact and mpc-central: 'malicious' is security with abort against one deviating "
                               "compute party (MACs on every shared value, every opening checked; mpc-exact opens the "
-                              "AUC, the count of positives and every metric but the partial AUC, mpc-central its DP "
+                              "AUC, the count of positives and every metric (the partial AUC too), mpc-central its DP "
                               "release with the noise drawn on "
                               f"authenticated shares; a failed check exits {DEVIATION_EXIT}: "
                               "docs/protocols/malicious-security.md)")

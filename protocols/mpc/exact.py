@@ -171,11 +171,11 @@ MALICIOUS_REVEALED = (MpcAucResult.revealed[0], "the count of positives (and so 
 
 def malicious_revealed(metrics, decimals: int = None, points: int = 0) -> tuple:
     """What an exact release under security with abort opens: :data:`MALICIOUS_REVEALED` (the AUC rounded to
-    ``decimals`` if given), with ``ci`` :data:`MALICIOUS_CI`, with the curves (at ``points`` cuts) and ``ks`` what
-    the semi-honest job opens of them."""
+    ``decimals`` if given), with ``ci`` :data:`MALICIOUS_CI`, with the other metrics (the curves at ``points`` cuts)
+    what the semi-honest job opens of them."""
     auc = (f"AUC rounded to {decimals} decimals",) if decimals else MALICIOUS_REVEALED[:1]
     return auc + MALICIOUS_REVEALED[1:] + ((MALICIOUS_CI,) if "ci" in metrics else ()) + tuple(revealed(
-        [name for name in metrics if name in ("ap", "roc", "pr", "ks")], points))
+        [name for name in metrics if name not in ("auc", "ci")], points))
 
 
 def opened_metrics(opened: dict, auc: float, m: int, max_fpr: float = None) -> dict:

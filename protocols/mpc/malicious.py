@@ -35,15 +35,16 @@ import numpy as np
 
 from ...circuits.auth_auc import auc_from_sums, both_orders, ks_gap, placement_squares, sums_of, wide_bits
 from ...circuits.auth_compare import decimal_round, rounding_bits
-from ...circuits import auth_ap, auth_curves
+from ...circuits import auth_ap, auth_curves, auth_pauc
 from ...circuits.auth_inputs import client_values, invalid_rows
 from ...circuits.auth_noise import PHASE as NOISE_PHASE, discrete_laplace
 from ...circuits.auth_radix import AuthRadixRanking
+from ...circuits.auth_tie_groups import TieGroups, tie_groups
 from ...circuits.macs import MIN_STATISTICAL, RING_BITS, Authenticator, value_bits, wide_keys
 from ...circuits.scales import MEAN_BITS, OPEN_BITS, VARIANCE_BITS
 from ..clear_auc import floor_scaled
 from ..dp.curve_law import CurveNoise
-from ..metric_catalogue import TWO_ROWS, curve_values, cut_positions
+from ..metric_catalogue import CI_MAX_ROWS, FPR_BITS, TWO_ROWS, curve_values, cut_positions
 from ..release_spec import CURVES
 from ..refused import Refused
 
@@ -71,14 +72,16 @@ def release_bits(m: int, central=None, ci: bool = False, decimals: int = None, m
     """The wide values' bits: W's (circuits.auth_auc.wide_bits), with ``ci`` DeLong's sums of squares too (Q10 <=
     4 N^2 P <= 16 M^3 / 27), with ``decimals`` the rounding's (circuits.auth_compare.rounding_bits, 2PN <= M^2 / 2),
     with the curves among ``metrics`` theirs (circuits.auth_curves.release_width: long divisions by divisors up to
-    M^2), with "ap" AP's (circuits.auth_ap.release_width);
+    M^2), with "ap" AP's (circuits.auth_ap.release_width), with "pauc" the partial AUC's (circuits.auth_pauc.
+    release_width: computed for at most protocols.metric_catalogue.CI_MAX_ROWS rows, as in the semi-honest job);
     or, for mpc-central, the signed noisy release: |2T + Z_T| < M^2 / 2 + 2^B and |P + Z_P| < M + 2^B', or the DP
     curve's nodes, |count + Z| < M + 2^B (B, B' the noises' magnitude bits)."""
     if central is None:
         return max(wide_bits(m), (16 * m ** 3 // 27 + 1).bit_length() if ci else 0,
                    rounding_bits(m * m // 2, decimals) if decimals else 0,
                    auth_curves.release_width(m) if set(CURVES) & set(metrics) else 0,
-                   auth_ap.release_width(m) if "ap" in metrics else 0)
+                   auth_ap.release_width(m) if "ap" in metrics else 0,
+                   auth_pauc.release_width(m) if "pauc" in metrics and m <= CI_MAX_ROWS else 0)
     if isinstance(central, CurveNoise):  # the curve's job computes no W: its nodes alone are wide
         return (m + (2 << central.node_noise(m).width)).bit_length() + 1
     width = max(central.statistic_noise(m).width, central.count_noise().width)
@@ -136,11 +139,11 @@ class AuthenticatedRows:
 def authenticator(ctx, m: int, central=None, ci: bool = False, decimals: int = None,
                   metrics=()) -> Authenticator:
     """This job's MAC keys for ``m`` rows: positions of the 2M elements of the rank sums' sort (circuits.auth_auc;
-    twice the mid-ranks fit too; with "ap" among ``metrics`` rounded up to even, as AP's zero tests read k/2 digits,
-    circuits.auth_compare.is_zero), the rank sums (DeLong's sums, the rounding to ``decimals``, the other ``metrics``,
-    mpc-central's noisy release) wide (circuits.macs)."""
+    twice the mid-ranks fit too; rounded up to even when ``metrics`` need the true tie groups, AP and the partial AUC,
+    as their zero tests read k/2 digits, circuits.auth_compare.is_zero), the rank sums (DeLong's sums, the rounding to
+    ``decimals``, the other ``metrics``, mpc-central's noisy release) wide (circuits.macs)."""
     k = value_bits(2 * m)
-    return Authenticator(ctx.stream_key, k + (k % 2 if "ap" in metrics else 0),
+    return Authenticator(ctx.stream_key, k + (k % 2 if _tie_groups_wanted(metrics, m) else 0),
                          release_bits(m, central, ci, decimals, metrics))
 
 
@@ -165,13 +168,14 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
         sorted_labels = ranking.apply(ranking.permutation(held.digits), held.labels[None])[0]
         release = curve_release(ctx, auth, job.central, sorted_labels)
         return {"central": release, "security": _security(auth)}
-    sigma, moved, partners = both_orders(ranking, held.digits, held.labels, "ap" in job.evaluation.spec.metrics)
+    sigma, moved, partners = both_orders(ranking, held.digits, held.labels,
+                                         _tie_groups_wanted(job.evaluation.spec.metrics, m))
     w, n1, twice_ranks = sums_of(auth, sigma, moved, held.labels)
     ci = with_ci(job, m) and auth.wide_bits >= release_bits(m, ci=True)  # not when admitted rows were past the bound
     sums = [w, n1] + (list(placement_squares(ranking, sigma, moved, held.labels, n1)) if ci else [])
     del sigma
-    if not {"ap", "ks"} & set(job.evaluation.spec.metrics) and not job.evaluation.spec.curves:
-        moved = None  # AP, the curves and the KS statistic alone read the moved labels after the sums
+    if not {"ap", "ks", "pauc"} & set(job.evaluation.spec.metrics) and not job.evaluation.spec.curves:
+        moved = None  # AP, the partial AUC, the curves and the KS statistic alone read the moved labels after the sums
     if job.central is not None:
         release = central_release(ctx, auth, job.central, w, n1, m)
         return {"central": release, "security": _security(auth)}
@@ -198,8 +202,9 @@ def compute(ctx, job, held: AuthenticatedRows, fraction_bits: int, shuffler) -> 
 def _metrics(ctx, job, ranking, orders: tuple, sums: list, n1: int, w, m: int, ci: bool) -> dict:
     """The job's metrics beyond the AUC, each opened through Authenticator.release after W and n1 (or n1 alone), as
     the semi-honest job's integers: DeLong's variance from the opened W and the sums of squared placement values
-    (``ci``: computed), AP, the curves' points and the KS statistic from the moved labels and partners of the sort of
-    both orders (``orders``); both classes present (n1 opened)."""
+    (``ci``: computed), AP and the partial AUC from the true tie groups (made once for both), the curves' points and
+    the KS statistic from the moved labels and partners of the sort of both orders (``orders``); both classes
+    present (n1 opened)."""
     auth, spec, (moved, partners) = ranking.auth, job.evaluation.spec, orders
     metrics = {}
     if "ci" in spec.metrics:  # the sums only where the semi-honest job opens a variance
@@ -207,8 +212,12 @@ def _metrics(ctx, job, ranking, orders: tuple, sums: list, n1: int, w, m: int, c
                                  "rows admitted to the job") if not ci else Refused(TWO_ROWS) if min(n1, m - n1) < 2
                          else _variance(auc_from_sums(w, n1, m)[0], n1, m - n1, *(int(v) for v in auth.release(
                              np.stack(sums[2:], axis=1), "sums of squared placement values"))))
+    groups = _tie_groups(ctx, ranking, orders, n1, spec.metrics) if _tie_groups_wanted(spec.metrics, m) else None
     if "ap" in spec.metrics:
-        metrics["ap"] = _average_precision(ctx, ranking, moved, partners, n1)
+        metrics["ap"] = _average_precision(ctx, ranking, groups, n1)
+    if "pauc" in spec.metrics:
+        metrics["pauc"] = (Refused(f"the partial AUC is computed for at most {CI_MAX_ROWS} rows") if groups is None
+                           else _partial_area(ctx, ranking.auth, groups, n1, spec.max_fpr))
     if spec.curves:  # the points at the public cuts
         metrics["curve"] = _curves(ctx, ranking, moved, n1, spec)
     if "ks" in spec.metrics:  # KS P N, divided in the clear
@@ -231,15 +240,42 @@ def _rounded(ctx, auth, w: np.ndarray, n1: int, m: int, decimals: int) -> int:
     return int(auth.release(rounded, "rounded AUC")[0])
 
 
-def _average_precision(ctx, ranking, moved: np.ndarray, partners: np.ndarray, n1: int) -> int:
-    """floor(AP 2^52) from the true tie groups of the sort of both orders (circuits.auth_ap), its base-2^16 digits
-    opened through Authenticator.release and joined in the clear: the integer the semi-honest job opens
-    (circuits.rank_metrics.secret_average_precision), and nothing more."""
+def _tie_groups_wanted(metrics, m: int) -> bool:
+    """Whether the job computes the true tie groups (circuits.auth_tie_groups): for AP, or for the partial AUC of at
+    most CI_MAX_ROWS rows."""
+    return "ap" in metrics or ("pauc" in metrics and m <= CI_MAX_ROWS)
+
+
+def _tie_groups(ctx, ranking, orders: tuple, n1: int, metrics) -> TieGroups:
+    """The true tie groups from the sort of both orders (circuits.auth_tie_groups), made once for AP and the partial
+    AUC (under AP's phase when it is asked, else the partial AUC's: a failed check names the metric), from the moved
+    labels and partners of the sort of both orders (``orders``)."""
+    moved, partners = orders
     m = moved.shape[-1] // 2
     if ctx.rank == 0:
-        ctx.progress(f"average precision: {m - 1} zero tests, a one-digit sort, the bits of {m} counts")
-    digits = auth_ap.average_precision(ranking, moved, partners, n1)
+        ctx.progress(f"the tie groups: {m - 1} zero tests, a one-digit sort")
+    return tie_groups(ranking, moved, partners, n1, auth_ap.PHASE if "ap" in metrics else auth_pauc.PHASE)
+
+
+def _average_precision(ctx, ranking, groups: TieGroups, n1: int) -> int:
+    """floor(AP 2^52) from the true tie groups (circuits.auth_ap), its base-2^16 digits opened through
+    Authenticator.release and joined in the clear: the integer the semi-honest job opens
+    (circuits.rank_metrics.secret_average_precision), and nothing more."""
+    if ctx.rank == 0:
+        ctx.progress(f"average precision: the bits of {groups.below.shape[-1]} counts, divisions by P")
+    digits = auth_ap.average_precision(ranking, groups, n1)
     return auth_ap.joined(ranking.auth.release(digits, "average precision"))
+
+
+def _partial_area(ctx, auth, groups: TieGroups, n1: int, max_fpr: float) -> dict:
+    """{"scaled": about floor(A 2^40)} of the partial AUC up to ``max_fpr`` from the true tie groups
+    (circuits.auth_pauc), opened through Authenticator.release: the integer the semi-honest job opens
+    (circuits.rank_metrics.secret_partial_area), and nothing more."""
+    if ctx.rank == 0:
+        ctx.progress(f"partial AUC to FPR {max_fpr:g}: {groups.below.shape[-1]} comparisons, divisions fed digit by "
+                     "digit")
+    area = auth_pauc.partial_area(auth, groups, n1, round(max_fpr * 2 ** FPR_BITS))
+    return {"scaled": int(auth.release(area, "partial AUC")[0])}
 
 
 def _curves(ctx, ranking, moved: np.ndarray, n1: int, spec) -> dict:

@@ -9,7 +9,7 @@ ratios; both AUCs and metrics must be equal (mpc-exact; ``--protocol mpc-central
 whose noise differs).
 
     python -m mpc_auc.sims.bench.malicious_job [--sizes 100000 458407] [--dtype float32] [--protocol mpc-central]
-                                               [--metrics auc,ci]
+                                               [--metrics auc,ci] [--max-fpr 0.3]
 """
 import argparse
 import platform
@@ -28,12 +28,15 @@ from ...synthetic import synthetic_evalset
 MODES = ("semi-honest", "malicious")
 
 
-def measure(m: int, dtype: str = "float64", noise: CentralNoise = None, metrics: str = "auc") -> dict:
+def measure(m: int, dtype: str = "float64", noise: CentralNoise = None, metrics: str = "auc",
+            max_fpr: float = None) -> dict:
     """mode -> {"s", "upload", "bytes", "hops", "rss", "auc", "metrics"} of the two jobs on ``m`` rows of ``dtype`` scores,
-    in one session (mpc-central's release with ``noise``; else mpc-exact opening ``metrics``)."""
+    in one session (mpc-central's release with ``noise``; else mpc-exact opening ``metrics``, the partial AUC up to
+    ``max_fpr``)."""
     clients = synthetic_evalset(m=m, seed=m, dtype=dtype).clients()
     encoder = ScoreEncoder(dtype=dtype)
-    requests = [simulated(clients, encoder, spec=ReleaseSpec(metrics, security=mode)) for mode in MODES]
+    requests = [simulated(clients, encoder, spec=ReleaseSpec(metrics, max_fpr=max_fpr, security=mode))
+                for mode in MODES]
     runs = run_ranking_jobs(requests, "radix", False, noise, LOCAL, 600.0, None)
     out = {}
     for mode, run in zip(MODES, runs):
@@ -58,6 +61,8 @@ def main(argv=None) -> int:
     parser.add_argument("--metrics", default="auc",
                         help="mpc-exact: what the jobs open besides the AUC (auc; ci: DeLong's interval; roc, pr: "
                              "the curves at 100 cuts; ks: the KS statistic; e.g. auc,roc,pr,ks)")
+    parser.add_argument("--max-fpr", type=float, default=None,
+                        help="mpc-exact: the partial AUC up to this FPR too (0 < F < 1)")
     args = parser.parse_args(argv)
     noise = CentralNoise(1.0) if args.protocol == "mpc-central" else None
     print(f"machine: {platform.processor() or platform.machine()}, python {platform.python_version()}")
@@ -66,7 +71,7 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     bits = ScoreEncoder(dtype=args.dtype).key_bits
     for m in args.sizes:
-        found = measure(m, args.dtype, noise, args.metrics)
+        found = measure(m, args.dtype, noise, args.metrics, args.max_fpr)
         base = found["semi-honest"]
         for mode in MODES:
             r = found[mode]

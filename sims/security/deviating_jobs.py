@@ -19,9 +19,11 @@ SEMI_HONEST_KS = "the semi-honest KS statistic"  # ... on its KS statistic (circ
 SEMI_HONEST_ROUNDING = "the semi-honest rounding"  # ... on its AUC's rounding to decimals (circuits.division)
 SEMI_HONEST_CURVES = "the semi-honest curves"  # ... on its curve points (circuits.rank_metrics)
 SEMI_HONEST_AP = "the semi-honest average precision"  # ... on its average precision (circuits.rank_metrics)
+SEMI_HONEST_PAUC = "the semi-honest partial AUC"  # ... on its partial AUC (circuits.rank_metrics)
 SEMI_HONEST_STEPS = {SEMI_HONEST_NOISE: "discrete_laplace", SEMI_HONEST_KS: "secret_ks_statistic",
                      SEMI_HONEST_ROUNDING: "decimal_round", SEMI_HONEST_CURVES: "curve_points",
-                     SEMI_HONEST_AP: "secret_average_precision"}  # circuits of protocols.mpc.ranking_party
+                     SEMI_HONEST_AP: "secret_average_precision",
+                     SEMI_HONEST_PAUC: "secret_partial_area"}  # circuits of protocols.mpc.ranking_party
 
 
 def cheating_jobs(ctx, fraction_bits: int, cheater: int, phase: str, check: bool = True, frame: int = 0,
@@ -116,12 +118,15 @@ KS_PHASE = "the KS statistic's comparisons"  # circuits.auth_auc.ks_gap: the KS 
 ROUNDING_PHASE = "the rounding of the AUC"  # protocols.mpc.malicious._rounded: the AUC to decimals
 CURVE_PHASE = "the curve points"  # circuits.auth_curves.PHASE: the runs, their partition, the long divisions
 AP_PHASE = "the average precision"  # circuits.auth_ap.PHASE: the zero tests, the partition, the bits, the divisions
+PAUC_PHASE = "the partial AUC"  # circuits.auth_pauc.PHASE: the groups (alone), the line, the fed divisions, the product
+PAUC_FPR = 0.3  # the deviation rows' max_fpr: the line crosses a tie group of the 60-row job
 COMPARED_ATTEMPTS = 4  # jobs run until one bends the release (an offset on a semi-honest frame does in most)
 # The released steps on authenticated comparisons (circuits.auth_compare), each with: the job that opens it (metrics,
 # decimals) and what it returns; the frames each party sends in its phase in the 60-row job; a frame whose offset
 # bends the release when unchecked (the last product; the curves': one of the long divisions, as the last round's
 # product only updates a remainder no one reads; AP's: the products p_j precision_j, as an offset on a comparison's
-# masked opening flips it only near 0); the semi-honest circuit's phase and a frame whose offset bends it there.
+# masked opening flips it only near 0; the partial AUC's: a frame of y's division); the semi-honest circuit's phase
+# and a frame whose offset bends it there.  max_fpr: the partial AUC's (the other steps' jobs have none).
 COMPARED = {
     "ks": dict(phase=KS_PHASE, metrics="auc,ks", decimals=None, opened="ks", frames=42, bent=41,  # 7 levels of 6
                semi_honest=SEMI_HONEST_KS, semi_honest_frame=0, what="the KS statistic"),
@@ -131,17 +136,19 @@ COMPARED = {
                    semi_honest=SEMI_HONEST_CURVES, semi_honest_frame=10, what="the ROC curve"),
     "ap": dict(phase=AP_PHASE, metrics="auc,ap", decimals=None, opened="ap", frames=103, bent=16,  # 16: p_j prec_j
                semi_honest=SEMI_HONEST_AP, semi_honest_frame=20, what="the average precision"),
-}
+    "pauc": dict(phase=PAUC_PHASE, metrics="auc", decimals=None, max_fpr=PAUC_FPR, opened="pauc", frames=159,
+                 bent=120, semi_honest=SEMI_HONEST_PAUC, semi_honest_frame=20, what="the partial AUC"),  # 120: y's
+}  # division
 
 
 def cheating_job(cheater: int, phase: str, check: bool = True, seed: int = 7, frame: int = 0, mode: str = "offset",
-                 noise=None, metrics: str = "auc", opened: str = "auc", decimals: int = None):
+                 noise=None, metrics: str = "auc", opened: str = "auc", decimals: int = None, max_fpr: float = None):
     """One mpc-exact job (mpc-central's with ``noise``, a CentralNoise) on 60 rows of two clients (ties), under
     security with abort or (``phase`` :data:`SEMI_HONEST` or one of :data:`SEMI_HONEST_STEPS`) semi-honest, party
     ``cheater`` cheating in ``phase`` as ``mode`` says (:func:`cheating_jobs`): (the clients, the released AUC (the
     opened (2T + Z_T, P + Z_P) with ``noise``), or the error that stopped it: DeviationDetected when a check found
-    the cheat); ``metrics`` and ``decimals``: what the exact job opens (protocols.release_spec.ReleaseSpec),
-    ``opened``: which of them is returned."""
+    the cheat); ``metrics``, ``decimals`` and ``max_fpr``: what the exact job opens
+    (protocols.release_spec.ReleaseSpec), ``opened``: which of them is returned."""
     from ...protocols.errors import InputError, PartyFailure  # lazily: the job's modules load CrypTen's shim
     from ...protocols.inputs.encoding import ScoreEncoder  # lazily, as above
     from ...protocols.mpc.central import central_release  # lazily, as above
@@ -155,7 +162,8 @@ def cheating_job(cheater: int, phase: str, check: bool = True, seed: int = 7, fr
     labels[:2] = (0, 1)
     clients = [("c0", scores[:30], labels[:30]), ("c1", scores[30:], labels[30:])]
     security = "semi-honest" if phase in (SEMI_HONEST, *SEMI_HONEST_STEPS) else "malicious"
-    request = simulated(clients, ScoreEncoder(), spec=ReleaseSpec(metrics, decimals=decimals, security=security))
+    request = simulated(clients, ScoreEncoder(), spec=ReleaseSpec(metrics, decimals=decimals, max_fpr=max_fpr,
+                                                                  security=security))
     try:
         run, = run_ranking_jobs([request], "radix", False, noise, LOCAL, 60.0, None, party=cheating_jobs,
                                 party_args=(cheater, phase, check, frame, mode))
@@ -239,7 +247,7 @@ def compared_bent(party: int, step: str, semi_honest: bool) -> bool:
     phase, frame = (c["semi_honest"], c["semi_honest_frame"]) if semi_honest else (c["phase"], c["bent"])
     for seed in range(COMPARED_ATTEMPTS):
         clients, value = cheating_job(party, phase, check=semi_honest, frame=frame, seed=seed, metrics=c["metrics"],
-                                      decimals=c["decimals"], opened=c["opened"])
+                                      decimals=c["decimals"], opened=c["opened"], max_fpr=c.get("max_fpr"))
         if not isinstance(value, Exception) and _wrong(step, clients, value):
             return True
     return False
@@ -247,10 +255,12 @@ def compared_bent(party: int, step: str, semi_honest: bool) -> bool:
 
 def _wrong(step: str, clients, value) -> bool:
     """Whether the released ``value`` of COMPARED ``step`` on ``clients`` is not the true one: scikit-learn's KS or
-    AUC (to the decimals asked), the clear curve points (protocols.clear_metrics.curve_at_cuts) to 1e-12."""
+    AUC (to the decimals asked), the clear curve points (protocols.clear_metrics.curve_at_cuts) to 1e-12, the clear
+    partial area (protocols.clear_metrics.partial_area) to 1e-10 (the semi-honest circuit's own error is below
+    2^-38)."""
     from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve  # lazily: only this step compares
 
-    from ...protocols.clear_metrics import curve_at_cuts  # lazily, as the job's modules
+    from ...protocols.clear_metrics import curve_at_cuts, partial_area  # lazily, as the job's modules
 
     labels, scores = (np.concatenate([client[i] for client in clients]) for i in (2, 1))
     if step == "curves":
@@ -259,6 +269,8 @@ def _wrong(step: str, clients, value) -> bool:
     if step == "ks":
         fpr, tpr, _ = roc_curve(labels, scores)
         return abs(value - np.max(np.abs(tpr - fpr))) > 1e-12
+    if step == "pauc":
+        return abs(value["area"] - partial_area(scores, labels, value["max_fpr"])) > 1e-10
     if step == "ap":  # the semi-honest AP's own error is below 3.1e-10 (circuits.rank_metrics)
         return abs(value - average_precision_score(labels, scores)) > 1e-9
     return abs(value - roc_auc_score(labels, scores)) > 0.5 * 10 ** -COMPARED[step]["decimals"]
@@ -266,17 +278,18 @@ def _wrong(step: str, clients, value) -> bool:
 
 def compared_deviation_checks(cfg: dict, party: int, step: str) -> list:
     """The step's rows on a release by authenticated comparisons (COMPARED ``step``: the KS statistic, the AUC's
-    rounding, the ROC curve's points, AP) for ``party``: 4 ``deviation_jobs`` jobs (20 in the full suite) whose cheat is
-    an offset on one word of a frame of its phase (the frames spread over all it sends there), which must all stop;
-    the weakened variant and the semi-honest circuit with an offset on one frame, each of which must release a wrong
-    value."""
+    rounding, the ROC curve's points, AP, the partial AUC) for ``party``: 4 ``deviation_jobs`` jobs (20 in the full
+    suite) whose cheat is an offset on one word of a frame of its phase (the frames spread over all it sends there),
+    which must all stop; the weakened variant and the semi-honest circuit with an offset on one frame, each of which
+    must release a wrong value."""
     from ...protocols.errors import DeviationDetected  # lazily, as the job's modules
 
     c, runs = COMPARED[step], 4 * cfg["deviation_jobs"]
     label = f"mpc-exact opening {c['what']} --security malicious (a whole job)"
     frames = [n * c["frames"] // runs for n in range(runs)]
-    stopped = [isinstance(cheating_job(party, c["phase"], seed=n, frame=f, metrics=c["metrics"],
-                                       decimals=c["decimals"])[1], DeviationDetected) for n, f in enumerate(frames)]
+    stopped = [isinstance(cheating_job(party, c["phase"], seed=n, frame=f, metrics=c["metrics"], decimals=c["decimals"],
+                                       max_fpr=c.get("max_fpr"))[1], DeviationDetected)
+               for n, f in enumerate(frames)]
     weakened, semi_honest = (compared_bent(party, step, mode) for mode in (False, True))
     return [check(f"P{party} adds an offset to one word it sends while {c['what']} is computed under --security "
                   "malicious: the job stops, nothing released", "attack", label, None, None,
@@ -296,7 +309,8 @@ def job_deviation_checks(cfg: dict, rng) -> list:
     DeviationDetected and released nothing, which must be all; and two controls, JOB_WEAKENED jobs with both
     parties' checks skipped and the semi-honest job with the offset on one of the party's SEMI_HONEST_FRAMES, each
     of which must release a wrong AUC; then the rows of :func:`noise_deviation_checks` (mpc-central's draw) and of
-    :func:`compared_deviation_checks` (the KS statistic, the AUC's rounding to decimals, the ROC curve's points, AP)."""
+    :func:`compared_deviation_checks` (the KS statistic, the AUC's rounding to decimals, the ROC curve's points, AP,
+    the partial AUC)."""
     from sklearn.metrics import roc_auc_score  # lazily: only this step compares with scikit-learn
 
     from ...protocols.errors import DeviationDetected  # lazily, as the job's modules

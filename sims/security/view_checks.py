@@ -96,15 +96,15 @@ def ustat_views(cfg: dict, rng) -> list:
 
 JOB_A = (np.array([0.9, 0.1, 0.5, 0.3, 0.2, 0.8, 0.6, 0.4]), np.array([1, 1, 1, 0, 0, 0, 0, 1]))  # AUC 0.5
 JOB_B = (np.full(8, 0.5), np.array([0, 1, 0, 1, 1, 0, 1, 0]))  # all tied: AUC 0.5; same M, clients, positives
-MALICIOUS_JOBS = "mpc-exact --security malicious --ranks --metrics auc,ap,roc,pr --points 1"
-MALICIOUS_SPEC = ReleaseSpec("auc,ap,roc,pr", 1, security="malicious")  # AP's and the curves' steps run; the curves'
-#                                                                          one point (every row flagged: TPR 1, FPR 1,
-#                                                                          the share of positives) is the same for any
-#                                                                          inputs, AUC and floor(AP 2^52) for these two
-MALICIOUS_A = (np.arange(1, 9) / 10, np.array([0, 0, 1, 0, 1, 1, 1, 0]))  # distinct scores: AUC 0.6875
-MALICIOUS_B = (np.array([0.2, 0.2, 0.2, 0.4, 0.6, 0.8, 0.8, 0.8]), np.array([0, 0, 1, 0, 1, 0, 1, 1]))  # two tie
-#                                                           groups of both classes, one of two tied positives: the same
-#                                                           AUC and floor(AP 2^52) = 2908574759321600 (AP about 0.646)
+MALICIOUS_JOBS = "mpc-exact --security malicious --ranks --metrics auc,ap,roc,pr --max-fpr 0.4 --points 1"
+MALICIOUS_SPEC = ReleaseSpec("auc,ap,roc,pr", 1, max_fpr=0.4, security="malicious")  # AP's, the partial AUC's and
+#                    the curves' steps run; the curves' one point (every row flagged: TPR 1, FPR 1, the share of
+#                    positives) is the same for any inputs, AUC, floor(AP 2^52) and the partial AUC's integer for these
+MALICIOUS_A = (np.arange(1, 9) / 10, np.array([0, 0, 0, 1, 1, 0, 1, 0]))  # distinct scores: AUC 2/3
+MALICIOUS_B = (np.array([0.1, 0.1, 0.1, 0.2, 0.4, 0.4, 0.4, 0.6]), np.array([0, 0, 0, 1, 0, 1, 1, 0]))  # a tie group
+#     of one class and one of both classes with two tied positives, which the line FPR = 0.4 crosses: the same AUC,
+#     floor(AP 2^52) = 2401919801251157 (AP 0.533) and partial AUC's integer 73300775184 (found by a search over
+#     every labelling of 8 rows and every tie pattern of up to 5 groups)
 
 
 def job_views(cfg: dict, rng) -> list:
@@ -122,11 +122,11 @@ def job_views(cfg: dict, rng) -> list:
 
 
 def malicious_job_views(cfg: dict, rng) -> list:
-    """Views of whole mpc-exact --ranks jobs under security with abort, opening AP and the curves at one cut (their
-    zero tests, comparisons, partitions, bits and divisions run; the releases are the same for both inputs: distinct
-    scores, and two tie groups of both classes, one of two tied positives), through the real party loop, the key's 2-bit
-    digits and the clients' MAC words among the secrets (the MAC words from both parties' shares of the large job's
-    bundles)."""
+    """Views of whole mpc-exact --ranks jobs under security with abort, opening AP, the partial AUC and the curves at
+    one cut (their zero tests, comparisons, partitions, bits and divisions run; the releases are the same for both
+    inputs: distinct scores, and tie groups, one of both classes with two tied positives crossed by the partial
+    AUC's line), through the real party loop, the key's 2-bit digits and the clients' MAC words among the secrets (the
+    MAC words from both parties' shares of the large job's bundles)."""
 
     encoder, scores, labels = _job_data(cfg, rng, "malicious_job_view_m", cfg["malicious_job_view_dtype"])
     runs = cfg["malicious_job_view_runs"]

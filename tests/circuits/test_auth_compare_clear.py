@@ -10,10 +10,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from mpc_auc.circuits import auth_ap, auth_curves
+from mpc_auc.circuits import auth_ap, auth_curves, auth_pauc
 from mpc_auc.circuits.auth_auc import ks_gap
 from mpc_auc.circuits.auth_compare import (bits_of, comparison_bits, decimal_round, divide, division_bits, is_zero,
                                            maximum, nonnegative, rounding_bits)
+from mpc_auc.circuits.auth_tie_groups import tie_groups
 from mpc_auc.circuits.macs import digits_law, statistical_bits, wide_keys
 from mpc_auc.circuits.scales import CURVE_DIGIT_BITS, OPEN_BITS
 from mpc_auc.protocols.mpc.malicious import MAX_ROWS, release_bits
@@ -356,8 +357,14 @@ def _ap_in_the_clear(scores, labels, monkeypatch) -> int:
 
 
 def _ap_quotients(scores, labels, monkeypatch) -> list:
-    """The words circuits.auth_ap.average_precision releases, on the clear stand-ins: the moved labels and partners
-    of both orders."""
+    """The words circuits.auth_ap.average_precision releases, on the clear stand-ins."""
+    auth, groups = _tie_groups(scores, labels, ("ap",), monkeypatch)
+    return [int(q) for q in auth_ap.average_precision(ClearRanking(None, auth), groups, int(labels.sum()))[0]]
+
+
+def _tie_groups(scores, labels, metrics, monkeypatch) -> tuple:
+    """(a ClearAuth as wide as ``metrics`` need, circuits.auth_tie_groups.tie_groups on the clear stand-ins: the
+    moved labels and partners of both orders)."""
     monkeypatch.setattr(auth_curves, "AuthRadixRanking", ClearRanking)
     m = len(labels)
     first = np.lexsort((labels, scores))
@@ -367,10 +374,8 @@ def _ap_quotients(scores, labels, monkeypatch) -> list:
     place[second] = np.arange(m)
     partners = np.concatenate([place[first] + m, np.zeros(m, dtype=np.int64)])[None]
     k = (2 * m - 1).bit_length()
-    auth = ClearAuth(release_bits(m, metrics=("ap",)), k=max(2, k + k % 2))
-    quotients = auth_ap.average_precision(ClearRanking(None, auth), _orders(scores, labels), partners,
-                                          int(labels.sum()))
-    return [int(q) for q in quotients[0]]
+    auth = ClearAuth(release_bits(m, metrics=metrics), k=max(2, k + k % 2))
+    return auth, tie_groups(ClearRanking(None, auth), _orders(scores, labels), partners, int(labels.sum()), "groups")
 
 
 @pytest.mark.parametrize("m", [2, 3, *(pytest.param(m, marks=pytest.mark.slow) for m in (4, 5))])
@@ -402,3 +407,77 @@ def test_average_precision_releases_the_base_2_16_digits_of_the_semi_honest_inte
     for scores, labels, _ in _tie_heavy_sets(6, 20, 300, 8):
         v = _semi_honest_ap(scores, labels)
         assert _ap_quotients(scores, labels, monkeypatch) == [v >> 32, (v >> 16) & 0xFFFF, v & 0xFFFF]
+
+
+def _semi_honest_pauc(scores, labels, fpr_scaled: int) -> int:
+    """circuits.rank_metrics.secret_partial_area's integer in the clear, step by step (each of its long divisions an
+    exact floor): the groups inside the line, the crossing group's terms, the halves and their product."""
+    m, p = len(labels), int(labels.sum())
+    n, unit = m - p, 1 << 40
+    order = np.argsort(scores, kind="stable")
+    keys, ys = scores[order], labels[order]
+    starts = [int(np.searchsorted(keys, key, "left")) for key in np.unique(keys)] + [m]
+    pex = [int(ys[:a].sum()) for a in starts]
+    nex = [a - q for a, q in zip(starts, pex)]
+    line = n * fpr_scaled
+    inside = [int(line - (n - nex[t]) * unit >= 0) for t in range(len(starts) - 1)] + [1]
+    whole = fp_before = tp_before = p_star = n_star = crosses = 0
+    for t in range(len(starts) - 1):
+        crossing = inside[t + 1] - inside[t]
+        whole += inside[t] * (nex[t + 1] - nex[t]) * (2 * p - pex[t] - pex[t + 1])
+        fp_before += crossing * (n - nex[t + 1])
+        tp_before += crossing * (p - pex[t + 1])
+        p_star += crossing * (pex[t + 1] - pex[t])
+        n_star += crossing * (nex[t + 1] - nex[t])
+        crosses += crossing
+    width = crosses * (line - fp_before * unit)
+    ratio = (width << 40) // (n_star * unit + 1 - crosses)
+    y_num = 2 * tp_before * unit + p_star * ratio
+    hx, fx = (width << 20) // (n * unit), (width << 40) // (n * unit)
+    hy, fy = (y_num << 20) // (2 * p * unit), (y_num << 40) // (2 * p * unit)
+    lx, ly = fx - (hx << 20), fy - (hy << 20)
+    full = (whole << 40) // (2 * p * n)
+    return full + hx * hy + ((hx * ly + lx * hy) << 22) // (1 << 42)
+
+
+def _pauc_in_the_clear(scores, labels, fpr_scaled: int, monkeypatch) -> int:
+    """circuits.auth_pauc.partial_area on the clear stand-ins."""
+    auth, groups = _tie_groups(scores, labels, ("pauc",), monkeypatch)
+    return int(auth_pauc.partial_area(auth, groups, int(labels.sum()), fpr_scaled)[0, 0])
+
+
+FPRS = [1, 1 << 20, (1 << 40) // 3, 1 << 39, (1 << 40) - 1, 1 << 40]  # f near 0, a third, a half, near 1 and 1
+
+
+@pytest.mark.parametrize("m", [2, 3, *(pytest.param(m, marks=pytest.mark.slow) for m in (4, 5))])
+def test_partial_area_equals_the_semi_honest_integer_on_every_tie_pattern(m, monkeypatch):
+    """circuits.auth_pauc.partial_area (the true tie groups, the line's public bound, the fed divisions, y from r's
+    digits, the product's floor from its bits) on every tie pattern and at FPRs where the line falls on and between
+    groups' ends: the semi-honest circuit's integer."""
+    for scores, labels in _tie_patterns(m):
+        n = m - int(labels.sum())
+        for fpr in FPRS + [(k << 40) // n for k in range(1, n)]:
+            assert _pauc_in_the_clear(scores, labels, fpr, monkeypatch) == _semi_honest_pauc(scores, labels, fpr), (
+                scores, labels, fpr)
+
+
+def test_partial_area_equals_the_semi_honest_integer_and_sklearn_on_random_tie_heavy_sets(monkeypatch):
+    from sklearn.metrics import roc_auc_score
+
+    from mpc_auc.protocols.clear_metrics import mcclish, partial_area
+
+    for scores, labels, rng in _tie_heavy_sets(7, 30, 300, 8):
+        fpr = int(rng.integers(1, 1 << 40))
+        got = _pauc_in_the_clear(scores, labels, fpr, monkeypatch)
+        assert got == _semi_honest_pauc(scores, labels, fpr)
+        assert abs(got / 2 ** 40 - partial_area(scores, labels, fpr / 2 ** 40)) < 1e-10
+        assert abs(mcclish(got / 2 ** 40, fpr / 2 ** 40) - roc_auc_score(labels, scores, max_fpr=fpr / 2 ** 40)) < 1e-9
+
+
+def test_partial_area_fits_the_wide_values_and_keeps_two_to_four_keys_up_to_2_to_20_rows():
+    """Every width the partial AUC's steps need (its comparisons, the bits of the product, the released integer) is
+    within its release_width, which keeps s >= 40 with at most 4 MAC keys up to the 2^20 rows it is computed for."""
+    for m in [2, 3, 60, 1000, 100_000, 458_407, 1 << 20]:
+        width = release_bits(m, metrics=("pauc",))
+        assert width >= auth_pauc.release_width(m) >= 42
+        assert wide_keys(width) <= 4

@@ -20,8 +20,8 @@ def test_each_partys_cheats_stop_whole_jobs_and_the_jobs_without_checks_release_
     found = run_step(job_deviation_checks, 27, deviation_jobs=1)
     per_party = ([("attack", True)] * 3 + [("control", False)] * 2  # the offset, a replay, a substitution; two controls
                  + [("attack", True)] + [("control", False)] * 2  # the noise draw's offset; its two controls
-                 + ([("attack", True)] + [("control", False)] * 2) * 4)  # the KS statistic's, the rounding's,
-#                                                                                  the curves' and AP's rows
+                 + ([("attack", True)] + [("control", False)] * 2) * 5)  # the KS statistic's, the rounding's,
+#                                                                          the curves', AP's and the partial AUC's rows
 
     assert [(c["kind"], c["name"][:2], c["passed"]) for c in found] == [
         (kind, f"P{party}", passed) for party in (0, 1) for kind, passed in per_party]

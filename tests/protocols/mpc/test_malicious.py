@@ -37,10 +37,11 @@ def _clients(seed: int, m: int, decimals: int = 2, parts: int = 3) -> list:
 CASES = [(1, 2, 1, 1), (2, 40, 1, 2), (3, 97, 2, 3), (4, 300, 3, 4)]  # (seed, rows, decimals, clients)
 
 
-def _both_modes(sets, encoder=ScoreEncoder(), ranks=False, metrics="auc", decimals=None, points=10):
+def _both_modes(sets, encoder=ScoreEncoder(), ranks=False, metrics="auc", decimals=None, points=10, max_fpr=None):
     """The malicious and the semi-honest results of each set (opening ``metrics``, the AUC to ``decimals``, the curves
-    at ``points`` cuts), each mode's jobs in one session."""
-    return zip(sets, *(mpc_exact_auc(sets, encoder, ReleaseSpec(metrics, points, decimals=decimals, security=mode),
+    at ``points`` cuts, the partial AUC to ``max_fpr``), each mode's jobs in one session."""
+    return zip(sets, *(mpc_exact_auc(sets, encoder, ReleaseSpec(metrics, points, max_fpr=max_fpr, decimals=decimals,
+                                                                security=mode),
                                      ranks=ranks, timeout_s=120) for mode in ("malicious", "semi-honest")))
 
 
@@ -141,27 +142,56 @@ def test_ap_the_curves_ks_and_the_rounded_auc_under_the_mode_equal_the_semi_hone
             "count of positives", "rounded AUC", "KS statistic"]  # W is never opened
 
 
+@pytest.mark.parametrize("metrics", ["auc,ap", "auc"])
+def test_the_partial_auc_under_the_mode_equals_the_semi_honest_one_bit_for_bit(metrics):
+    """The partial AUC from the true tie groups (circuits.auth_pauc; with AP they are made once for both), the line's
+    public bound and divisions fed digit by digit, opened after W and n1: the semi-honest job's integer on inputs full
+    of ties, of one tie group, an AUC of 1, at FPRs where the line falls inside a group, on a group's end and near 0;
+    McClish's standardised value scikit-learn's to the semi-honest circuit's error (the area's, over f - f^2 / 2)."""
+    halfway = [("c0", np.array([0.1, 0.3, 0.2, 0.4]), np.array([1, 1, 0, 0]))]
+    perfect = [("c0", np.array([0.1, 0.2]), np.array([0, 0])), ("c1", np.array([0.8, 0.9]), np.array([1, 1]))]
+    sets = [_clients(seed, m, d, c) for seed, m, d, c in ((31, 2, 1, 1), (32, 40, 1, 2), (33, 97, 2, 3),
+                                                          (34, 260, 1, 2))]
+    sets += [[("c0", np.full(30, 0.5), np.arange(30) % 2)], halfway, perfect]
+    for max_fpr in (0.5, 0.3, 1e-6):
+        mine, theirs = (mpc_exact_auc(sets, ScoreEncoder(), ReleaseSpec(metrics, max_fpr=max_fpr, security=mode),
+                                      timeout_s=120) for mode in ("malicious", "semi-honest"))
+        for clients, a, b in zip(sets, mine, theirs):
+            assert a.auc == b.auc and a.metrics == b.metrics
+            labels, scores = (np.concatenate([c[i] for c in clients]) for i in (2, 1))
+            error = abs(a.metrics["pauc"]["mcclish"] - roc_auc_score(labels, scores, max_fpr=max_fpr))
+            assert error < 2 ** -38 / max_fpr  # the area's error, below 2^-39, over f - f^2 / 2
+    assert any(line.startswith("the area under the ROC curve up to the evaluation's max FPR")
+               for line in mine[1].revealed)
+    assert released_kinds(sets[2], ReleaseSpec(metrics, max_fpr=0.3, security="malicious")) == [
+        "rank sums"] + (["average precision"] if "ap" in metrics else []) + ["partial AUC"]
+
+
 SLOW_CHEATS = (("ks", 1, 7), ("ks", 0, 23), ("decimals", 0, 0), ("decimals", 1, 19), ("curves", 1, 0),
                ("curves", 0, 12), ("curves", 1, 50), ("curves", 0, 99), ("ap", 1, 0), ("ap", 0, 13), ("ap", 1, 16),
-               ("ap", 0, 102))  # every step's frames: in the suite's step too
+               ("ap", 0, 102), ("pauc", 1, 0), ("pauc", 0, 60), ("pauc", 1, 120), ("pauc", 0, 158))  # every step's
+#                                                                                       frames: in the suite's step too
 
 
 @pytest.mark.parametrize("step,cheater,frame", [("ks", 0, 0), ("ks", 1, 41), ("decimals", 1, 6), ("curves", 0, 7),
-                                                ("ap", 0, 4)] + [pytest.param(*case, marks=pytest.mark.slow)
-                                                                 for case in SLOW_CHEATS])
+                                                ("ap", 0, 4), ("pauc", 0, 140)]
+                         + [pytest.param(*case, marks=pytest.mark.slow) for case in SLOW_CHEATS])
 def test_a_party_that_changes_one_word_of_a_comparison_stops_the_job(step, cheater, frame):
     """The KS statistic's comparisons, the AUC's rounding, the curves' and AP's steps: the masked opening of a
     comparison (frame 0), a join of its digits, its last product; of the curves (frames of the 60-row job): the run
     starts' comparison (0), the partition's shuffle (7), the opened destinations of the move back (12), a long
     division's comparison (50), its last product (99); of AP: the groups' zero tests (0), the partition's masked digit
     (4), the masked opening of TP's bits (13), the products p_j precision_j (16), the last division's last product
-    (102)."""
+    (102); of the partial AUC: the groups' zero tests (0), the three-lane fed division (60), y's division (120), the
+    bits of the product's cross terms (140), their last product (158)."""
     c = COMPARED[step]
-    _, stopped = cheating_job(cheater, c["phase"], frame=frame, metrics=c["metrics"], decimals=c["decimals"])
+    _, stopped = cheating_job(cheater, c["phase"], frame=frame, metrics=c["metrics"], decimals=c["decimals"],
+                              max_fpr=c.get("max_fpr"))
     assert isinstance(stopped, DeviationDetected) and "nothing is released" in str(stopped)
 
 
-SLOW_CONTROLS = ((1, "decimals"), (1, "ks"), (0, "decimals"), (0, "curves"), (1, "curves"), (0, "ap"), (1, "ap"))
+SLOW_CONTROLS = ((1, "decimals"), (1, "ks"), (0, "decimals"), (0, "curves"), (1, "curves"), (0, "ap"), (1, "ap"),
+                 (0, "pauc"), (1, "pauc"))
 
 
 @pytest.mark.parametrize("party,step", [(0, "ks"), *(pytest.param(*case, marks=pytest.mark.slow)
@@ -177,11 +207,11 @@ def test_without_the_checks_or_semi_honest_the_same_offset_releases_a_wrong_valu
 @pytest.mark.slow  # 400 jobs in four sessions, about 12 minutes here
 def test_two_hundred_honest_malicious_jobs_never_abort_and_equal_the_semi_honest_ones():
     """The AUC, DeLong's interval, AP, the ROC and PR curves at 10 cuts and the KS statistic (100 jobs with float64
-    keys, 50 with float32), the AUC rounded to 4 decimals with AP, the curves and the KS statistic (50): every value
-    equal in both modes."""
+    keys, also the partial AUC to FPR 0.35; 50 with float32), the AUC rounded to 4 decimals with AP, the curves and the
+    KS statistic (50): every value equal in both modes."""
     sizes, decimals = (2, 3, 5, 17, 40, 64, 97, 120), (1, 2, 3)
     sets = [_clients(100 + n, sizes[n % 8], decimals[n % 3], 1 + n % 4) for n in range(200)]
-    pairs = (list(_both_modes(sets[:100], metrics="auc,ci,ap,roc,pr,ks"))
+    pairs = (list(_both_modes(sets[:100], metrics="auc,ci,ap,roc,pr,ks", max_fpr=0.35))
              + list(_both_modes(sets[100:150], ScoreEncoder(0.0, 2.0, "float32"), metrics="auc,ci,ap,roc,pr,ks"))
              + list(_both_modes(sets[150:], metrics="auc,ap,roc,pr,ks", decimals=4)))
     assert len(pairs) == 200 and all(mine.auc == theirs.auc and mine.metrics == theirs.metrics
@@ -224,7 +254,6 @@ def test_the_same_offset_on_the_semi_honest_job_releases_a_wrong_auc_without_an_
 
 @pytest.mark.parametrize("options,named", [
     (dict(protocol="clear"), "protocol clear"),
-    (dict(max_fpr=0.5), "pauc"),
     (dict(sample_weight=np.ones(4)), "sample weights"),
     (dict(ci=True, context=Context(security="malicious", auc_decimals=3)), "auc_decimals with ci")])
 def test_what_the_mode_does_not_build_yet_is_refused_by_name(options, named):
