@@ -20,7 +20,7 @@ from mpc_auc.protocols.mpc.exact import mpc_exact_auc
 from mpc_auc.protocols.refused import Refused
 from mpc_auc.protocols.release_spec import ReleaseSpec
 from mpc_auc.sims.security.deviating_jobs import (COMPARED, JOB_PHASES, OTHER_FRAME, cheating_job, compared_bent,
-                                                  released_kinds, semi_honest_bent)
+                                                  recording_jobs, released_kinds, semi_honest_bent)
 
 MALICIOUS = ReleaseSpec(security="malicious")
 
@@ -142,29 +142,36 @@ def test_ap_the_curves_ks_and_the_rounded_auc_under_the_mode_equal_the_semi_hone
             "count of positives", "rounded AUC", "KS statistic"]  # W is never opened
 
 
-@pytest.mark.parametrize("metrics", ["auc,ap", "auc"])
-def test_the_partial_auc_under_the_mode_equals_the_semi_honest_one_bit_for_bit(metrics):
+def test_the_partial_auc_under_the_mode_equals_the_semi_honest_one_bit_for_bit():
     """The partial AUC from the true tie groups (circuits.auth_pauc; with AP they are made once for both), the line's
     public bound and divisions fed digit by digit, opened after W and n1: the semi-honest job's integer on inputs full
-    of ties, of one tie group, an AUC of 1, at FPRs where the line falls inside a group, on a group's end and near 0;
-    McClish's standardised value scikit-learn's to the semi-honest circuit's error (the area's, over f - f^2 / 2)."""
+    of ties, of one tie group, an AUC of 1, at FPRs where the line falls inside a group, on a group's end and near 0,
+    alone and with AP (every job of both modes in one session); McClish's standardised value scikit-learn's to the
+    semi-honest circuit's error (the area's, over f - f^2 / 2)."""
+    from mpc_auc.protocols.mpc.exact import exact_result
+    from mpc_auc.protocols.mpc.ranking_job import run_ranking_jobs, simulated
+    from mpc_auc.protocols.runtime.session import LOCAL
+
     halfway = [("c0", np.array([0.1, 0.3, 0.2, 0.4]), np.array([1, 1, 0, 0]))]
     perfect = [("c0", np.array([0.1, 0.2]), np.array([0, 0])), ("c1", np.array([0.8, 0.9]), np.array([1, 1]))]
     sets = [_clients(seed, m, d, c) for seed, m, d, c in ((31, 2, 1, 1), (32, 40, 1, 2), (33, 97, 2, 3),
                                                           (34, 260, 1, 2))]
     sets += [[("c0", np.full(30, 0.5), np.arange(30) % 2)], halfway, perfect]
-    for max_fpr in (0.5, 0.3, 1e-6):
-        mine, theirs = (mpc_exact_auc(sets, ScoreEncoder(), ReleaseSpec(metrics, max_fpr=max_fpr, security=mode),
-                                      timeout_s=120) for mode in ("malicious", "semi-honest"))
-        for clients, a, b in zip(sets, mine, theirs):
-            assert a.auc == b.auc and a.metrics == b.metrics
-            labels, scores = (np.concatenate([c[i] for c in clients]) for i in (2, 1))
-            error = abs(a.metrics["pauc"]["mcclish"] - roc_auc_score(labels, scores, max_fpr=max_fpr))
-            assert error < 2 ** -38 / max_fpr  # the area's error, below 2^-39, over f - f^2 / 2
+    cases = [(clients, 0.5, "auc,ap") for clients in sets] + [
+        (sets[n], max_fpr, metrics) for max_fpr, metrics in ((0.3, "auc"), (1e-6, "auc,ap")) for n in (2, 4, 6)]
+    requests = [simulated(clients, ScoreEncoder(), spec=ReleaseSpec(metrics, max_fpr=max_fpr, security=mode))
+                for mode in ("malicious", "semi-honest") for clients, max_fpr, metrics in cases]
+    runs = run_ranking_jobs(requests, "radix", False, None, LOCAL, 120.0, None, party=recording_jobs)
+    results = [exact_result(run, "radix") for run in runs]
+    for (clients, max_fpr, _), a, b in zip(cases, results[:len(cases)], results[len(cases):]):
+        assert a.auc == b.auc and a.metrics == b.metrics
+        labels, scores = (np.concatenate([c[i] for c in clients]) for i in (2, 1))
+        error = abs(a.metrics["pauc"]["mcclish"] - roc_auc_score(labels, scores, max_fpr=max_fpr))
+        assert error < 2 ** -38 / max_fpr  # the area's error, below 2^-39, over f - f^2 / 2
     assert any(line.startswith("the area under the ROC curve up to the evaluation's max FPR")
-               for line in mine[1].revealed)
-    assert released_kinds(sets[2], ReleaseSpec(metrics, max_fpr=0.3, security="malicious")) == [
-        "rank sums"] + (["average precision"] if "ap" in metrics else []) + ["partial AUC"]
+               for line in results[1].revealed)
+    assert [runs[n].outs[0]["releases"] for n in (2, len(sets))] == [
+        ["rank sums", "average precision", "partial AUC"], ["rank sums", "partial AUC"]]  # what the parties opened
 
 
 SLOW_CHEATS = (("ks", 1, 7), ("ks", 0, 23), ("decimals", 0, 0), ("decimals", 1, 19), ("curves", 1, 0),
