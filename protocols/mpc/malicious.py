@@ -216,7 +216,7 @@ def _metrics(ctx, job, ranking, orders: tuple, sums: list, n1: int, w, m: int, c
     if "ap" in spec.metrics:
         metrics["ap"] = _average_precision(ctx, ranking, groups, n1)
     if "pauc" in spec.metrics:
-        metrics["pauc"] = (Refused(f"the partial AUC is computed for at most {CI_MAX_ROWS} rows") if groups is None
+        metrics["pauc"] = (Refused(f"the partial AUC is computed for at most {CI_MAX_ROWS} rows") if m > CI_MAX_ROWS
                            else _partial_area(ctx, ranking.auth, groups, n1, spec.max_fpr))
     if spec.curves:  # the points at the public cuts
         metrics["curve"] = _curves(ctx, ranking, moved, n1, spec)
