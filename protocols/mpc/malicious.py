@@ -73,7 +73,9 @@ def release_bits(m: int, central=None, ci: bool = False, decimals: int = None, m
     4 N^2 P <= 16 M^3 / 27), with ``decimals`` the rounding's (circuits.auth_compare.rounding_bits, 2PN <= M^2 / 2),
     with the curves among ``metrics`` theirs (circuits.auth_curves.release_width: long divisions by divisors up to
     M^2), with "ap" AP's (circuits.auth_ap.release_width), with "pauc" the partial AUC's (circuits.auth_pauc.
-    release_width: computed for at most protocols.metric_catalogue.CI_MAX_ROWS rows, as in the semi-honest job);
+    release_width: computed for at most protocols.metric_catalogue.CI_MAX_ROWS rows, as in the semi-honest job; of
+    min(M, CI_MAX_ROWS) rows, as the rows admitted, fewer than the M entered when a client is left out, may be within
+    it: no MAC key more, 45 bits at most where W's are 42 to 46);
     or, for mpc-central, the signed noisy release: |2T + Z_T| < M^2 / 2 + 2^B and |P + Z_P| < M + 2^B', or the DP
     curve's nodes, |count + Z| < M + 2^B (B, B' the noises' magnitude bits)."""
     if central is None:
@@ -81,7 +83,7 @@ def release_bits(m: int, central=None, ci: bool = False, decimals: int = None, m
                    rounding_bits(m * m // 2, decimals) if decimals else 0,
                    auth_curves.release_width(m) if set(CURVES) & set(metrics) else 0,
                    auth_ap.release_width(m) if "ap" in metrics else 0,
-                   auth_pauc.release_width(m) if "pauc" in metrics and m <= CI_MAX_ROWS else 0)
+                   auth_pauc.release_width(min(m, CI_MAX_ROWS)) if "pauc" in metrics else 0)
     if isinstance(central, CurveNoise):  # the curve's job computes no W: its nodes alone are wide
         return (m + (2 << central.node_noise(m).width)).bit_length() + 1
     width = max(central.statistic_noise(m).width, central.count_noise().width)
@@ -139,11 +141,12 @@ class AuthenticatedRows:
 def authenticator(ctx, m: int, central=None, ci: bool = False, decimals: int = None,
                   metrics=()) -> Authenticator:
     """This job's MAC keys for ``m`` rows: positions of the 2M elements of the rank sums' sort (circuits.auth_auc;
-    twice the mid-ranks fit too; rounded up to even when ``metrics`` need the true tie groups, AP and the partial AUC,
-    as their zero tests read k/2 digits, circuits.auth_compare.is_zero), the rank sums (DeLong's sums, the rounding to
-    ``decimals``, the other ``metrics``, mpc-central's noisy release) wide (circuits.macs)."""
+    twice the mid-ranks fit too; rounded up to even when ``metrics`` may need the true tie groups, AP and the partial
+    AUC (whatever ``m``: the rows admitted may be fewer), as their zero tests read k/2 digits,
+    circuits.auth_compare.is_zero), the rank sums (DeLong's sums, the rounding to ``decimals``, the other ``metrics``,
+    mpc-central's noisy release) wide (circuits.macs)."""
     k = value_bits(2 * m)
-    return Authenticator(ctx.stream_key, k + (k % 2 if _tie_groups_wanted(metrics, m) else 0),
+    return Authenticator(ctx.stream_key, k + (k % 2 if {"ap", "pauc"} & set(metrics) else 0),
                          release_bits(m, central, ci, decimals, metrics))
 
 

@@ -175,9 +175,10 @@ def test_the_partial_auc_under_the_mode_equals_the_semi_honest_one_bit_for_bit()
 
 def test_the_partial_auc_under_the_mode_stops_at_its_row_bound(monkeypatch):
     """As in the semi-honest job, beyond 2^20 rows the partial AUC is refused in the result by name (with AP asked too,
-    whose tie groups it would share), and its widths are not asked of the MACs."""
+    whose tie groups it would share), and its widths (those of 2^20 rows, for the rows admitted) cost no MAC key."""
     from types import SimpleNamespace
 
+    from mpc_auc.circuits.macs import wide_keys
     from mpc_auc.protocols.metric_catalogue import CI_MAX_ROWS
     from mpc_auc.protocols.mpc import malicious
     from mpc_auc.protocols.mpc.malicious import release_bits
@@ -191,7 +192,26 @@ def test_the_partial_auc_under_the_mode_stops_at_its_row_bound(monkeypatch):
                                    m, False)
         assert isinstance(found["pauc"], Refused) != computed and found["ap"] == 1
     assert "at most 1048576 rows" in str(found["pauc"])
-    assert release_bits(CI_MAX_ROWS + 1, metrics=("pauc",)) == release_bits(CI_MAX_ROWS + 1)
+    for m in (CI_MAX_ROWS + 1, 1 << 21, (1 << 21) + 1, 1 << 22, 1 << 23):  # no MAC key more beyond the bound
+        assert wide_keys(release_bits(m, metrics=("pauc",))) == wide_keys(release_bits(m))
+
+
+@pytest.mark.parametrize("entered", [(1 << 20) + 1, (1 << 21) + 1])  # k 22 and 23 before rounding
+def test_the_partial_auc_of_admitted_rows_fits_the_authenticator_of_the_entered_rows(entered, monkeypatch):
+    """The MAC keys are made for the rows entered (AuthenticatedRows.enter), the partial AUC for the rows admitted,
+    fewer when exclude_invalid leaves a client out (ranking_party: held.without): past 2^20 entered rows and within
+    2^20 admitted the authenticator still holds its widths and an even k (the review: a ValueError, k = 23 odd or 42
+    wide bits where 45 are needed, where the semi-honest job opens the partial AUC)."""
+    from types import SimpleNamespace
+
+    from mpc_auc.circuits import auth_pauc
+    from mpc_auc.protocols.metric_catalogue import CI_MAX_ROWS
+    from mpc_auc.protocols.mpc import malicious
+
+    monkeypatch.setattr(malicious, "Authenticator", lambda key, k, wide: SimpleNamespace(k=k, wide_bits=wide))
+    made = malicious.authenticator(SimpleNamespace(stream_key=b""), entered, metrics=("auc", "pauc"))
+    assert malicious._tie_groups_wanted(("auc", "pauc"), CI_MAX_ROWS)  # admitted: computed
+    assert made.k % 2 == 0 and made.wide_bits >= auth_pauc.release_width(CI_MAX_ROWS)
 
 
 SLOW_CHEATS = (("ks", 1, 7), ("ks", 0, 23), ("decimals", 0, 0), ("decimals", 1, 19), ("curves", 1, 0),
