@@ -73,9 +73,9 @@ def release_bits(m: int, central=None, ci: bool = False, decimals: int = None, m
     4 N^2 P <= 16 M^3 / 27), with ``decimals`` the rounding's (circuits.auth_compare.rounding_bits, 2PN <= M^2 / 2),
     with the curves among ``metrics`` theirs (circuits.auth_curves.release_width: long divisions by divisors up to
     M^2), with "ap" AP's (circuits.auth_ap.release_width), with "pauc" the partial AUC's (circuits.auth_pauc.
-    release_width: computed for at most protocols.metric_catalogue.CI_MAX_ROWS rows, as in the semi-honest job; of
-    min(M, CI_MAX_ROWS) rows, as the rows admitted, fewer than the M entered when a client is left out, may be within
-    it: no MAC key more, 45 bits at most where W's are 42 to 46);
+    release_width) for min(M, CI_MAX_ROWS) rows: it is computed for at most protocols.metric_catalogue.CI_MAX_ROWS
+    rows, as in the semi-honest job, and the rows admitted may be within that bound where the M entered are not (a
+    client left out); beyond the bound its 45 bits take no MAC key more than W's 42 to 46;
     or, for mpc-central, the signed noisy release: |2T + Z_T| < M^2 / 2 + 2^B and |P + Z_P| < M + 2^B', or the DP
     curve's nodes, |count + Z| < M + 2^B (B, B' the noises' magnitude bits)."""
     if central is None:
