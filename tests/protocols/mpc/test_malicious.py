@@ -154,10 +154,8 @@ def test_the_partial_auc_under_the_mode_equals_the_semi_honest_one_bit_for_bit()
 
     halfway = [("c0", np.array([0.1, 0.3, 0.2, 0.4]), np.array([1, 1, 0, 0]))]
     perfect = [("c0", np.array([0.1, 0.2]), np.array([0, 0])), ("c1", np.array([0.8, 0.9]), np.array([1, 1]))]
-    sets = [_clients(seed, m, d, c) for seed, m, d, c in ((31, 2, 1, 1), (32, 40, 1, 2), (33, 97, 2, 3))]
-    sets += [[("c0", np.full(30, 0.5), np.arange(30) % 2)], halfway, perfect]
-    cases = [(clients, 0.5, "auc,ap") for clients in sets] + [(sets[2], 0.3, "auc"), (sets[2], 1e-6, "auc,ap"),
-                                                               (sets[3], 0.3, "auc")]
+    sets = [_clients(33, 97, 2, 3), [("c0", np.full(30, 0.5), np.arange(30) % 2)], halfway, perfect]
+    cases = [(clients, 0.5, "auc,ap") for clients in sets] + [(sets[0], 0.3, "auc"), (sets[0], 1e-6, "auc,ap")]
     requests = [simulated(clients, ScoreEncoder(), spec=ReleaseSpec(metrics, max_fpr=max_fpr, security=mode))
                 for mode in ("malicious", "semi-honest") for clients, max_fpr, metrics in cases]
     runs = run_ranking_jobs(requests, "radix", False, None, LOCAL, 120.0, None, party=recording_jobs)
@@ -169,7 +167,7 @@ def test_the_partial_auc_under_the_mode_equals_the_semi_honest_one_bit_for_bit()
         assert error < 2 ** -38 / max_fpr  # the area's error, below 2^-39, over f - f^2 / 2
     assert any(line.startswith("the area under the ROC curve up to the evaluation's max FPR")
                for line in results[1].revealed)
-    assert [runs[n].outs[0]["releases"] for n in (2, len(sets))] == [
+    assert [runs[n].outs[0]["releases"] for n in (0, len(sets))] == [
         ["rank sums", "average precision", "partial AUC"], ["rank sums", "partial AUC"]]  # what the parties opened
 
 
