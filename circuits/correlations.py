@@ -40,15 +40,22 @@ def _combine(x: np.ndarray, a: np.ndarray, xor_from: int, additive) -> np.ndarra
 
 
 def correction(mask_stream: KeyStream, perm: np.ndarray, backwards: bool, mask_index: int, shape,
-               xor_from: int, dtype=np.int64, folded: int = None) -> np.ndarray:
-    """delta = a[perm] - b (or a[perm^-1] - b; XOR columns: a[perm] ^ b) for the masks of ``mask_stream``;
-    folded: column 0's a is that party's MASK_OUT words of this stream index instead (its share there, which
-    it then need not send: circuits.shuffle.Shuffler.shuffle)."""
+               xor_from: int, widths, dtype=np.int64, folded: int = None, skipped: int = 0) -> np.ndarray:
+    """delta = a[perm] - b (or a[perm^-1] - b; XOR columns: a[perm] ^ b) for the masks of ``mask_stream``, narrowed
+    (:func:`narrow`: column j to ``widths[j]`` bytes; the first ``skipped`` columns, which take no correction, left
+    out), zero-padded to whole 64-bit words; folded: column 0's a is that party's MASK_OUT words of this stream
+    index instead (its share there, which it then need not send: circuits.shuffle.Shuffler.shuffle).  Only a and
+    a[perm] are whole vectors: b and delta are made block by block (:func:`row_blocks`)."""
     a = mask_stream.words(MASK_IN, mask_index, shape, dtype)
     if folded is not None:
         a[:, 0] = mask_stream.words(MASK_OUT, folded, (shape[0],), dtype)
-    b = mask_stream.words(MASK_OUT, mask_index, shape, dtype)
-    return mask(permute(a, perm, backwards), b, xor_from)
+    a = permute(a, perm, backwards)
+    m, c = shape
+    out = np.zeros(-(-packed_size(m, widths[skipped:]) // 8) * 8, dtype=np.uint8)
+    for start, stop in row_blocks(m):
+        b = mask_stream.words(MASK_OUT, mask_index, (stop - start, c), dtype, first=start * c)
+        narrow_rows_into(out, mask(a[start:stop], b, xor_from)[:, skipped:], widths[skipped:], m, start)
+    return out
 
 
 def position_bytes(m: int) -> int:
@@ -62,50 +69,74 @@ def packed_size(m: int, widths) -> int:
     return m * sum(widths)
 
 
+BLOCK_ROWS = 1 << 20  # elements per block of a long vector's local work: bounds its temporaries (a multiple of 16)
+
+
+def row_blocks(m: int, whole: bool = False) -> list:
+    """(start, stop) ranges of at most BLOCK_ROWS elements covering range(m), in order; one range if ``whole``
+    (an audit recording whole vectors).  Every start is a multiple of 16, so a block's stream words begin on a
+    whole AES block (circuits.streams.KeyStream.words, ``first``)."""
+    step = max(m, 1) if whole else BLOCK_ROWS
+    return [(start, min(m, start + step)) for start in range(0, m, step)]
+
+
 def narrow(words: np.ndarray, widths) -> np.ndarray:
     """The low ``widths[j]`` bytes of every word of column j of ``words`` (M, c), column after column, as one
     uint8 array of :func:`packed_size` bytes: what travels of a sharing needed only mod 2^(8 widths[j]) (masked
     words are uniform modulo that too).  Little-endian words, as on every platform the roles run on."""
     words = np.asarray(words)
-    return np.concatenate([_pack(words[:, j], w) for j, w in enumerate(widths)]) if len(widths) else \
-        np.zeros(0, dtype=np.uint8)
+    out = np.empty(packed_size(len(words), widths), dtype=np.uint8)
+    narrow_rows_into(out, words, widths, len(words), 0)
+    return out
 
 
 def widen(packed: np.ndarray, widths, dtype, m: int) -> np.ndarray:
     """The words (m, c) of ``dtype`` that :func:`narrow` packed, the bytes above each column's width zero."""
-    out = np.empty((m, len(widths)), dtype=dtype)
+    return widen_rows(packed, widths, dtype, m, 0, m)
+
+
+def narrow_rows_into(out: np.ndarray, block: np.ndarray, widths, m: int, start: int) -> None:
+    """Write rows [start, start + len(block)) of an (m, c) array narrowed by :func:`narrow` into its packed
+    bytes ``out``, from those rows alone (``block``): a message made block by block is byte for byte the
+    whole one."""
+    at = 0
+    for j, w in enumerate(widths):
+        _pack_into(out[at:at + packed_size(m, (w,))], block[:, j], w, m, start)
+        at += packed_size(m, (w,))
+
+
+def widen_rows(packed: np.ndarray, widths, dtype, m: int, start: int, stop: int) -> np.ndarray:
+    """Rows [start, stop) of :func:`widen`'s (m, c) words, read from those rows' bytes alone."""
+    out = np.empty((stop - start, len(widths)), dtype=dtype)
     packed, at = np.asarray(packed).view(np.uint8).reshape(-1), 0
     for j, w in enumerate(widths):
-        size = packed_size(m, (w,))
-        out[:, j] = _unpack(packed[at:at + size], w, m, out.dtype)
-        at += size
+        out[:, j] = _unpack(packed[at:at + packed_size(m, (w,))], w, m, start, stop, out.dtype)
+        at += packed_size(m, (w,))
     return out
 
 
-def _pack(column: np.ndarray, w: int) -> np.ndarray:
-    """A column's low w bytes; 3-byte words as the block of their low 16 bits, then the block of their third
-    bytes (contiguous blocks: several times faster than interleaving them)."""
-    if w == column.dtype.itemsize:
-        return np.ascontiguousarray(column).view(np.uint8)
-    if w in (1, 2, 4):
-        return column.astype(f"uint{8 * w}").view(np.uint8)
-    if w != 3:
-        raise ValueError(f"a narrowed word keeps 1, 2, 3, 4 or all of its bytes, not {w}")
+def _pack_into(region: np.ndarray, column: np.ndarray, w: int, m: int, start: int) -> None:
+    """Words [start, start + n) of a column of m words, its low w bytes, into the column's packed ``region``; 3-byte
+    words as the block of their low 16 bits, then the block of their third bytes (contiguous blocks: several times
+    faster than interleaving them)."""
     n = len(column)
-    out = np.empty(3 * n, dtype=np.uint8)
-    np.copyto(out[:2 * n].view(np.uint16), column, casting="unsafe")  # the low 16 bits (unsafe: wraps)
-    np.copyto(out[2 * n:], column >> 16, casting="unsafe")
-    return out
+    if w in (1, 2, 4, 8) and w <= column.dtype.itemsize:
+        np.copyto(region[w * start:w * (start + n)].view(f"uint{8 * w}"), column, casting="unsafe")  # wraps
+    elif w == 3:
+        np.copyto(region[2 * start:2 * (start + n)].view(np.uint16), column, casting="unsafe")
+        np.copyto(region[2 * m + start:2 * m + start + n], column >> 16, casting="unsafe")
+    else:
+        raise ValueError(f"a narrowed word keeps 1, 2, 3, 4 or all of its bytes, not {w}")
 
 
-def _unpack(raw: np.ndarray, w: int, m: int, dtype) -> np.ndarray:
+def _unpack(region: np.ndarray, w: int, m: int, start: int, stop: int, dtype) -> np.ndarray:
     if w == np.dtype(dtype).itemsize:
-        return raw.view(dtype)
+        return region[w * start:w * stop].view(dtype)
     if w != 3:
-        return raw.view(f"uint{8 * w}")
-    out = raw[2 * m:].astype(dtype)
+        return region[w * start:w * stop].view(f"uint{8 * w}")
+    out = region[2 * m + start:2 * m + stop].astype(dtype)
     out <<= 16
-    out |= raw[:2 * m].view(np.uint16)
+    out |= region[2 * start:2 * stop].view(np.uint16)
     return out
 
 

@@ -23,70 +23,112 @@ the stable partition by a digit, the step of the radix sort (circuits.radix).
 """
 import numpy as np
 
-from .correlations import RING, from_words, packed_size, position_bytes, widen
+from .correlations import RING, from_words, narrow_rows_into, packed_size, position_bytes, row_blocks, widen_rows
 from .streams import DIGIT_MASK, ONEHOT_SHARE, PRODUCT_MASK, PRODUCT_SHARE
 
 class DigitSelector:
     """One party's end of one one-hot correlation, for a vector of M digits.
 
-    Shares are laid out by slot, (4, M): each slot a contiguous vector, so the
-    public rearrangement by c is four masked swaps of whole vectors.
+    Shares are laid out by slot, (4, n) per block of elements: each slot a contiguous vector, so the public
+    rearrangement by c is four masked swaps of whole vectors.  Whole vectors are only the opened c (a byte per
+    element) and the receiver's packed one-hot words; the rest is made block by block
+    (circuits.correlations.row_blocks), and the vectors of a job of one block are kept between its passes.
     """
 
     def __init__(self, shuffler, digit: np.ndarray):
         self.shuffler = shuffler
-        m = len(digit)
+        self.m = m = len(digit)
         self.index = shuffler.onehot_count
         shuffler.onehot_count += 1
-        stream = shuffler.stream
-        answer = None
+        self.blocks = row_blocks(m, whole=shuffler.view is not None)
+        self._kept = {}  # ("correlation" or "onehot", start) -> a block's vectors, kept when the vector is one block
+        answer, self._received = None, None
         if shuffler.rank == 0:  # P0 asks for every correlation; its answer is empty when P1 receives it
             function, args = shuffler.select_request(m, self.index)
             answer = shuffler.request(function, *args)
         if shuffler.rank == onehot_receiver(self.index):
-            width = (position_bytes(m),)
-            size = packed_size(4 * m, width)
+            size = packed_size(4 * m, (position_bytes(m),))
             if answer is None:
                 comm = shuffler.comm
-                packed = comm.recv_array((size,), np.uint8, comm.get_ttp_rank(), comm.ttp_group)
+                self._received = comm.recv_array((size,), np.uint8, comm.get_ttp_rank(), comm.ttp_group)
             else:
-                packed = from_words(answer, np.uint8, (size,))
-            correlated = widen(packed, width, RING, 4 * m).reshape(4, m)
+                self._received = from_words(answer, np.uint8, (size,))
             if shuffler.view is not None:  # the audits': the receiver's words must be uniform to it
-                shuffler.view.append(("one-hot part", correlated.T.copy()))
-            rest, self._picked_mask = correlated[:3], correlated[3]
-        else:
-            rest = stream.words(ONEHOT_SHARE, self.index, (3, m), RING)
-            self._picked_mask = stream.words(PRODUCT_SHARE, self.index, (m,), RING)
-        self._onehot_r = np.empty((4, m), dtype=RING)
-        self._onehot_r[1:] = rest
-        self._onehot_r[0] = (1 if shuffler.rank == 0 else 0) - rest.sum(axis=0, dtype=RING)  # e_0 = 1 - e_1 - ...
-        own = (digit.astype(RING) ^ stream.words(DIGIT_MASK, self.index, (m,), RING)) & 3
-        c = self._open_xor(own.astype(np.uint8))
-        self._swap = [-(c & 1).astype(RING), -((c >> 1) & 1).astype(RING)]  # all ones where bit b of c is set
+                shuffler.view.append(("one-hot part", self._slots(self._received, 4, 0, m).T.copy()))
+        own = np.empty(m, dtype=np.uint8)
+        for start, stop in self.blocks:
+            mask = shuffler.stream.words(DIGIT_MASK, self.index, (stop - start,), RING, first=start)
+            own[start:stop] = (digit[start:stop].astype(RING) ^ mask) & 3
+        self.c = self._open_xor(own)
 
-    def arrange(self, values: np.ndarray) -> np.ndarray:
-        """out[u] = values[u XOR c] per element (values: (4, M)): swap slots 0-1 and 2-3 where bit 0 of c is
-        set, then 0-2 and 1-3 where bit 1 is."""
+    def correlation(self, start: int, stop: int) -> tuple:
+        """This party's shares of e_0..e_3, the one-hot vector of r, (4, n) and of sum_u e_u b_u (n,) for elements
+        [start, stop)."""
+        if ("correlation", start) in self._kept:
+            return self._kept["correlation", start]
+        n, e = stop - start, np.empty((4, stop - start), dtype=RING)
+        if self._received is not None:
+            words = self._slots(self._received, 4, start, stop)
+            e[1:], picked_mask = words[:3], words[3]
+        else:
+            stream = self.shuffler.stream
+            e[1:] = stream.slots(ONEHOT_SHARE, self.index, (3, self.m), start, stop, RING)
+            picked_mask = stream.words(PRODUCT_SHARE, self.index, (n,), RING, first=start)
+        e[0] = (1 if self.shuffler.rank == 0 else 0) - e[1:].sum(axis=0, dtype=RING)  # e_0 = 1 - e_1 - ...
+        if len(self.blocks) == 1:
+            self._kept["correlation", start] = e, picked_mask
+        return e, picked_mask
+
+    def arrange(self, values: np.ndarray, start: int) -> np.ndarray:
+        """out[u] = values[u XOR c] per element (values: (4, n), elements from ``start``): swap slots 0-1 and 2-3
+        where bit 0 of c is set, then 0-2 and 1-3 where bit 1 is."""
+        c = self.c[start:start + values.shape[1]]
         out = values.copy()
         for bit, pairs in ((0, ((0, 1), (2, 3))), (1, ((0, 2), (1, 3)))):
+            swap = -((c >> bit) & 1).astype(RING)  # all ones where bit b of c is set
             for a, b in pairs:
-                flip = (out[a] ^ out[b]) & self._swap[bit]
+                flip = (out[a] ^ out[b]) & swap
                 out[a] ^= flip
                 out[b] ^= flip
         return out
 
-    def onehot(self) -> np.ndarray:
-        """Shares (4, M) of the one-hot vector of each digit: f_v = e[v XOR c]."""
-        return self.arrange(self._onehot_r)
+    def onehot(self, start: int, stop: int) -> np.ndarray:
+        """Shares (4, n) of the one-hot vector of each digit of elements [start, stop): f_v = e[v XOR c]."""
+        if ("onehot", start) in self._kept:
+            return self._kept["onehot", start]
+        f = self.arrange(self.correlation(start, stop)[0], start)
+        if len(self.blocks) == 1:
+            self._kept["onehot", start] = f
+        return f
 
-    def pick(self, values: np.ndarray) -> np.ndarray:
-        """Shares of values[d_i, i] for shares of values (4, M) mod 2^32; usable once per correlation."""
-        arranged = self.arrange(values)  # arranged[u] = values[u ^ c]
-        masks = self.shuffler.stream.words(PRODUCT_MASK, self.index, (3, len(self._picked_mask)), RING)
-        delta = self.shuffler.open(arranged[1:] - arranged[0] - masks, kind="masked product",
-                                   width=position_bytes(len(self._picked_mask)))
-        return arranged[0] + (self._onehot_r[1:] * delta).sum(axis=0, dtype=RING) + self._picked_mask
+    def pick(self, values) -> np.ndarray:
+        """Shares of values[d_i, i] mod 2^32, where values(start, stop) gives shares (4, n) of the values of
+        elements [start, stop) (asked once per block, in order); usable once per correlation."""
+        m, width = self.m, (position_bytes(self.m),)
+        message, out = np.empty(packed_size(3 * m, width), dtype=np.uint8), np.empty(m, dtype=RING)
+        for start, stop in self.blocks:  # delta_u = a_u - a_0 - b_u for u >= 1, with a_u = values[u ^ c]
+            arranged = self.arrange(values(start, stop), start)
+            masked = arranged[1:] - arranged[0] - self.shuffler.stream.slots(PRODUCT_MASK, self.index, (3, m), start,
+                                                                            stop, RING)
+            for u in range(3):
+                narrow_rows_into(message, masked[u][:, None], width, 3 * m, u * m + start)
+            out[start:stop] = arranged[0]
+        other = self.shuffler.exchange(message, "masked product")
+        for start, stop in self.blocks:
+            delta = (self._slots(message, 3, start, stop) + self._slots(other, 3, start, stop)) & RING(
+                (1 << 8 * width[0]) - 1 if width[0] < 4 else -1)
+            if self.shuffler.view is not None:
+                self.shuffler.view.append(("masked product", delta.copy()))
+            e, picked_mask = self.correlation(start, stop)
+            out[start:stop] += (e[1:] * delta).sum(axis=0, dtype=RING) + picked_mask
+        return out
+
+    def _slots(self, packed: np.ndarray, count: int, start: int, stop: int) -> np.ndarray:
+        """Elements [start, stop) of each of the ``count`` slots of a packed (count, M) vector of position words,
+        as (count, n) words mod 2^32."""
+        width = (position_bytes(self.m),)
+        return np.stack([widen_rows(packed, width, RING, count * self.m, u * self.m + start, u * self.m + stop)[:, 0]
+                         for u in range(count)])
 
     def _open_xor(self, own: np.ndarray) -> np.ndarray:
         """d XOR r from this party's 2-bit shares, four to a byte on the wire."""
@@ -127,12 +169,20 @@ ONEHOT_PERIOD, _P0_ONEHOTS = 8, (0, 3, 5)
 
 
 def digit_destinations(shuffler, digit: np.ndarray) -> np.ndarray:
-    """This party's share (int32, mod 2^32) of rho, the stable sort by a shared 2-bit digit (XOR shares)."""
+    """This party's share (int32, mod 2^32) of rho, the stable sort by a shared 2-bit digit (XOR shares):
+    rho = S_d with S_v = Z_v + cumsum(f_v) - 1, Z_v = sum_{u < v} sum(f_u) (circuits.radix), block by block: a
+    first pass adds up each block's f_v, the second makes the running sums from the blocks before."""
     selector = DigitSelector(shuffler, digit)
-    running = np.cumsum(selector.onehot(), axis=1, dtype=RING)  # wraps mod 2^32, like the shares
+    counts = np.stack([selector.onehot(start, stop).sum(axis=1, dtype=RING) for start, stop in selector.blocks])
+    before = np.cumsum(counts, axis=0, dtype=RING) - counts  # per block: f_v summed over the blocks before it
     below = np.zeros(4, dtype=RING)
-    below[1:] = np.cumsum(running[:, -1], dtype=RING)[:-1]  # Z_v: elements with a smaller digit
-    slots = running + below[:, None]
+    below[1:] = np.cumsum(counts.sum(axis=0, dtype=RING), dtype=RING)[:-1]  # Z_v: elements with a smaller digit
     if shuffler.rank == 0:
-        slots -= 1  # 0-based positions (a public constant: P0's share carries it)
+        below -= 1  # 0-based positions (a public constant: P0's share carries it)
+    blocks = iter(range(len(selector.blocks)))
+
+    def slots(start: int, stop: int) -> np.ndarray:
+        running = np.cumsum(selector.onehot(start, stop), axis=1, dtype=RING)  # wraps mod 2^32, like the shares
+        return running + (before[next(blocks)] + below)[:, None]
+
     return selector.pick(slots)

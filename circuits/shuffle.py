@@ -32,7 +32,8 @@ import numpy as np
 import torch
 
 from .crypten_compat import crypten
-from .correlations import RING, from_words, mask, narrow, packed_size, position_bytes, step_plan, unmask, widen
+from .correlations import (RING, from_words, mask, narrow, narrow_rows_into, packed_size, position_bytes, row_blocks,
+                           step_plan, unmask, widen, widen_rows)
 from .dealer_line import dealer_line
 from .shares import exchange
 from .streams import MASK_IN, MASK_OUT, KeyStream, permute
@@ -225,45 +226,57 @@ class Shuffler:
 
     def _run(self, shares, pi, inverse_order: bool, xor_from: int, widths, fold: int = None,
              reveal: bool = False) -> np.ndarray:
+        """The two steps of a shuffle (protocols.runtime.dealer), the element-wise work block by block
+        (circuits.correlations.row_blocks): whole vectors are only this party's shares, their permuted copy and
+        the packed messages; the messages are byte for byte those of whole vectors."""
         if reveal and inverse_order:
             raise ValueError("only a shuffle reveals its row 0 to P1, not an unshuffle")
         shares = np.atleast_2d(shares)
         dtype = shares.dtype if shares.dtype == RING else np.dtype(np.int64)
-        shares = np.ascontiguousarray(shares.T, dtype=dtype)  # (M, c): elements as rows
-        shape = shares.shape
-        widths = tuple(widths) if widths is not None else (dtype.itemsize,) * shape[1]
+        shares = np.array(shares.T, dtype=dtype, order="C")  # (M, c): elements as rows; a copy, worked in place
+        m, c = shares.shape
+        widths = tuple(widths) if widths is not None else (dtype.itemsize,) * c
         corrected = 1 if reveal and self.rank == 1 else 0  # a revealed column 0 takes no correction
-        packed = packed_size(shape[0], widths[corrected:])  # what travels: the low bytes that matter of each word
+        packed = packed_size(m, widths[corrected:])  # what travels: the low bytes that matter of each word
         mask_index = self._mask_count
         self._mask_count += 1
         if self.rank == 0:
-            function, args = self.shuffle_request(shape, pi.index, mask_index, inverse_order, xor_from, dtype,
+            function, args = self.shuffle_request(shares.shape, pi.index, mask_index, inverse_order, xor_from, dtype,
                                                   pi.announced, widths, fold, reveal)
             answer = from_words(self.request(function, *args), np.uint8, (packed,))
         else:
             answer = self.comm.recv_array((packed,), np.uint8, self.comm.get_ttp_rank(), self.comm.ttp_group)
-        delta = np.zeros(shape, dtype=dtype)
-        delta[:, corrected:] = widen(answer, widths[corrected:], dtype, shape[0])
+        blocks = row_blocks(m, whole=self.view is not None)
         for step, (holder, other) in enumerate(step_plan(inverse_order)):
             stream_index = 2 * mask_index + step
             sent = 1 if fold is not None and step == 0 else 0  # a folded column 0 does not travel
+            plain = reveal and step == 1  # column 0 travels as it is; the holder ends with its value
             if self.rank == other:
-                a = self.stream.words(MASK_IN, stream_index, shape, dtype)
-                if reveal and step == 1:  # column 0 travels as it is; the holder ends with its value
-                    a[:, 0] = 0
-                self.comm.send_array(narrow(mask(shares, a, xor_from)[:, sent:], widths[sent:]), holder)
-                shares = self.stream.words(MASK_OUT, stream_index, shape, dtype)
-                if reveal and step == 1:
+                message = np.empty(packed_size(m, widths[sent:]), dtype=np.uint8)
+                for start, stop in blocks:
+                    a = self.stream.words(MASK_IN, stream_index, (stop - start, c), dtype, first=start * c)
+                    if plain:
+                        a[:, 0] = 0
+                    narrow_rows_into(message, mask(shares[start:stop], a, xor_from)[:, sent:], widths[sent:], m,
+                                     start)
+                self.comm.send_array(message, holder)
+                del shares, message
+                shares = self.stream.words(MASK_OUT, stream_index, (m, c), dtype)
+                if plain:
                     shares[:, 0] = 0
             else:
-                masked = np.zeros(shape, dtype=dtype)
-                size = packed_size(shape[0], widths[sent:])
-                masked[:, sent:] = widen(self.comm.recv_array((size,), np.uint8, other), widths[sent:], dtype,
-                                         shape[0])
-                before = shares
-                shares = unmask(permute(unmask(shares, masked, xor_from), pi.own, inverse_order), delta, xor_from)
+                message = self.comm.recv_array((packed_size(m, widths[sent:]),), np.uint8, other)
+                before = shares.copy() if self.view is not None else None
+                for start, stop in blocks:  # x_h + (x_o - a), in place
+                    shares[start:stop] = unmask(shares[start:stop], _block(message, widths, sent, dtype, m, start,
+                                                                           stop), xor_from)
+                shares = permute(shares, pi.own, inverse_order)
+                for start, stop in blocks:  # + delta
+                    shares[start:stop] = unmask(shares[start:stop], _block(answer, widths, corrected, dtype, m,
+                                                                           start, stop), xor_from)
                 if self.view is not None:
-                    self._record(masked, delta[:, corrected:], before, shares, xor_from, widths[0],
+                    self._record(_block(message, widths, sent, dtype, m, 0, m),
+                                 widen(answer, widths[corrected:], dtype, m), before, shares, xor_from, widths[0],
                                  fold is not None and step == 0)
         return np.ascontiguousarray(shares.T)
 
@@ -287,6 +300,14 @@ def is_permutation(s: np.ndarray) -> bool:
     seen = np.zeros(len(s), dtype=np.bool_)
     seen[s] = True
     return bool(seen.all())
+
+
+def _block(packed: np.ndarray, widths, skipped: int, dtype, m: int, start: int, stop: int) -> np.ndarray:
+    """Rows [start, stop) of the (m, c) words a message or correction packs, whose first ``skipped`` columns do not
+    travel (zero here)."""
+    out = np.zeros((stop - start, len(widths)), dtype=dtype)
+    out[:, skipped:] = widen_rows(packed, widths[skipped:], dtype, m, start, stop)
+    return out
 
 
 class JointPermutation:

@@ -55,21 +55,32 @@ class KeyStream:
         check_key(key)
         self._key = bytes(key)
 
-    def words(self, purpose: int, index: int, shape, dtype=np.int64) -> np.ndarray:
-        """Uniform words of ``shape`` (int64: mod 2^64; int32: mod 2^32), the same for every holder of the key."""
-        count = int(np.prod(shape, dtype=np.int64))
-        if count * np.dtype(dtype).itemsize > STREAM_LIMIT:
+    def words(self, purpose: int, index: int, shape, dtype=np.int64, first: int = 0) -> np.ndarray:
+        """Uniform words of ``shape`` (int64: mod 2^64; int32: mod 2^32), the same for every holder of the key.
+
+        first: the stream's words before these, skipped (CTR mode seeks: a block of a long vector's words is
+        expanded alone, circuits.correlations.row_blocks).
+        """
+        count, size = int(np.prod(shape, dtype=np.int64)), np.dtype(dtype).itemsize
+        skipped = first * size // 16 * 16  # expanded from the whole AES block holding word ``first``
+        lead = first - skipped // size  # words of that block before it, dropped
+        if first * size + count * size > STREAM_LIMIT:
             raise ValueError(f"one stream holds at most {STREAM_LIMIT} bytes")
-        out = np.zeros(count, dtype=dtype)
+        out = np.zeros(lead + count, dtype=dtype)
         buffer = memoryview(out).cast("B")
 
         def expand(start: int, stop: int) -> None:  # bytes [start, stop), start a whole block: counter start / 16
-            block = struct.pack(">IQI", purpose, index, start // 16)  # 96-bit (purpose, index), 32-bit counter
+            block = struct.pack(">IQI", purpose, index, (skipped + start) // 16)  # 96-bit (purpose, index), counter
             encryptor = Cipher(algorithms.AES(self._key), modes.CTR(block)).encryptor()
             encryptor.update_into(buffer[start:stop], buffer[start:stop])  # keystream XOR zeros
 
         each(expand, len(buffer), align=16)
-        return out.reshape(shape)
+        return out[lead:].reshape(shape)
+
+    def slots(self, purpose: int, index: int, shape, start: int, stop: int, dtype=np.int64) -> np.ndarray:
+        """Elements [start, stop) of every row of the words of ``shape`` (rows, M), as (rows, stop - start)."""
+        rows, m = shape
+        return np.stack([self.words(purpose, index, (stop - start,), dtype, first=u * m + start) for u in range(rows)])
 
     def permutation(self, index: int, n: int) -> np.ndarray:
         """A random permutation of range(n) as an index array (apply as ``x[perm]``).

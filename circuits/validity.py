@@ -26,7 +26,7 @@ XOR shares of [row i is valid] for every row without opening anything:
 All label and radix-key equalities of a job share the rounds of one
 all_set_groups call, the key's group only as wide as the bits the key may not
 use (2 for float64 keys, 34 for float32), so the whole check of the radix path
-is 7 rounds: 6 for all_set and 1 AND that joins the label and key verdicts.
+is 7 rounds: 6 for all_set and 1 AND that joins the label and key verdicts (per CHECK_ROWS rows).
 """
 import numpy as np
 
@@ -44,30 +44,43 @@ def _equal_zero_inputs(x_shares: np.ndarray, rank: int) -> np.ndarray:
     return flip(padded, rank)
 
 
+CHECK_ROWS = 1 << 21  # rows checked at once (a multiple of 64): bounds the check's temporaries, 7 rounds a chunk
+
+
 def valid_rows(gates, labels: np.ndarray, key_xor: np.ndarray = None, key_bits: int = 62,
                keys: np.ndarray = None) -> np.ndarray:
     """XOR shares, packed 64 rows per word, of [label in {0, 1} and key in range] for every row.
 
     labels: this party's additive shares (n,).  key_xor: XOR shares of k + 2^61 (the radix path), or keys:
-    additive shares of k (the bitonic path); exactly one of them.  Lanes past n hold no verdict.
+    additive shares of k (the bitonic path); exactly one of them.  Lanes past n hold no verdict.  Rows are
+    checked CHECK_ROWS at a time (their verdict words side by side: a chunk is whole words), so the gates'
+    temporaries (about 250 bytes a row) stay those of one chunk, for the rounds of one check per chunk.
     """
     if (key_xor is None) == (keys is None):
         raise ValueError("valid_rows checks the keys the sort reads: pass key_xor or keys, not both")
+    column = key_xor if keys is None else keys
+    return np.concatenate([_valid_chunk(gates, labels[start:start + CHECK_ROWS], column[start:start + CHECK_ROWS],
+                                        key_bits, keys is None)
+                           for start in range(0, max(len(labels), 1), CHECK_ROWS)])
+
+
+def _valid_chunk(gates, labels: np.ndarray, column: np.ndarray, key_bits: int, radix: bool) -> np.ndarray:
+    """:func:`valid_rows` of one chunk of rows; column: the XOR-shared keys (``radix``) or the additive ones."""
     rank, n = gates.rank, len(labels)
     labels = np.asarray(labels, dtype=np.int64)
     own = -labels if rank == 0 else labels  # y = 0: -a == b
     one = 1 - labels if rank == 0 else labels  # y = 1: 1 - a == b
     words = -(-n // LANES)
     groups = [(np.concatenate([_equal_zero_inputs(own, rank), _equal_zero_inputs(one, rank)]), 64)]
-    if key_xor is not None:  # the bits the key may not use, moved down: (k + 2^61) >> key_bits == 0
-        groups.append((_equal_zero_inputs(np.asarray(key_xor, dtype=np.int64) >> key_bits, rank), 64 - key_bits))
+    if radix:  # the bits the key may not use, moved down: (k + 2^61) >> key_bits == 0
+        groups.append((_equal_zero_inputs(np.asarray(column, dtype=np.int64) >> key_bits, rank), 64 - key_bits))
     verdicts = all_set_groups(gates, groups)
     labels_ok = verdicts[0].reshape(2, words)
     label_ok = labels_ok[0] ^ labels_ok[1]
-    if key_xor is not None:
+    if radix:
         key_ok = verdicts[1]
     else:
-        shifted = np.asarray(keys, dtype=np.int64) + np.int64(KEY_OFFSET if rank == 0 else 0)
+        shifted = np.asarray(column, dtype=np.int64) + np.int64(KEY_OFFSET if rank == 0 else 0)
         key_ok = _within(gates, shifted, (1 << key_bits) - 1)
     (ok,) = gates.and_((label_ok, key_ok))
     return ok

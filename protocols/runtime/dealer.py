@@ -55,7 +55,8 @@ import numpy as np
 import torch
 
 from ...circuits.bits import unpack_bits
-from ...circuits.correlations import RING, as_words, correction, narrow, packed_size, position_bytes, step_plan, widen
+from ...circuits.correlations import (RING, as_words, correction, narrow_rows_into, packed_size, position_bytes,
+                                     row_blocks, step_plan, widen)
 from ...circuits.crypten_compat import crypten
 from ...circuits.macs import DERIVED, LAWS, stream_index
 from ...circuits.select import onehot_receiver
@@ -154,16 +155,18 @@ class Dealer(TTPServer):
         if dtype == np.int64:  # a 64-bit move after the sort's 32-bit steps: other sizes from here on
             release_free_memory()
         perms = self._permutations(perm_index, shape[0], announced)
-        deltas = {}
+        widths = tuple(widths) if widths is not None else (dtype.itemsize,) * shape[1]
+        comm, answer = crypten.communicator.get(), None
         for step, (holder, other) in enumerate(step_plan(inverse_order)):
             folded = 2 * fold + 1 if fold is not None and step == 0 else None  # the unshuffle's second step
-            deltas[holder] = correction(self._streams[other], perms[holder], inverse_order,
-                                        2 * mask_index + step, shape, xor_from, dtype, folded)
-        widths = tuple(widths) if widths is not None else (dtype.itemsize,) * shape[1]
-        revealed = 1 if reveal else 0
-        comm = crypten.communicator.get()
-        comm.send_array(narrow(deltas[1][:, revealed:], widths[revealed:]), 1, comm.ttp_group)
-        return as_words(narrow(deltas[0], widths))
+            revealed = 1 if reveal and holder == 1 else 0  # P1's revealed column 0 takes no correction
+            delta = correction(self._streams[other], perms[holder], inverse_order, 2 * mask_index + step, shape,
+                               xor_from, widths, dtype, folded, revealed)
+            if holder == 1:  # sent at once: one party's correction in memory at a time
+                comm.send_array(delta[:packed_size(shape[0], widths[revealed:])], 1, comm.ttp_group)
+            else:
+                answer = delta.view(np.int64)
+        return torch.from_numpy(answer)
 
     def onehot_correlation(self, m, index):
         """The receiving party's part of the one-hot correlation of ``index`` (circuits.select.onehot_receiver;
@@ -174,17 +177,25 @@ class Dealer(TTPServer):
         receiver = onehot_receiver(index)
         other = self._streams[1 - receiver]
         p0, p1 = self._streams
-        r = (p0.words(DIGIT_MASK, index, (m,), RING) ^ p1.words(DIGIT_MASK, index, (m,), RING)) & 3
-        onehot = (r[None, :] == np.arange(1, 4, dtype=RING)[:, None]).astype(RING)
-        masks = p0.words(PRODUCT_MASK, index, (3, m), RING) + p1.words(PRODUCT_MASK, index, (3, m), RING)
-        out = np.empty((4, m), dtype=RING)
-        out[:3] = onehot - other.words(ONEHOT_SHARE, index, (3, m), RING)
-        out[3] = (onehot * masks).sum(axis=0, dtype=RING) - other.words(PRODUCT_SHARE, index, (m,), RING)
-        packed = narrow(out.reshape(-1, 1), (position_bytes(m),))
+        width = (position_bytes(m),)
+        packed = np.zeros(-(-packed_size(4 * m, width) // 8) * 8, dtype=np.uint8)  # whole words, for P0
+        for start, stop in row_blocks(m):  # one block of elements at a time (circuits.correlations.row_blocks)
+            n = stop - start
+            r = (p0.words(DIGIT_MASK, index, (n,), RING, first=start) ^ p1.words(DIGIT_MASK, index, (n,), RING,
+                                                                                 first=start)) & 3
+            onehot = (r[None, :] == np.arange(1, 4, dtype=RING)[:, None]).astype(RING)
+            masks = p0.slots(PRODUCT_MASK, index, (3, m), start, stop, RING) + p1.slots(PRODUCT_MASK, index, (3, m),
+                                                                                        start, stop, RING)
+            out = np.empty((4, n), dtype=RING)
+            out[:3] = onehot - other.slots(ONEHOT_SHARE, index, (3, m), start, stop, RING)
+            out[3] = (onehot * masks).sum(axis=0, dtype=RING) - other.words(PRODUCT_SHARE, index, (n,), RING,
+                                                                             first=start)
+            for u in range(4):
+                narrow_rows_into(packed, out[u][:, None], width, 4 * m, u * m + start)
         if receiver == 0:
-            return as_words(packed)
+            return torch.from_numpy(packed.view(np.int64))
         comm = crypten.communicator.get()
-        comm.send_array(packed, 1, comm.ttp_group)
+        comm.send_array(packed[:packed_size(4 * m, width)], 1, comm.ttp_group)
         return as_words(np.zeros(0, dtype=np.uint8))
 
     def mac_key(self, count=1):

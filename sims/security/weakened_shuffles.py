@@ -23,7 +23,7 @@ import numpy as np
 from ...circuits.correlations import position_bytes
 from ...circuits.gates import Gates
 from ...circuits.shuffle import Shuffler
-from ...circuits.streams import MASK_OUT, ONEHOT_SHARE, PRODUCT_SHARE
+from ...circuits.streams import MASK_OUT, ONEHOT_SHARE, PRODUCT_SHARE, KeyStream
 from ...protocols.runtime.dealer import Dealer
 from .view_parties import sort_views
 
@@ -37,10 +37,13 @@ class _Weakened:
     def __getattr__(self, name):
         return getattr(self._stream, name)
 
-    def words(self, purpose: int, index: int, shape, dtype=np.int64) -> np.ndarray:
-        return self.change(purpose, index, self._stream.words(purpose, index, shape, dtype))
+    def words(self, purpose: int, index: int, shape, dtype=np.int64, first: int = 0) -> np.ndarray:
+        return self.change(purpose, index, self._stream.words(purpose, index, shape, dtype, first), first)
 
-    def change(self, purpose: int, index: int, words: np.ndarray) -> np.ndarray:
+    slots = KeyStream.slots  # through the changed words
+
+    def change(self, purpose: int, index: int, words: np.ndarray, first: int) -> np.ndarray:
+        """The words of (purpose, index) from its word ``first`` on, as the control changes them."""
         raise NotImplementedError
 
 
@@ -48,16 +51,17 @@ class _StaleFoldStream(_Weakened):
     """P1's fresh words of a folded step's column 0 replaced by the words it already holds there."""
     folding = None  # (stream index of the folded step, stream index of the unshuffle step folded into it)
 
-    def change(self, purpose, index, words):
+    def change(self, purpose, index, words, first):
         if self.folding is not None and purpose == MASK_OUT and index == self.folding[0]:
-            words[:, 0] = self._stream.words(MASK_OUT, self.folding[1], (len(words),), words.dtype)
+            words[:, 0] = self._stream.words(MASK_OUT, self.folding[1], (len(words),), words.dtype,
+                                             first // words.shape[1])
         return words
 
 
 class _ZeroOnehotShares(_Weakened):
     """The non-receiving party's shares of the one-hot correlation all zero."""
 
-    def change(self, purpose, index, words):
+    def change(self, purpose, index, words, first):
         return np.zeros_like(words) if purpose in (ONEHOT_SHARE, PRODUCT_SHARE) else words
 
 

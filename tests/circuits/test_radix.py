@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from scipy.stats import rankdata
 
+from mpc_auc.protocols.runtime.dealer import Dealer
 from mpc_auc.protocols.runtime.session import Placement, run_parties
 from mpc_auc.sims.security.view_distributions import homogeneity, uniformity, word_uniformity
 from mpc_auc.sims.security.view_parties import VIEW_BITS, VIEW_INPUTS, radix_views
@@ -39,14 +40,59 @@ def _tie_cases():
     return cases
 
 
-def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
+def _sorted(ctx, shuffler, gates, sort_cases, tie_cases) -> dict:
+    """Each sort case's opened sigma, sorted keys, origins, keys moved back and group starts; each tie case's
+    2U, 2PN, doubled mid-ranks and group starts (from the XOR and the additive shares)."""
     import torch
 
     from mpc_auc.circuits.correlations import position_bytes
-    from mpc_auc.circuits.gates import Gates
     from mpc_auc.circuits.radix import RadixRanking
     from mpc_auc.circuits.rank_auc import auc_fraction, group_starts_from_keys, group_starts_from_xor_keys, tie_groups
     from mpc_auc.circuits.shares import public, public_share
+
+    out = {"sorts": [], "ties": []}
+    for keys, key_bits in sort_cases:
+        ranking = RadixRanking(shuffler, gates, key_bits)
+        own = public_share(keys, ctx.rank)  # P0 holds the values, P1 zeros: a valid XOR and additive sharing
+        starts, (sorted_keys, origin) = ranking.sort(None, own, [own, public_share(np.arange(len(keys)), ctx.rank)])
+        back = ranking.to_input_order(sorted_keys)
+        sigma = shuffler.open(ranking.sigma, width=position_bytes(len(keys)))  # shared modulo its positions' bytes
+        out["sorts"].append([sigma.astype(np.int64)]
+                            + [shuffler.open(t) for t in (sorted_keys, origin, back, starts)])
+    for keys, labels in tie_cases:
+        from_xor = group_starts_from_xor_keys(gates, public_share(keys, ctx.rank), 62)
+        from_additive = group_starts_from_keys(public(torch.from_numpy(keys)))
+        groups = tie_groups(shuffler, gates, from_xor, public_share(labels, ctx.rank), flags=True)
+        twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, groups, mid_ranks=True)
+        out["ties"].append([shuffler.open(np.atleast_1d(t)) for t in (twice_u, twice_pn, twice_rank, from_xor,
+                                                                      from_additive)])
+    return out
+
+
+def _blocked_party(ctx, block_rows, sort_cases, tie_cases):
+    """_sorted with the element-wise work in blocks of ``block_rows`` elements (circuits.correlations.row_blocks),
+    so that every vector of several elements spans several blocks, a last one partial."""
+    from mpc_auc.circuits import correlations
+    from mpc_auc.circuits.gates import Gates
+    from mpc_auc.circuits.shuffle import Shuffler
+
+    correlations.BLOCK_ROWS = block_rows
+    return _sorted(ctx, Shuffler(ctx.stream_key), Gates(ctx.stream_key), sort_cases, tie_cases)
+
+
+class _SmallBlocksDealer(Dealer):
+    """The dealer with its corrections and one-hot parts made in blocks of 48 elements."""
+
+    def _setup_generators(self):
+        from mpc_auc.circuits import correlations
+
+        correlations.BLOCK_ROWS = 48
+        super()._setup_generators()
+
+
+def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
+    from mpc_auc.circuits.gates import Gates
+    from mpc_auc.circuits.shares import public_share
     from mpc_auc.circuits.shuffle import Shuffler
 
     shuffler, gates = Shuffler(ctx.stream_key), Gates(ctx.stream_key)
@@ -66,25 +112,9 @@ def _party(ctx, sort_cases, tie_cases, audit_inputs, bits, runs):
     out["own_perm"] = pi.own
     out["shuffled"] = shuffler.open(shuffled)
     out["restored"] = shuffler.open(shuffler.unshuffle(shuffled, pi))
-    # radix ranking against numpy's stable argsort, and the way back
-    out["sorts"] = []
-    for keys, key_bits in sort_cases:
-        ranking = RadixRanking(shuffler, gates, key_bits)
-        own = public_share(keys, ctx.rank)  # P0 holds the values, P1 zeros: a valid XOR and additive sharing
-        starts, (sorted_keys, origin) = ranking.sort(None, own, [own, public_share(np.arange(len(keys)), ctx.rank)])
-        back = ranking.to_input_order(sorted_keys)
-        sigma = shuffler.open(ranking.sigma, width=position_bytes(len(keys)))  # shared modulo its positions' bytes
-        out["sorts"].append([sigma.astype(np.int64)]
-                           + [shuffler.open(t) for t in (sorted_keys, origin, back, starts)])
-    # group starts both ways, and the tie-aware AUC fraction and mid-ranks on sorted keys
-    out["ties"] = []
-    for keys, labels in tie_cases:
-        from_xor = group_starts_from_xor_keys(gates, public_share(keys, ctx.rank), 62)
-        from_additive = group_starts_from_keys(public(torch.from_numpy(keys)))
-        groups = tie_groups(shuffler, gates, from_xor, public_share(labels, ctx.rank), flags=True)
-        twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, groups, mid_ranks=True)
-        out["ties"].append([shuffler.open(np.atleast_1d(t)) for t in (twice_u, twice_pn, twice_rank, from_xor,
-                                                                      from_additive)])
+    # radix ranking against numpy's stable argsort, and the way back; group starts both ways, and the tie-aware
+    # AUC fraction and mid-ranks on sorted keys
+    out.update(_sorted(ctx, shuffler, gates, sort_cases, tie_cases))
     # what P0 asks the dealer along mpc-exact's whole path, for two inputs of one size (distinct vs all tied),
     # and for a weakened path that sizes one reservation by the number of tie groups
     out["dealer requests"] = {(name, leak): _exact_path_requests(ctx, shuffler, gates, keys, leak)
@@ -172,14 +202,38 @@ def test_shuffle_applies_the_joint_permutation_and_unshuffle_undoes_it(outputs):
 @pytest.mark.parametrize("i", range(len(SORT_CASES)))
 def test_radix_sort_is_the_stable_sort(outputs, i):
     cases, (p0, _) = outputs
-    keys, _ = cases[i]
-    sigma, sorted_keys, origin, back, starts = p0["sorts"][i]
+    _check_sort(cases[i][0], p0["sorts"][i])
+
+
+def _check_sort(keys, opened):
+    sigma, sorted_keys, origin, back, starts = opened
     order = np.argsort(keys, kind="stable")
     assert np.array_equal(starts, np.r_[1, np.diff(keys[order]) != 0])
     assert np.array_equal(origin, order)
     assert np.array_equal(sorted_keys, keys[order])
     assert np.array_equal(sigma[order], np.arange(len(keys)))
     assert np.array_equal(back, keys)
+
+
+def _check_ties(keys, labels, opened):
+    twice_u, twice_pn, twice_rank, from_xor, from_additive = opened
+    assert np.array_equal(from_xor, np.r_[1, np.diff(keys) != 0]) and np.array_equal(from_additive, from_xor)
+    assert np.array_equal(twice_rank, 2 * (rankdata(keys, method="average") - 1))
+    pos, neg = keys[labels == 1], keys[labels == 0]
+    assert twice_u.item() == sum(2 * (neg < k).sum() + (neg == k).sum() for k in pos)
+    assert twice_pn.item() == 2 * len(pos) * len(neg)
+
+
+def test_the_sort_worked_in_blocks_is_the_stable_sort():
+    """The shuffles', the digit selections' and the dealer's local work in blocks of 48 elements (at scale 2^20:
+    the temporaries of a long vector are a block's): the same sort, moves, group starts, rank sums and mid-ranks."""
+    cases, ties = _sort_cases()[-5:], _tie_cases()[-4:]
+    p0, _ = run_parties(_blocked_party, (48, cases, ties), provider="TTP", timeout_s=60,
+                        placement=Placement(dealer=_SmallBlocksDealer))
+    for (keys, _), opened in zip(cases, p0["sorts"]):
+        _check_sort(keys, opened)
+    for (keys, labels), opened in zip(ties, p0["ties"]):
+        _check_ties(keys, labels, opened)
 
 
 def _dealer_derives(sent, stream_key, drawn: int) -> bool:
@@ -332,12 +386,4 @@ def test_the_audit_flags_onehot_words_that_are_the_onehot_vector():
 @pytest.mark.parametrize("i", range(len(TIE_SIZES) + 2))
 def test_tie_aware_auc_fraction_and_mid_ranks(outputs, i):
     _, (p0, _) = outputs
-    keys, labels = _tie_cases()[i]
-    twice_u, twice_pn, twice_rank, from_xor, from_additive = p0["ties"][i]
-    assert np.array_equal(from_xor, np.r_[1, np.diff(keys) != 0]) and np.array_equal(from_additive, from_xor)
-    mid = rankdata(keys, method="average") - 1
-    assert np.array_equal(twice_rank, 2 * mid)
-    pos, neg = keys[labels == 1], keys[labels == 0]
-    expected_u2 = sum(2 * (neg < k).sum() + (neg == k).sum() for k in pos)
-    assert twice_u.item() == expected_u2
-    assert twice_pn.item() == 2 * len(pos) * len(neg)
+    _check_ties(*_tie_cases()[i], p0["ties"][i])

@@ -120,3 +120,15 @@ def test_worker_threads_change_no_word():
         workers.set_threads(1)
     assert all(np.array_equal(a, b) for a, b in zip(one, three))
     assert not np.array_equal(one[0], one[2])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8])
+def test_words_from_any_offset_are_the_whole_streams_words(dtype):
+    """A block of a long vector's words expanded alone (``first``, aligned to an AES block or not) is that slice of
+    the whole stream's words, and ``slots`` the same slice of every row."""
+    source = KeyStream(secrets.token_bytes(32))
+    whole = source.words(MASK_IN, 3, (3, 1000), dtype)
+    for first in (0, 1, 3, 4, 16, 333, 999):
+        assert np.array_equal(source.words(MASK_IN, 3, (1,), dtype, first=first)[0], whole.reshape(-1)[first])
+    assert np.array_equal(source.words(MASK_IN, 3, (50, 3), dtype, first=33 * 3), whole.reshape(-1, 3)[33:83])
+    assert np.array_equal(source.slots(MASK_IN, 3, (3, 1000), 17, 400, dtype), whole[:, 17:400])

@@ -29,16 +29,18 @@ def _split(values, xor=False):
     return (values ^ mask, mask) if xor else (values - mask, mask)
 
 
-def _party(ctx, labels, keys, key_xor):
+def _party(ctx, labels, keys, key_xor, chunk=None, rows=ROWS):
+    from mpc_auc.circuits import validity
     from mpc_auc.circuits.gates import Gates
     from mpc_auc.circuits.validity import client_verdicts, valid_rows
 
+    validity.CHECK_ROWS = chunk or validity.CHECK_ROWS
     gates = Gates(ctx.stream_key)
     mine = [labels[ctx.rank], keys[ctx.rank], key_xor[ctx.rank]]
     radix = valid_rows(gates, mine[0], key_xor=mine[2], key_bits=KEY_BITS)
     bitonic = valid_rows(gates, mine[0], keys=mine[1], key_bits=KEY_BITS)
     return {"radix": gates.open(radix, xor=True), "bitonic": gates.open(bitonic, xor=True),
-            "clients": gates.open(client_verdicts(gates, radix, ROWS)),
+            "clients": gates.open(client_verdicts(gates, radix, rows)),
             "left": gates.left("and")}
 
 
@@ -73,3 +75,17 @@ def test_one_bit_per_client(opened):
 
 def test_reserved_triples_are_used(opened):
     assert opened["left"] == 0
+
+
+def test_rows_checked_in_chunks_get_the_same_verdicts():
+    """Ten copies of the rows checked 64 at a time (circuits.validity.CHECK_ROWS): three chunks, the last partial;
+    every row's verdict and every client's bit as the clear says."""
+    copies = 10
+    labels, shifted = np.tile(LABELS, copies), np.tile(SHIFTED, copies)
+    rows = ROWS * copies
+    out = run_parties(_party, (_split(labels), _split(shifted - np.int64(OFFSET)), _split(shifted, xor=True), 64, rows),
+                      provider="TTP", timeout_s=120)[0]
+    expected = np.tile(_expected(), copies)
+    for sort in ("radix", "bitonic"):
+        assert np.array_equal(unpack_bits(out[sort][None], len(labels))[0].astype(bool), expected)
+    assert list(out["clients"]) == [1, 0, 0, 1] * copies and out["left"] == 0
