@@ -130,13 +130,13 @@ class Gates:
     # -------------------------------------------------------------------- gates
     def and_(self, *pairs) -> list:
         """x AND y for every (x, y) pair of XOR-shared word arrays (each pair's two of one shape), one round."""
-        x, y, shapes = _flat(pairs)
-        n = len(x)
+        shapes = _shapes(pairs)
+        n = sum(int(np.prod(shape, dtype=np.int64)) for shape in shapes)
         a, b, c = self._triples("and", n)
-        own = np.empty(2 * n, dtype=np.int64)
-        np.bitwise_xor(x, a, out=own[:n])
-        np.bitwise_xor(y, b, out=own[n:])
-        opened = own ^ self._exchange(own)  # own is still on its way: not changed in place
+        own = _opening(pairs, a, b, np.bitwise_xor)  # (d, e) = (x XOR a, y XOR b), the pairs read in place
+        opened = self._exchange(own)
+        opened ^= own  # own is still on its way: not changed in place
+        del own
         d, e = opened[:n], opened[n:]
         z = d & b
         z ^= c
@@ -149,14 +149,20 @@ class Gates:
 
     def multiply(self, *pairs) -> list:
         """x * y mod 2^64 for every (x, y) pair of additively shared int64 arrays, one round."""
-        x, y, shapes = _flat(pairs)
-        a, b, c = self._triples("mul", len(x))
-        own = np.concatenate([x - a, y - b])
-        opened = own + self._exchange(own)
-        d, e = opened[:len(x)], opened[len(x):]
-        z = c + d * b + e * a
+        shapes = _shapes(pairs)
+        n = sum(int(np.prod(shape, dtype=np.int64)) for shape in shapes)
+        a, b, c = self._triples("mul", n)
+        own = _opening(pairs, a, b, np.subtract)  # (x - a, y - b)
+        opened = self._exchange(own)
+        opened += own
+        del own
+        d, e = opened[:n], opened[n:]
+        z = np.multiply(d, b)
+        z += c
         if self.rank == 0:
-            z += d * e
+            b = np.multiply(d, e, out=d)  # d is not needed after this
+            z += b
+        z += np.multiply(e, a, out=e)
         return _split(z, shapes)
 
     def to_additive(self, packed: np.ndarray, count: int) -> np.ndarray:
@@ -186,14 +192,25 @@ class Gates:
         return share ^ other if xor else share + other
 
 
-def _flat(pairs):
+def _shapes(pairs) -> list:
     shapes = [np.shape(x) for x, _ in pairs]
     for (x, y), shape in zip(pairs, shapes):
         if np.shape(y) != shape:
             raise ValueError(f"a gate's two inputs differ in shape: {shape} and {np.shape(y)}")
-    x = np.concatenate([np.ravel(x) for x, _ in pairs]).astype(np.int64, copy=False)
-    y = np.concatenate([np.ravel(y) for _, y in pairs]).astype(np.int64, copy=False)
-    return x, y, shapes
+    return shapes
+
+
+def _opening(pairs, a: np.ndarray, b: np.ndarray, combine) -> np.ndarray:
+    """This party's half of a gate's opening, (x - a, y - b) or (x XOR a, y XOR b) over every pair's flattened
+    x and y side by side, written straight from the pairs (no concatenated copy of the inputs)."""
+    n = len(a)
+    own, at = np.empty(2 * n, dtype=np.int64), 0
+    for x, y in pairs:
+        size = int(np.prod(np.shape(x), dtype=np.int64))
+        combine(np.ravel(x).astype(np.int64, copy=False), a[at:at + size], out=own[at:at + size])
+        combine(np.ravel(y).astype(np.int64, copy=False), b[at:at + size], out=own[n + at:n + at + size])
+        at += size
+    return own
 
 
 def _split(z: np.ndarray, shapes) -> list:

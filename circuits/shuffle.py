@@ -68,7 +68,7 @@ class Shuffler:
         """Rows moved to their destinations, out[:, sigma[i]] = rows[:, i], on this party's shares: sigma int32
         (mod 2^32), rows (c, M), the last ``xor_columns`` XOR-shared."""
         s, _, moved = self.open_shuffled(sigma, rows, xor_columns)
-        out = np.empty_like(moved)
+        out = np.empty(moved.shape, dtype=moved.dtype)
         out[:, s] = moved
         return out
 
@@ -91,15 +91,17 @@ class Shuffler:
         if m >= 2 ** 31:
             raise ValueError("destination vectors are shared mod 2^32: at most 2^31 - 1 elements")
         pi = self.fresh(m)
-        stacked = np.concatenate([sigma[None].astype(columns.dtype), columns])
+        rows = np.empty((m, len(columns) + 1), dtype=_word(columns.dtype))  # elements as rows, as the steps take them
+        rows[:, 0] = sigma
+        rows[:, 1:] = columns.T
         width = position_bytes(m)
-        shuffled = self.shuffle(stacked, pi, xor_from=len(stacked) - xor_columns,
-                                widths=(width, *(widths or [columns.dtype.itemsize] * len(columns))), fold=fold,
-                                reveal=True)
-        s = self._revealed(shuffled[0], width)
+        shuffled = self._run(rows, pi, False, len(rows[0]) - xor_columns,
+                             (width, *(widths or [columns.dtype.itemsize] * len(columns))), fold, reveal=True)
+        del rows
+        s = self._revealed(shuffled[:, 0], width)
         if not is_permutation(s):
             raise RuntimeError("opened destinations are not a permutation: the parties' shares disagree")
-        return s, pi, shuffled[1:]
+        return s, pi, shuffled[:, 1:].T
 
     def gather_back(self, s, pi, rows: np.ndarray, widths=None) -> np.ndarray:
         """Shares of z with z[i] = v[sigma[i]], from shares of rows v, the opened s = sigma[pi], and pi; widths:
@@ -149,11 +151,11 @@ class Shuffler:
         correction for it.  P1 learns x[pi0] = x[pi][pi1^-1], which the opening gives it anyway.
         """
         xor_from = len(np.atleast_2d(shares)) if xor_from is None else xor_from
-        return self._run(shares, pi, False, xor_from, widths, fold, reveal)
+        return np.ascontiguousarray(self._run(_elements(shares), pi, False, xor_from, widths, fold, reveal).T)
 
     def unshuffle(self, shares: np.ndarray, pi: "JointPermutation", widths=None) -> np.ndarray:
         """This party's share of y with y[pi] = x, i.e. undo ``shuffle`` (fresh masks)."""
-        return self._run(shares, pi, True, len(np.atleast_2d(shares)), widths)
+        return np.ascontiguousarray(self._run(_elements(shares), pi, True, len(np.atleast_2d(shares)), widths).T)
 
     def open(self, shares: np.ndarray, kind: str = "destinations", width: int = None) -> np.ndarray:
         """Open a sharing to both parties (one exchange); ``kind`` labels it in the recorded view.  width: only
@@ -172,8 +174,9 @@ class Shuffler:
         return opened
 
     def _revealed(self, share: np.ndarray, width: int) -> np.ndarray:
-        """Positions (int64) that P1 holds in full after a revealing shuffle (:meth:`shuffle`), P0 zero: P1
-        sends their w low bytes to P0 (one message, one way)."""
+        """Positions (int64: numpy gathers by 64-bit indexes, and would convert narrower ones at each use) that P1
+        holds in full after a revealing shuffle (:meth:`shuffle`), P0 zero: P1 sends their w low bytes to P0 (one
+        message, one way)."""
         if self.rank == 1:
             self.comm.send_array(narrow(share[:, None], (width,)), 0)
             opened = share.astype(np.int64) & ((1 << 8 * width) - 1)
@@ -226,14 +229,13 @@ class Shuffler:
 
     def _run(self, shares, pi, inverse_order: bool, xor_from: int, widths, fold: int = None,
              reveal: bool = False) -> np.ndarray:
-        """The two steps of a shuffle (protocols.runtime.dealer), the element-wise work block by block
-        (circuits.correlations.row_blocks): whole vectors are only this party's shares, their permuted copy and
-        the packed messages; the messages are byte for byte those of whole vectors."""
+        """The two steps of a shuffle (protocols.runtime.dealer) on this party's shares (M, c), elements as rows
+        (:func:`_elements`: worked in place), the new shares returned the same way; the element-wise work block by
+        block (circuits.correlations.row_blocks): whole vectors are only the shares, their permuted copy and the
+        packed messages, which are byte for byte those of whole vectors."""
         if reveal and inverse_order:
             raise ValueError("only a shuffle reveals its row 0 to P1, not an unshuffle")
-        shares = np.atleast_2d(shares)
-        dtype = shares.dtype if shares.dtype == RING else np.dtype(np.int64)
-        shares = np.array(shares.T, dtype=dtype, order="C")  # (M, c): elements as rows; a copy, worked in place
+        dtype = shares.dtype
         m, c = shares.shape
         widths = tuple(widths) if widths is not None else (dtype.itemsize,) * c
         corrected = 1 if reveal and self.rank == 1 else 0  # a revealed column 0 takes no correction
@@ -278,7 +280,7 @@ class Shuffler:
                     self._record(_block(message, widths, sent, dtype, m, 0, m),
                                  widen(answer, widths[corrected:], dtype, m), before, shares, xor_from, widths[0],
                                  fold is not None and step == 0)
-        return np.ascontiguousarray(shares.T)
+        return shares
 
     def _record(self, masked, delta, before, after, xor_from: int, width: int, folded: bool) -> None:
         """The audits' view of one step this party permuted: the masked shares and the correction it received,
@@ -293,13 +295,24 @@ class Shuffler:
 
 
 def is_permutation(s: np.ndarray) -> bool:
-    """Whether the non-negative s holds every position 0..len(s)-1 once (a byte per position marks it:
+    """Whether s holds every position 0..len(s)-1 once (a byte per position marks it:
     2.6x faster than counting at 4.6M positions)."""
-    if len(s) and s.max() >= len(s):
+    if len(s) and (s.max() >= len(s) or s.min() < 0):
         return False
     seen = np.zeros(len(s), dtype=np.bool_)
     seen[s] = True
     return bool(seen.all())
+
+
+def _word(dtype) -> np.dtype:
+    """The word a shuffle runs on for columns of ``dtype``: 32-bit for destination vectors (RING), else 64-bit."""
+    return np.dtype(RING) if dtype == RING else np.dtype(np.int64)
+
+
+def _elements(shares) -> np.ndarray:
+    """A copy of shares (c, M) with elements as rows (M, c), in the shuffle's word (:func:`_word`)."""
+    shares = np.atleast_2d(shares)
+    return np.array(shares.T, dtype=_word(shares.dtype), order="C")
 
 
 def _block(packed: np.ndarray, widths, skipped: int, dtype, m: int, start: int, stop: int) -> np.ndarray:

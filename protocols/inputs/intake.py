@@ -93,17 +93,23 @@ class ClientIntake:
         if self.evaluation.direct:
             self._receive_direct()
         else:
-            self._receive_relayed(self.ctx.recv("submissions"))
+            self._receive_relayed()
         return self._agree()
 
-    def _receive_relayed(self, submissions) -> None:
+    def _receive_relayed(self) -> None:
+        """The relay's count of submissions, then each in its own message (one client's bundle in memory at a
+        time before it is opened: each is offered as it arrives, duplicates and strangers refused by the inbox); a
+        count that is no count is refused before any is read."""
+        count, roster = self.ctx.recv("submissions"), self.evaluation.roster.names
+        if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+            self.problem = self.problem or f"the relay announced {count!r} submissions: refused"
+            return
         names = []
-        for submission in submissions:
+        for submission in (self.ctx.recv("submission") for _ in range(count)):
             try:
                 names.append(self.inbox.offer(submission).client)
             except SubmissionRefused:
                 pass  # recorded in inbox.refusals
-        roster = self.evaluation.roster.names
         if not self.inbox.refusals and names != [n for n in roster if n in names]:
             self.problem = self.problem or "the relay delivered the submissions out of roster order (reordered)"
 

@@ -194,6 +194,29 @@ def run_ranking_jobs(requests, method, ranks, central, placement, timeout_s, on_
     return runs
 
 
+def _relay(session, run: JobRun, request: Request) -> tuple:
+    """Make each simulated client's submission and relay it to both parties at once (protocols.inputs.intake: the
+    count first, then one message per client in roster order), so that the coordinator holds one client's sealed
+    bundles at a time; (seconds spent making them, bytes uploaded)."""
+    seal_keys, made_s, uploaded = session.deployment.seal_keys(), 0.0, 0
+    for role in PARTIES:
+        session.send(role, "submissions", len(request.clients))
+    for j, (identity, scores, labels) in enumerate(request.clients):
+        making = time.perf_counter()
+        reply = KeyPair()
+        run.reply_keys[identity.role[len(CLIENT_PREFIX):]] = reply
+        pair = make_submission(identity, run.ticket, scores, labels, seal_keys, reply,
+                               None if request.weights is None else request.weights[j],
+                               Accepts(),  # relayed: the coordinator's own rows, not counted
+                               session.deployment.dealer_seal_key())
+        made_s += time.perf_counter() - making
+        uploaded += sum(len(s.bundle.header) + len(s.bundle.sealed) + len(s.statement) + len(s.signature)
+                        for s in pair)
+        for role, submission in zip(PARTIES, pair):
+            session.send(role, "submission", submission)
+    return made_s, uploaded
+
+
 def _run_job(session, request: Request, method, ranks, central, budget) -> JobRun:
     start = time.perf_counter()
     rows = tuple(len(y) for _, _, y in request.clients) if request.clients is not None else None
@@ -207,24 +230,7 @@ def _run_job(session, request: Request, method, ranks, central, budget) -> JobRu
         raise PartyFailure("P1", "P0 and P1 issued different tickets for the same job")
     run = JobRun([], tickets[0])
     if request.clients is not None:
-        sharing = time.perf_counter()
-        seal_keys = session.deployment.seal_keys()
-        submissions = []
-        for j, (identity, scores, labels) in enumerate(request.clients):
-            reply = KeyPair()
-            run.reply_keys[identity.role[len(CLIENT_PREFIX):]] = reply
-            submissions.append(make_submission(identity, run.ticket, scores, labels, seal_keys, reply,
-                                               None if request.weights is None else request.weights[j],
-                                               Accepts(),  # relayed: the coordinator's own rows, not counted
-                                               session.deployment.dealer_seal_key()))
-        run.sharing_s = time.perf_counter() - sharing
-        run.upload_bytes = sum(len(s.bundle.header) + len(s.bundle.sealed) + len(s.statement) + len(s.signature)
-                               for pair in submissions for s in pair)
-        for p, role in enumerate(PARTIES):
-            session.send(role, "submissions", [pair[p] for pair in submissions])
-            for pair in submissions:  # this party's sealed copies: freed once its link has written them
-                pair[p] = None
-        del submissions
+        run.sharing_s, run.upload_bytes = _relay(session, run, request)
     run.outs = [session.recv(role, "result") for role in PARTIES]
     run.wall_s = time.perf_counter() - start
     return run

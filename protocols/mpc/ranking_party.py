@@ -190,6 +190,8 @@ def _compute(ctx, job, intake, held: list, fraction_bits: int, shuffler, gates, 
     and with several columns and ``ci`` DeLong's covariances."""
     rows = held.pop()
     keys, key_xor, labels, weights, owners = rows.keys, rows.key_xor, rows.labels, rows.weights, rows.owners
+    if job.method == "radix":  # the radix sort reads the XOR shares only: the additive keys go now
+        keys = None
     del rows
     metrics = job.evaluation.spec.metrics if job.central is None else ("auc",)
     paired = job.evaluation.columns > 1 and "ci" in metrics
@@ -197,7 +199,8 @@ def _compute(ctx, job, intake, held: list, fraction_bits: int, shuffler, gates, 
     done, rank_bundles, defined = [], None, False
     for k in range(job.evaluation.columns):
         ranking = _ranking(ctx, job, len(labels), shuffler, gates)
-        starts, (sorted_labels, *sorted_weights) = ranking.sort(from_share(keys[k]), key_xor[k],
+        starts, (sorted_labels, *sorted_weights) = ranking.sort(None if keys is None else from_share(keys[k]),
+                                                                 key_xor[k],
                                                                  [labels] + ([] if weights is None else [weights]))
         release_free_memory()  # the sort's 32-bit steps
         if isinstance(job.central, CurveNoise):  # the DP curve needs the sorted labels only

@@ -74,10 +74,10 @@ class StaleFold(Shuffler):
         super().__init__(stream_key, view)
         self.stream = _StaleFoldStream(self.stream)
 
-    def shuffle(self, shares, pi, xor_from=None, widths=None, fold=None, reveal=False):
+    def _run(self, shares, pi, inverse_order, xor_from, widths, fold=None, reveal=False):
         self.stream.folding = _folding(self._mask_count, fold)
         try:
-            return super().shuffle(shares, pi, xor_from, widths, fold, reveal)
+            return super()._run(shares, pi, inverse_order, xor_from, widths, fold, reveal)
         finally:
             self.stream.folding = None
 

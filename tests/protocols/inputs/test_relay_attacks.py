@@ -42,8 +42,11 @@ def _job(session, tamper, earlier=None, rows=None):
     ticket = [session.recv(role, "ticket") for role in PARTIES][0]
     keys = session.deployment.seal_keys()
     made = {n: make_submission(CLIENTS[n], ticket, s, y, keys, KeyPair()) for n, (s, y) in ROWS.items()}
-    session.send("P0", "submissions", [made[n][0] for n in ROWS])
-    session.send("P1", "submissions", tamper([made[n][1] for n in ROWS], made, earlier, ticket, keys))
+    for role, submissions in (("P0", [made[n][0] for n in ROWS]),
+                              ("P1", tamper([made[n][1] for n in ROWS], made, earlier, ticket, keys))):
+        session.send(role, "submissions", len(submissions))  # relayed as the coordinator does: the count, then each
+        for submission in submissions:
+            session.send(role, "submission", submission)
     return [session.recv(role, "result") for role in PARTIES], made
 
 
@@ -106,10 +109,16 @@ def test_the_honest_relay_is_accepted():
 def test_the_command_exits_2_naming_the_cause_and_writes_nothing(tmp_path, capsys, monkeypatch):
     """``mpc-auc run`` whose relay (its own process) drops a client's submission at P1."""
     write_evalset(tmp_path / "in.csv", synthetic_evalset(m=300, clients=3, seed=4))
-    honest = Session.send
+    honest, left = Session.send, {}
 
-    def drop(self, role, kind, payload=None):
-        honest(self, role, kind, payload[:-1] if (role, kind) == ("P1", "submissions") else payload)
+    def drop(self, role, kind, payload=None):  # P1 is told of one submission fewer, and the last never reaches it
+        if (role, kind) == ("P1", "submissions"):
+            payload = left["P1"] = payload - 1
+        elif (role, kind) == ("P1", "submission"):
+            if not left["P1"]:
+                return
+            left["P1"] -= 1
+        honest(self, role, kind, payload)
 
     monkeypatch.setattr(Session, "send", drop)
     out = tmp_path / "result.json"
