@@ -25,7 +25,8 @@ class TrafficMeter:
     chain of messages, each waiting for the last, in the metered work (a
     round trip is two hops).  With ``phases``, :func:`phase` marks where each
     named phase of the work begins, and ``read`` gives per phase its seconds,
-    the bytes sent to each peer and its hops; ``sent_to`` splits ``sent_bytes`` by peer.
+    the bytes sent to each peer, its hops and the process's peak RSS by its end (the phase that raised it is where
+    its memory peaked); ``sent_to`` splits ``sent_bytes`` by peer.
     """
 
     def __init__(self, since_session_start: bool = False, phases: bool = False):
@@ -35,7 +36,7 @@ class TrafficMeter:
         self._hops = 0 if since_session_start else HOPS.value
         if not since_session_start:
             comm.reset_communication_stats()
-        self._marks = []  # (phase, perf_counter, {peer: bytes sent so far}, hop clock)
+        self._marks = []  # (phase, perf_counter, {peer: bytes sent so far}, hop clock, peak RSS so far)
         if phases:
             _ACTIVE[:] = [self]
             self.mark("start")
@@ -44,7 +45,7 @@ class TrafficMeter:
         comm = _communicator()
         if self._marks and self._marks[-1][0] == name:
             return
-        self._marks.append((name, time.perf_counter(), _sent_to(comm), HOPS.value))
+        self._marks.append((name, time.perf_counter(), _sent_to(comm), HOPS.value, peak_rss_bytes()))
 
     def read(self) -> dict:
         comm = _communicator()
@@ -61,8 +62,9 @@ class TrafficMeter:
                 _ACTIVE.clear()
             self.mark("end")
             out["phases"] = [{"phase": name, "s": _fixed(t1 - t0), "hops": _fixed(h1 - h0),
-                              "sent_bytes": {peer: _fixed(sent1[peer] - sent0.get(peer, 0)) for peer in sent1}}
-                             for (name, t0, sent0, h0), (_, t1, sent1, h1) in zip(self._marks, self._marks[1:])
+                              "sent_bytes": {peer: _fixed(sent1[peer] - sent0.get(peer, 0)) for peer in sent1},
+                              "peak_rss": _fixed(rss1)}
+                             for (name, t0, sent0, h0, _), (_, t1, sent1, h1, rss1) in zip(self._marks, self._marks[1:])
                              if name != "end"]
         return out
 

@@ -141,11 +141,13 @@ def run_ours(path: str, directory: str, timeout_s: float, dtype: str = "float64"
         "protocol": protocol,
     }
     phases["finish"] = total - sum(phases.values())
-    rss = record["coordinator_peak_rss"] + sum(record["traffic"][role].get("peak_rss", 0)
-                                               or record["traffic"][role].get("peak_rss_session_total", 0)
-                                               for role in ("P0", "P1", "dealer"))
+    traffic = record["traffic"]
+    peaks = {"coordinator": record["coordinator_peak_rss"],
+             **{role: traffic[role].get("peak_rss", 0) or traffic[role].get("peak_rss_session_total", 0)
+                for role in ("P0", "P1", "dealer")}}
     return {"m": record["input_summary"]["M"], "dtype": dtype, "total": total, "phases": phases, "protocol": protocol,
-            "check": record["input_check_s"], "rss": rss, "auc": record["auc"], "load": load,
+            "check": record["input_check_s"], "rss": sum(peaks.values()), "peaks": peaks, "auc": record["auc"],
+            "load": load,
             "sent": record["traffic"]["P0"]["sent_bytes"], "hops": record["traffic"]["P0"].get("hops"),
             "sent_to": record["traffic"]["P0"].get("sent_to", {}), "messages": record["traffic"]["P0"]["rounds"],
             "p0_phases": record["traffic"]["P0"].get("phases", [])}
