@@ -64,7 +64,9 @@ class RadixRanking:
         rows = np.stack(list(payloads) + [key_xor])
         self.sigma = self.permutation(key_xor, len(rows))
         moved = self.shuffler.apply_shares(self.sigma, rows, xor_columns=1)
-        return group_starts_from_xor_keys(self.gates, moved[-1], self.bits), list(moved[:-1])
+        del rows
+        starts = group_starts_from_xor_keys(self.gates, moved[-1], self.bits)
+        return starts, [row.copy() for row in moved[:-1]]  # copies: the sorted keys go with ``moved``
 
     def to_input_order(self, sorted_column: np.ndarray) -> np.ndarray:
         """Shares of a column (M,), or of columns (k, M) moved together, given in the sorted order of the last

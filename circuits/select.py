@@ -41,7 +41,7 @@ class DigitSelector:
         self.index = shuffler.onehot_count
         shuffler.onehot_count += 1
         self.blocks = row_blocks(m, whole=shuffler.view is not None)
-        self._kept = {}  # ("correlation" or "onehot", start) -> a block's vectors, kept when the vector is one block
+        self._kept = {}  # block start -> its one-hot vectors f (4, n) and shares of sum_u e_u b_u (n,), until picked
         answer, self._received = None, None
         if shuffler.rank == 0:  # P0 asks for every correlation; its answer is empty when P1 receives it
             function, args = shuffler.select_request(m, self.index)
@@ -64,8 +64,6 @@ class DigitSelector:
     def correlation(self, start: int, stop: int) -> tuple:
         """This party's shares of e_0..e_3, the one-hot vector of r, (4, n) and of sum_u e_u b_u (n,) for elements
         [start, stop)."""
-        if ("correlation", start) in self._kept:
-            return self._kept["correlation", start]
         n, e = stop - start, np.empty((4, stop - start), dtype=RING)
         if self._received is not None:
             words = self._slots(self._received, 4, start, stop)
@@ -75,8 +73,6 @@ class DigitSelector:
             e[1:] = stream.slots(ONEHOT_SHARE, self.index, (3, self.m), start, stop, RING)
             picked_mask = stream.words(PRODUCT_SHARE, self.index, (n,), RING, first=start)
         e[0] = (1 if self.shuffler.rank == 0 else 0) - e[1:].sum(axis=0, dtype=RING)  # e_0 = 1 - e_1 - ...
-        if len(self.blocks) == 1:
-            self._kept["correlation", start] = e, picked_mask
         return e, picked_mask
 
     def arrange(self, values: np.ndarray, start: int) -> np.ndarray:
@@ -93,17 +89,17 @@ class DigitSelector:
         return out
 
     def onehot(self, start: int, stop: int) -> np.ndarray:
-        """Shares (4, n) of the one-hot vector of each digit of elements [start, stop): f_v = e[v XOR c]."""
-        if ("onehot", start) in self._kept:
-            return self._kept["onehot", start]
-        f = self.arrange(self.correlation(start, stop)[0], start)
-        if len(self.blocks) == 1:
-            self._kept["onehot", start] = f
-        return f
+        """Shares (4, n) of the one-hot vector of each digit of elements [start, stop): f_v = e[v XOR c]; made once
+        and kept until :meth:`pick` (20 bytes an element: the correlation is expanded once, not per pass)."""
+        if start not in self._kept:
+            e, picked_mask = self.correlation(start, stop)
+            self._kept[start] = self.arrange(e, start), picked_mask
+        return self._kept[start][0]
 
     def pick(self, values) -> np.ndarray:
         """Shares of values[d_i, i] mod 2^32, where values(start, stop) gives shares (4, n) of the values of
-        elements [start, stop) (asked once per block, in order); usable once per correlation."""
+        elements [start, stop) (asked once per block, in order); once per correlation, after :meth:`onehot` of
+        every block."""
         m, width = self.m, (position_bytes(self.m),)
         message, out = np.empty(packed_size(3 * m, width), dtype=np.uint8), np.empty(m, dtype=RING)
         for start, stop in self.blocks:  # delta_u = a_u - a_0 - b_u for u >= 1, with a_u = values[u ^ c]
@@ -119,7 +115,8 @@ class DigitSelector:
                 (1 << 8 * width[0]) - 1 if width[0] < 4 else -1)
             if self.shuffler.view is not None:
                 self.shuffler.view.append(("masked product", delta.copy()))
-            e, picked_mask = self.correlation(start, stop)
+            f, picked_mask = self._kept.pop(start)
+            e = self.arrange(f, start)  # arranging twice is the identity: e from f
             out[start:stop] += (e[1:] * delta).sum(axis=0, dtype=RING) + picked_mask
         return out
 

@@ -87,6 +87,7 @@ def _serve_job(ctx, job, fraction_bits: int, shuffler, gates) -> None:
     else:
         held = HeldRows.take(opened, job.evaluation.weight_bits is not None)  # the bundles' buffers go
         invalid = _invalid_clients(ctx, job, gates, held)
+    release_free_memory()  # the check's AND trees: the sort's arrays are of other sizes
     check_s = f"{time.perf_counter() - checking:015.6f}"  # fixed width: record lengths never follow timing
     excluded = invalid if job.evaluation.exclude_invalid and len(invalid) < len(held.owners) else []
     if invalid and not excluded:
@@ -196,12 +197,15 @@ def _compute(ctx, job, intake, held: list, fraction_bits: int, shuffler, gates, 
     metrics = job.evaluation.spec.metrics if job.central is None else ("auc",)
     paired = job.evaluation.columns > 1 and "ci" in metrics
     flags = job.ranks or paired or bool(FLAGGED & set(metrics))
-    done, rank_bundles, defined = [], None, False
+    done, rank_bundles, defined, m = [], None, False, len(labels)
     for k in range(job.evaluation.columns):
-        ranking = _ranking(ctx, job, len(labels), shuffler, gates)
+        ranking = _ranking(ctx, job, m, shuffler, gates)
         starts, (sorted_labels, *sorted_weights) = ranking.sort(None if keys is None else from_share(keys[k]),
                                                                  key_xor[k],
                                                                  [labels] + ([] if weights is None else [weights]))
+        if k == job.evaluation.columns - 1:  # the inputs in input order go once the last column is sorted
+            keys = key_xor = None
+            labels = labels if paired or job.central is not None else None  # (the covariances, a DP release)
         release_free_memory()  # the sort's 32-bit steps
         if isinstance(job.central, CurveNoise):  # the DP curve needs the sorted labels only
             return {"central": _curve_release(ctx, job.central, sorted_labels, gates), **meter.read()}
@@ -216,7 +220,7 @@ def _compute(ctx, job, intake, held: list, fraction_bits: int, shuffler, gates, 
             defined = bool(reveal_int(from_share(nonnegative(gates, twice_pn - public_share(1, ctx.rank)))).item())
             if not defined:
                 break
-        column = {"scaled": _opened_auc(ctx, job, gates, len(labels), twice_u, twice_pn, fraction_bits,
+        column = {"scaled": _opened_auc(ctx, job, gates, m, twice_u, twice_pn, fraction_bits,
                                         weights is not None),
                   "metrics": _metrics(ctx, job, shuffler, gates, groups, twice_u, sorted_labels)
                   if len(metrics) > 1 else {}}
@@ -228,7 +232,6 @@ def _compute(ctx, job, intake, held: list, fraction_bits: int, shuffler, gates, 
                 ctx.progress("ranks back to input order")
             rank_bundles = _rank_bundles(ctx, intake.ticket.job, owners, ranking.to_input_order(twice_rank))
         done.append(column)
-    del keys, key_xor
     first = done[0] if done else {"scaled": None, "metrics": {}}
     out = {"defined": defined, "scaled": first["scaled"], "metrics": first["metrics"],
            "others": [{"scaled": c["scaled"], "metrics": c["metrics"]} for c in done[1:]]}
