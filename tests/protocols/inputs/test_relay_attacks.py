@@ -4,7 +4,8 @@ The coordinator plays the relay: it talks to the parties' ranking target
 itself and hands P1 tampered submissions (replayed from an earlier job,
 dropped, duplicated, reordered, sealed and signed by the relay under a real
 client's name, from a client not on the roster, made for another
-evaluation, or sealed to a substituted P1 key).  Every one is refused by
+evaluation, sealed to a substituted P1 key, or announced by a count that is
+no count).  Every one is refused by
 both parties with a message naming the cause, and nothing is opened; the
 honest relay is the control.  A relay that forges a party's rank bundle is
 refused by the client.
@@ -44,8 +45,9 @@ def _job(session, tamper, earlier=None, rows=None):
     made = {n: make_submission(CLIENTS[n], ticket, s, y, keys, KeyPair()) for n, (s, y) in ROWS.items()}
     for role, submissions in (("P0", [made[n][0] for n in ROWS]),
                               ("P1", tamper([made[n][1] for n in ROWS], made, earlier, ticket, keys))):
-        session.send(role, "submissions", len(submissions))  # relayed as the coordinator does: the count, then each
-        for submission in submissions:
+        counted = isinstance(submissions, list)  # else the relay's count itself is the attack
+        session.send(role, "submissions", len(submissions) if counted else submissions)  # the count, then each
+        for submission in submissions if counted else ():
             session.send(role, "submission", submission)
     return [session.recv(role, "result") for role in PARTIES], made
 
@@ -81,6 +83,7 @@ ATTACKS = {
         CLIENTS["b"], Ticket("other", t.nonce, t.encoder, False), *ROWS["b"], k, KeyPair())[1], s[2]],
         "submitted for evaluation 'other'"),
     "substituted-key": (lambda s, made, e, t, k: [s[0], _substituted(t, k)[1], s[2]], "substituted party key"),
+    "no-count": (lambda s, *_: "three", "announced 'three' submissions"),
 }
 
 
