@@ -132,3 +132,28 @@ def test_words_from_any_offset_are_the_whole_streams_words(dtype):
         assert np.array_equal(source.words(MASK_IN, 3, (1,), dtype, first=first)[0], whole.reshape(-1)[first])
     assert np.array_equal(source.words(MASK_IN, 3, (50, 3), dtype, first=33 * 3), whole.reshape(-1, 3)[33:83])
     assert np.array_equal(source.slots(MASK_IN, 3, (3, 1000), 17, 400, dtype), whole[:, 17:400])
+
+
+def test_messages_made_block_by_block_are_the_whole_vectors_bytes(monkeypatch):
+    """circuits.correlations: a narrowed message written block by block (narrow_rows_into) and read back block by
+    block (widen_rows) is byte for byte the whole one, and the dealer's correction made in blocks of 48 elements
+    equals the one made in one block, for 3-byte positions beside a digit byte and 64-bit words."""
+    from mpc_auc.circuits import correlations
+    from mpc_auc.circuits.correlations import correction, narrow, narrow_rows_into, widen, widen_rows
+
+    m, widths = 1000, (3, 1, 8)
+    words = np.random.default_rng(5).integers(-2 ** 62, 2 ** 62, (m, 3))
+    whole = narrow(words, widths)
+    blocked = np.empty_like(whole)
+    for start in range(0, m, 48):
+        narrow_rows_into(blocked, words[start:start + 48], widths, m, start)
+    assert np.array_equal(blocked, whole)
+    assert np.array_equal(np.concatenate([widen_rows(whole, widths, np.int64, m, start, min(m, start + 48))
+                                          for start in range(0, m, 48)]), widen(whole, widths, np.int64, m))
+    stream, perm = KeyStream(secrets.token_bytes(32)), np.random.default_rng(6).permutation(m)
+    made = {}
+    for rows in (1 << 20, 48):
+        monkeypatch.setattr(correlations, "BLOCK_ROWS", rows)
+        made[rows] = [correction(stream, perm, backwards, 7, (m, 3), 2, widths, np.int64, folded, skipped)
+                      for backwards in (False, True) for folded in (None, 3) for skipped in (0, 1)]
+    assert all(np.array_equal(a, b) for a, b in zip(made[1 << 20], made[48]))
