@@ -105,7 +105,8 @@ class KeyStream:
         return perm
 
 def permute(rows: np.ndarray, perm: np.ndarray, backwards: bool) -> np.ndarray:
-    """rows[perm] (forwards), or the y with y[perm] = rows (backwards, i.e. rows[perm^-1]).
+    """rows[perm] (forwards; perm may also be any array of positions, such as a block of a permutation), or the y
+    with y[perm] = rows (backwards, i.e. rows[perm^-1]).
 
     Rows are the first axis.  A record of 4 or 8 bytes (one or two 32-bit
     words, one 64-bit word) moves as one machine word, wider records column
@@ -113,10 +114,10 @@ def permute(rows: np.ndarray, perm: np.ndarray, backwards: bool) -> np.ndarray:
     gathers of the same bytes.
     """
     rows = np.ascontiguousarray(rows)
-    out = np.empty_like(rows)
+    out = np.empty((len(perm),) + rows.shape[1:], dtype=rows.dtype)  # forwards, any index array: rows[perm]
     width = rows.shape[1] * rows.itemsize if rows.ndim == 2 else rows.itemsize
     if width in (4, 8):
-        source, target = (a.view(f"i{width}").reshape(len(rows)) for a in (rows, out))
+        source, target = (a.view(f"i{width}").reshape(len(a)) for a in (rows, out))
         _move(source, target, perm, backwards)
         return out
     for j in range(rows.shape[1]):
