@@ -160,8 +160,7 @@ class Gates:
         z = np.multiply(d, b)
         z += c
         if self.rank == 0:
-            b = np.multiply(d, e, out=d)  # d is not needed after this
-            z += b
+            z += np.multiply(d, e, out=d)  # d is not needed after this
         z += np.multiply(e, a, out=e)
         return _split(z, shapes)
 
