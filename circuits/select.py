@@ -98,8 +98,8 @@ class DigitSelector:
 
     def pick(self, values) -> np.ndarray:
         """Shares of values[d_i, i] mod 2^32, where values(start, stop) gives shares (4, n) of the values of
-        elements [start, stop) (asked once per block, in order); once per correlation, after :meth:`onehot` of
-        every block."""
+        elements [start, stop) (asked once per block); once per correlation, after :meth:`onehot` of every
+        block."""
         m, width = self.m, (position_bytes(self.m),)
         message, out = np.empty(packed_size(3 * m, width), dtype=np.uint8), np.empty(m, dtype=RING)
         for start, stop in self.blocks:  # delta_u = a_u - a_0 - b_u for u >= 1, with a_u = values[u ^ c]
@@ -176,10 +176,10 @@ def digit_destinations(shuffler, digit: np.ndarray) -> np.ndarray:
     below[1:] = np.cumsum(counts.sum(axis=0, dtype=RING), dtype=RING)[:-1]  # Z_v: elements with a smaller digit
     if shuffler.rank == 0:
         below -= 1  # 0-based positions (a public constant: P0's share carries it)
-    blocks = iter(range(len(selector.blocks)))
+    offset = {start: before[i] + below for i, (start, _) in enumerate(selector.blocks)}  # per block's first element
 
     def slots(start: int, stop: int) -> np.ndarray:
         running = np.cumsum(selector.onehot(start, stop), axis=1, dtype=RING)  # wraps mod 2^32, like the shares
-        return running + (before[next(blocks)] + below)[:, None]
+        return running + offset[start][:, None]
 
     return selector.pick(slots)
