@@ -37,6 +37,7 @@ import numpy as np
 
 from .crypten_compat import crypten
 from .bits import unpack_bits
+from .correlations import BLOCK_ROWS
 from .dealer_line import dealer_line
 from .streams import AND_A, AND_B, AND_C, BIT_MASK, BIT_SHARE, MUL_A, MUL_B, MUL_C, KeyStream
 
@@ -82,18 +83,18 @@ class Gates:
         return dealer_line().post(function, *args) if self.rank == 0 else None
 
     def _load(self, kind: str) -> None:
+        """The next reserved batch: P0 keeps the dealer's c (a and b, and P1's c, are its streams' words, expanded
+        block by block where a gate uses them: :meth:`_words`)."""
         index, size, ticket = self._pending[kind].popleft()
-        a_purpose, b_purpose, c_purpose = _KINDS[kind]
-        c = dealer_line().collect(ticket) if self.rank == 0 else self.stream.words(c_purpose, index, (size,))
-        a, b = (self.stream.words(purpose, index, (size,)) for purpose in (a_purpose, b_purpose))
-        self._loaded[kind].append((a, b, c))
+        self._loaded[kind].append((index, size, dealer_line().collect(ticket) if self.rank == 0 else None))
 
-    def _triples(self, kind: str, count: int):
-        """The next ``count`` words of this party's shares of a, b and c."""
+    def _triples(self, kind: str, count: int) -> list:
+        """The next ``count`` words of this party's triples as pieces (batch index, first word, words, P0's c of
+        them or None), in order, each at most BLOCK_ROWS words (circuits.correlations.row_blocks' size)."""
         if count == 0:
-            return [np.zeros(0, dtype=np.int64)] * 3
+            return []
         loaded = self._loaded[kind]
-        available = sum(len(a) for a, _, _ in loaded) - self._used[kind]
+        available = sum(size for _, size, _ in loaded) - self._used[kind]
         for _, size, _ in list(self._pending[kind]):
             if available >= count:
                 break
@@ -103,22 +104,29 @@ class Gates:
             self.reserve(kind, count - available)
             while self._pending[kind]:
                 self._load(kind)
-        start, parts = self._used[kind], []
+        start, pieces = self._used[kind], []
         while count:
-            a, b, c = loaded[0]
-            take = min(count, len(a) - start)
-            parts.append((a[start:start + take], b[start:start + take], c[start:start + take]))
+            index, size, c = loaded[0]
+            take = min(count, size - start, BLOCK_ROWS)
+            pieces.append((index, start, take, None if c is None else c[start:start + take]))
             count -= take
             start += take
-            if start == len(a):
+            if start == size:
                 loaded.popleft()
                 start = 0
         self._used[kind] = start
-        return [np.concatenate(column) if len(parts) > 1 else column[0] for column in zip(*parts)]
+        return pieces
+
+    def _words(self, kind: str, piece) -> tuple:
+        """This party's (a, b, c) shares of one piece of :meth:`_triples`."""
+        index, first, take, c = piece
+        purposes = _KINDS[kind]
+        a, b = (self.stream.words(purpose, index, (take,), first=first) for purpose in purposes[:2])
+        return a, b, (c if c is not None else self.stream.words(purposes[2], index, (take,), first=first))
 
     def left(self, kind: str) -> int:
         """Reserved words of ``kind`` triples not used yet (0 after a gadget that reserved exactly its own)."""
-        loaded = sum(len(a) for a, _, _ in self._loaded[kind]) - self._used[kind]
+        loaded = sum(size for _, size, _ in self._loaded[kind]) - self._used[kind]
         return loaded + sum(size for _, size, _ in self._pending[kind])
 
     def _exchange(self, own: np.ndarray) -> np.ndarray:
@@ -130,38 +138,40 @@ class Gates:
     # -------------------------------------------------------------------- gates
     def and_(self, *pairs) -> list:
         """x AND y for every (x, y) pair of XOR-shared word arrays (each pair's two of one shape), one round."""
-        shapes = _shapes(pairs)
-        n = sum(int(np.prod(shape, dtype=np.int64)) for shape in shapes)
-        a, b, c = self._triples("and", n)
-        own = _opening(pairs, a, b, np.bitwise_xor)  # (d, e) = (x XOR a, y XOR b), the pairs read in place
-        opened = self._exchange(own)
-        opened ^= own  # own is still on its way: not changed in place
-        del own
-        d, e = opened[:n], opened[n:]
-        z = d & b
-        z ^= c
-        if self.rank == 0:
-            d &= e
-            z ^= d
-        e &= a
-        z ^= e
-        return _split(z, shapes)
+        return self._gate("and", pairs, np.bitwise_xor, np.bitwise_and)
 
     def multiply(self, *pairs) -> list:
         """x * y mod 2^64 for every (x, y) pair of additively shared int64 arrays, one round."""
+        return self._gate("mul", pairs, np.subtract, np.multiply)
+
+    def _gate(self, kind: str, pairs, mask, times) -> list:
+        """Beaver's gate over every pair, one round: open (d, e) = (x - a, y - b), then z = c + d b + e a (+ d e
+        at P0); over GF(2) (``mask`` XOR, ``times`` AND, sums XOR) or mod 2^64 (subtract, multiply, add).  The
+        triples are expanded block by block, twice (for the opening, then for z), so a gate over n words holds
+        its opening (2n words), z and P0 the dealer's c, not the whole a, b and c."""
+        add = np.bitwise_xor if mask is np.bitwise_xor else np.add
         shapes = _shapes(pairs)
         n = sum(int(np.prod(shape, dtype=np.int64)) for shape in shapes)
-        a, b, c = self._triples("mul", n)
-        own = _opening(pairs, a, b, np.subtract)  # (x - a, y - b)
+        pieces = self._triples(kind, n)
+        own, at = np.empty(2 * n, dtype=np.int64), 0
+        for piece in pieces:  # (x - a, y - b), the pairs read in place
+            a, b, _ = self._words(kind, piece)
+            _opening(pairs, at, a, b, mask, own, n)
+            at += len(a)
         opened = self._exchange(own)
-        opened += own
+        add(opened, own, out=opened)  # own may still be on its way: not changed in place
         del own
-        d, e = opened[:n], opened[n:]
-        z = np.multiply(d, b)
-        z += c
-        if self.rank == 0:
-            z += np.multiply(d, e, out=d)  # d is not needed after this
-        z += np.multiply(e, a, out=e)
+        d, e, z, at = opened[:n], opened[n:], np.empty(n, dtype=np.int64), 0
+        for piece in pieces:  # z = c + d b + e a, and d e at P0
+            a, b, c = self._words(kind, piece)
+            part = slice(at, at + len(a))
+            times(d[part], b, out=z[part])
+            add(z[part], c, out=z[part])
+            term = times(e[part], a)
+            add(z[part], term, out=z[part])
+            if self.rank == 0:
+                add(z[part], times(d[part], e[part], out=term), out=z[part])
+            at += len(a)
         return _split(z, shapes)
 
     def to_additive(self, packed: np.ndarray, count: int) -> np.ndarray:
@@ -199,17 +209,19 @@ def _shapes(pairs) -> list:
     return shapes
 
 
-def _opening(pairs, a: np.ndarray, b: np.ndarray, combine) -> np.ndarray:
-    """This party's half of a gate's opening, (x - a, y - b) or (x XOR a, y XOR b) over every pair's flattened
-    x and y side by side, written straight from the pairs (no concatenated copy of the inputs)."""
-    n = len(a)
-    own, at = np.empty(2 * n, dtype=np.int64), 0
+def _opening(pairs, at: int, a: np.ndarray, b: np.ndarray, combine, out: np.ndarray, n: int) -> None:
+    """Words [at, at + len(a)) of this party's half of a gate's opening, (x - a, y - b) or (x XOR a, y XOR b) over
+    every pair's flattened x and y side by side, written into ``out`` (x's at [0, n), y's at [n, 2n)) straight
+    from the pairs (no concatenated copy of the inputs)."""
+    stop, offset = at + len(a), 0
     for x, y in pairs:
         size = int(np.prod(np.shape(x), dtype=np.int64))
-        combine(np.ravel(x).astype(np.int64, copy=False), a[at:at + size], out=own[at:at + size])
-        combine(np.ravel(y).astype(np.int64, copy=False), b[at:at + size], out=own[n + at:n + at + size])
-        at += size
-    return own
+        lo, hi = max(at, offset), min(stop, offset + size)
+        if lo < hi:
+            for value, mask, base in ((x, a, 0), (y, b, n)):
+                flat = np.ravel(value)[lo - offset:hi - offset].astype(np.int64, copy=False)
+                combine(flat, mask[lo - at:hi - at], out=out[base + lo:base + hi])
+        offset += size
 
 
 def _split(z: np.ndarray, shapes) -> list:

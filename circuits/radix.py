@@ -59,12 +59,16 @@ class RadixRanking:
         """(group-start bits, [sorted payloads]) in sorted order, as this party's int64 shares; payloads are
         int64 additive shares; ties keep input order (never opened).
 
-        keys (additive) are not needed: the radix sort reads the XOR shares.
+        keys (additive) are not needed: the radix sort reads the XOR shares.  A list of payloads is emptied once
+        they are copied into the final move's words (with the XOR keys): a caller that holds no other reference
+        to them (or to the keys) has them freed there (Shuffler.open_shuffled).
         """
-        rows = np.stack(list(payloads) + [key_xor])
-        self.sigma = self.permutation(key_xor, len(rows))
-        moved = self.shuffler.apply_shares(self.sigma, rows, xor_columns=1)
-        del rows
+        self.sigma = self.permutation(key_xor, len(payloads) + 1)
+        columns = [*payloads, key_xor]
+        if isinstance(payloads, list):
+            payloads.clear()
+        del key_xor
+        moved = self.shuffler.apply_shares(self.sigma, columns, xor_columns=1)
         starts = group_starts_from_xor_keys(self.gates, moved[-1], self.bits)
         return starts, [row.copy() for row in moved[:-1]]  # copies: the sorted keys go with ``moved``
 
@@ -94,7 +98,9 @@ class RadixRanking:
                                                            fold=fold)
                 current = np.empty_like(digit)
                 current[s] = moved[0]
+                del sigma, digit, moved  # what the selection does not read goes before it
                 rho = digit_destinations(self.shuffler, current)
+                del current
                 fold = self.shuffler.schedule()[1]  # the unshuffle's masks: P1's sigma is its stream's words then
                 sigma = self.shuffler.gather_back(s, pi, rho[None], (position_bytes(m),))[0]
             if self.progress is not None:

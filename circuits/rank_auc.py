@@ -158,10 +158,6 @@ def tie_groups(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray, f
     gates.reserve("mul", m + 1 if weights is None else 3 * m + 1)
     if weights is not None:
         (y,) = gates.multiply((y, np.asarray(weights, dtype=np.int64)))  # w_i y_i: the positive mass per row
-    pos_below = np.cumsum(y) - y
-    positives = y.sum(keepdims=True)  # shares wrap mod 2^64: one-element arrays, not numpy scalars (which warn)
-    total = np.array([public_share(m, rank)], np.int64) if weights is None else weights.sum(keepdims=True)
-    negatives = total - positives
     later = public_share(1, rank) - starts  # partition key: group starts (0) first
     moving = 3 if flags else 2  # columns the compaction moves besides rho
     perm, masks, onehot = shuffler.schedule()
@@ -169,15 +165,26 @@ def tie_groups(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray, f
         shuffler.post([shuffler.select_request(m, onehot),
                        shuffler.shuffle_request((m, moving + 1), perm, masks, False, moving + 1, np.int64, False,
                                                 (position_bytes(m),) + (8,) * moving, reveal=True)])
-    pairs = [(starts, pos_below - positives), (positives, negatives)]
+    # the partition first, while few vectors are held; an additively shared bit's XOR shares are its shares' low bits
+    rho = digit_destinations(shuffler, (later & 1).astype(np.uint8))
+    pos_below = np.cumsum(y) - y
+    positives = y.sum(keepdims=True)  # shares wrap mod 2^64: one-element arrays, not numpy scalars (which warn)
+    total = np.array([public_share(m, rank)], np.int64) if weights is None else weights.sum(keepdims=True)
+    negatives = total - positives
+    pos_below -= positives
+    pairs = [(starts, pos_below), (positives, negatives)]
     if weights is None:
         a_off = starts * (np.arange(m, dtype=np.int64) - m)  # e_j (j - M): the positions are public
         pex_off, pn = gates.multiply(*pairs)
+        pn = pn.copy()  # a view would keep the whole product vector
     else:  # e_j (mass below j - W): the masses are secret
         pex_off, pn, a_off = gates.multiply(*pairs, (starts, np.cumsum(weights) - weights - total))
-    # an additively shared bit's XOR shares are the low bits of its shares
-    rho = digit_destinations(shuffler, later & 1)
-    moved = shuffler.apply_shares(rho, np.stack(([later] if flags else []) + [a_off + total, pex_off + positives]))
+        pn = pn.copy()
+    a_off += total
+    pex_off += positives
+    columns = ([later] if flags else []) + [a_off, pex_off]  # a list: freed once in the move's words
+    del later, a_off, pex_off, starts, pos_below, pairs
+    moved = shuffler.apply_shares(rho, columns)
     return TieGroups(rank, moved[-2], moved[-1], positives, pn, rho, moved[0] if flags else None,
                      None if weights is None else total)
 
@@ -194,6 +201,14 @@ def to_members(shuffler, gates, groups: TieGroups, columns) -> np.ndarray:
     return np.cumsum(shuffler.unapply_shares(groups.rho, np.stack(moved)), axis=1)
 
 
+def _adjacent_sums(x: np.ndarray, fill: np.ndarray) -> np.ndarray:
+    """x_t + x_{t+1}, with ``fill`` (1,) past the end (x is consumed: the sums are written over it)."""
+    last = x[-1] + fill[0]
+    np.add(x[:-1], x[1:], out=x[:-1])  # ufuncs read overlapping operands as if copied first
+    x[-1] = last
+    return x
+
+
 def auc_fraction(shuffler, gates, groups: TieGroups, mid_ranks: bool = False):
     """Shares (2U, 2PN) -- the AUC is their ratio -- and, if asked, of 2 x the 0-based mid-rank per sorted
     position (else None); int64 shares, (1,), (1,) and (M,).
@@ -202,7 +217,7 @@ def auc_fraction(shuffler, gates, groups: TieGroups, mid_ranks: bool = False):
     nothing); mid-ranks (``groups`` with flags) reach the members by :func:`to_members`.
     """
     gates.reserve("mul", groups.m)
-    (terms,) = gates.multiply((groups.group_positives, groups.nex + groups.nex_next))
+    (terms,) = gates.multiply((groups.group_positives, _adjacent_sums(groups.nex, groups.mass - groups.positives)))
     twice_u, twice_pn = terms.sum(keepdims=True), 2 * groups.pn
     if not mid_ranks:
         return twice_u, twice_pn, None

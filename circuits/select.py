@@ -42,6 +42,7 @@ class DigitSelector:
         shuffler.onehot_count += 1
         self.blocks = row_blocks(m, whole=shuffler.view is not None)
         self._kept = {}  # block start -> its one-hot vectors f (4, n) and shares of sum_u e_u b_u (n,), until picked
+        self._keep = m <= KEEP_ROWS  # else each pass expands the correlation again
         answer, self._received = None, None
         if shuffler.rank == 0:  # P0 asks for every correlation; its answer is empty when P1 receives it
             function, args = shuffler.select_request(m, self.index)
@@ -67,7 +68,7 @@ class DigitSelector:
         n, e = stop - start, np.empty((4, stop - start), dtype=RING)
         if self._received is not None:
             words = self._slots(self._received, 4, start, stop)
-            e[1:], picked_mask = words[:3], words[3]
+            e[1:], picked_mask = words[:3], words[3].copy()  # a copy: a view would keep all four slots until picked
         else:
             stream = self.shuffler.stream
             e[1:] = stream.slots(ONEHOT_SHARE, self.index, (3, self.m), start, stop, RING)
@@ -89,10 +90,14 @@ class DigitSelector:
         return out
 
     def onehot(self, start: int, stop: int) -> np.ndarray:
-        """Shares (4, n) of the one-hot vector of each digit of elements [start, stop): f_v = e[v XOR c]; made once
-        and kept until :meth:`pick` (20 bytes an element: the correlation is expanded once, not per pass)."""
+        """Shares (4, n) of the one-hot vector of each digit of elements [start, stop): f_v = e[v XOR c], kept until
+        :meth:`pick`.  Up to KEEP_ROWS elements every block's are kept (20 bytes an element: the correlation
+        expanded once, not per pass); beyond, only the last block's, and the correlation is expanded again where
+        a pass needs it (memory that does not grow with M, for more work)."""
         if start not in self._kept:
             e, picked_mask = self.correlation(start, stop)
+            if not self._keep:
+                self._kept.clear()
             self._kept[start] = self.arrange(e, start), picked_mask
         return self._kept[start][0]
 
@@ -115,8 +120,11 @@ class DigitSelector:
                 (1 << 8 * width[0]) - 1 if width[0] < 4 else -1)
             if self.shuffler.view is not None:
                 self.shuffler.view.append(("masked product", delta.copy()))
-            f, picked_mask = self._kept.pop(start)
-            e = self.arrange(f, start)  # arranging twice is the identity: e from f
+            if start in self._kept:
+                f, picked_mask = self._kept.pop(start)
+                e = self.arrange(f, start)  # arranging twice is the identity: e from f
+            else:
+                e, picked_mask = self.correlation(start, stop)
             out[start:stop] += (e[1:] * delta).sum(axis=0, dtype=RING) + picked_mask
         return out
 
@@ -163,6 +171,7 @@ def onehot_receiver(index: int) -> int:
 
 
 ONEHOT_PERIOD, _P0_ONEHOTS = 8, (0, 3, 5)
+KEEP_ROWS = 1 << 22  # digits of a selection up to which its one-hot vectors are kept between its two passes
 
 
 def digit_destinations(shuffler, digit: np.ndarray) -> np.ndarray:

@@ -64,9 +64,10 @@ class Shuffler:
         self.view = view  # optional list: every (kind, value) this party opens or receives masked (for audits)
 
     # moving shared columns by a shared permutation -----------------------
-    def apply_shares(self, sigma: np.ndarray, rows: np.ndarray, xor_columns: int = 0) -> np.ndarray:
+    def apply_shares(self, sigma: np.ndarray, rows, xor_columns: int = 0) -> np.ndarray:
         """Rows moved to their destinations, out[:, sigma[i]] = rows[:, i], on this party's shares: sigma int32
-        (mod 2^32), rows (c, M), the last ``xor_columns`` XOR-shared."""
+        (mod 2^32), rows (c, M) or a list of c rows (emptied once copied into the shuffle's words: see
+        :meth:`open_shuffled`), the last ``xor_columns`` XOR-shared."""
         s, _, moved = self.open_shuffled(sigma, rows, xor_columns)
         out = np.empty(moved.shape, dtype=moved.dtype)
         out[:, s] = moved
@@ -82,7 +83,9 @@ class Shuffler:
         """(s = sigma[pi] opened, pi, this party's shares of columns[:, pi]) for a fresh pi.
 
         sigma: this party's int32 share of a destination vector; columns: (c, M)
-        shares (int32 or int64), of which the last ``xor_columns`` are XOR-shared.
+        shares (int32 or int64), of which the last ``xor_columns`` are XOR-shared, or a list of c such rows, which
+        is emptied once they are copied into the shuffle's words (a caller that holds no other reference to
+        them has them freed before the shuffle's own vectors are made).
         widths: the low bytes of each column's words that matter (None: all); sigma's are its positions'.
         fold: sigma came out of the unshuffle of this mask index (P1's share is then its stream's words): see
         :meth:`shuffle`.
@@ -91,14 +94,13 @@ class Shuffler:
         if m >= 2 ** 31:
             raise ValueError("destination vectors are shared mod 2^32: at most 2^31 - 1 elements")
         pi = self.fresh(m)
-        rows = np.empty((m, len(columns) + 1), dtype=_word(columns.dtype))  # elements as rows, as the steps take them
-        rows[:, 0] = sigma
-        rows[:, 1:] = columns.T
-        width = position_bytes(m)
-        shuffled = self._run(rows, pi, False, len(rows[0]) - xor_columns,
-                             (width, *(widths or [columns.dtype.itemsize] * len(columns))), fold, reveal=True)
-        del rows
-        s = self._revealed(shuffled[:, 0], width)
+        dtype = np.result_type(*columns) if len(columns) else np.dtype(RING)
+        widths = (position_bytes(m), *(widths or [dtype.itemsize] * len(columns)))
+        count = len(columns) + 1
+        # the rows made in the call: the shuffle holds their only reference, and drops them once permuted
+        shuffled = self._run(_element_rows(sigma, columns, dtype), pi, False, count - xor_columns, widths, fold,
+                             reveal=True)
+        s = self._revealed(shuffled[:, 0], widths[0])
         if not is_permutation(s):
             raise RuntimeError("opened destinations are not a permutation: the parties' shares disagree")
         return s, pi, shuffled[:, 1:].T
@@ -313,6 +315,18 @@ def _elements(shares) -> np.ndarray:
     """A copy of shares (c, M) with elements as rows (M, c), in the shuffle's word (:func:`_word`)."""
     shares = np.atleast_2d(shares)
     return np.array(shares.T, dtype=_word(shares.dtype), order="C")
+
+
+def _element_rows(sigma: np.ndarray, columns, dtype) -> np.ndarray:
+    """(M, 1 + c) rows of sigma and the columns side by side in the shuffle's word (:func:`_word` of ``dtype``);
+    a list of columns is emptied once they are copied."""
+    rows = np.empty((len(sigma), len(columns) + 1), dtype=_word(dtype))
+    rows[:, 0] = sigma
+    for j in range(len(columns)):  # (no loop variable left holding the last column)
+        rows[:, j + 1] = columns[j]
+    if isinstance(columns, list):
+        columns.clear()
+    return rows
 
 
 def _block(packed: np.ndarray, widths, skipped: int, dtype, m: int, start: int, stop: int) -> np.ndarray:

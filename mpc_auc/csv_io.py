@@ -522,13 +522,20 @@ def _strings(array) -> np.ndarray:
     """A text column as a numpy array through its dictionary (no Python object per row): fixed-width str when
     its longest value is short (4 bytes a character a row), else the dictionary's str objects shared (a pointer
     a row), so that one long value does not widen every row."""
+    values, indices = _coded(array)
+    return values[indices]
+
+
+def _coded(array) -> tuple:
+    """(the distinct texts of a text column, each row's index among them), through its dictionary; the texts
+    fixed-width str when the longest is short, else str objects (:func:`_strings`)."""
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks()
     encoded = array if pa.types.is_dictionary(array.type) else pc.dictionary_encode(array)
     values = encoded.dictionary.to_numpy(zero_copy_only=False)
     if (pc.max(pc.utf8_length(encoded.dictionary)).as_py() or 0) <= SHORT_TEXT:
         values = values.astype(str)
-    return values[encoded.indices.to_numpy()]
+    return values, encoded.indices.to_numpy()
 
 
 def _first(mask: np.ndarray) -> int:
@@ -582,7 +589,8 @@ def read_score_columns(path, columns: Columns = Columns(), encoder: ScoreEncoder
     table = read_table(path, columns.wanted, sep, types, limits)
     with _reading(path):
         owners = table.pop(columns.client) if columns.client else None
-        client = _strings(owners) if columns.client else np.full(len(table[columns.label]), declared_clients[0])
+        coded = _coded(owners) if columns.client else \
+            (np.array([declared_clients[0]]), np.zeros(len(table[columns.label]), dtype=np.int16))
         scores = [_numbers(table.pop(name), path, name, name, "score") for name in columns.scores]
         labels = read_labels(table.pop(columns.label), path, positive_label)
         weights = _numbers(table.pop(columns.weight), path, "weight", columns.weight) if columns.weight else None
@@ -598,9 +606,9 @@ def read_score_columns(path, columns: Columns = Columns(), encoder: ScoreEncoder
     def locate(name):
         return lambda i: where(path, i) + (f" ({name})" if named else "")
 
-    sets = [EvalSet.build(client, column, labels, encoder, declared_clients, locate=locate(name),
-                          both_classes=both_classes) for name, column in zip(columns.scores, scores)]
-    return sets[0], np.stack(scores, axis=1), ids, weights
+    sets = [EvalSet.build(None, column, labels, encoder, declared_clients, locate=locate(name),
+                          both_classes=both_classes, coded=coded) for name, column in zip(columns.scores, scores)]
+    return sets[0], scores[0][:, None] if len(scores) == 1 else np.stack(scores, axis=1), ids, weights
 
 
 USER_COLUMNS = {"gini": ("user", "value"), "kendall": ("user", "a", "b")}

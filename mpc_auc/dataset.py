@@ -14,19 +14,22 @@ from .protocols.errors import InputError
 
 @dataclass(frozen=True)
 class EvalSet:
-    """Rows of (client, score, label); construct with :meth:`build`, which validates."""
+    """Rows of (client, score, label); construct with :meth:`build`, which validates.  The client of each row is
+    held as a code (the narrowest integer for the count of clients) into the distinct ids: a row costs its score,
+    its label and two bytes, whatever the ids' lengths."""
 
-    client: np.ndarray  # str client id per row
+    client_ids: np.ndarray  # the distinct client ids (str) in order of first row
+    client_codes: np.ndarray  # per row, its client's index in client_ids
     score: np.ndarray  # float64
     label: np.ndarray  # int64 in {0, 1}
-    client_ids: np.ndarray = None  # the distinct ids in order of first row (build sets it with client_codes)
-    client_codes: np.ndarray = None  # per row, its client's index in client_ids
 
     @classmethod
     def build(cls, client, score, label, encoder: ScoreEncoder = ScoreEncoder(),
-              declared_clients=None, locate=None, both_classes: bool = True) -> "EvalSet":
+              declared_clients=None, locate=None, both_classes: bool = True, coded: tuple = None) -> "EvalSet":
         """Validate and freeze the rows.
 
+        client: each row's client id; or None with ``coded`` = (distinct ids, each row's index among them), as a
+        reader of a dictionary-encoded column has them.
         Raises InputError naming the problem: mismatched lengths, NaN/inf or
         out-of-range scores, labels other than 0/1, a declared client with no
         rows (or a row of an undeclared client), no positives or no negatives
@@ -34,25 +37,28 @@ class EvalSet:
         ``locate(i)`` names row i in messages (e.g. "line 7").
         """
         locate = locate or (lambda i: f"row {i}")
-        client = np.asarray(client)
-        if client.dtype.kind != "U" and not _str_objects(client):
-            client = client.astype(str)  # a str array stays as it is
+        if coded is None:
+            client = np.asarray(client)
+            if client.dtype.kind != "U" and not _str_objects(client):
+                client = client.astype(str)  # a str array stays as it is
         score = np.asarray(score, dtype=np.float64)
         label = np.asarray(label)
-        if not (len(client) == len(score) == len(label)):
-            raise InputError(f"mismatched lengths: {len(client)} client ids, {len(score)} scores, {len(label)} labels")
+        rows = len(client) if coded is None else len(coded[1])
+        if not (rows == len(score) == len(label)):
+            raise InputError(f"mismatched lengths: {rows} client ids, {len(score)} scores, {len(label)} labels")
         if len(score) == 0:
             raise InputError("the evaluation set has no rows")
         check_client("(all)", score, label, encoder, locate)
-        ids, codes = factorize(client)
-        rows, bounds = _grouped(codes, len(ids))
-        for name, i in zip(ids, rows[bounds[:-1]]):  # each client's first row
+        ids, codes = factorize(client) if coded is None else _first_seen(*coded)
+        grouped, bounds = _grouped(codes, len(ids))
+        for name, i in zip(ids, grouped[bounds[:-1]]):  # each client's first row
             check_client_id(str(name), locate(int(i)))
+        del grouped
         if declared_clients is not None:
             declared = set(declared_clients)
             unknown = sorted(str(c) for c in set(ids) - declared)
             if unknown:
-                i = int(np.argmax(client == unknown[0]))
+                i = int(np.argmax(codes == list(ids).index(unknown[0])))
                 raise InputError(f"{locate(i)}: client {unknown[0]!r} is not among the declared clients")
             empty = sorted(str(c) for c in declared - set(ids))
             if empty:
@@ -62,7 +68,12 @@ class EvalSet:
             raise InputError("the evaluation set has no positive labels: the AUC is undefined")
         if both_classes and positives == len(label):
             raise InputError("the evaluation set has no negative labels: the AUC is undefined")
-        return cls(client, score, label.astype(np.int64), ids, codes)
+        return cls(ids, codes.astype(_code_type(len(ids)), copy=False), score, label.astype(np.int64, copy=False))
+
+    @property
+    def client(self) -> np.ndarray:
+        """Each row's client id (made on each call from the codes: the set holds codes, not a string a row)."""
+        return self.client_ids[self.client_codes]
 
     @classmethod
     def from_clients(cls, clients: dict, encoder: ScoreEncoder = ScoreEncoder()) -> "EvalSet":
@@ -96,9 +107,8 @@ class EvalSet:
 
     def client_rows(self) -> list:
         """[(client id, its row indices in input order)] in order of each client's first row (O(M))."""
-        ids, codes = (self.client_ids, self.client_codes) if self.client_codes is not None else factorize(self.client)
-        rows, bounds = _grouped(codes, len(ids))
-        return [(str(name), rows[a:b]) for name, a, b in zip(ids, bounds[:-1], bounds[1:])]
+        rows, bounds = _grouped(self.client_codes, len(self.client_ids))
+        return [(str(name), rows[a:b]) for name, a, b in zip(self.client_ids, bounds[:-1], bounds[1:])]
 
 
 def _str_objects(values: np.ndarray) -> bool:
@@ -121,8 +131,20 @@ def factorize(client: np.ndarray) -> tuple:
     return encoded.dictionary.to_numpy(zero_copy_only=False).astype(str), encoded.indices.to_numpy()
 
 
+def _first_seen(ids: np.ndarray, codes: np.ndarray) -> tuple:
+    """(ids, codes) renumbered in order of each id's first row (a reader's dictionary may list them otherwise),
+    ids that no row uses dropped."""
+    order, seen = pd.factorize(codes)  # order: per row, the rank of its code by first appearance
+    return np.asarray(ids)[seen], order
+
+
+def _code_type(count: int):
+    """The narrowest signed integer type indexing ``count`` clients."""
+    return np.int16 if count <= np.iinfo(np.int16).max else np.int32 if count <= np.iinfo(np.int32).max else np.int64
+
+
 def _grouped(codes: np.ndarray, count: int) -> tuple:
     """(row indices ordered by code, input order within a code; bounds of each code's run)."""
-    narrow = codes.astype(np.int16) if count <= np.iinfo(np.int16).max else codes
+    narrow = codes.astype(np.int16, copy=False) if count <= np.iinfo(np.int16).max else codes
     rows = np.argsort(narrow, kind="stable")  # a radix sort for 16-bit codes
     return rows, np.concatenate([[0], np.cumsum(np.bincount(codes, minlength=count))])

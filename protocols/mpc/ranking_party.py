@@ -190,28 +190,31 @@ def _compute(ctx, job, intake, held: list, fraction_bits: int, shuffler, gates, 
     that ``held`` holds; the list is emptied): one sort per score column, the AUC and the job's metrics of each,
     and with several columns and ``ci`` DeLong's covariances."""
     rows = held.pop()
-    keys, key_xor, labels, weights, owners = rows.keys, rows.key_xor, rows.labels, rows.weights, rows.owners
-    if job.method == "radix":  # the radix sort reads the XOR shares only: the additive keys go now
-        keys = None
+    keys = rows.keys if job.method != "radix" else None  # the radix sort reads the XOR shares only
+    key_xor, labels, weights, owners = list(rows.key_xor), rows.labels, rows.weights, rows.owners
     del rows
+    weighted = weights is not None
     metrics = job.evaluation.spec.metrics if job.central is None else ("auc",)
     paired = job.evaluation.columns > 1 and "ci" in metrics
     flags = job.ranks or paired or bool(FLAGGED & set(metrics))
     done, rank_bundles, defined, m = [], None, False, len(labels)
     for k in range(job.evaluation.columns):
         ranking = _ranking(ctx, job, m, shuffler, gates)
-        starts, (sorted_labels, *sorted_weights) = ranking.sort(None if keys is None else from_share(keys[k]),
-                                                                 key_xor[k],
-                                                                 [labels] + ([] if weights is None else [weights]))
-        if k == job.evaluation.columns - 1:  # the inputs in input order go once the last column is sorted
-            keys = key_xor = None
+        column_keys = None if keys is None else from_share(keys[k])
+        moving = [labels] + ([] if weights is None else [weights])  # emptied by the sort once in its move's words
+        if k == job.evaluation.columns - 1:  # the inputs in input order go in the last column's move
+            keys = weights = None
             labels = labels if paired or job.central is not None else None  # (the covariances, a DP release)
+        starts, (sorted_labels, *sorted_weights) = ranking.sort(column_keys, key_xor.pop(0), moving)
         release_free_memory()  # the sort's 32-bit steps
         if isinstance(job.central, CurveNoise):  # the DP curve needs the sorted labels only
             return {"central": _curve_release(ctx, job.central, sorted_labels, gates), **meter.read()}
         if ctx.rank == 0:
             ctx.progress("tie groups and rank sum" + (f" of score column {k + 1}" if k else ""))
         groups = tie_groups(shuffler, gates, starts, sorted_labels, flags, *sorted_weights)
+        del starts, sorted_weights
+        if "ap" not in metrics:  # only the average precision reads the sorted labels again
+            sorted_labels = None
         twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, groups, mid_ranks=job.ranks and k == 0)
         if job.central is not None:
             release = _central_release(ctx, job.central, from_share(twice_u), from_share(labels), gates)
@@ -220,8 +223,7 @@ def _compute(ctx, job, intake, held: list, fraction_bits: int, shuffler, gates, 
             defined = bool(reveal_int(from_share(nonnegative(gates, twice_pn - public_share(1, ctx.rank)))).item())
             if not defined:
                 break
-        column = {"scaled": _opened_auc(ctx, job, gates, m, twice_u, twice_pn, fraction_bits,
-                                        weights is not None),
+        column = {"scaled": _opened_auc(ctx, job, gates, m, twice_u, twice_pn, fraction_bits, weighted),
                   "metrics": _metrics(ctx, job, shuffler, gates, groups, twice_u, sorted_labels)
                   if len(metrics) > 1 else {}}
         if paired:  # each row's placement values of this column, in input order, for the covariances

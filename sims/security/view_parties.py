@@ -47,7 +47,7 @@ class OpenSigma(Shuffler):
     PREFETCH = False  # it asks the dealer for no shuffle
 
     def open_shuffled(self, sigma, columns, xor_columns=0, widths=None, fold=None):
-        return self.open(sigma, width=position_bytes(len(sigma))), None, columns
+        return self.open(sigma, width=position_bytes(len(sigma))), None, np.array(columns)  # (c, M), list or not
 
     def gather_back(self, s, pi, rows, widths=None):
         return rows[:, s]
