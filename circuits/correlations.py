@@ -44,19 +44,24 @@ def correction(mask_stream: KeyStream, perm: np.ndarray, backwards: bool, mask_i
     """delta = a[perm] - b (or a[perm^-1] - b; XOR columns: a[perm] ^ b) for the masks of ``mask_stream``, narrowed
     (:func:`narrow`: column j to ``widths[j]`` bytes; the first ``skipped`` columns, which take no correction, left
     out), zero-padded to whole 64-bit words; folded: column 0's a is that party's MASK_OUT words of this stream
-    index instead (its share there, which it then need not send: circuits.shuffle.Shuffler.shuffle).  Only a is a
-    whole vector (and a[perm^-1] backwards): a[perm], b and delta are made block by block (:func:`row_blocks`)."""
-    a = mask_stream.words(MASK_IN, mask_index, shape, dtype)
-    if folded is not None:
-        a[:, 0] = mask_stream.words(MASK_OUT, folded, (shape[0],), dtype)
-    if backwards:  # a scatter: whole (the unshuffles move one 32-bit column)
-        a, perm = permute(a, perm, True), None
+    index instead (its share there, which it then need not send: circuits.shuffle.Shuffler.shuffle).  Column by
+    column (the masks lie column after column: KeyStream.elements), and only one column's a is a whole vector (and
+    a[perm^-1] backwards): a[perm], b and delta are made block by block (:func:`row_blocks`)."""
     m, c = shape
-    out = np.zeros(-(-packed_size(m, widths[skipped:]) // 8) * 8, dtype=np.uint8)
-    for start, stop in row_blocks(m):
-        b = mask_stream.words(MASK_OUT, mask_index, (stop - start, c), dtype, first=start * c)
-        moved = a[start:stop] if perm is None else permute(a, perm[start:stop], False)
-        narrow_rows_into(out, mask(moved, b, xor_from)[:, skipped:], widths[skipped:], m, start)
+    out, at = np.zeros(-(-packed_size(m, widths[skipped:]) // 8) * 8, dtype=np.uint8), 0
+    for j in range(skipped, c):
+        a = mask_stream.words(MASK_OUT, folded, (m,), dtype) if j == 0 and folded is not None else \
+            mask_stream.words(MASK_IN, mask_index, (m,), dtype, first=j * m)
+        if backwards:  # a scatter: whole
+            a = permute(a, perm, True)
+        combine = np.subtract if j < xor_from else np.bitwise_xor
+        size = packed_size(m, (widths[j],))
+        for start, stop in row_blocks(m):
+            moved = a[start:stop] if backwards else permute(a, perm[start:stop], False)
+            combine(moved, mask_stream.words(MASK_OUT, mask_index, (stop - start,), dtype, first=j * m + start),
+                    out=moved)
+            narrow_rows_into(out[at:at + size], moved[:, None], (widths[j],), m, start)
+        at += size
     return out
 
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from .crypten_compat import crypten
 from .bits import unpack_bits
-from .correlations import BLOCK_ROWS
+from . import correlations
 from .dealer_line import dealer_line
 from .streams import AND_A, AND_B, AND_C, BIT_MASK, BIT_SHARE, MUL_A, MUL_B, MUL_C, KeyStream
 
@@ -107,7 +107,7 @@ class Gates:
         start, pieces = self._used[kind], []
         while count:
             index, size, c = loaded[0]
-            take = min(count, size - start, BLOCK_ROWS)
+            take = min(count, size - start, correlations.BLOCK_ROWS)
             pieces.append((index, start, take, None if c is None else c[start:start + take]))
             count -= take
             start += take

@@ -258,14 +258,14 @@ class Shuffler:
             if self.rank == other:
                 message = np.empty(packed_size(m, widths[sent:]), dtype=np.uint8)
                 for start, stop in blocks:
-                    a = self.stream.words(MASK_IN, stream_index, (stop - start, c), dtype, first=start * c)
+                    a = self.stream.elements(MASK_IN, stream_index, (m, c), start, stop, dtype)
                     if plain:
                         a[:, 0] = 0
                     narrow_rows_into(message, mask(shares[start:stop], a, xor_from)[:, sent:], widths[sent:], m,
                                      start)
                 self.comm.send_array(message, holder)
                 del shares, message
-                shares = self.stream.words(MASK_OUT, stream_index, (m, c), dtype)
+                shares = self.stream.elements(MASK_OUT, stream_index, (m, c), 0, m, dtype)
                 if plain:
                     shares[:, 0] = 0
             else:

@@ -77,6 +77,16 @@ class KeyStream:
         each(expand, len(buffer), align=16)
         return out[lead:].reshape(shape)
 
+    def elements(self, purpose: int, index: int, shape, start: int, stop: int, dtype=np.int64) -> np.ndarray:
+        """Rows [start, stop) of an (M, c) array whose column j is the stream's words [j M, (j + 1) M), as a C-order
+        (stop - start, c) array: a shuffle's masks, laid out column after column so that the dealer expands one
+        column of them at a time (circuits.correlations.correction) while the parties take them by element."""
+        m, c = shape
+        out = np.empty((stop - start, c), dtype=dtype)
+        for j in range(c):
+            out[:, j] = self.words(purpose, index, (stop - start,), dtype, first=j * m + start)
+        return out
+
     def slots(self, purpose: int, index: int, shape, start: int, stop: int, dtype=np.int64) -> np.ndarray:
         """Elements [start, stop) of every row of the words of ``shape`` (rows, M), as (rows, stop - start)."""
         rows, m = shape

@@ -132,6 +132,7 @@ class Dealer(TTPServer):
         """Both parties' permutations for ``perm_index`` (kept for the matching inverse): received from the
         parties if they announced them (circuits.shuffle.Shuffler.announce), else derived from their keys."""
         if perm_index not in self._perms:
+            self._perms = {}  # the last ones go first: two pairs of M positions are never held at once
             if announced:
                 comm = crypten.communicator.get()
                 width = (position_bytes(n),)

@@ -74,7 +74,7 @@ def recovered(p0: dict, p1: dict) -> dict:
     """{adversary: (recovered destination order, recovered labels)} from P0's view (and the dealer's k_1)."""
     mask_index, xor_from, masked, permutation, s = _final_shuffle(p0["view"])
     m = len(s)
-    a = KeyStream(p1["dealer_key"]).words(MASK_IN, 2 * mask_index, masked.shape)  # the dealer regenerates it
+    a = KeyStream(p1["dealer_key"]).elements(MASK_IN, 2 * mask_index, masked.shape, 0, m)  # the dealer regenerates it
     theirs = unmask(masked, a, xor_from)  # P1's shares of (sigma, labels, keys), in input order
     keys = p0["keys"] ^ theirs[:, 2]
     labels = p0["labels"] + theirs[:, 1]

@@ -41,6 +41,7 @@ class _Weakened:
         return self.change(purpose, index, self._stream.words(purpose, index, shape, dtype, first), first)
 
     slots = KeyStream.slots  # through the changed words
+    elements = KeyStream.elements
 
     def change(self, purpose: int, index: int, words: np.ndarray, first: int) -> np.ndarray:
         """The words of (purpose, index) from its word ``first`` on, as the control changes them."""
@@ -49,12 +50,12 @@ class _Weakened:
 
 class _StaleFoldStream(_Weakened):
     """P1's fresh words of a folded step's column 0 replaced by the words it already holds there."""
-    folding = None  # (stream index of the folded step, stream index of the unshuffle step folded into it)
+    folding = None  # (stream index of the folded step, stream index of the unshuffle step folded into it, M)
 
     def change(self, purpose, index, words, first):
-        if self.folding is not None and purpose == MASK_OUT and index == self.folding[0]:
-            words[:, 0] = self._stream.words(MASK_OUT, self.folding[1], (len(words),), words.dtype,
-                                             first // words.shape[1])
+        # column 0 of a shuffle's masks is its stream's first M words (KeyStream.elements: one column a call)
+        if self.folding is not None and purpose == MASK_OUT and index == self.folding[0] and first < self.folding[2]:
+            words[...] = self._stream.words(MASK_OUT, self.folding[1], words.shape, words.dtype, first)
         return words
 
 
@@ -65,8 +66,8 @@ class _ZeroOnehotShares(_Weakened):
         return np.zeros_like(words) if purpose in (ONEHOT_SHARE, PRODUCT_SHARE) else words
 
 
-def _folding(mask_index: int, fold) -> tuple:
-    return None if fold is None else (2 * mask_index, 2 * fold + 1)
+def _folding(mask_index: int, fold, m: int) -> tuple:
+    return None if fold is None else (2 * mask_index, 2 * fold + 1, m)
 
 
 class StaleFold(Shuffler):
@@ -75,7 +76,7 @@ class StaleFold(Shuffler):
         self.stream = _StaleFoldStream(self.stream)
 
     def _run(self, shares, pi, inverse_order, xor_from, widths, fold=None, reveal=False):
-        self.stream.folding = _folding(self._mask_count, fold)
+        self.stream.folding = _folding(self._mask_count, fold, len(shares))
         try:
             return super()._run(shares, pi, inverse_order, xor_from, widths, fold, reveal)
         finally:
@@ -90,7 +91,7 @@ class StaleFoldDealer(Dealer):
     def permutation_correlation(self, shape, perm_index, mask_index, inverse_order, xor_from, dtype="int64",
                                 announced=False, widths=None, fold=None, reveal=False):
         for stream in self._streams:
-            stream.folding = _folding(mask_index, fold)
+            stream.folding = _folding(mask_index, fold, shape[0])
         try:
             return super().permutation_correlation(shape, perm_index, mask_index, inverse_order, xor_from, dtype,
                                                    announced, widths, fold, reveal)

@@ -70,13 +70,15 @@ def _sorted(ctx, shuffler, gates, sort_cases, tie_cases) -> dict:
 
 
 def _blocked_party(ctx, block_rows, sort_cases, tie_cases):
-    """_sorted with the element-wise work in blocks of ``block_rows`` elements (circuits.correlations.row_blocks),
-    so that every vector of several elements spans several blocks, a last one partial."""
-    from mpc_auc.circuits import correlations
+    """_sorted with the element-wise work in blocks of ``block_rows`` elements (circuits.correlations.row_blocks:
+    the gates' triples too), so that every vector of several elements spans several blocks, a last one partial; and
+    the one-hot vectors of a selection of more than ``2 block_rows`` digits made again in each pass
+    (circuits.select.KEEP_ROWS), not kept."""
+    from mpc_auc.circuits import correlations, select
     from mpc_auc.circuits.gates import Gates
     from mpc_auc.circuits.shuffle import Shuffler
 
-    correlations.BLOCK_ROWS = block_rows
+    correlations.BLOCK_ROWS, select.KEEP_ROWS = block_rows, 2 * block_rows
     return _sorted(ctx, Shuffler(ctx.stream_key), Gates(ctx.stream_key), sort_cases, tie_cases)
 
 
@@ -225,8 +227,9 @@ def _check_ties(keys, labels, opened):
 
 
 def test_the_sort_worked_in_blocks_is_the_stable_sort():
-    """The shuffles', the digit selections' and the dealer's local work in blocks of 48 elements (at scale 2^20:
-    the temporaries of a long vector are a block's): the same sort, moves, group starts, rank sums and mid-ranks."""
+    """The shuffles', the digit selections', the gates' and the dealer's local work in blocks of 48 elements (at
+    scale 2^20: the temporaries of a long vector are a block's), the one-hot vectors of more than 96 digits made
+    again per pass: the same sort, moves, group starts, rank sums and mid-ranks."""
     cases, ties = _sort_cases()[-5:], _tie_cases()[-4:]
     p0, _ = run_parties(_blocked_party, (48, cases, ties), provider="TTP", timeout_s=60,
                         placement=Placement(dealer=_SmallBlocksDealer))
