@@ -50,9 +50,11 @@ class RadixRanking:
     of the same dealer key (the group starts after the sort).
     """
 
-    def __init__(self, shuffler, gates, bits: int, progress=None):
+    def __init__(self, shuffler, gates, bits: int, progress=None, between=None):
+        """progress(done, total) after each digit; between(): called after the sort's 32-bit steps, before its
+        64-bit move (the roles hand the heap's free pages back there: protocols.runtime.memory)."""
         self.shuffler, self.gates, self.bits = shuffler, gates, bits
-        self.progress = progress
+        self.progress, self.between = progress, between
         self.sigma = None
 
     def sort(self, keys, key_xor: np.ndarray, payloads):
@@ -68,6 +70,8 @@ class RadixRanking:
         if isinstance(payloads, list):
             payloads.clear()
         del key_xor
+        if self.between is not None:
+            self.between()
         moved = self.shuffler.apply_shares(self.sigma, columns, xor_columns=1)
         starts = group_starts_from_xor_keys(self.gates, moved[-1], self.bits)
         return starts, [row.copy() for row in moved[:-1]]  # copies: the sorted keys go with ``moved``

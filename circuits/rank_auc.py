@@ -141,19 +141,23 @@ class TieGroups:
         return self.nex_next - self.nex
 
 
-def tie_groups(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray, flags: bool = False,
-               weights: np.ndarray = None) -> TieGroups:
+def tie_groups(shuffler, gates, sorted_rows: list, flags: bool = False) -> TieGroups:
     """The compacted tie groups of a sorted sample: one round of products and one stable partition.
 
-    starts: shares of the group-start bits e in sorted order (group_starts_from_*).  Every element that
+    sorted_rows: [starts, labels] or [starts, labels, weights], shares in sorted order, a list that is emptied (a
+    caller that keeps no other reference has them freed as soon as they are used).  starts: the group-start bits
+    e (group_starts_from_*); labels: the labels' additive shares.  Every element that
     starts no group first trades its position (locally: positions are public) and positives below (one
     product) for the totals (M, P); after the compaction every slot from G on then holds (M, P), which is
     also what "the next group" of the last group is, so the next slot's values are a shift.  ``flags``: also
     move the partition key, the shares of [t >= G] (what :func:`to_members` and the metrics that divide per
-    group need).  ``weights``: shares of each sorted row's integer weight; the groups then hold masses
+    group need).  Weights (the list's third: shares of each sorted row's integer weight): the groups hold masses
     (module docstring, "Weighted AUC"), for the AUC only.
     """
-    rank, y = gates.rank, np.asarray(sorted_labels, dtype=np.int64)
+    starts, y, *weights = sorted_rows
+    sorted_rows.clear()
+    weights = weights[0] if weights else None
+    rank, y = gates.rank, np.asarray(y, dtype=np.int64)
     m = len(y)
     gates.reserve("mul", m + 1 if weights is None else 3 * m + 1)
     if weights is not None:
@@ -174,7 +178,8 @@ def tie_groups(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray, f
     pos_below -= positives
     pairs = [(starts, pos_below), (positives, negatives)]
     if weights is None:
-        a_off = starts * (np.arange(m, dtype=np.int64) - m)  # e_j (j - M): the positions are public
+        a_off = np.arange(-m, 0, dtype=np.int64)
+        a_off *= starts  # e_j (j - M): the positions are public
         pex_off, pn = gates.multiply(*pairs)
         pn = pn.copy()  # a view would keep the whole product vector
     else:  # e_j (mass below j - W): the masses are secret
@@ -183,7 +188,7 @@ def tie_groups(shuffler, gates, starts: np.ndarray, sorted_labels: np.ndarray, f
     a_off += total
     pex_off += positives
     columns = ([later] if flags else []) + [a_off, pex_off]  # a list: freed once in the move's words
-    del later, a_off, pex_off, starts, pos_below, pairs
+    del later, a_off, pex_off, starts, pos_below, pairs, y
     moved = shuffler.apply_shares(rho, columns)
     return TieGroups(rank, moved[-2], moved[-1], positives, pn, rho, moved[0] if flags else None,
                      None if weights is None else total)
@@ -203,9 +208,9 @@ def to_members(shuffler, gates, groups: TieGroups, columns) -> np.ndarray:
 
 def _adjacent_sums(x: np.ndarray, fill: np.ndarray) -> np.ndarray:
     """x_t + x_{t+1}, with ``fill`` (1,) past the end (x is consumed: the sums are written over it)."""
-    last = x[-1] + fill[0]
+    last = x[-1:] + fill  # one-element arrays wrap mod 2^64 without a warning (numpy scalars warn)
     np.add(x[:-1], x[1:], out=x[:-1])  # ufuncs read overlapping operands as if copied first
-    x[-1] = last
+    x[-1:] = last
     return x
 
 

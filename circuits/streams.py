@@ -139,7 +139,7 @@ def _move(source: np.ndarray, target: np.ndarray, perm: np.ndarray, backwards: b
     def part(start: int, stop: int) -> None:  # disjoint parts of target: perm is a permutation
         if backwards:
             target[perm[start:stop]] = source[start:stop]
-        else:
-            target[start:stop] = source[perm[start:stop]]
+        else:  # straight into the target: a fancy index would gather into a temporary first
+            np.take(source, perm[start:stop], out=target[start:stop], mode="clip")
 
     each(part, len(perm))

@@ -43,7 +43,7 @@ from ..refused import Refused
 from ..release_spec import MALICIOUS_REFUSAL
 from ..runtime.ledger import ACCOUNTING
 from ..runtime.metrics import TrafficMeter
-from ..runtime.memory import release_free_memory
+from ..runtime.memory import map_large_arrays, release_free_memory
 from ..runtime.control import serves
 from . import accounting
 from . import malicious
@@ -57,6 +57,7 @@ def serve_jobs(ctx, fraction_bits: int):
     shuffler, gates = Shuffler(ctx.stream_key), Gates(ctx.stream_key)
     while (job := ctx.recv("job")) is not None:
         _serve_job(ctx, job, fraction_bits, shuffler, gates)
+        map_large_arrays(0)  # the next job's rows decide again
         release_free_memory()  # whatever the job held (its submissions, even refused ones) goes back at its end
 
 
@@ -73,6 +74,7 @@ def _serve_job(ctx, job, fraction_bits: int, shuffler, gates) -> None:
     if intake.problem:
         return
     admitted = intake.collect()
+    map_large_arrays(sum(a.rows for a in admitted))
     if job.evaluation.spec.malicious and not intake.problem:
         intake.problem = malicious.rows_refusal(sum(a.rows for a in admitted), job.central)
     if intake.problem:
@@ -211,10 +213,11 @@ def _compute(ctx, job, intake, held: list, fraction_bits: int, shuffler, gates, 
             return {"central": _curve_release(ctx, job.central, sorted_labels, gates), **meter.read()}
         if ctx.rank == 0:
             ctx.progress("tie groups and rank sum" + (f" of score column {k + 1}" if k else ""))
-        groups = tie_groups(shuffler, gates, starts, sorted_labels, flags, *sorted_weights)
+        ranked = [starts, sorted_labels, *sorted_weights]  # emptied by tie_groups as it goes
         del starts, sorted_weights
         if "ap" not in metrics:  # only the average precision reads the sorted labels again
             sorted_labels = None
+        groups = tie_groups(shuffler, gates, ranked, flags)
         twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, groups, mid_ranks=job.ranks and k == 0)
         if job.central is not None:
             release = _central_release(ctx, job.central, from_share(twice_u), from_share(labels), gates)
@@ -409,7 +412,7 @@ def _ranking(ctx, job, m: int, shuffler, gates):
             ctx.progress(f"oblivious {job.method} sort of {m} scores: step {done}/{total}")
 
     if job.method == "radix":
-        return RadixRanking(shuffler, gates, key_bits, progress)
+        return RadixRanking(shuffler, gates, key_bits, progress, release_free_memory)
     return BitonicRanking(PAD_KEY, progress)
 
 

@@ -65,7 +65,7 @@ from ...circuits.streams import (AND_A, AND_B, AND_C, AUTH_MAC, AUTH_VALUE, BIT_
                                  ONEHOT_SHARE, PRODUCT_MASK, PRODUCT_SHARE, KeyStream)
 from ..errors import BundleIntegrityError
 from .csprng import TUPLES, KeyedGenerator
-from .memory import release_free_memory
+from .memory import map_large_arrays, release_free_memory
 
 TTPServer = crypten.mpc.provider.TTPServer
 COMPUTE_PARTIES = (0, 1)
@@ -153,6 +153,7 @@ class Dealer(TTPServer):
             raise RequestRefused(f"shuffle masks {mask_index} were asked for twice: refused")
         self._served_masks.add(mask_index)
         shape, dtype = tuple(shape), np.dtype(dtype)  # (M, columns): one row per element
+        map_large_arrays(shape[0])
         if dtype == np.int64:  # a 64-bit move after the sort's 32-bit steps: other sizes from here on
             release_free_memory()
         perms = self._permutations(perm_index, shape[0], announced)

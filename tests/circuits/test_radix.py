@@ -62,7 +62,7 @@ def _sorted(ctx, shuffler, gates, sort_cases, tie_cases) -> dict:
     for keys, labels in tie_cases:
         from_xor = group_starts_from_xor_keys(gates, public_share(keys, ctx.rank), 62)
         from_additive = group_starts_from_keys(public(torch.from_numpy(keys)))
-        groups = tie_groups(shuffler, gates, from_xor, public_share(labels, ctx.rank), flags=True)
+        groups = tie_groups(shuffler, gates, [from_xor, public_share(labels, ctx.rank)], flags=True)
         twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, groups, mid_ranks=True)
         out["ties"].append([shuffler.open(np.atleast_1d(t)) for t in (twice_u, twice_pn, twice_rank, from_xor,
                                                                       from_additive)])
@@ -157,7 +157,7 @@ def _exact_path_requests(ctx, shuffler, gates, keys, leak: bool) -> list:
                                                                          [labels])
         if leak:
             gates.reserve("mul", len(np.unique(keys)))
-        groups = tie_groups(shuffler, gates, starts, sorted_labels, flags=True)
+        groups = tie_groups(shuffler, gates, [starts, sorted_labels], flags=True)
         twice_u, twice_pn, _ = auc_fraction(shuffler, gates, groups)
         nonnegative(gates, twice_pn - public_share(1, ctx.rank))
         fraction_bits(gates, twice_u, twice_pn, 52, digit_bits_for(len(keys) ** 2))
