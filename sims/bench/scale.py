@@ -1,4 +1,5 @@
-"""Scale benchmark of ``mpc-auc run``: 458,407, 4,584,062 and 45,840,617 float64 scores, each role's memory and bytes.
+"""Scale benchmark of ``mpc-auc run``: 458,407, 4,584,062, 9,168,124 and 45,840,617 float64 scores, each role's memory
+and bytes.
 
 For each M a Criteo-shaped CSV (sims.bench.e2e.dataset: 100 IID clients, binormal scores, AUC 0.77) is
 written first (not timed); then ``mpc-auc --quiet run`` runs as a fresh process, as a user types it (P0,
@@ -10,8 +11,8 @@ of each of its phases (where its memory grows: the memory model's "phase"), and 
 clear AUC is the mid-rank (Mann-Whitney) AUC of the same file computed by :func:`streaming_auc`, which
 reads the CSV in batches (pyarrow) and keeps one count of positives and negatives per distinct score.
 
-A size whose projected peak (each role's bytes per score at the largest size measured so far, times M,
-plus its fixed part) exceeds the memory this machine has available is not run: the row says so, with the
+A size whose projected peak (each role's peak growing linearly from the two largest sizes measured so far:
+:func:`projected`) exceeds the memory this machine has available is not run: the row says so, with the
 projection.  ``--doc FILE`` replaces the section between the bench-scale markers of FILE.
 
 Usage: python -m mpc_auc.sims.bench.scale [--sizes M ...] [--data DIR] [--timeout S] [--doc FILE]
@@ -29,7 +30,9 @@ from ..host import machine
 from .e2e import CRITEO_FULL_M, GB, dataset, run_ours, write_doc
 
 CRITEO_LOG_M = 45_840_617  # the whole click log the Criteo test sets are drawn from (about 100x 458,407)
-SIZES = (458_407, CRITEO_FULL_M, CRITEO_LOG_M)
+# 2 x 4,584,062: the first size past protocols.runtime.memory.LARGE_ROWS (whole vectors mapped apart), from which
+# the largest size is projected
+SIZES = (458_407, CRITEO_FULL_M, 2 * CRITEO_FULL_M, CRITEO_LOG_M)
 MARKERS = ("<!-- bench-scale:start -->", "<!-- bench-scale:end -->")
 ROLES = ("coordinator", "P0", "P1", "dealer")
 BATCH_ROWS = 1 << 22  # rows per batch of the streaming reference
@@ -68,10 +71,14 @@ def available_bytes() -> int:
 
 
 def projected(rows: list, m: int, fixed: dict) -> dict:
-    """Each role's peak at M projected from the largest measured row: its bytes per score above ``fixed`` (each
-    role's peak in a run of FIXED_M rows: interpreter, libraries, buffers) times M, plus the fixed part."""
-    last = max(rows, key=lambda r: r["m"])
-    return {role: fixed[role] + (last["peaks"][role] - fixed[role]) / last["m"] * m for role in ROLES}
+    """Each role's peak at M projected linearly from the two largest measured rows (their peaks' growth per added
+    score, at least 0), or, with one row, from it and ``fixed`` (each role's peak in a run of FIXED_M rows:
+    interpreter, libraries, buffers).  Per added score, not per score: what is fixed or made in chunks (the input
+    check's 2^21 rows) does not grow with M."""
+    last, *before = sorted(rows, key=lambda r: r["m"], reverse=True)
+    base = {"m": FIXED_M, "peaks": fixed} if not before else before[0]
+    return {role: last["peaks"][role] + max(0.0, (last["peaks"][role] - base["peaks"][role])
+                                            / (last["m"] - base["m"])) * (m - last["m"]) for role in ROLES}
 
 
 def measure(path: str, directory: str, timeout_s: float) -> dict:
