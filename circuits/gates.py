@@ -153,11 +153,13 @@ class Gates:
         shapes = _shapes(pairs)
         n = sum(int(np.prod(shape, dtype=np.int64)) for shape in shapes)
         pieces = self._triples(kind, n)
+        flat = [(np.ravel(x), np.ravel(y)) for x, y in pairs]  # views of contiguous inputs; others copied once
         own, at = np.empty(2 * n, dtype=np.int64), 0
         for piece in pieces:  # (x - a, y - b), the pairs read in place
             a, b, _ = self._words(kind, piece)
-            _opening(pairs, at, a, b, mask, own, n)
+            _opening(flat, at, a, b, mask, own, n)
             at += len(a)
+        del flat
         opened = self._exchange(own)
         add(opened, own, out=opened)  # own may still be on its way: not changed in place
         del own
@@ -209,19 +211,18 @@ def _shapes(pairs) -> list:
     return shapes
 
 
-def _opening(pairs, at: int, a: np.ndarray, b: np.ndarray, combine, out: np.ndarray, n: int) -> None:
+def _opening(flat, at: int, a: np.ndarray, b: np.ndarray, combine, out: np.ndarray, n: int) -> None:
     """Words [at, at + len(a)) of this party's half of a gate's opening, (x - a, y - b) or (x XOR a, y XOR b) over
-    every pair's flattened x and y side by side, written into ``out`` (x's at [0, n), y's at [n, 2n)) straight
-    from the pairs (no concatenated copy of the inputs)."""
+    every pair's flattened x and y (``flat``) side by side, written into ``out`` (x's at [0, n), y's at [n, 2n))
+    straight from the pairs (no concatenated copy of the inputs)."""
     stop, offset = at + len(a), 0
-    for x, y in pairs:
-        size = int(np.prod(np.shape(x), dtype=np.int64))
-        lo, hi = max(at, offset), min(stop, offset + size)
+    for x, y in flat:
+        lo, hi = max(at, offset), min(stop, offset + len(x))
         if lo < hi:
             for value, mask, base in ((x, a, 0), (y, b, n)):
-                flat = np.ravel(value)[lo - offset:hi - offset].astype(np.int64, copy=False)
-                combine(flat, mask[lo - at:hi - at], out=out[base + lo:base + hi])
-        offset += size
+                combine(value[lo - offset:hi - offset].astype(np.int64, copy=False), mask[lo - at:hi - at],
+                        out=out[base + lo:base + hi])
+        offset += len(x)
 
 
 def _split(z: np.ndarray, shapes) -> list:
