@@ -181,10 +181,9 @@ def tie_groups(shuffler, gates, sorted_rows: list, flags: bool = False) -> TieGr
         a_off = np.arange(-m, 0, dtype=np.int64)
         a_off *= starts  # e_j (j - M): the positions are public
         pex_off, pn = gates.multiply(*pairs)
-        pn = pn.copy()  # a view would keep the whole product vector
     else:  # e_j (mass below j - W): the masses are secret
         pex_off, pn, a_off = gates.multiply(*pairs, (starts, np.cumsum(weights) - weights - total))
-        pn = pn.copy()
+    pn = pn.copy()  # a view would keep the whole product vector
     a_off += total
     pex_off += positives
     columns = ([later] if flags else []) + [a_off, pex_off]  # a list: freed once in the move's words

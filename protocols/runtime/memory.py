@@ -9,12 +9,20 @@ without it, 8.7 GB with it, and no slower).
 import ctypes
 
 
+def _glibc():
+    """The C library when it is glibc (malloc_trim and mallopt), else None: the heap's settings are then left as
+    they are."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        return libc if libc.malloc_trim and libc.mallopt else None
+    except (OSError, AttributeError):
+        return None
+
+
 def release_free_memory() -> None:
     """glibc's malloc_trim(0): return every free page of the heap to the system (a no-op elsewhere)."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).malloc_trim(0)
-    except (OSError, AttributeError):
-        pass  # not glibc
+    if (libc := _glibc()) is not None:
+        libc.malloc_trim(0)
 
 
 LARGE_ROWS = 1 << 23  # rows from which a job maps its whole vectors apart (map_large_arrays)
@@ -24,15 +32,12 @@ MAPPED_BYTES = 32 << 20  # the least array mapped apart then (glibc's greatest m
 def map_large_arrays(rows: int) -> None:
     """For a job of at least LARGE_ROWS rows, arrays of MAPPED_BYTES or more (every whole vector there: 4 bytes an
     element make 32 MB at 2^23) each mapped apart and handed back to the system when freed, so that the sizes of
-    one phase do not stay in the heap beside the next phase's (at 9,168,124 rows the heap's high-water kept each
-    party about 60 bytes a score above what it held); the blocks, of 2^20 elements at most, stay in the heap.
+    one phase do not stay in the heap beside the next phase's (at 9,168,124 rows the heap's high-water kept the
+    four processes 57 bytes a score above mapping apart); the blocks, of 2^20 elements at most, stay in the heap.
     A smaller job keeps everything in the heap (:func:`tune_allocator`: no page faults per array)."""
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    if (libc := _glibc()) is not None:
         libc.mallopt(-4, 1 << 16 if rows >= LARGE_ROWS else 0)  # M_MMAP_MAX
         libc.mallopt(-3, MAPPED_BYTES)  # M_MMAP_THRESHOLD (fixed: glibc's own moves with what is freed)
-    except (OSError, AttributeError):
-        pass  # not glibc: defaults
 
 
 def tune_allocator() -> None:
@@ -45,11 +50,8 @@ def tune_allocator() -> None:
     message in a heap of its own arena, which glibc unmaps once the message is freed, so every message
     faulted its pages in again (P0 of a 3M-pair Gini run: 1.0 s for 1.5 GB received, 0.2 s this way).
     """
-    try:
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    if (libc := _glibc()) is not None:
         libc.mallopt(-4, 0)  # M_MMAP_MAX: serve large blocks from the heap
         libc.mallopt(-1, 2 ** 31 - 1)  # M_TRIM_THRESHOLD: do not hand freed heap back
         libc.mallopt(-2, 256 << 20)  # M_TOP_PAD: grow the heap in 256 MB steps
         libc.mallopt(-8, 1)  # M_ARENA_MAX: the links' I/O threads allocate from the same heap
-    except (OSError, AttributeError):
-        pass  # not glibc: defaults
