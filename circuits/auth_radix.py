@@ -86,9 +86,9 @@ class AuthRadixRanking:
         (permutation ``perm``, masks ``masks``), the mask of its destinations, its one-hot tuple, its unshuffle's
         correlation (digit 0: the one-hot tuple only)."""
         if t and self.shuffler.rank == 0:  # P0 asks for the shuffles' correlations (P1's corrections come to it)
-            self.shuffler.post([self.shuffler.shuffle_request((m, 4), perm, masks, False, 4, np.int64, False, (8,) * 4),
+            self.shuffler.post([self.shuffler.shuffle_request((m, 4), perm, masks, False, 4, np.int64, False, (64,) * 4),
                                 self.shuffler.shuffle_request((m, 2), perm, masks + 1, True, 2, np.int64, False,
-                                                              (8,) * 2)])
+                                                              (64,) * 2)])
         if t:
             self.auth.post("uniform", (m,))
         self.auth.post("onehot", (ONEHOT_ROWS, m))

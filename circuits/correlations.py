@@ -65,15 +65,23 @@ def correction(mask_stream: KeyStream, perm: np.ndarray, backwards: bool, mask_i
     return out
 
 
-def position_bytes(m: int) -> int:
-    """Bytes of a word that hold every position 0..m-1: a sharing of positions is needed only mod 2^(8 bytes),
-    so only that many low bytes of each share word travel (:func:`narrow`)."""
-    return max(1, -(-(m - 1).bit_length() // 8))
+def position_bits(m: int) -> int:
+    """Bits of a word that hold every position 0..m-1, ceil(log2 m) (at least 1): a sharing of positions is needed
+    only mod 2^bits, so only that many low bits of each share word travel (:func:`narrow`)."""
+    return max(1, (m - 1).bit_length())
 
 
 def packed_size(m: int, widths) -> int:
-    """Bytes :func:`narrow` makes of m rows whose column j keeps ``widths[j]`` bytes."""
-    return m * sum(widths)
+    """Bytes :func:`narrow` makes of m rows whose column j keeps its ``widths[j]`` low bits: m widths[j] / 8,
+    each bit plane rounded up to a whole byte."""
+    return sum(m * (bits // 8) + bits % 8 * -(-m // 8) for bits in widths)
+
+
+def low_bits(values: np.ndarray, bits: int) -> np.ndarray:
+    """values mod 2^bits (of their dtype): what a sharing needed only modulo that opens to."""
+    if bits >= 8 * values.dtype.itemsize:
+        return values
+    return values & values.dtype.type((1 << bits) - 1)
 
 
 BLOCK_ROWS = 1 << 20  # elements per block of a long vector's local work: bounds its temporaries (a multiple of 16)
@@ -88,9 +96,11 @@ def row_blocks(m: int, whole: bool = False) -> list:
 
 
 def narrow(words: np.ndarray, widths) -> np.ndarray:
-    """The low ``widths[j]`` bytes of every word of column j of ``words`` (M, c), column after column, as one
-    uint8 array of :func:`packed_size` bytes: what travels of a sharing needed only mod 2^(8 widths[j]) (masked
-    words are uniform modulo that too).  Little-endian words, as on every platform the roles run on."""
+    """The low ``widths[j]`` bits of every word of column j of ``words`` (M, c), column after column, as one
+    uint8 array of :func:`packed_size` bytes: what travels of a sharing needed only mod 2^widths[j] (masked
+    words are uniform modulo that too).  A column of b bits is its words' whole low bytes (b // 8 of them:
+    :func:`_pack_bytes`), then the b % 8 bits above those as bit planes, eight words a byte (:func:`_pack_bits`).  Little-endian
+    words, as on every platform the roles run on."""
     words = np.asarray(words)
     out = np.empty(packed_size(len(words), widths), dtype=np.uint8)
     narrow_rows_into(out, words, widths, len(words), 0)
@@ -104,25 +114,36 @@ def widen(packed: np.ndarray, widths, dtype, m: int) -> np.ndarray:
 
 def narrow_rows_into(out: np.ndarray, block: np.ndarray, widths, m: int, start: int) -> None:
     """Write rows [start, start + len(block)) of an (m, c) array narrowed by :func:`narrow` into its packed
-    bytes ``out``, from those rows alone (``block``): a message made block by block is byte for byte the
-    whole one."""
+    bytes ``out``, from those rows alone (``block``; start a multiple of 8 where a width is not whole bytes): a
+    message made block by block is byte for byte the whole one."""
     at = 0
-    for j, w in enumerate(widths):
-        _pack_into(out[at:at + packed_size(m, (w,))], block[:, j], w, m, start)
-        at += packed_size(m, (w,))
+    for j, bits in enumerate(widths):
+        whole, rest = divmod(bits, 8)
+        if whole:
+            _pack_bytes(out[at:at + m * whole], block[:, j], whole, m, start)
+        if rest:
+            _pack_bits(out[at + m * whole:], block[:, j], 8 * whole, rest, m, start)
+        at += packed_size(m, (bits,))
 
 
 def widen_rows(packed: np.ndarray, widths, dtype, m: int, start: int, stop: int) -> np.ndarray:
     """Rows [start, stop) of :func:`widen`'s (m, c) words, read from those rows' bytes alone."""
     out = np.empty((stop - start, len(widths)), dtype=dtype)
     packed, at = np.asarray(packed).view(np.uint8).reshape(-1), 0
-    for j, w in enumerate(widths):
-        out[:, j] = _unpack(packed[at:at + packed_size(m, (w,))], w, m, start, stop, out.dtype)
-        at += packed_size(m, (w,))
+    for j, bits in enumerate(widths):  # each column made whole, then written once into its strided place
+        whole, rest = divmod(bits, 8)
+        column = _unpack_bytes(packed[at:at + m * whole], whole, m, start, stop, out.dtype) if whole else 0
+        if rest:
+            high = _unpack_bits(packed[at + m * whole:], rest, m, start, stop).astype(out.dtype)
+            high <<= 8 * whole
+            high |= column
+            column = high
+        out[:, j] = column
+        at += packed_size(m, (bits,))
     return out
 
 
-def _pack_into(region: np.ndarray, column: np.ndarray, w: int, m: int, start: int) -> None:
+def _pack_bytes(region: np.ndarray, column: np.ndarray, w: int, m: int, start: int) -> None:
     """Words [start, start + n) of a column of m words, its low w bytes, into the column's packed ``region``; 3-byte
     words as the block of their low 16 bits, then the block of their third bytes (contiguous blocks: several times
     faster than interleaving them)."""
@@ -133,10 +154,10 @@ def _pack_into(region: np.ndarray, column: np.ndarray, w: int, m: int, start: in
         np.copyto(region[2 * start:2 * (start + n)].view(np.uint16), column, casting="unsafe")
         np.copyto(region[2 * m + start:2 * m + start + n], column >> 16, casting="unsafe")
     else:
-        raise ValueError(f"a narrowed word keeps 1, 2, 3, 4 or all of its bytes, not {w}")
+        raise ValueError(f"a narrowed word keeps 1, 2, 3, 4 or all of its whole bytes, not {w}")
 
 
-def _unpack(region: np.ndarray, w: int, m: int, start: int, stop: int, dtype) -> np.ndarray:
+def _unpack_bytes(region: np.ndarray, w: int, m: int, start: int, stop: int, dtype) -> np.ndarray:
     if w == np.dtype(dtype).itemsize:
         return region[w * start:w * stop].view(dtype)
     if w != 3:
@@ -144,6 +165,38 @@ def _unpack(region: np.ndarray, w: int, m: int, start: int, stop: int, dtype) ->
     out = region[2 * m + start:2 * m + stop].astype(dtype)
     out <<= 16
     out |= region[2 * start:2 * stop].view(np.uint16)
+    return out
+
+
+def _plane_rows(start: int) -> int:
+    """The byte where row ``start`` begins in a bit plane (eight rows a byte)."""
+    if start % 8:
+        raise ValueError(f"packed bits are written and read from a multiple of 8 rows, not from row {start}")
+    return start // 8
+
+
+def _pack_bits(out: np.ndarray, column: np.ndarray, shift: int, bits: int, m: int, start: int) -> None:
+    """Bits [shift, shift + bits) of words [start, start + n) of a column of m words (bits < 8) into ``out``, its
+    ``bits`` planes: plane j holds bit shift + j of every word, eight words a byte, the first in the lowest bit
+    (numpy's packbits, little bit order)."""
+    high = np.empty(len(column), dtype=np.uint8)
+    np.copyto(high, column >> shift if shift else column, casting="unsafe")  # wraps to the low byte
+    plane, first = -(-m // 8), _plane_rows(start)
+    flags = np.empty_like(high)
+    for j in range(bits):
+        np.bitwise_and(high, np.uint8(1 << j), out=flags)  # packbits packs any non-zero byte as a one
+        packed = np.packbits(flags, bitorder="little")
+        out[j * plane + first:j * plane + first + len(packed)] = packed
+
+
+def _unpack_bits(region: np.ndarray, bits: int, m: int, start: int, stop: int) -> np.ndarray:
+    """Rows [start, stop) of the values of ``bits`` bits :func:`_pack_bits` wrote into ``region``, as uint8."""
+    plane, first, n = -(-m // 8), _plane_rows(start), stop - start
+    out = np.zeros(n, dtype=np.uint8)
+    for j in range(bits):
+        ones = np.unpackbits(region[j * plane + first:j * plane + first + -(-n // 8)], count=n, bitorder="little")
+        ones *= np.uint8(1 << j)  # (a product: numpy shifts bytes without its vector units)
+        out |= ones
     return out
 
 

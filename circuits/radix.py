@@ -24,16 +24,16 @@ ties are broken by input position inside the shared sigma, which is never
 opened), digits masked by a fresh uniform dealer digit, and Beaver
 differences masked by fresh uniform words.  docs/protocols/oblivious-ranking.md
 gives the argument.  The inner steps run on 32-bit words, and positions are
-needed only modulo 2^(8 w), w = position_bytes(M) (3 bytes up to 2^24
-rows): so only their w low bytes travel, and the digit's one byte
-(circuits.correlations.narrow).  Per digit and element each party sends
-6 w + 2 bytes (P0 at 458,407 rows: 20 bytes per 2-bit digit), plus its part
-of the next digit's permutation to the dealer (Shuffler.announce, w bytes),
-and the dealer 10 w + 1; the final apply moves the 64-bit payload columns.
+needed only modulo 2^w, w = position_bits(M) = ceil(log2 M) (19 bits at
+458,407 rows): so only their w low bits travel, packed tight, and the digit's
+two (circuits.correlations.narrow).  Per digit and element each party sends
+(6 w + 4) / 8 bytes (P0 at 458,407 rows: 14.75 bytes per 2-bit digit), plus its
+part of the next digit's permutation to the dealer (Shuffler.announce, w bits),
+and the dealer (10 w + 2) / 8; the final apply moves the 64-bit payload columns.
 """
 import numpy as np
 
-from .correlations import RING, position_bytes
+from .correlations import RING, position_bits
 from .rank_auc import group_starts_from_xor_keys
 from .select import digit_destinations
 
@@ -45,7 +45,7 @@ class RadixRanking:
 
     bits: the keys lie in [0, 2^bits); public (fixed by the score encoding,
     not by the data).  After ``sort``, ``sigma`` holds this party's int32
-    share of the sorting permutation, correct modulo 2^(8 position_bytes(M)) (the low bytes that the sort
+    share of the sorting permutation, correct modulo 2^position_bits(M) (the low bits that the sort
     opens and moves; circuits.correlations.narrow).  gates: circuits.gates.Gates
     of the same dealer key (the group starts after the sort).
     """
@@ -98,7 +98,7 @@ class RadixRanking:
             if sigma is None:
                 sigma = digit_destinations(self.shuffler, digit)
             else:
-                s, pi, moved = self.shuffler.open_shuffled(sigma, digit[None], xor_columns=1, widths=(1,),
+                s, pi, moved = self.shuffler.open_shuffled(sigma, digit[None], xor_columns=1, widths=(DIGIT_BITS,),
                                                            fold=fold)
                 current = np.empty_like(digit)
                 current[s] = moved[0]
@@ -106,7 +106,7 @@ class RadixRanking:
                 rho = digit_destinations(self.shuffler, current)
                 del current
                 fold = self.shuffler.schedule()[1]  # the unshuffle's masks: P1's sigma is its stream's words then
-                sigma = self.shuffler.gather_back(s, pi, rho[None], (position_bytes(m),))[0]
+                sigma = self.shuffler.gather_back(s, pi, rho[None], (position_bits(m),))[0]
             if self.progress is not None:
                 self.progress(min(start + DIGIT_BITS, self.bits), self.bits)
         return sigma
@@ -121,13 +121,13 @@ class RadixRanking:
         shuffler = self.shuffler
         perm, masks, onehot = shuffler.schedule()
         digits = -(-self.bits // DIGIT_BITS)
-        width = position_bytes(m)
+        width = position_bits(m)
         plan = [[shuffler.select_request(m, onehot)]]
         for t in range(1, digits):  # shuffle (sigma, digit; P1's sigma folded after the first), select, unshuffle rho
-            plan.append([shuffler.shuffle_request((m, 2), perm, masks, False, 1, RING, True, (width, 1),
+            plan.append([shuffler.shuffle_request((m, 2), perm, masks, False, 1, RING, True, (width, DIGIT_BITS),
                                                   fold=masks - 1 if t > 1 else None, reveal=True),
                          shuffler.select_request(m, onehot + t),
                          shuffler.shuffle_request((m, 1), perm, masks + 1, True, 1, RING, True, (width,))])
             perm, masks = perm + 1, masks + 2
         return plan + [[shuffler.shuffle_request((m, then_moved + 1), perm, masks, False, then_moved, np.int64, True,
-                                                 (width,) + (8,) * then_moved, reveal=True)]]
+                                                 (width,) + (64,) * then_moved, reveal=True)]]

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .correlations import position_bytes
+from .correlations import position_bits
 from .comparators import all_set, flip
 from .select import digit_destinations
 from .shares import public_share, share_of
@@ -168,7 +168,7 @@ def tie_groups(shuffler, gates, sorted_rows: list, flags: bool = False) -> TieGr
     if rank == 0 and shuffler.PREFETCH:  # the dealer makes the partition's correlations after the triples
         shuffler.post([shuffler.select_request(m, onehot),
                        shuffler.shuffle_request((m, moving + 1), perm, masks, False, moving + 1, np.int64, False,
-                                                (position_bytes(m),) + (8,) * moving, reveal=True)])
+                                                (position_bits(m),) + (64,) * moving, reveal=True)])
     # the partition first, while few vectors are held; an additively shared bit's XOR shares are its shares' low bits
     rho = digit_destinations(shuffler, (later & 1).astype(np.uint8))
     pos_below = np.cumsum(y) - y

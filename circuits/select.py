@@ -15,16 +15,18 @@ parties open c = d XOR r, which is uniform and hides d.  Then
   linear in the shares, since delta is public.
 
 Everything here is mod 2^32: the selected values are positions below M < 2^31,
-needed modulo 2^(8 w) only, w = circuits.correlations.position_bytes(M).  Per
-element: the dealer sends one party four w-byte words (P0 for three
+needed modulo 2^w only, w = circuits.correlations.position_bits(M).  Per
+element: the dealer sends one party four w-bit words (P0 for three
 correlations in eight, P1 for five: :func:`onehot_receiver`), the parties exchange two bits for c and three
-w-byte words for delta.  ``digit_destinations`` uses it for
+w-bit words for delta, each vector packed tight (circuits.correlations.narrow).  ``digit_destinations`` uses it for
 the stable partition by a digit, the step of the radix sort (circuits.radix).
 """
 import numpy as np
 
-from .correlations import RING, from_words, narrow_rows_into, packed_size, position_bytes, row_blocks, widen_rows
+from .correlations import (RING, from_words, low_bits, narrow, narrow_rows_into, packed_size, position_bits, row_blocks,
+                           widen, widen_rows)
 from .streams import DIGIT_MASK, ONEHOT_SHARE, PRODUCT_MASK, PRODUCT_SHARE
+
 
 class DigitSelector:
     """One party's end of one one-hot correlation, for a vector of M digits.
@@ -48,7 +50,7 @@ class DigitSelector:
             function, args = shuffler.select_request(m, self.index)
             answer = shuffler.request(function, *args)
         if shuffler.rank == onehot_receiver(self.index):
-            size = packed_size(4 * m, (position_bytes(m),))
+            size = packed_size(m, (position_bits(m),) * 4)
             if answer is None:
                 comm = shuffler.comm
                 self._received = comm.recv_array((size,), np.uint8, comm.get_ttp_rank(), comm.ttp_group)
@@ -105,19 +107,17 @@ class DigitSelector:
         """Shares of values[d_i, i] mod 2^32, where values(start, stop) gives shares (4, n) of the values of
         elements [start, stop) (asked once per block); once per correlation, after :meth:`onehot` of every
         block."""
-        m, width = self.m, (position_bytes(self.m),)
-        message, out = np.empty(packed_size(3 * m, width), dtype=np.uint8), np.empty(m, dtype=RING)
+        m, width = self.m, position_bits(self.m)
+        message, out = np.empty(packed_size(m, (width,) * 3), dtype=np.uint8), np.empty(m, dtype=RING)
         for start, stop in self.blocks:  # delta_u = a_u - a_0 - b_u for u >= 1, with a_u = values[u ^ c]
             arranged = self.arrange(values(start, stop), start)
             masked = arranged[1:] - arranged[0] - self.shuffler.stream.slots(PRODUCT_MASK, self.index, (3, m), start,
                                                                             stop, RING)
-            for u in range(3):
-                narrow_rows_into(message, masked[u][:, None], width, 3 * m, u * m + start)
+            narrow_rows_into(message, masked.T, (width,) * 3, m, start)
             out[start:stop] = arranged[0]
         other = self.shuffler.exchange(message, "masked product")
         for start, stop in self.blocks:
-            delta = (self._slots(message, 3, start, stop) + self._slots(other, 3, start, stop)) & RING(
-                (1 << 8 * width[0]) - 1 if width[0] < 4 else -1)
+            delta = low_bits(self._slots(message, 3, start, stop) + self._slots(other, 3, start, stop), width)
             if self.shuffler.view is not None:
                 self.shuffler.view.append(("masked product", delta.copy()))
             if start in self._kept:
@@ -129,44 +129,27 @@ class DigitSelector:
         return out
 
     def _slots(self, packed: np.ndarray, count: int, start: int, stop: int) -> np.ndarray:
-        """Elements [start, stop) of each of the ``count`` slots of a packed (count, M) vector of position words,
-        as (count, n) words mod 2^32."""
-        width = (position_bytes(self.m),)
-        return np.stack([widen_rows(packed, width, RING, count * self.m, u * self.m + start, u * self.m + stop)[:, 0]
-                         for u in range(count)])
+        """Elements [start, stop) of each of the ``count`` slots of packed position words (a column each), as
+        (count, n) words mod 2^32."""
+        return np.ascontiguousarray(widen_rows(packed, (position_bits(self.m),) * count, RING, self.m, start, stop).T)
 
     def _open_xor(self, own: np.ndarray) -> np.ndarray:
         """d XOR r from this party's 2-bit shares, four to a byte on the wire."""
-        packed = pack_digits(own)
-        c = unpack_digits(packed ^ self.shuffler.exchange(packed, "digit"), len(own))
+        packed = narrow(own[:, None], (2,))
+        c = widen(packed ^ self.shuffler.exchange(packed, "digit"), (2,), np.uint8, len(own))[:, 0]
         if self.shuffler.view is not None:
             self.shuffler.view.append(("digit", c.copy()))
         return c
 
 
-_SHIFTS = np.array([0, 2, 4, 6], dtype=np.uint8)
-
-
-def pack_digits(digits: np.ndarray) -> np.ndarray:
-    """2-bit values four to a byte (the first in the low bits), zero-padded to whole bytes."""
-    quads = np.zeros(-(-len(digits) // 4) * 4, dtype=np.uint8)
-    quads[:len(digits)] = digits
-    return np.bitwise_or.reduce(quads.reshape(-1, 4) << _SHIFTS, axis=1)
-
-
-def unpack_digits(packed: np.ndarray, n: int) -> np.ndarray:
-    """The first n 2-bit values :func:`pack_digits` packed."""
-    return ((packed[:, None] >> _SHIFTS) & 3).reshape(-1)[:n]
-
-
 def onehot_receiver(index: int) -> int:
     """The party the dealer sends its part of one-hot correlation ``index`` (the other expands its part from
     its stream): P0 three times in eight, P1 five, which evens their downloads per radix digit.  Without the
-    one-hot words P0 receives 7w + 2.25 bytes per element and digit (P1's masked digit, s, c, three Beaver
-    differences, the unshuffle's second message; the dealer's corrections of the folded shuffle step and of
-    the unshuffle's), P1 6w + 2.25 (P0's shuffle message, c, the differences, the unshuffle's first message;
-    two corrections, none for the revealed sigma): with 3/8 of the 4w one-hot words each receives
-    8.5w + 2.25, 27.75 bytes at w = 3, where turn about left P0 with 29.25."""
+    one-hot words P0 receives 7w + 6 bits per element and digit, w = position_bits(M) (P1's masked digit, s, c,
+    three Beaver differences, the unshuffle's second message; the dealer's corrections of the folded shuffle
+    step and of the unshuffle's), P1 6w + 6 (P0's shuffle message, c, the differences, the unshuffle's first
+    message; two corrections, none for the revealed sigma): with 3/8 of the 4w one-hot words each receives
+    8.5w + 6 bits, 20.9 bytes at w = 19 (458,407 rows), where turn about left P0 with 22.1."""
     return 0 if index % ONEHOT_PERIOD in _P0_ONEHOTS else 1
 
 

@@ -19,12 +19,12 @@ M < 2^31), everything else mod 2^64 as CrypTen shares it.  A shuffle runs on
 half the bytes of 64-bit words) and on 64-bit words otherwise, a destination
 column then sign-extended; either way each party opens only the low bytes
 of its share of sigma[pi] that hold a position (circuits.correlations.
-position_bytes: 3 up to 2^24 rows), which are uniform.  A column needed
-only modulo 2^(8 w) (positions, a 2-bit digit) travels as its w low bytes
-in every message of a shuffle, the dealer's corrections included
+position_bits: ceil(log2 M)), which are uniform.  A column needed only
+modulo 2^w (positions, a 2-bit digit) travels as its w low bits, packed
+tight, in every message of a shuffle, the dealer's corrections included
 (circuits.correlations.narrow): the masked words are uniform modulo that
-too, and the receiver's share is then right modulo 2^(8 w), which is all
-that is ever opened or moved of it.
+too, and the receiver's share is then right modulo 2^w, which is all that
+is ever opened or moved of it.
 """
 from collections import deque
 
@@ -32,8 +32,8 @@ import numpy as np
 import torch
 
 from .crypten_compat import crypten
-from .correlations import (RING, from_words, mask, narrow, narrow_rows_into, packed_size, position_bytes, row_blocks,
-                           step_plan, unmask, widen, widen_rows)
+from .correlations import (RING, from_words, low_bits, mask, narrow, narrow_rows_into, packed_size, position_bits,
+                           row_blocks, step_plan, unmask, widen, widen_rows)
 from .dealer_line import dealer_line
 from .shares import exchange
 from .streams import MASK_IN, MASK_OUT, KeyStream, permute
@@ -86,7 +86,7 @@ class Shuffler:
         shares (int32 or int64), of which the last ``xor_columns`` are XOR-shared, or a list of c such rows, which
         is emptied once they are copied into the shuffle's words (a caller that holds no other reference to
         them has them freed before the shuffle's own vectors are made).
-        widths: the low bytes of each column's words that matter (None: all); sigma's are its positions'.
+        widths: the low bits of each column's words that matter (None: all); sigma's are its positions'.
         fold: sigma came out of the unshuffle of this mask index (P1's share is then its stream's words): see
         :meth:`shuffle`.
         """
@@ -95,7 +95,7 @@ class Shuffler:
             raise ValueError("destination vectors are shared mod 2^32: at most 2^31 - 1 elements")
         pi = self.fresh(m)
         dtype = np.result_type(*columns) if len(columns) else np.dtype(RING)
-        widths = (position_bytes(m), *(widths or [dtype.itemsize] * len(columns)))
+        widths = (position_bits(m), *(widths or [8 * dtype.itemsize] * len(columns)))
         count = len(columns) + 1
         # the rows made in the call: the shuffle holds their only reference, and drops them once permuted
         shuffled = self._run(_element_rows(sigma, columns, dtype), pi, False, count - xor_columns, widths, fold,
@@ -135,13 +135,13 @@ class Shuffler:
             raise ValueError("destination vectors are shared mod 2^32: at most 2^31 - 1 elements")
         own = self.stream.permutation(self._perm_count + len(self._announced), n)
         self._announced.append(own)
-        self.comm.send_array(narrow(own.astype(np.int32)[:, None], (position_bytes(n),)), self.comm.get_ttp_rank(),
+        self.comm.send_array(narrow(own.astype(np.int32)[:, None], (position_bits(n),)), self.comm.get_ttp_rank(),
                              self.comm.permutation_group)
 
     def shuffle(self, shares: np.ndarray, pi: "JointPermutation", xor_from=None, widths=None,
                 fold: int = None, reveal: bool = False) -> np.ndarray:
         """This party's share of x[pi] for its share of x (shape (c, M); rows from ``xor_from`` on are XOR-shared;
-        the shares needed only mod 2^(8 widths[j]) in row j, None: in full).
+        the shares needed only mod 2^widths[j] in row j, None: in full).
 
         fold: the mask index of an earlier unshuffle that produced row 0, whose second step left P1 holding
         its stream's words MASK_OUT there.  The dealer knows them too, so it folds them into P0's correction
@@ -161,27 +161,27 @@ class Shuffler:
 
     def open(self, shares: np.ndarray, kind: str = "destinations", width: int = None) -> np.ndarray:
         """Open a sharing to both parties (one exchange); ``kind`` labels it in the recorded view.  width: only
-        the value mod 2^(8 width) is needed (positions: :func:`circuits.correlations.position_bytes`), so only
-        that many low bytes of each share travel; the result, of the shares' dtype, is that residue."""
+        the value mod 2^width is needed (positions: :func:`circuits.correlations.position_bits`), so only
+        that many low bits of each share travel; the result, of the shares' dtype, is that residue."""
         shares = np.ascontiguousarray(shares)
-        if width is None or width >= shares.dtype.itemsize:
+        if width is None or width >= 8 * shares.dtype.itemsize:
             opened = self.comm.all_reduce(torch.from_numpy(shares)).numpy()
         else:
             n, width = shares.size, (width,)
             other = self.exchange(narrow(shares.reshape(-1, 1), width), kind)
             total = shares.reshape(-1) + widen(other, width, shares.dtype, n)[:, 0]
-            opened = (total & shares.dtype.type((1 << 8 * width[0]) - 1)).reshape(shares.shape)
+            opened = low_bits(total, width[0]).reshape(shares.shape)
         if self.view is not None:
             self.view.append((kind, opened.copy()))
         return opened
 
     def _revealed(self, share: np.ndarray, width: int) -> np.ndarray:
         """Positions (int64: numpy gathers by 64-bit indexes, and would convert narrower ones at each use) that P1
-        holds in full after a revealing shuffle (:meth:`shuffle`), P0 zero: P1 sends their w low bytes to P0 (one
+        holds in full after a revealing shuffle (:meth:`shuffle`), P0 zero: P1 sends their w low bits to P0 (one
         message, one way)."""
         if self.rank == 1:
             self.comm.send_array(narrow(share[:, None], (width,)), 0)
-            opened = share.astype(np.int64) & ((1 << 8 * width) - 1)
+            opened = low_bits(share.astype(np.int64), width)
         else:
             packed = self.comm.recv_array((packed_size(len(share), (width,)),), np.uint8, 1, operation="destinations")
             opened = widen(packed, (width,), np.int64, len(share))[:, 0]
@@ -213,7 +213,7 @@ class Shuffler:
                         announced: bool, widths, fold: int = None, reveal: bool = False) -> tuple:
         """(function, args) of the dealer request for one shuffle's correlation: the shares' (M, c) shape,
         the permutation and mask indexes, the direction, the first XOR-shared column, the word type,
-        whether the parties announced the permutation, the bytes of each column's words that travel, the
+        whether the parties announced the permutation, the bits of each column's words that travel, the
         unshuffle folded into column 0 and whether column 0 is revealed to P1 (:meth:`shuffle`).  One
         definition for the request and its posts."""
         return ("permutation_correlation", (tuple(shape), perm, mask, inverse_order, xor_from,
@@ -239,9 +239,9 @@ class Shuffler:
             raise ValueError("only a shuffle reveals its row 0 to P1, not an unshuffle")
         dtype = shares.dtype
         m, c = shares.shape
-        widths = tuple(widths) if widths is not None else (dtype.itemsize,) * c
+        widths = tuple(widths) if widths is not None else (8 * dtype.itemsize,) * c
         corrected = 1 if reveal and self.rank == 1 else 0  # a revealed column 0 takes no correction
-        packed = packed_size(m, widths[corrected:])  # what travels: the low bytes that matter of each word
+        packed = packed_size(m, widths[corrected:])  # what travels: the low bits that matter of each word
         mask_index = self._mask_count
         self._mask_count += 1
         if self.rank == 0:
@@ -286,11 +286,10 @@ class Shuffler:
 
     def _record(self, masked, delta, before, after, xor_from: int, width: int, folded: bool) -> None:
         """The audits' view of one step this party permuted: the masked shares and the correction it received,
-        and how its share of column 0 changed (mod 2^(8 width)), which the other party's fresh mask must hide
+        and how its share of column 0 changed (mod 2^width), which the other party's fresh mask must hide
         (both named apart in a folded step, whose place in the schedule is public)."""
         change = after[:, 0] ^ before[:, 0] if xor_from == 0 else after[:, 0] - before[:, 0]
-        if width < change.dtype.itemsize:
-            change = change & change.dtype.type((1 << 8 * width) - 1)
+        change = low_bits(change, width)
         named = "folded {}" if folded else "{}"
         self.view.extend([("masked shares", masked.copy()), (named.format("correction"), delta.copy()),
                           (named.format("share change"), change[:, None].copy())])

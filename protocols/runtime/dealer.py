@@ -55,7 +55,7 @@ import numpy as np
 import torch
 
 from ...circuits.bits import unpack_bits
-from ...circuits.correlations import (RING, as_words, correction, narrow_rows_into, packed_size, position_bytes,
+from ...circuits.correlations import (RING, as_words, correction, narrow_rows_into, packed_size, position_bits,
                                      row_blocks, step_plan, widen)
 from ...circuits.crypten_compat import crypten
 from ...circuits.macs import DERIVED, LAWS, stream_index
@@ -135,7 +135,7 @@ class Dealer(TTPServer):
             self._perms = {}  # the last ones go first: two pairs of M positions are never held at once
             if announced:
                 comm = crypten.communicator.get()
-                width = (position_bytes(n),)
+                width = (position_bits(n),)
                 perms = [widen(comm.recv_array((packed_size(n, width),), np.uint8, party, comm.permutation_group,
                                                "permutation"), width, np.int32, n)[:, 0] for party in COMPUTE_PARTIES]
             else:
@@ -146,7 +146,7 @@ class Dealer(TTPServer):
     def permutation_correlation(self, shape, perm_index, mask_index, inverse_order, xor_from, dtype="int64",
                                 announced=False, widths=None, fold=None, reveal=False):
         """Send P1 its correction and return P0's (CrypTen forwards it to P0); words of ``dtype``, of which
-        only the low ``widths[j]`` bytes in column j travel (the parties need those columns only modulo that).
+        only the low ``widths[j]`` bits in column j travel (the parties need those columns only modulo that).
         fold: the unshuffle whose output is column 0, folded into the first step; reveal: column 0 is revealed
         to P1 in the second, which takes no correction for it (circuits.shuffle.Shuffler.shuffle)."""
         if mask_index in self._served_masks:  # a second correction over the same masks would unmask them
@@ -157,7 +157,7 @@ class Dealer(TTPServer):
         if dtype == np.int64:  # a 64-bit move after the sort's 32-bit steps: other sizes from here on
             release_free_memory()
         perms = self._permutations(perm_index, shape[0], announced)
-        widths = tuple(widths) if widths is not None else (dtype.itemsize,) * shape[1]
+        widths = tuple(widths) if widths is not None else (8 * dtype.itemsize,) * shape[1]
         comm, answer = crypten.communicator.get(), None
         for step, (holder, other) in enumerate(step_plan(inverse_order)):
             folded = 2 * fold + 1 if fold is not None and step == 0 else None  # the unshuffle's second step
@@ -173,14 +173,14 @@ class Dealer(TTPServer):
     def onehot_correlation(self, m, index):
         """The receiving party's part of the one-hot correlation of ``index`` (circuits.select.onehot_receiver;
         mod 2^32, one row per slot): its shares of e_1..e_3 and of sum_u e_u b_u = [r != 0] b[r], the other's
-        being words of its stream; of each word the low bytes of m's positions travel (the selections are
-        positions, needed modulo 2^(8 position_bytes(m))).  Sent to P1, or returned for P0 (then P1's
+        being words of its stream; of each word the low bits of m's positions travel (the selections are
+        positions, needed modulo 2^position_bits(m)).  Sent to P1, or returned for P0 (then P1's
         answer is empty)."""
         receiver = onehot_receiver(index)
         other = self._streams[1 - receiver]
         p0, p1 = self._streams
-        width = (position_bytes(m),)
-        packed = np.zeros(-(-packed_size(4 * m, width) // 8) * 8, dtype=np.uint8)  # whole words, for P0
+        width = (position_bits(m),)
+        packed = np.zeros(-(-packed_size(m, width * 4) // 8) * 8, dtype=np.uint8)  # whole words, for P0
         for start, stop in row_blocks(m):  # one block of elements at a time (circuits.correlations.row_blocks)
             n = stop - start
             r = (p0.words(DIGIT_MASK, index, (n,), RING, first=start) ^ p1.words(DIGIT_MASK, index, (n,), RING,
@@ -192,12 +192,11 @@ class Dealer(TTPServer):
             out[:3] = onehot - other.slots(ONEHOT_SHARE, index, (3, m), start, stop, RING)
             out[3] = (onehot * masks).sum(axis=0, dtype=RING) - other.words(PRODUCT_SHARE, index, (n,), RING,
                                                                              first=start)
-            for u in range(4):
-                narrow_rows_into(packed, out[u][:, None], width, 4 * m, u * m + start)
+            narrow_rows_into(packed, out.T, width * 4, m, start)
         if receiver == 0:
             return torch.from_numpy(packed.view(np.int64))
         comm = crypten.communicator.get()
-        comm.send_array(packed[:packed_size(4 * m, width)], 1, comm.ttp_group)
+        comm.send_array(packed[:packed_size(m, width * 4)], 1, comm.ttp_group)
         return as_words(np.zeros(0, dtype=np.uint8))
 
     def mac_key(self, count=1):

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from ...circuits.correlations import position_bytes
+from ...circuits.correlations import position_bits
 from ...protocols.runtime.session import run_parties
 
 MODES = ("semi-honest", "malicious")
@@ -55,12 +55,12 @@ def _party(ctx, m: int, bits: int) -> dict:
 
 
 def model(m: int, bits: int) -> dict:
-    """Bytes each party sends per element in the sort, from the message sizes: semi-honest 6w + 2 per digit
+    """Bytes each party sends per element in the sort, from the message sizes: semi-honest (6w + 4) / 8 per digit, w = position_bits(M)
     (circuits.radix), authenticated 88 per digit (a 4-row 64-bit shuffle step, the destinations, the digit, three
     products, a 2-row unshuffle step) plus 8 for its input per digit and 32 + 8 for the move of one column."""
     digits = -(-bits // 2)
-    w = position_bytes(m)
-    return {"semi-honest": digits * (6 * w + 2), "malicious": digits * 96 + 40}
+    w = position_bits(m)
+    return {"semi-honest": digits * (6 * w + 4) / 8, "malicious": digits * 96 + 40}
 
 
 def main(argv=None) -> int:

@@ -89,16 +89,20 @@ def _schedule(run) -> tuple:
 
 def _word_tables(views_a, views_b) -> list:
     """Per message of the common schedule: counts (elements, values, 2) over the runs of each input; the
-    word-valued messages by :func:`bucket` over whole arrays, the others (digits, destination vectors) by cell."""
+    word-valued messages over whole arrays, each word in one of four buckets (the top two bits of a multiplicative
+    hash, or the word itself where every word of the message is below 4: the hash would merge 0 and 2), the
+    others (digits, destination vectors) by cell."""
     tables, other = [], []
     for index, (kind, opened) in enumerate(views_a[0]):
         if kind in ("destinations", "digit"):
             other.append(index)
             continue
         counts = np.zeros((np.size(opened), 4, 2))
-        for side, views in enumerate((views_a, views_b)):
-            words = np.stack([np.asarray(run[index][1]).reshape(-1) for run in views]).astype(np.int64)
-            buckets = (words.view(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(62)
+        sides = [np.stack([np.asarray(run[index][1]).reshape(-1) for run in views]).astype(np.int64)
+                 for views in (views_a, views_b)]
+        small = all(((words >= 0) & (words < 4)).all() for words in sides)  # 2-bit values (positions of 4 rows)
+        for side, words in enumerate(sides):
+            buckets = words if small else (words.view(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(62)
             for value in range(4):
                 counts[:, value, side] = (buckets == value).sum(0)
         tables.append(counts)

@@ -20,8 +20,8 @@ from scipy.stats import rankdata
 
 from ...circuits.bitonic import padded_size
 from ...circuits.bits import unpack_bits
-from ...circuits.correlations import position_bytes, widen
-from ...circuits.select import unpack_digits
+from ...circuits.correlations import packed_size, position_bits, widen
+from ...circuits.radix import DIGIT_BITS
 
 
 def bitonic_layers(keys: np.ndarray, pad_key: int) -> list:
@@ -84,25 +84,18 @@ def aligned(array: np.ndarray, pairs: int) -> list:
 
 
 def narrowed(array: np.ndarray, pairs: int) -> list:
-    """The vectors of a byte message in every layout circuits.correlations.narrow makes for ``pairs`` elements:
-    one column of words of w = position_bytes(pairs) bytes (rows of pairs), columns of w bytes, w then a digit
-    byte, w then 64-bit words, and 2-bit digits four to a byte (circuits.select)."""
+    """The vectors of a byte message in every layout circuits.correlations.narrow makes for ``pairs`` elements, its
+    bits unpacked: columns of w = position_bits(pairs) bits (positions), w bits then a 2-bit digit, w bits then
+    64-bit words, and 2-bit digits alone (circuits.select)."""
     if array.dtype != np.uint8 or not len(array):
         return []
-    n, w = len(array), position_bytes(pairs)
-    out = []
-    if n == -(-pairs // 4):  # 2-bit digits
-        out.append(unpack_digits(array, pairs))
-    if n % w == 0 and (n // w) % pairs == 0:
-        out += list(widen(array, (w,), np.int64, n // w).reshape(-1, pairs))
-    if n % pairs == 0:
-        k = n // pairs
-        layouts = [(w,) * (k // w)] if k % w == 0 else []
-        layouts += [(w, 1)] if k == w + 1 else []
-        layouts += [(w,) + (8,) * ((k - w) // 8)] if k > w and (k - w) % 8 == 0 else []
-        for widths in layouts:
-            out += list(widen(array, widths, np.int64, pairs).T)
-    return out
+    n, w = len(array), position_bits(pairs)
+    one, word = packed_size(pairs, (w,)), packed_size(pairs, (64,))
+    layouts = [(DIGIT_BITS,), (w, DIGIT_BITS)]
+    layouts += [(w,) * (n // one)] if n % one == 0 else []
+    layouts += [(w,) + (64,) * ((n - one) // word)] if n > one and (n - one) % word == 0 else []
+    return [column for widths in layouts if packed_size(pairs, widths) == n
+            for column in widen(array, widths, np.int64, pairs).T]
 
 
 def carry_moments(vectors: np.ndarray, secret: np.ndarray, secret_values: np.ndarray,

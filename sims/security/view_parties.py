@@ -25,7 +25,7 @@ import torch
 from ...circuits import bitonic, kernels, noise
 from ...circuits.auth_radix import AuthRadixRanking
 from ...circuits.bitonic import BitonicRanking
-from ...circuits.correlations import position_bytes
+from ...circuits.correlations import position_bits
 from ...circuits.crypten_compat import crypten
 from ...circuits.gates import Gates
 from ...circuits.macs import Authenticator
@@ -47,7 +47,7 @@ class OpenSigma(Shuffler):
     PREFETCH = False  # it asks the dealer for no shuffle
 
     def open_shuffled(self, sigma, columns, xor_columns=0, widths=None, fold=None):
-        return self.open(sigma, width=position_bytes(len(sigma))), None, np.array(columns)  # (c, M), list or not
+        return self.open(sigma, width=position_bits(len(sigma))), None, np.array(columns)  # (c, M), list or not
 
     def gather_back(self, s, pi, rows, widths=None):
         return rows[:, s]

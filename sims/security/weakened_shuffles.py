@@ -20,7 +20,7 @@ from the stream keys (:class:`_Weakened`), so the dealer class goes in
 """
 import numpy as np
 
-from ...circuits.correlations import position_bytes
+from ...circuits.correlations import position_bits
 from ...circuits.gates import Gates
 from ...circuits.shuffle import Shuffler
 from ...circuits.streams import MASK_OUT, ONEHOT_SHARE, PRODUCT_SHARE, KeyStream
@@ -125,7 +125,7 @@ def variant_views(ctx, variant: str, inputs, bits: int, runs: int) -> dict:
     for keys in inputs:
         seen, ranking = sort_views(ctx, shuffler, gates, keys, bits, runs)
         out["views"].append(seen)
-        out["destinations"].append(shuffler.open(ranking.sigma, width=position_bytes(len(keys))).astype(np.int64))
+        out["destinations"].append(shuffler.open(ranking.sigma, width=position_bits(len(keys))).astype(np.int64))
     return out
 
 

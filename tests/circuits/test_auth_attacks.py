@@ -203,8 +203,8 @@ def _mask_reuse_party(ctx):
     masked = [v for kind, v in view if kind == "masked shares"][0][:, 0]
 
     def correction(perm: int) -> np.ndarray:
-        args = ((m, 4), perm, masks, False, 4, "int64", False, (8,) * 4, None, False)
-        return widen(dealer_line().request("permutation_correlation", *args).view(np.uint8), (8,) * 4, np.int64,
+        args = ((m, 4), perm, masks, False, 4, "int64", False, (64,) * 4, None, False)
+        return widen(dealer_line().request("permutation_correlation", *args).view(np.uint8), (64,) * 4, np.int64,
                      m)[:, 0]
 
     first, relative, known, other = correction(pi.index), np.zeros(m, np.int64), np.zeros(m, bool), 1000

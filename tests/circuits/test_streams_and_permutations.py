@@ -137,12 +137,13 @@ def test_words_from_any_offset_are_the_whole_streams_words(dtype):
 def test_messages_made_block_by_block_are_the_whole_vectors_bytes(monkeypatch):
     """circuits.correlations: a narrowed message written block by block (narrow_rows_into) and read back block by
     block (widen_rows) is byte for byte the whole one, and the dealer's correction made in blocks of 48 elements
-    equals the one made in one block, for 3-byte positions beside a digit byte and 64-bit words."""
+    equals the one made in one block, for 19-bit and 3-byte positions beside a 2-bit digit and 64-bit words (a
+    block of 48 rows starts mid-byte in a column of 19 bits: 48 * 19 / 8 = 114 bytes, whole)."""
     from mpc_auc.circuits import correlations
     from mpc_auc.circuits.correlations import correction, narrow, narrow_rows_into, widen, widen_rows
 
-    m, widths = 1000, (3, 1, 8)
-    words = np.random.default_rng(5).integers(-2 ** 62, 2 ** 62, (m, 3))
+    m, widths = 1000, (19, 2, 64, 24)
+    words = np.random.default_rng(5).integers(-2 ** 62, 2 ** 62, (m, 4))
     whole = narrow(words, widths)
     blocked = np.empty_like(whole)
     for start in range(0, m, 48):
@@ -154,6 +155,6 @@ def test_messages_made_block_by_block_are_the_whole_vectors_bytes(monkeypatch):
     made = {}
     for rows in (1 << 20, 48):
         monkeypatch.setattr(correlations, "BLOCK_ROWS", rows)
-        made[rows] = [correction(stream, perm, backwards, 7, (m, 3), 2, widths, np.int64, folded, skipped)
+        made[rows] = [correction(stream, perm, backwards, 7, (m, 4), 2, widths, np.int64, folded, skipped)
                       for backwards in (False, True) for folded in (None, 3) for skipped in (0, 1)]
     assert all(np.array_equal(a, b) for a, b in zip(made[1 << 20], made[48]))

@@ -213,25 +213,31 @@ def test_ustat_2pc_per_user_noise_keeps_its_epsilon_and_the_aggregator_stays_und
         assert 0.6 < accuracy <= bound + 0.01
 
 
-def test_the_job_view_audit_reads_the_narrowed_wire_layouts():
-    """Messages travel narrowed (circuits.correlations.narrow; 2-bit digits four to a byte): a secret sent in
-    any of those layouts, alone or beside a masked column, is found by the leak audit, and masked ones are not."""
-    from mpc_auc.circuits.correlations import narrow, position_bytes
-    from mpc_auc.circuits.select import pack_digits
+def test_the_job_view_audit_reads_the_packed_wire_layouts(monkeypatch):
+    """Messages travel packed to the bits that matter (circuits.correlations.narrow: w = ceil(log2 M) bits a
+    position, 2 a digit): a secret sent in any of those layouts, alone or beside a masked column, is found by
+    the leak audit, and masked ones are not; an audit that reads positions as whole bytes (not decoding the
+    packed bits) misses every planted secret."""
+    from mpc_auc.circuits.correlations import narrow, position_bits
+    from mpc_auc.sims.security import view_leaks
     from mpc_auc.sims.security.view_leaks import job_secrets, leaks
 
     rng = np.random.default_rng(4)
-    m = 300  # two-byte positions: no layout of them is a plain reshape of the bytes
+    m = 300  # 9-bit positions: no layout of them is a plain reshape of the bytes
     keys, labels = rng.integers(0, 10 ** 6, m), rng.integers(0, 2, m)
     secrets_ = job_secrets(keys, labels)
-    w = position_bytes(m)
+    w = position_bits(m)
     destinations = secrets_["destinations"]
     masked = rng.integers(0, 2 ** 31, m)
     carriers = {"one column": narrow(destinations[:, None], (w,)),
-                "three values a row": narrow(np.concatenate([masked, destinations, masked])[:, None], (w,)),
-                "position then digit": narrow(np.stack([masked, labels], axis=1), (w, 1)),
-                "position then words": narrow(np.stack([masked, keys], axis=1), (w, 8)),
-                "digits four to a byte": pack_digits(labels)}
+                "three columns": narrow(np.stack([masked, destinations, masked], axis=1), (w,) * 3),
+                "position then digit": narrow(np.stack([masked, labels], axis=1), (w, 2)),
+                "position then words": narrow(np.stack([masked, keys], axis=1), (w, 64)),
+                "digits four to a byte": narrow(labels[:, None], (2,))}
     for name, message in carriers.items():
         assert leaks([message], secrets_, m, 1e-3), name
-    assert not leaks([narrow(np.stack([masked, rng.integers(0, 4, m)], axis=1), (w, 1))], secrets_, m, 1e-3)
+    assert not leaks([narrow(np.stack([masked, rng.integers(0, 4, m)], axis=1), (w, 2))], secrets_, m, 1e-3)
+    monkeypatch.setattr(view_leaks, "position_bits", lambda pairs: -(-w // 8) * 8)  # whole bytes, as before
+    for name, message in carriers.items():
+        if name != "digits four to a byte":  # (2-bit digits: no position in their layout)
+            assert not leaks([message], secrets_, m, 1e-3), name
