@@ -138,18 +138,39 @@ class Gates:
     # -------------------------------------------------------------------- gates
     def and_(self, *pairs) -> list:
         """x AND y for every (x, y) pair of XOR-shared word arrays (each pair's two of one shape), one round."""
-        return self._gate("and", pairs, np.bitwise_xor, np.bitwise_and)
+        return self.batch([("and", pairs)])[0]
 
     def multiply(self, *pairs) -> list:
         """x * y mod 2^64 for every (x, y) pair of additively shared int64 arrays, one round."""
-        return self._gate("mul", pairs, np.subtract, np.multiply)
+        return self.batch([("mul", pairs)])[0]
 
-    def _gate(self, kind: str, pairs, mask, times) -> list:
-        """Beaver's gate over every pair, one round: open (d, e) = (x - a, y - b), then z = c + d b + e a (+ d e
-        at P0); over GF(2) (``mask`` XOR, ``times`` AND, sums XOR) or mod 2^64 (subtract, multiply, add).  The
-        triples are expanded block by block, twice (for the opening, then for z), so a gate over n words holds
-        its opening (2n words), z and P0 the dealer's c, not the whole a, b and c."""
-        add = np.bitwise_xor if mask is np.bitwise_xor else np.add
+    def to_additive(self, packed: np.ndarray, count: int) -> np.ndarray:
+        """This party's additive shares (R, count) of the bits whose XOR shares are packed in ``packed`` (R, W).
+
+        P0 posts the dealer's request before the openings, so the two round trips overlap.
+        """
+        return self.batch([("bits", (packed, count))])[0]
+
+    def batch(self, calls) -> list:
+        """The outputs of several gate calls made in one round: calls ("and", pairs), ("mul", pairs) or ("bits",
+        (packed, count)) as :meth:`and_`, :meth:`multiply` and :meth:`to_additive` take them.  Each call's
+        opening is made as it alone would make it, in order (the same triples and bit correlations as the calls
+        one by one), and all of them travel in one message each way."""
+        opened = [self._conversion(*args) if kind == "bits" else self._gate(kind, args) for kind, args in calls]
+        sizes = [o.own.size for o in opened]
+        own = opened[0].own if len(opened) == 1 else np.concatenate([o.own.reshape(-1) for o in opened])
+        other = self._exchange(own)
+        del own  # (it may still be on its way: never changed in place)
+        out, at = [], 0
+        for o, size in zip(opened, sizes):
+            out.append(o.close(self, other[at:at + size]))
+            at += size
+        return out
+
+    def _gate(self, kind: str, pairs) -> "_GateOpening":
+        """This party's half of Beaver's opening over every pair, (d, e) = (x - a, y - b) over GF(2) or mod 2^64;
+        the triples are expanded block by block, twice (for the opening, then for z: :meth:`_GateOpening.close`),
+        so a gate over n words holds its opening (2n words), z and P0 the dealer's c, not the whole a, b and c."""
         shapes = _shapes(pairs)
         n = sum(int(np.prod(shape, dtype=np.int64)) for shape in shapes)
         pieces = self._triples(kind, n)
@@ -157,50 +178,71 @@ class Gates:
         own, at = np.empty(2 * n, dtype=np.int64), 0
         for piece in pieces:  # (x - a, y - b), the pairs read in place
             a, b, _ = self._words(kind, piece)
-            _opening(flat, at, a, b, mask, own, n)
+            _opening(flat, at, a, b, np.bitwise_xor if kind == "and" else np.subtract, own, n)
             at += len(a)
-        del flat
-        opened = self._exchange(own)
-        add(opened, own, out=opened)  # own may still be on its way: not changed in place
-        del own
-        d, e, z, at = opened[:n], opened[n:], np.empty(n, dtype=np.int64), 0
-        for piece in pieces:  # z = c + d b + e a, and d e at P0
-            a, b, c = self._words(kind, piece)
-            part = slice(at, at + len(a))
-            times(d[part], b, out=z[part])
-            add(z[part], c, out=z[part])
-            term = times(e[part], a)
-            add(z[part], term, out=z[part])
-            if self.rank == 0:
-                add(z[part], times(d[part], e[part], out=term), out=z[part])
-            at += len(a)
-        return _split(z, shapes)
+        return _GateOpening(kind, shapes, n, pieces, own)
 
-    def to_additive(self, packed: np.ndarray, count: int) -> np.ndarray:
-        """This party's additive shares (R, count) of the bits whose XOR shares are packed in ``packed`` (R, W).
-
-        P0 posts the dealer's request before the openings, so the two round trips overlap.
-        """
+    def _conversion(self, packed: np.ndarray, count: int) -> "_BitOpening":
+        """This party's half of a bit conversion's opening, c = x XOR r (:meth:`to_additive`); P0 posts the
+        dealer's request first."""
         packed = np.ascontiguousarray(packed, dtype=np.int64)
         index, self.conversions = self.conversions, self.conversions + 1
         ticket = self._post("bit_correlation", packed.shape, count, index)
-        own = packed ^ self.stream.words(BIT_MASK, index, packed.shape)
-        c = unpack_bits(own ^ self._exchange(own), count, np.uint8)
-        if self.rank == 0:
-            r_share = dealer_line().collect(ticket)[:c.size].reshape(c.shape)
-        else:
-            r_share = self.stream.words(BIT_SHARE, index, c.shape)
-        out = np.negative(c, dtype=np.int64)  # (1 - 2c) r = (r XOR -c) + c: -c is all ones where c = 1
-        out ^= r_share
-        for _ in range(2 if self.rank == 0 else 1):  # P0 adds c once more: x = c + (1 - 2c)(r0 + r1)
-            out += c
-        return out
+        return _BitOpening(index, count, ticket, packed ^ self.stream.words(BIT_MASK, index, packed.shape))
 
     def open(self, share: np.ndarray, xor: bool = False) -> np.ndarray:
         """Open a sharing to both parties (tests and audits only; the protocols open nothing this way)."""
         share = np.ascontiguousarray(share, dtype=np.int64)
         other = self._exchange(share)
         return share ^ other if xor else share + other
+
+
+class _GateOpening:
+    """A gate call between its opening and the other party's (:meth:`Gates._gate`)."""
+
+    def __init__(self, kind: str, shapes, n: int, pieces, own: np.ndarray):
+        self.kind, self.shapes, self.n, self.pieces, self.own = kind, shapes, n, pieces, own
+
+    def close(self, gates: Gates, other: np.ndarray) -> list:
+        """z = c + d b + e a, and d e at P0 (mod 2^64, or with XOR and AND), from the opened (d, e)."""
+        xor = self.kind == "and"
+        add, times = (np.bitwise_xor, np.bitwise_and) if xor else (np.add, np.multiply)
+        opened = add(other, self.own, out=other)
+        self.own = None  # (the opening's own half is freed before z is made)
+        n = self.n
+        d, e, z, at = opened[:n], opened[n:], np.empty(n, dtype=np.int64), 0
+        for piece in self.pieces:
+            a, b, c = gates._words(self.kind, piece)
+            part = slice(at, at + len(a))
+            times(d[part], b, out=z[part])
+            add(z[part], c, out=z[part])
+            term = times(e[part], a)
+            add(z[part], term, out=z[part])
+            if gates.rank == 0:
+                add(z[part], times(d[part], e[part], out=term), out=z[part])
+            at += len(a)
+        return _split(z, self.shapes)
+
+
+class _BitOpening:
+    """A bit conversion between its opening and the other party's (:meth:`Gates._conversion`)."""
+
+    def __init__(self, index: int, count: int, ticket, own: np.ndarray):
+        self.index, self.count, self.ticket, self.own = index, count, ticket, own
+
+    def close(self, gates: Gates, other: np.ndarray) -> np.ndarray:
+        """x = c + (1 - 2c) r per bit, from the opened c and this party's additive shares of r."""
+        c = unpack_bits(self.own ^ other.reshape(self.own.shape), self.count, np.uint8)
+        self.own = None
+        if gates.rank == 0:
+            r_share = dealer_line().collect(self.ticket)[:c.size].reshape(c.shape)
+        else:
+            r_share = gates.stream.words(BIT_SHARE, self.index, c.shape)
+        out = np.negative(c, dtype=np.int64)  # (1 - 2c) r = (r XOR -c) + c: -c is all ones where c = 1
+        out ^= r_share
+        for _ in range(2 if gates.rank == 0 else 1):  # P0 adds c once more: x = c + (1 - 2c)(r0 + r1)
+            out += c
+        return out
 
 
 def _shapes(pairs) -> list:

@@ -193,16 +193,21 @@ def tie_groups(shuffler, gates, sorted_rows: list, flags: bool = False) -> TieGr
                      None if weights is None else total)
 
 
-def to_members(shuffler, gates, groups: TieGroups, columns) -> np.ndarray:
+def to_members(shuffler, gates, groups: TieGroups, columns, at_starts=()) -> np.ndarray:
     """Shares (len(columns), M), in sorted order, of each element's own group's value of every column (one value
     per compacted slot): the differences d_t = f_t (v_t - v_{t-1}), f_t = [t < G] (one round of products),
-    moved back to the group starts (Shuffler.unapply_shares) and summed up to each position."""
-    inside = public_share(1, groups.rank) - groups.later
-    columns = np.atleast_2d(np.asarray(columns, dtype=np.int64))
-    steps = np.diff(columns, axis=1, prepend=0)
-    gates.reserve("mul", steps.size)
-    moved = gates.multiply(*[(inside, step) for step in steps])
-    return np.cumsum(shuffler.unapply_shares(groups.rho, np.stack(moved)), axis=1)
+    moved back to the group starts (Shuffler.unapply_shares) and summed up to each position.  Columns
+    ``at_starts`` (zero on the slots from G on) go in the same shuffle and come after those rows as moved: each
+    group's value at its start's place, zero elsewhere."""
+    moved = []
+    if len(columns):
+        inside = public_share(1, groups.rank) - groups.later
+        steps = np.diff(np.atleast_2d(np.asarray(columns, dtype=np.int64)), axis=1, prepend=0)
+        gates.reserve("mul", steps.size)
+        moved = gates.multiply(*[(inside, step) for step in steps])
+    rows = shuffler.unapply_shares(groups.rho, np.stack([*moved, *at_starts]))
+    np.cumsum(rows[:len(moved)], axis=1, out=rows[:len(moved)])
+    return rows
 
 
 def _adjacent_sums(x: np.ndarray, fill: np.ndarray) -> np.ndarray:

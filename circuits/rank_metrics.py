@@ -169,16 +169,15 @@ def delong_variance(gates, groups: TieGroups, twice_u: np.ndarray, q10: np.ndarr
     return delong_covariance(gates, groups, halves, halves, q10, q01)
 
 
-def secret_average_precision(shuffler, gates, groups: TieGroups, sorted_labels: np.ndarray) -> np.ndarray:
+def secret_average_precision(gates, groups: TieGroups, sorted_labels: np.ndarray, at_starts: np.ndarray) -> np.ndarray:
     """Shares (1,) of floor(AP * 2^52), AP as scikit-learn's average_precision_score (module docstring), for
-    P >= 1.
+    P >= 1; ``at_starts``: each group's positive count at its start's place in the sorted order, zero elsewhere
+    (:func:`group_values`).
 
-    Each group's positive count goes back to its start's place in the sorted order (zero elsewhere: slots from
-    G on hold none), where the count of rows at or above it is public, M - j: the precision of every sorted
-    position, (P - Pex_j) / (M - j) with Pex_j a local prefix sum, is linear in the bits of P - Pex_j with
-    public weights (module docstring)."""
+    There the count of rows at or above is public, M - j: the precision of every sorted position,
+    (P - Pex_j) / (M - j) with Pex_j a local prefix sum, is linear in the bits of P - Pex_j with public weights
+    (module docstring)."""
     m = groups.m
-    at_starts = shuffler.unapply_shares(groups.rho, groups.group_positives[None])[0]
     below = np.cumsum(np.asarray(sorted_labels, dtype=np.int64)) - sorted_labels  # Pex_j
     bits = m.bit_length()  # TP_j = P - Pex_j <= M < 2^bits
     tp_bits = bit_decompose(gates, groups.positives - below, bits)
@@ -193,13 +192,30 @@ def secret_average_precision(shuffler, gates, groups: TieGroups, sorted_labels: 
                          OPEN_BITS, digit_bits_for(m << PRECISION_BITS))
 
 
-def curve_points(shuffler, gates, groups: TieGroups, flagged: np.ndarray) -> dict:
+CURVE_COLUMNS = 4  # the group values the curve points read at the cuts (:func:`curve_columns`)
+
+
+def curve_columns(groups: TieGroups) -> list:
+    """Each slot's group start a, positives below Pex, size and positives: what :func:`curve_points` reads of the
+    group each cut falls in (by rank_auc.to_members)."""
+    return [groups.a, groups.pex, groups.a_next - groups.a, groups.group_positives]
+
+
+def group_values(shuffler, gates, groups: TieGroups, curves: bool, precision: bool) -> tuple:
+    """(the :func:`curve_columns` at every sorted position, (4, M), or None; each group's positive count at its
+    start, zero elsewhere, (M,), or None): what the curve points and the average precision read, moved in one
+    shuffle (rank_auc.to_members)."""
+    moved = to_members(shuffler, gates, groups, curve_columns(groups) if curves else [],
+                       [groups.group_positives] if precision else [])
+    return (moved[:CURVE_COLUMNS] if curves else None), (moved[-1] if precision else None)
+
+
+def curve_points(gates, groups: TieGroups, flagged: np.ndarray, members: np.ndarray) -> dict:
     """Shares (K,) of floor(value * 2^52) of "tpr", "fpr" and "precision" at each public cut (``flagged``: c_k
     rows flagged, 1 <= c_k <= M), the tie group the cut falls in counted in proportion; needs ``groups`` with
-    flags and P, N >= 1."""
+    flags and P, N >= 1; ``members``: the :func:`curve_columns` at every sorted position (:func:`group_values`)."""
     m, rank = groups.m, groups.rank
-    columns = [groups.a, groups.pex, groups.a_next - groups.a, groups.group_positives]
-    start, below, size, group_pos = to_members(shuffler, gates, groups, columns)[:, m - flagged]
+    start, below, size, group_pos = members[:, m - flagged]
     k = len(flagged)
     positives, negatives = np.repeat(groups.positives, k), np.repeat(groups.negatives, k)
     position = public_share(m - flagged, rank)

@@ -26,7 +26,8 @@ from ...circuits.gates import Gates
 from ...circuits.noise import discrete_laplace
 from ...circuits.radix import RadixRanking
 from ...circuits.rank_auc import auc_fraction, tie_groups
-from ...circuits.rank_metrics import (auc_halves, curve_points, delong_covariance, delong_variance,
+from ...circuits.lockstep import lockstep
+from ...circuits.rank_metrics import (auc_halves, curve_points, delong_covariance, delong_variance, group_values,
                                       paired_placement_sums, placement_sums, placements, secret_average_precision,
                                       secret_ks_statistic, secret_partial_area, variance_defined)
 from ...circuits.shares import from_share, public_share, reveal_int
@@ -275,48 +276,72 @@ FLAGGED = {"roc", "pr"}  # the metrics that need the compaction's flags (rank_me
 
 def _metrics(ctx, job, shuffler, gates, groups, twice_u, sorted_labels) -> dict:
     """Open the job's metrics beyond the AUC (circuits.rank_metrics), each as integers over a public power of
-    two; nothing else.  DeLong's variance only for M <= CI_MAX_ROWS (else None with the reason) and when each
-    class has two rows (one bit opened)."""
-    spec, opened = job.evaluation.spec, {}
+    two; nothing else.  One shuffle brings the curves' and the average precision's group values to their places
+    (rank_metrics.group_values), then the metrics' circuits run side by side (circuits.lockstep: their rounds
+    merged) and their results are opened together.  DeLong's variance and the partial AUC only for M <=
+    CI_MAX_ROWS (else a refusal with the reason); the variance opened only when each class has two rows (that
+    bit opened with the other results, the variance after it)."""
+    spec, refused = job.evaluation.spec, {}
     metrics = spec.metrics
-
-    def reveal(share) -> list:
-        return [int(v) for v in reveal_int(from_share(share)).numpy()]
-
+    curves = bool({"roc", "pr"} & set(metrics))
+    tasks, phases = {}, []
     if "ci" in metrics:
-        if ctx.rank == 0:
-            ctx.progress("DeLong variance")
         if groups.m > CI_MAX_ROWS:
-            opened["ci"] = Refused(f"DeLong's variance is computed for at most {CI_MAX_ROWS} rows")
-        elif reveal(variance_defined(gates, groups))[0]:
-            variance = delong_variance(gates, groups, twice_u, *placement_sums(gates, groups))
-            opened["ci"] = {"scaled": reveal(variance)[0]}
+            refused["ci"] = Refused(f"DeLong's variance is computed for at most {CI_MAX_ROWS} rows")
         else:
-            opened["ci"] = Refused(TWO_ROWS)
-    if "ap" in metrics:
+            tasks["ci"] = lambda engine: (variance_defined(engine, groups),
+                                          delong_variance(engine, groups, twice_u, *placement_sums(engine, groups)))
+            phases.append("DeLong variance")
+    if curves or "ap" in metrics:
         if ctx.rank == 0:
-            ctx.progress("average precision")
-        opened["ap"] = reveal(secret_average_precision(shuffler, gates, groups, sorted_labels))[0]
-    if {"roc", "pr"} & set(metrics):
-        if ctx.rank == 0:
-            ctx.progress(f"curves at {spec.points} cuts")
-        flagged = cut_positions(groups.m, spec.points)
-        points = curve_points(shuffler, gates, groups, flagged)
-        wanted = curve_values(metrics)
-        opened["curve"] = {"flagged": flagged.tolist(), **{name: reveal(points[name]) for name in wanted}}
+            ctx.progress("group values to the cuts and the group starts")
+        members, at_starts = group_values(shuffler, gates, groups, curves, "ap" in metrics)
+        if "ap" in metrics:
+            tasks["ap"] = lambda engine: secret_average_precision(engine, groups, sorted_labels, at_starts)
+            phases.append("average precision")
+        if curves:
+            flagged = cut_positions(groups.m, spec.points)
+            tasks["curve"] = lambda engine: curve_points(engine, groups, flagged, members)
+            phases.append(f"curves at {spec.points} cuts")
     if "ks" in metrics:
-        if ctx.rank == 0:
-            ctx.progress("KS statistic")
-        opened["ks"] = reveal(secret_ks_statistic(gates, groups))[0]
+        tasks["ks"] = lambda engine: secret_ks_statistic(engine, groups)
+        phases.append("KS statistic")
     if "pauc" in metrics:
-        if ctx.rank == 0:
-            ctx.progress(f"partial AUC to FPR {spec.max_fpr:g}")
         if groups.m > CI_MAX_ROWS:
-            opened["pauc"] = Refused(f"the partial AUC is computed for at most {CI_MAX_ROWS} rows")
+            refused["pauc"] = Refused(f"the partial AUC is computed for at most {CI_MAX_ROWS} rows")
         else:
             scaled_fpr = round(spec.max_fpr * 2 ** FPR_BITS)
-            opened["pauc"] = {"scaled": reveal(secret_partial_area(gates, groups, scaled_fpr))[0]}
-    return opened
+            tasks["pauc"] = lambda engine: secret_partial_area(engine, groups, scaled_fpr)
+            phases.append(f"partial AUC to FPR {spec.max_fpr:g}")
+    if ctx.rank == 0 and phases:
+        ctx.progress(", ".join(phases) + (" side by side" if len(phases) > 1 else ""))
+    shares = dict(zip(tasks, lockstep(gates, list(tasks.values()))))
+    opened = {**refused, **_opened_metrics(shares, curve_values(metrics) if curves else (), flagged if curves else None)}
+    return {name: opened[name] for name in ("ci", "ap", "curve", "ks", "pauc") if name in opened}
+
+
+def _opened_metrics(shares: dict, wanted, flagged) -> dict:
+    """The metrics' shares (``shares``: name -> what its circuit returned) opened in one exchange, DeLong's
+    variance in a second when the first showed it defined (else the refusal with the reason)."""
+    parts = [("ci", shares["ci"][0])] if "ci" in shares else []
+    parts += [(name, shares[name]) for name in ("ap", "ks", "pauc") if name in shares]
+    parts += [(name, shares["curve"][name]) for name in wanted]
+    values = iter([int(v) for v in reveal_int(from_share(np.concatenate([v for _, v in parts]))).numpy()]
+                  if parts else [])
+    opened = {name: [next(values) for _ in range(len(v))] for name, v in parts}
+    out = {}
+    if "ci" in shares:
+        variance = shares["ci"][1]
+        out["ci"] = {"scaled": int(reveal_int(from_share(variance)).item())} if opened["ci"][0] else Refused(TWO_ROWS)
+    if "ap" in shares:
+        out["ap"] = opened["ap"][0]
+    if "curve" in shares:
+        out["curve"] = {"flagged": flagged.tolist(), **{name: opened[name] for name in wanted}}
+    if "ks" in shares:
+        out["ks"] = opened["ks"][0]
+    if "pauc" in shares:
+        out["pauc"] = {"scaled": opened["pauc"][0]}
+    return out
 
 
 def _invalid_clients(ctx, job, gates, held) -> list:

@@ -255,3 +255,68 @@ def _rounds_party(ctx):
 def test_kernels_take_the_documented_rounds():
     assert run_parties(_rounds_party, (), provider="TTP", timeout_s=60)[0] == {
         "auc": 17, "auc-private": 18, "gini": 20, "kendall": 21}
+
+
+def _lockstep_party(ctx, x, y, fail: bool):
+    """Three independent circuits on shares of x and y (a long division, a comparison tournament's first levels,
+    products and bit conversions), run one after the other and side by side (circuits.lockstep): each run's
+    opened outputs and the gate exchanges it took.  ``fail``: one task raises after its first gate."""
+    from mpc_auc.circuits.comparators import nonnegative
+    from mpc_auc.circuits.division import fraction_bits
+    from mpc_auc.circuits.gates import Gates
+    from mpc_auc.circuits.lockstep import lockstep
+    from mpc_auc.circuits.rank_metrics import maximum
+    from mpc_auc.circuits.shares import public_share
+
+    gates = Gates(ctx.stream_key)
+    exchanges, exchange = [0], gates._exchange
+
+    def counted(own):
+        exchanges[0] += 1
+        return exchange(own)
+
+    gates._exchange = counted
+    a, b = public_share(x, ctx.rank), public_share(y, ctx.rank)
+    tasks = [lambda g: fraction_bits(g, public_share(np.minimum(x, y), ctx.rank),
+                                     public_share(np.maximum(x, y) + 1, ctx.rank), 20, 4),
+             lambda g: maximum(g, a - b, 14),
+             lambda g: g.multiply((a, b))[0] + nonnegative(g, a - b, 14)]
+    if fail:
+        def failing(g):
+            g.multiply((a, b))
+            raise ValueError("a task failed on purpose")
+        tasks.append(failing)
+        try:
+            lockstep(gates, tasks)
+        except ValueError as error:
+            return str(error)
+        return "no error"
+    out, each = {}, []
+    for task in tasks:
+        before = exchanges[0]
+        out.setdefault("one by one", []).append(gates.open(task(gates)))
+        each.append(exchanges[0] - before - 1)  # (less the opening's exchange)
+    before = exchanges[0]
+    together = lockstep(gates, tasks)
+    out["exchanges"] = (each, exchanges[0] - before)
+    out["side by side"] = [gates.open(s) for s in together]
+    return out
+
+
+def test_lockstep_opens_what_the_circuits_one_by_one_open_in_fewer_rounds():
+    """circuits.lockstep: the tasks' outputs side by side are those made one after the other (a division, a
+    tournament, products and a comparison), in the longest task's exchanges, not their sum; a task that
+    fails raises its error at both parties instead of leaving the others waiting."""
+    x, y = _inputs()
+    p0, p1 = run_parties(_lockstep_party, (x[:300], y[:300], False), provider="TTP", timeout_s=120)
+    for party in (p0, p1):
+        assert all(np.array_equal(u, v) for u, v in zip(party["one by one"], party["side by side"]))
+        each, side_by_side = party["exchanges"]
+        print(f"exchanges one by one {each}, side by side {side_by_side}")
+        assert side_by_side == max(each)
+    expected = np.floor(np.minimum(x[:300], y[:300]) * 2.0**20 / (np.maximum(x[:300], y[:300]) + 1))
+    assert np.array_equal(p0["side by side"][0], expected.astype(np.int64))
+    assert p0["side by side"][1][0] == np.max(x[:300] - y[:300])
+    assert np.array_equal(p0["side by side"][2], x[:300] * y[:300] + (x[:300] >= y[:300]))
+    assert run_parties(_lockstep_party, (x[:50], y[:50], True), provider="TTP", timeout_s=120) == \
+        ["a task failed on purpose"] * 2

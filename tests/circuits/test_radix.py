@@ -147,7 +147,8 @@ def _exact_path_requests(ctx, shuffler, gates, keys, leak: bool) -> list:
     from mpc_auc.circuits.division import digit_bits_for, fraction_bits
     from mpc_auc.circuits.radix import RadixRanking
     from mpc_auc.circuits.rank_auc import auc_fraction, tie_groups
-    from mpc_auc.circuits.rank_metrics import (curve_points, delong_variance, placement_sums,
+    from mpc_auc.circuits.lockstep import lockstep
+    from mpc_auc.circuits.rank_metrics import (curve_points, delong_variance, group_values, placement_sums,
                                                secret_average_precision, secret_ks_statistic, variance_defined)
     from mpc_auc.circuits.shares import public_share
 
@@ -164,12 +165,13 @@ def _exact_path_requests(ctx, shuffler, gates, keys, leak: bool) -> list:
         twice_u, twice_pn, _ = auc_fraction(shuffler, gates, groups)
         nonnegative(gates, twice_pn - public_share(1, ctx.rank))
         fraction_bits(gates, twice_u, twice_pn, 52, digit_bits_for(len(keys) ** 2))
-        # every metric beyond the AUC (circuits.rank_metrics) on the same groups
-        variance_defined(gates, groups)
-        delong_variance(gates, groups, twice_u, *placement_sums(gates, groups))
-        secret_average_precision(shuffler, gates, groups, sorted_labels)
-        curve_points(shuffler, gates, groups, np.array([5, 20, 64]))
-        secret_ks_statistic(gates, groups)
+        # every metric beyond the AUC (circuits.rank_metrics) on the same groups, side by side as the job runs them
+        members, at_starts = group_values(shuffler, gates, groups, True, True)
+        lockstep(gates, [lambda g: (variance_defined(g, groups),
+                                    delong_variance(g, groups, twice_u, *placement_sums(g, groups))),
+                         lambda g: secret_average_precision(g, groups, sorted_labels, at_starts),
+                         lambda g: curve_points(g, groups, np.array([5, 20, 64]), members),
+                         lambda g: secret_ks_statistic(g, groups)])
         if leak:
             gates.multiply(*[(np.zeros(1, dtype=np.int64),) * 2] * len(np.unique(keys)))  # uses what it reserved
     finally:
