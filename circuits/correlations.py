@@ -133,12 +133,16 @@ def widen_rows(packed: np.ndarray, widths, dtype, m: int, start: int, stop: int)
     for j, bits in enumerate(widths):  # each column made whole, then written once into its strided place
         whole, rest = divmod(bits, 8)
         column = _unpack_bytes(packed[at:at + m * whole], whole, m, start, stop, out.dtype) if whole else 0
-        if rest:
-            high = _unpack_bits(packed[at + m * whole:], rest, m, start, stop).astype(out.dtype)
-            high <<= 8 * whole
-            high |= column
-            column = high
-        out[:, j] = column
+        if rest and whole:  # the high bits shifted into place, then the low bytes added (in the column's place when
+            # it is contiguous, the only column; else made whole first: numpy is slower on strided operands)
+            target = out[:, 0] if len(widths) == 1 else np.empty(stop - start, dtype=out.dtype)
+            np.left_shift(_unpack_bits(packed[at + m * whole:], rest, m, start, stop), 8 * whole, out=target,
+                          dtype=out.dtype)
+            np.bitwise_or(target, column, out=target)
+            if len(widths) > 1:
+                out[:, j] = target
+        else:
+            out[:, j] = column if whole else _unpack_bits(packed[at:], rest, m, start, stop)
         at += packed_size(m, (bits,))
     return out
 
@@ -179,10 +183,10 @@ def _pack_bits(out: np.ndarray, column: np.ndarray, shift: int, bits: int, m: in
     """Bits [shift, shift + bits) of words [start, start + n) of a column of m words (bits < 8) into ``out``, its
     ``bits`` planes: plane j holds bit shift + j of every word, eight words a byte, the first in the lowest bit
     (numpy's packbits, little bit order)."""
-    high = np.empty(len(column), dtype=np.uint8)
-    np.copyto(high, column >> shift if shift else column, casting="unsafe")  # wraps to the low byte
+    high = np.ascontiguousarray(np.asarray(column)[:, None].view(np.uint8)[:, shift // 8])  # byte shift / 8 of
+    # each little-endian word, copied once
     plane, first = -(-m // 8), _plane_rows(start)
-    flags = np.empty_like(high)
+    flags = np.empty(len(high), dtype=np.uint8)
     for j in range(bits):
         np.bitwise_and(high, np.uint8(1 << j), out=flags)  # packbits packs any non-zero byte as a one
         packed = np.packbits(flags, bitorder="little")
@@ -192,9 +196,12 @@ def _pack_bits(out: np.ndarray, column: np.ndarray, shift: int, bits: int, m: in
 def _unpack_bits(region: np.ndarray, bits: int, m: int, start: int, stop: int) -> np.ndarray:
     """Rows [start, stop) of the values of ``bits`` bits :func:`_pack_bits` wrote into ``region``, as uint8."""
     plane, first, n = -(-m // 8), _plane_rows(start), stop - start
-    out = np.zeros(n, dtype=np.uint8)
+    out = None
     for j in range(bits):
         ones = np.unpackbits(region[j * plane + first:j * plane + first + -(-n // 8)], count=n, bitorder="little")
+        if out is None:
+            out = ones
+            continue
         ones *= np.uint8(1 << j)  # (a product: numpy shifts bytes without its vector units)
         out |= ones
     return out

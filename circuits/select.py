@@ -131,7 +131,10 @@ class DigitSelector:
     def _slots(self, packed: np.ndarray, count: int, start: int, stop: int) -> np.ndarray:
         """Elements [start, stop) of each of the ``count`` slots of packed position words (a column each), as
         (count, n) words mod 2^32."""
-        return np.ascontiguousarray(widen_rows(packed, (position_bits(self.m),) * count, RING, self.m, start, stop).T)
+        width = (position_bits(self.m),)
+        size = packed_size(self.m, width)  # each slot its own column: read one at a time, each written whole
+        return np.stack([widen_rows(packed[u * size:(u + 1) * size], width, RING, self.m, start, stop)[:, 0]
+                         for u in range(count)])
 
     def _open_xor(self, own: np.ndarray) -> np.ndarray:
         """d XOR r from this party's 2-bit shares, four to a byte on the wire."""

@@ -138,6 +138,20 @@ class Shuffler:
         self.comm.send_array(narrow(own.astype(np.int32)[:, None], (position_bits(n),)), self.comm.get_ttp_rank(),
                              self.comm.permutation_group)
 
+    def unapply_ahead(self, m: int, rows: int) -> None:
+        """Both parties, ahead of an :meth:`unapply_shares` of ``rows`` 64-bit rows of m elements with no other
+        shuffle in between: :meth:`announce` this party's part of its permutation, and P0 posts the dealer's two
+        requests for it (the shuffle that opens sigma[pi], the unshuffle of the rows), which the dealer then makes
+        while the parties work on."""
+        if not self.PREFETCH:
+            return
+        self.announce(m)
+        if self.rank == 0:
+            perm, masks, _ = self.schedule()
+            self.post([self.shuffle_request((m, 1), perm, masks, False, 1, RING, True, (position_bits(m),),
+                                            reveal=True),
+                       self.shuffle_request((m, rows), perm, masks + 1, True, rows, np.int64, True, (64,) * rows)])
+
     def shuffle(self, shares: np.ndarray, pi: "JointPermutation", xor_from=None, widths=None,
                 fold: int = None, reveal: bool = False) -> np.ndarray:
         """This party's share of x[pi] for its share of x (shape (c, M); rows from ``xor_from`` on are XOR-shared;
