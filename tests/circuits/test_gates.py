@@ -223,11 +223,9 @@ def test_only_the_numbered_line_keeps_crypten_and_gate_answers_apart(fifo):
     assert right != fifo, got if isinstance(got, str) else "products"
 
 
-def _rounds_party(ctx):
-    """Exchanges between P0 and P1 per kernel (1000 pairs): the round counts docs/protocols/ustat-2pc.md states."""
-    from mpc_auc.circuits import kernels
+def _counting_gates(ctx) -> tuple:
+    """A gates engine whose exchanges with the other party are counted, and the one-element list counting them."""
     from mpc_auc.circuits.gates import Gates
-    from mpc_auc.circuits.noise_laws import DiscreteLaplace, RandomizedResponse
 
     gates = Gates(ctx.stream_key)
     count, exchange = [0], gates._exchange
@@ -237,6 +235,15 @@ def _rounds_party(ctx):
         return exchange(own)
 
     gates._exchange = counted
+    return gates, count
+
+
+def _rounds_party(ctx):
+    """Exchanges between P0 and P1 per kernel (1000 pairs): the round counts docs/protocols/ustat-2pc.md states."""
+    from mpc_auc.circuits import kernels
+    from mpc_auc.circuits.noise_laws import DiscreteLaplace, RandomizedResponse
+
+    gates, count = _counting_gates(ctx)
     rng = np.random.default_rng(ctx.rank)
     scores, labels, values = rng.integers(0, 2**52, N), rng.integers(0, 2, N), rng.integers(0, 4097, N)
     runs = {"auc": lambda: kernels.auc_public_classes(gates, scores, RandomizedResponse(1.0), 2**52),
@@ -263,19 +270,11 @@ def _lockstep_party(ctx, x, y, fail: bool):
     opened outputs and the gate exchanges it took.  ``fail``: one task raises after its first gate."""
     from mpc_auc.circuits.comparators import nonnegative
     from mpc_auc.circuits.division import fraction_bits
-    from mpc_auc.circuits.gates import Gates
     from mpc_auc.circuits.lockstep import lockstep
     from mpc_auc.circuits.rank_metrics import maximum
     from mpc_auc.circuits.shares import public_share
 
-    gates = Gates(ctx.stream_key)
-    exchanges, exchange = [0], gates._exchange
-
-    def counted(own):
-        exchanges[0] += 1
-        return exchange(own)
-
-    gates._exchange = counted
+    gates, exchanges = _counting_gates(ctx)
     a, b = public_share(x, ctx.rank), public_share(y, ctx.rank)
     tasks = [lambda g: fraction_bits(g, public_share(np.minimum(x, y), ctx.rank),
                                      public_share(np.maximum(x, y) + 1, ctx.rank), 20, 4),
