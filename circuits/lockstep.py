@@ -31,7 +31,7 @@ class _Lane:
     def __init__(self, condition: threading.Condition, rank: int):
         self.rank = rank
         self._condition = condition
-        self.call, self.answer, self.done = None, _PENDING, False
+        self.call, self.answer, self.done, self.stopped = None, _PENDING, False, False
 
     def reserve(self, kind: str, count: int) -> None:
         self._wait("reserve", (kind, count))
@@ -47,6 +47,8 @@ class _Lane:
 
     def _wait(self, kind: str, args):
         with self._condition:
+            if self.stopped:
+                raise LockstepCancelled("the conductor stopped")
             self.call = (kind, args)
             self._condition.notify_all()
             self._condition.wait_for(lambda: self.answer is not _PENDING)
@@ -79,6 +81,27 @@ def lockstep(gates, tasks) -> list:
     threads = [threading.Thread(target=body, args=(i,), daemon=True, name=f"lockstep-{i}") for i in range(len(tasks))]
     for thread in threads:
         thread.start()
+    try:
+        _conduct(gates, lanes, errors, condition)
+    finally:  # (the conductor's own call may have failed: the other party lost, say) no task waits on it now or later
+        with condition:
+            for lane in lanes:
+                lane.stopped = True
+                if not lane.done and lane.call is not None:
+                    lane.call, lane.answer = None, LockstepCancelled("the conductor stopped")
+            condition.notify_all()
+    for thread in threads:
+        thread.join()
+    failed = next((error for error in errors if error is not None and not isinstance(error, LockstepCancelled)),
+                  None)
+    if failed is not None:
+        raise failed
+    return results
+
+
+def _conduct(gates, lanes, errors, condition) -> None:
+    """The conductor's loop: wait until every running task waits on a call, make that step's calls (:func:`_step`),
+    hand the answers out; after a task's error, answer every call with LockstepCancelled until all are done."""
     while True:
         with condition:
             condition.wait_for(lambda: all(lane.done or lane.call is not None for lane in lanes))
@@ -97,13 +120,6 @@ def lockstep(gates, tasks) -> list:
                 if id(lane) in answers:
                     lane.call, lane.answer = None, answers[id(lane)]
             condition.notify_all()
-    for thread in threads:
-        thread.join()
-    failed = next((error for error in errors if error is not None and not isinstance(error, LockstepCancelled)),
-                  None)
-    if failed is not None:
-        raise failed
-    return results
 
 
 def _step(gates, calls) -> dict:

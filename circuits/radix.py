@@ -27,9 +27,10 @@ gives the argument.  The inner steps run on 32-bit words, and positions are
 needed only modulo 2^w, w = position_bits(M) = ceil(log2 M) (19 bits at
 458,407 rows): so only their w low bits travel, packed tight, and the digit's
 two (circuits.correlations.narrow).  Per digit and element each party sends
-(6 w + 4) / 8 bytes (P0 at 458,407 rows: 14.75 bytes per 2-bit digit), plus its
-part of the next digit's permutation to the dealer (Shuffler.announce, w bits),
-and the dealer (10 w + 2) / 8; the final apply moves the 64-bit payload columns.
+(6 w + 4) / 8 bytes, its part of the next digit's permutation to the dealer
+included (Shuffler.announce, w bits; P0 at 458,407 rows: 14.75 bytes per 2-bit
+digit), and the dealer (10 w + 2) / 8; the final apply moves the 64-bit payload
+columns.
 """
 import numpy as np
 

@@ -86,7 +86,7 @@ def aligned(array: np.ndarray, pairs: int) -> list:
 def narrowed(array: np.ndarray, pairs: int) -> list:
     """The vectors of a byte message in every layout circuits.correlations.narrow makes for ``pairs`` elements, its
     bits unpacked: columns of w = position_bits(pairs) bits (positions), w bits then a 2-bit digit, w bits then
-    64-bit words, and 2-bit digits alone (circuits.select)."""
+    64-bit words, 64-bit words alone, and 2-bit digits alone (circuits.select)."""
     if array.dtype != np.uint8 or not len(array):
         return []
     n, w = len(array), position_bits(pairs)
@@ -94,6 +94,7 @@ def narrowed(array: np.ndarray, pairs: int) -> list:
     layouts = [(DIGIT_BITS,), (w, DIGIT_BITS)]
     layouts += [(w,) * (n // one)] if n % one == 0 else []
     layouts += [(w,) + (64,) * ((n - one) // word)] if n > one and (n - one) % word == 0 else []
+    layouts += [(64,) * (n // word)] if n % word == 0 else []  # 64-bit words alone (a revealed column's correction)
     return [column for widths in layouts if packed_size(pairs, widths) == n
             for column in widen(array, widths, np.int64, pairs).T]
 

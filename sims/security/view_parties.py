@@ -115,6 +115,12 @@ def view_party(ctx, inputs, bits: int, runs: int) -> dict:
 RECORDED = ("recv", "all_reduce", "all_gather", "broadcast", "recv_obj", "gather", "reduce", "scatter", "recv_array")
 
 
+def as_recorded(array: np.ndarray) -> np.ndarray:
+    """A received array as the whole-job views keep it: flat, packed bytes as bytes (the audit decodes their
+    layouts: sims.security.view_leaks.narrowed), every other word as int64."""
+    return array.ravel().copy() if array.dtype == np.uint8 else array.astype(np.int64).ravel()
+
+
 def record_received(log: list) -> None:
     """In a role process: append every array this party receives (from the other party or the dealer) to ``log``,
     and every value it opens through the gates (circuits.gates: its own share combined with the other's, by
@@ -147,7 +153,7 @@ def record_received(log: list) -> None:
         if isinstance(value, torch.Tensor):
             log.append(value.detach().clone().to(torch.int64).numpy().ravel())
         elif isinstance(value, np.ndarray):
-            log.append(value.astype(np.int64).ravel())
+            log.append(as_recorded(value))
         elif isinstance(value, (list, tuple)):
             for v in value:
                 record(v)

@@ -216,11 +216,12 @@ def test_ustat_2pc_per_user_noise_keeps_its_epsilon_and_the_aggregator_stays_und
 def test_the_job_view_audit_reads_the_packed_wire_layouts(monkeypatch):
     """Messages travel packed to the bits that matter (circuits.correlations.narrow: w = ceil(log2 M) bits a
     position, 2 a digit): a secret sent in any of those layouts, alone or beside a masked column, is found by
-    the leak audit, and masked ones are not; an audit that reads positions as whole bytes (not decoding the
-    packed bits) misses every planted secret."""
+    the leak audit, as the whole-job views record it too, and masked ones are not; an audit that reads positions as
+    whole bytes (not decoding the packed bits) misses every planted secret."""
     from mpc_auc.circuits.correlations import narrow, position_bits
     from mpc_auc.sims.security import view_leaks
     from mpc_auc.sims.security.view_leaks import job_secrets, leaks
+    from mpc_auc.sims.security.view_parties import as_recorded
 
     rng = np.random.default_rng(4)
     m = 300  # 9-bit positions: no layout of them is a plain reshape of the bytes
@@ -235,7 +236,7 @@ def test_the_job_view_audit_reads_the_packed_wire_layouts(monkeypatch):
                 "position then words": narrow(np.stack([masked, keys], axis=1), (w, 64)),
                 "digits four to a byte": narrow(labels[:, None], (2,))}
     for name, message in carriers.items():
-        assert leaks([message], secrets_, m, 1e-3), name
+        assert leaks([message], secrets_, m, 1e-3) and leaks([as_recorded(message)], secrets_, m, 1e-3), name
     assert not leaks([narrow(np.stack([masked, rng.integers(0, 4, m)], axis=1), (w, 2))], secrets_, m, 1e-3)
     monkeypatch.setattr(view_leaks, "position_bits", lambda pairs: -(-w // 8) * 8)  # whole bytes, as before
     for name, message in carriers.items():
