@@ -16,8 +16,6 @@ computes locally between its calls (numpy releases the interpreter lock).
 """
 import threading
 
-import numpy as np
-
 _PENDING = object()  # a lane's answer not yet given
 
 
@@ -42,8 +40,8 @@ class _Lane:
     def multiply(self, *pairs) -> list:
         return self._wait("mul", pairs)
 
-    def to_additive(self, packed: np.ndarray, count: int) -> np.ndarray:
-        return self._wait("bits", (np.ascontiguousarray(packed, dtype=np.int64), count))
+    def to_additive(self, packed, count: int):
+        return self._wait("bits", (packed, count))
 
     def _wait(self, kind: str, args):
         with self._condition:

@@ -199,14 +199,11 @@ def to_members(shuffler, gates, groups: TieGroups, columns, at_starts=()) -> np.
     moved back to the group starts (Shuffler.unapply_shares) and summed up to each position.  Columns
     ``at_starts`` (zero on the slots from G on) go in the same shuffle and come after those rows as moved: each
     group's value at its start's place, zero elsewhere."""
-    moved = []
-    if len(columns):
-        inside = public_share(1, groups.rank) - groups.later
-        steps = np.diff(np.atleast_2d(np.asarray(columns, dtype=np.int64)), axis=1, prepend=0)
-        gates.reserve("mul", steps.size)
-    shuffler.unapply_ahead(groups.m, len(columns) + len(at_starts))  # after the triples: made during the products
-    if len(columns):
-        moved = gates.multiply(*[(inside, step) for step in steps])
+    inside = public_share(1, groups.rank) - groups.later
+    steps = [np.diff(column, prepend=0) for column in np.asarray(columns, dtype=np.int64)]
+    gates.reserve("mul", sum(len(step) for step in steps))
+    shuffler.unapply_ahead(groups.m, len(steps) + len(at_starts))  # after the triples: made during the products
+    moved = gates.multiply(*[(inside, step) for step in steps]) if steps else []
     rows = shuffler.unapply_shares(groups.rho, np.stack([*moved, *at_starts]))
     np.cumsum(rows[:len(moved)], axis=1, out=rows[:len(moved)])
     return rows
