@@ -199,8 +199,8 @@ def to_members(shuffler, gates, groups: TieGroups, columns, at_starts=()) -> np.
     moved back to the group starts (Shuffler.unapply_shares) and summed up to each position.  Columns
     ``at_starts`` (zero on the slots from G on) go in the same shuffle and come after those rows as moved: each
     group's value at its start's place, zero elsewhere."""
-    inside = public_share(1, groups.rank) - groups.later
     steps = [np.diff(column, prepend=0) for column in np.asarray(columns, dtype=np.int64)]
+    inside = public_share(1, groups.rank) - groups.later if steps else None  # (``later``: only with flags)
     gates.reserve("mul", sum(len(step) for step in steps))
     shuffler.unapply_ahead(groups.m, len(steps) + len(at_starts))  # after the triples: made during the products
     moved = gates.multiply(*[(inside, step) for step in steps]) if steps else []
