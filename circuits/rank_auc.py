@@ -193,19 +193,23 @@ def tie_groups(shuffler, gates, sorted_rows: list, flags: bool = False) -> TieGr
                      None if weights is None else total)
 
 
-def to_members(shuffler, gates, groups: TieGroups, columns, at_starts=()) -> np.ndarray:
-    """Shares (len(columns), M), in sorted order, of each element's own group's value of every column (one value
-    per compacted slot): the differences d_t = f_t (v_t - v_{t-1}), f_t = [t < G] (one round of products),
-    moved back to the group starts (Shuffler.unapply_shares) and summed up to each position.  Columns
-    ``at_starts`` (zero on the slots from G on) go in the same shuffle and come after those rows as moved: each
-    group's value at its start's place, zero elsewhere."""
-    steps = [np.diff(column, prepend=0) for column in np.asarray(columns, dtype=np.int64)]
+def to_members(shuffler, gates, groups: TieGroups, columns, at_starts=(), settled=()) -> np.ndarray:
+    """Shares (len(columns) + len(settled) + len(at_starts), M), in sorted order, of each element's own group's
+    value of every column (one value per compacted slot): the differences d_t = f_t (v_t - v_{t-1}),
+    f_t = [t < G] (one round of products), moved back to the group starts (Shuffler.unapply_shares) and summed up
+    to each position.  ``settled`` columns, whose value on the last group's slot G - 1 is already the one every
+    slot from G on holds (what the next group's start and positives below are), have d_t = 0 from G on without
+    the products, so they need no flags; they come after ``columns``.  Columns ``at_starts`` (zero on the slots
+    from G on) go in the same shuffle and come last: each group's value at its start's place, zero elsewhere."""
+    steps, settled_steps = ([np.diff(column, prepend=0) for column in np.asarray(some, dtype=np.int64)]
+                            for some in (columns, settled))
+    summed = len(steps) + len(settled_steps)
     inside = public_share(1, groups.rank) - groups.later if steps else None  # (``later``: only with flags)
     gates.reserve("mul", sum(len(step) for step in steps))
-    shuffler.unapply_ahead(groups.m, len(steps) + len(at_starts))  # after the triples: made during the products
+    shuffler.unapply_ahead(groups.m, summed + len(at_starts))  # after the triples: made during the products
     moved = gates.multiply(*[(inside, step) for step in steps]) if steps else []
-    rows = shuffler.unapply_shares(groups.rho, np.stack([*moved, *at_starts]))
-    np.cumsum(rows[:len(moved)], axis=1, out=rows[:len(moved)])
+    rows = shuffler.unapply_shares(groups.rho, np.stack([*moved, *settled_steps, *at_starts]))
+    np.cumsum(rows[:summed], axis=1, out=rows[:summed])
     return rows
 
 

@@ -28,8 +28,10 @@ the metric; only the caller opens anything.
 * Curve points at public cut positions: with c elements flagged (the top c of the sort), the cut falls in the
   group g holding sorted position j = M - c, whose rows are counted in proportion (sklearn's curve is linear
   inside a tie group): s TP = s (P - Pex_g) - p_g (j - a_g) with s the group's size.  The group's values reach
-  the cut positions by rank_auc.to_members; TPR = s TP / (s P), FPR = (c s - s TP) / (s N) and precision =
-  s TP / (c s), by long division.
+  the cut positions by rank_auc.to_members, two counts below 2^31 to a word: a + 2^32 Pex, which needs the flags'
+  products, and the next group's a' + 2^32 Pex', which is (M, P) from the last group on and needs none
+  (s = a' - a, p_g = Pex' - Pex); at the K cuts a bit decomposition splits the words.  TPR = s TP / (s P),
+  FPR = (c s - s TP) / (s N) and precision = s TP / (c s), by long division.
 * KS = max_t |P Nex_t - N Pex_t| / (P N) (the largest |TPR - FPR| over thresholds): one product round and an
   oblivious maximum, a tournament of ceil(log2 2M) comparison rounds.
 
@@ -192,31 +194,44 @@ def secret_average_precision(gates, groups: TieGroups, sorted_labels: np.ndarray
                          OPEN_BITS, digit_bits_for(m << PRECISION_BITS))
 
 
-CURVE_COLUMNS = 4  # the group values the curve points read at the cuts (:func:`curve_columns`)
+PACKED_SHIFT = 32  # the curves' group values travel two to a word: low + 2^32 high, both below 2^31
 
 
-def curve_columns(groups: TieGroups) -> list:
-    """Each slot's group start a, positives below Pex, size and positives: what :func:`curve_points` reads of the
-    group each cut falls in (by rank_auc.to_members)."""
-    return [groups.a, groups.pex, groups.a_next - groups.a, groups.group_positives]
+def curve_columns(groups: TieGroups) -> tuple:
+    """([each slot's group start and positives below, a + 2^32 Pex], [the next group's, a' + 2^32 Pex']): what
+    :func:`curve_points` reads of the group each cut falls in; the second list is rank_auc.to_members' ``settled``
+    (from the last group on, every slot's next group is (M, P))."""
+    shift = np.int64(1 << PACKED_SHIFT)
+    return [groups.a + shift * groups.pex], [groups.a_next + shift * groups.pex_next]
 
 
 def group_values(shuffler, gates, groups: TieGroups, curves: bool, precision: bool) -> tuple:
-    """(the :func:`curve_columns` at every sorted position, (4, M), or None; each group's positive count at its
-    start, zero elsewhere, (M,), or None): what the curve points and the average precision read, moved in one
+    """(the packed :func:`curve_columns` at every sorted position, (2, M), or None; each group's positive count at
+    its start, zero elsewhere, (M,), or None): what the curve points and the average precision read, moved in one
     shuffle (rank_auc.to_members)."""
-    moved = to_members(shuffler, gates, groups, curve_columns(groups) if curves else [],
-                       [groups.group_positives] if precision else [])
-    return (moved[:CURVE_COLUMNS] if curves else None), (moved[-1] if precision else None)
+    columns, settled = curve_columns(groups) if curves else ([], [])
+    moved = to_members(shuffler, gates, groups, columns, [groups.group_positives] if precision else [], settled)
+    return (moved[:2] if curves else None), (moved[-1] if precision else None)
+
+
+def _unpacked(gates, words: np.ndarray) -> tuple:
+    """Shares (n,), (n,) of low and high of words low + 2^32 high (0 <= low < 2^32, 0 <= high < 2^31): their 63
+    bits (comparators.bit_decompose) summed with public weights."""
+    bits = bit_decompose(gates, words, 2 * PACKED_SHIFT - 1)
+    bits <<= (np.arange(len(bits), dtype=np.int64) % PACKED_SHIFT)[:, None]
+    return bits[:PACKED_SHIFT].sum(axis=0), bits[PACKED_SHIFT:].sum(axis=0)
 
 
 def curve_points(gates, groups: TieGroups, flagged: np.ndarray, members: np.ndarray) -> dict:
     """Shares (K,) of floor(value * 2^52) of "tpr", "fpr" and "precision" at each public cut (``flagged``: c_k
     rows flagged, 1 <= c_k <= M), the tie group the cut falls in counted in proportion; needs ``groups`` with
-    flags and P, N >= 1; ``members``: the :func:`curve_columns` at every sorted position (:func:`group_values`)."""
+    flags, P, N >= 1 and M < 2^31; ``members``: the packed :func:`curve_columns` at every sorted position
+    (:func:`group_values`)."""
     m, rank = groups.m, groups.rank
-    start, below, size, group_pos = members[:, m - flagged]
     k = len(flagged)
+    low, high = _unpacked(gates, members[:, m - flagged].reshape(-1))
+    (start, end), (below, below_next) = np.split(low, 2), np.split(high, 2)
+    size, group_pos = end - start, below_next - below
     positives, negatives = np.repeat(groups.positives, k), np.repeat(groups.negatives, k)
     position = public_share(m - flagged, rank)
     gates.reserve("mul", 4 * k)
