@@ -79,14 +79,21 @@ def greater(gates, g: np.ndarray, e: np.ndarray) -> np.ndarray:
     return g[0]
 
 
-def greater_private(gates, own: np.ndarray, bits: int) -> np.ndarray:
+def comparison_ands(shape, bits: int) -> int:
+    """The word-ANDs :func:`greater_private` (and so :func:`nonnegative`) makes on inputs of ``shape``."""
+    size = int(np.prod(shape[:-1], dtype=np.int64)) * -(-shape[-1] // LANES)
+    return bits * size + tree_ands(bits, size)
+
+
+def greater_private(gates, own: np.ndarray, bits: int, reserved: bool = False) -> np.ndarray:
     """XOR shares (..., W) of [x > y] where P0 holds x and P1 holds y (each passes its own (..., n) integers
-    in [0, 2^bits)); 1 + ceil(log2 bits) rounds."""
+    in [0, 2^bits)); 1 + ceil(log2 bits) rounds.  ``reserved``: the caller reserved its triples ahead
+    (:func:`comparison_ands`)."""
     own = np.asarray(own, dtype=np.int64)
     if own.size and (own.min() < 0 or own.max() >= 2**bits):
         raise ValueError(f"a private comparison's inputs must lie in [0, 2^{bits})")
-    size = int(np.prod(own.shape[:-1], dtype=np.int64)) * -(-own.shape[-1] // LANES)
-    gates.reserve("and", bits * size + tree_ands(bits, size))
+    if not reserved:
+        gates.reserve("and", comparison_ands(own.shape, bits))
     mine = planes(own, bits)
     zero = np.zeros_like(mine)
     x, y = (mine, zero) if gates.rank == 0 else (zero, mine)  # XOR shares of x's and y's planes
@@ -217,7 +224,7 @@ def bit_decompose(gates, shares: np.ndarray, bits: int) -> np.ndarray:
     return gates.to_additive(propagate ^ carries, len(shares))
 
 
-def sign_bits(gates, shares: np.ndarray, bits: int = 63) -> np.ndarray:
+def sign_bits(gates, shares: np.ndarray, bits: int = 63, reserved: bool = False) -> np.ndarray:
     """XOR shares (..., W), packed, of [x >= 0] for additive shares (..., n) of x with |x| < 2^bits: bit ``bits``
     of x mod 2^(bits + 1), whose shares are the shares' low bits + 1 bits (the top bit of the word when bits is
     63), is 0; a private comparison of ``bits``-bit values, 7 rounds at 63 bits."""
@@ -225,11 +232,12 @@ def sign_bits(gates, shares: np.ndarray, bits: int = 63) -> np.ndarray:
     mask = np.int64((1 << bits) - 1)
     low = shares & mask
     own = low if gates.rank == 0 else mask - low
-    carry = greater_private(gates, own, bits)  # [low0 + low1 >= 2^bits]: the carry into the sign bit
+    carry = greater_private(gates, own, bits, reserved)  # [low0 + low1 >= 2^bits]: the carry into the sign bit
     return flip(carry ^ pack_bits((shares >> bits) & 1), gates.rank)
 
 
-def nonnegative(gates, shares: np.ndarray, bits: int = 63) -> np.ndarray:
+def nonnegative(gates, shares: np.ndarray, bits: int = 63, reserved: bool = False) -> np.ndarray:
     """Additive shares (n,) of [x >= 0] (1 or 0) from additive shares (n,) of x, |x| < 2^bits (bits <= 63: a
-    smaller bound makes the comparison narrower and cheaper); 8 rounds at 63 bits."""
-    return gates.to_additive(sign_bits(gates, shares, bits)[None], len(shares))[0]
+    smaller bound makes the comparison narrower and cheaper); 8 rounds at 63 bits.  ``reserved``: the caller
+    reserved the comparison's triples ahead (:func:`comparison_ands` of (n,))."""
+    return gates.to_additive(sign_bits(gates, shares, bits, reserved)[None], len(shares))[0]

@@ -17,7 +17,7 @@ MAX_DIGIT_BITS: F = 52 in 4 rounds of 8191 comparisons at D = 13.
 """
 import numpy as np
 
-from .comparators import nonnegative
+from .comparators import comparison_ands, nonnegative
 
 DIGIT_BITS = 4
 MAX_DIGIT_BITS = 13
@@ -35,14 +35,16 @@ def _long_division(gates, a: np.ndarray, b: np.ndarray, radices, bound: int = No
     are only as wide as that (circuits.comparators.nonnegative)."""
     width = 63 if bound is None else min(63, (int(bound) * max(radices, default=1)).bit_length())
     gates.reserve("mul", len(a) * (1 + len(radices)))
-    whole = nonnegative(gates, a - b, width)
+    gates.reserve("and", sum(comparison_ands((len(a) * lanes,), width) for lanes in [1, *[r - 1 for r in radices]]))
+    whole = nonnegative(gates, a - b, width, True)
     (taken,) = gates.multiply((whole, b))
     remainder = a - taken
     quotient = whole
     for radix in radices:
         remainder = remainder * np.int64(radix)
         multiples = b[:, None] * np.arange(1, radix, dtype=np.int64)  # k b, k = 1 .. radix - 1: local
-        digit = nonnegative(gates, (remainder[:, None] - multiples).ravel(), width).reshape(len(a), -1).sum(axis=1)
+        digit = nonnegative(gates, (remainder[:, None] - multiples).ravel(), width, True)
+        digit = digit.reshape(len(a), -1).sum(axis=1)
         (taken,) = gates.multiply((digit, b))
         remainder = remainder - taken
         quotient = quotient * np.int64(radix) + digit

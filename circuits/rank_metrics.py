@@ -33,14 +33,15 @@ the metric; only the caller opens anything.
   (s = a' - a, p_g = Pex' - Pex); at the K cuts a bit decomposition splits the words.  TPR = s TP / (s P),
   FPR = (c s - s TP) / (s N) and precision = s TP / (c s), by long division.
 * KS = max_t |P Nex_t - N Pex_t| / (P N) (the largest |TPR - FPR| over thresholds): one product round and an
-  oblivious maximum, a tournament of ceil(log2 2M) comparison rounds.
+  oblivious maximum of |gap| as max(max gap, -min gap): a min-max pass over pairs, then two tournaments side by
+  side, ceil(log2 2M) comparison rounds and 3M/2 comparisons.
 
 ``secret_average_precision``, ``secret_ks_statistic`` and ``secret_partial_area`` are the shared counterparts
 of protocols.clear_metrics' ``average_precision``, ``ks_statistic`` and ``partial_area`` (the clear references).
 """
 import numpy as np
 
-from .comparators import bit_decompose, nonnegative
+from .comparators import bit_decompose, comparison_ands, nonnegative
 from .division import digit_bits_for, fraction_bits
 from .rank_auc import TieGroups, next_slot, to_members
 from .scales import CURVE_DIGIT_BITS, MEAN_BITS, OPEN_BITS, PRECISION_BITS, VARIANCE_BITS
@@ -244,26 +245,57 @@ def curve_points(gates, groups: TieGroups, flagged: np.ndarray, members: np.ndar
     return dict(zip(("tpr", "fpr", "precision"), np.split(quotients, 3)))
 
 
-def maximum(gates, values: np.ndarray, bits: int = 63) -> np.ndarray:
-    """Shares (1,) of the largest of ``values`` (additive shares, pairwise differences below 2^bits in
-    magnitude): a tournament, each level one comparison and one product per pair."""
+def _tournament(rows: int, n: int) -> list:
+    """The comparisons of each level of a tournament over ``rows`` rows of ``n`` values side by side."""
+    levels = []
+    while n > 1:
+        n = -(-n // 2)
+        levels.append(rows * n)
+    return levels
+
+
+def _reserve_comparisons(gates, levels, bits: int) -> None:
+    """Reserve ahead the triples of comparisons and products, ``levels`` (the count of each level) of them, so
+    that the dealer makes a level's while the parties run the one before."""
+    gates.reserve("and", sum(comparison_ands((count,), bits) for count in levels))
+    gates.reserve("mul", sum(levels))
+
+
+def maximum(gates, values: np.ndarray, bits: int = 63, reserved: bool = False) -> np.ndarray:
+    """Shares (..., 1) of the largest of ``values`` along their last axis (additive shares, pairwise differences
+    below 2^bits in magnitude; the rows' tournaments in the same rounds): each level one comparison and one
+    product per pair, their triples reserved at the start (``reserved``: by the caller)."""
     values = np.asarray(values, dtype=np.int64)
-    while len(values) > 1:
-        if len(values) % 2:
-            values = np.append(values, values[-1])
-        first, second = values[0::2], values[1::2]
-        gap = first - second
-        (taken,) = gates.multiply((nonnegative(gates, gap, bits), gap))
-        values = second + taken
+    if not reserved:
+        _reserve_comparisons(gates, _tournament(values.size // values.shape[-1], values.shape[-1]), bits)
+    while values.shape[-1] > 1:
+        if values.shape[-1] % 2:
+            values = np.concatenate([values, values[..., -1:]], axis=-1)
+        gap = values[..., 0::2] - values[..., 1::2]
+        (taken,) = gates.multiply((nonnegative(gates, gap.ravel(), bits, True).reshape(gap.shape), gap))
+        values = values[..., 1::2] + taken
     return values
 
 
 def secret_ks_statistic(gates, groups: TieGroups) -> np.ndarray:
-    """Shares (1,) of floor(KS * 2^52), KS = max_t |P Nex_t - N Pex_t| / (P N) (module docstring); P, N >= 1."""
+    """Shares (1,) of floor(KS * 2^52), KS = max_t |P Nex_t - N Pex_t| / (P N) (module docstring); P, N >= 1.
+
+    max |gap| = max(max gap, -min gap): one comparison per pair of slots gives the pair's larger and smaller
+    (the min-max pass, 3M/2 comparisons in all instead of the 2M of a tournament over gap and -gap), then a
+    tournament over the larger and one over the negated smaller in the same rounds, and one comparison more."""
     m = groups.m
+    half = -(-m // 2)
+    bits = (m * m // 2 + 1).bit_length()  # |gap| <= P N <= M^2 / 4: any two differ by at most M^2 / 2
     gates.reserve("mul", 2 * m)
+    _reserve_comparisons(gates, [half, *_tournament(2, half), 1], bits)
     scaled_n, scaled_p = gates.multiply((np.repeat(groups.positives, m), groups.nex),
                                         (np.repeat(groups.negatives, m), groups.pex))
     gap = scaled_n - scaled_p  # P N (FPR - TPR) at the threshold just above group t, up to sign
-    largest = maximum(gates, np.concatenate([gap, -gap]), (m * m // 2 + 1).bit_length())  # |gap| <= P N <= M^2/4
+    if m % 2:
+        gap = np.append(gap, gap[-1:])
+    first, second = gap[0::2], gap[1::2]
+    difference = first - second
+    (above,) = gates.multiply((nonnegative(gates, difference, bits, True), difference))  # max(first - second, 0)
+    extremes = maximum(gates, np.stack([second + above, above - first]), bits, True)  # max gap, -min gap
+    largest = maximum(gates, extremes[:, 0], bits, True)
     return fraction_bits(gates, largest, groups.pn, OPEN_BITS, digit_bits_for(m * m // 4))
