@@ -345,8 +345,11 @@ def _element_rows(sigma: np.ndarray, columns, dtype) -> np.ndarray:
 def _block(packed: np.ndarray, widths, skipped: int, dtype, m: int, start: int, stop: int) -> np.ndarray:
     """Rows [start, stop) of the (m, c) words a message or correction packs, whose first ``skipped`` columns do not
     travel (zero here)."""
+    rows = widen_rows(packed, widths[skipped:], dtype, m, start, stop)
+    if not skipped:
+        return rows
     out = np.zeros((stop - start, len(widths)), dtype=dtype)
-    out[:, skipped:] = widen_rows(packed, widths[skipped:], dtype, m, start, stop)
+    out[:, skipped:] = rows
     return out
 
 
