@@ -21,7 +21,8 @@ the metric; only the caller opens anything.
 * Average precision with scikit-learn's semantics: AP = (1/P) sum_t p_t (P - Pex_t) / (M - a_t), the precision
   at each threshold (descending) weighted by its recall step.  The group sizes are secret, but moved back to
   its start's sorted position j = a_t (Shuffler.unapply_shares) each term's divisor M - j is public.  The
-  numerator TP_j = P - Pex_j is split into its bits (comparators.bit_decompose, one adder) and the precision
+  numerator TP_j = P - Pex_j is split into its bits (comparators.bit_decompose, one adder; a block of 2^20
+  positions at a time, so that the bits held and the dealer's conversion words stay bounded) and the precision
   taken as sum_b t_b floor(2^(36+b) / (M - j)), linear in the bits with public weights: below the true
   precision by less than log2(2M) units of 2^-36.  Then one product round and one division: AP's error
   below 21 x 2^-36 = 3.1e-10 at M <= 2^20.
@@ -42,6 +43,7 @@ of protocols.clear_metrics' ``average_precision``, ``ks_statistic`` and ``partia
 import numpy as np
 
 from .comparators import bit_decompose, comparison_ands, nonnegative
+from .correlations import row_blocks
 from .division import digit_bits_for, fraction_bits
 from .rank_auc import TieGroups, next_slot, to_members
 from .scales import CURVE_DIGIT_BITS, MEAN_BITS, OPEN_BITS, PRECISION_BITS, VARIANCE_BITS
@@ -183,12 +185,14 @@ def secret_average_precision(gates, groups: TieGroups, sorted_labels: np.ndarray
     m = groups.m
     below = np.cumsum(np.asarray(sorted_labels, dtype=np.int64)) - sorted_labels  # Pex_j
     bits = m.bit_length()  # TP_j = P - Pex_j <= M < 2^bits
-    tp_bits = bit_decompose(gates, groups.positives - below, bits)
-    divisors = m - np.arange(m, dtype=np.int64)  # rows at or above sorted position j: public
-    top = (np.int64(1) << np.int64(PRECISION_BITS + bits - 1)) // divisors  # floor(2^(36+bits-1) / (M - j))
+    numerators = groups.positives - below
     precision = np.zeros(m, dtype=np.int64)
-    for b, bit in enumerate(tp_bits):  # + t_b floor(2^(36+b) / (M - j)), each weight a shift of the top one
-        precision += bit * (top >> np.int64(bits - 1 - b))
+    for start, stop in row_blocks(m):  # the bits of one block of numerators held at a time (correlations.BLOCK_ROWS)
+        divisors = m - np.arange(start, stop, dtype=np.int64)  # rows at or above sorted position j: public
+        top = (np.int64(1) << np.int64(PRECISION_BITS + bits - 1)) // divisors  # floor(2^(36+bits-1) / (M - j))
+        block = precision[start:stop]
+        for b, bit in enumerate(bit_decompose(gates, numerators[start:stop], bits)):  # + t_b floor(2^(36+b) / (M - j))
+            block += bit * (top >> np.int64(bits - 1 - b))  # each weight a shift of the top one
     gates.reserve("mul", m)
     (weighted,) = gates.multiply((at_starts, precision))
     return fraction_bits(gates, weighted.sum(keepdims=True), groups.positives * np.int64(1 << PRECISION_BITS),

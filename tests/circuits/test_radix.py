@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 from scipy.stats import rankdata
+from sklearn.metrics import average_precision_score
 
 from mpc_auc.protocols.runtime.dealer import Dealer
 from mpc_auc.protocols.runtime.session import Placement, run_parties
@@ -51,6 +52,7 @@ def _sorted(ctx, shuffler, gates, sort_cases, tie_cases) -> dict:
     from mpc_auc.circuits.correlations import position_bits
     from mpc_auc.circuits.radix import RadixRanking
     from mpc_auc.circuits.rank_auc import auc_fraction, group_starts_from_keys, group_starts_from_xor_keys, tie_groups
+    from mpc_auc.circuits.rank_metrics import group_values, secret_average_precision
     from mpc_auc.circuits.shares import public, public_share
 
     out = {"sorts": [], "ties": []}
@@ -66,9 +68,11 @@ def _sorted(ctx, shuffler, gates, sort_cases, tie_cases) -> dict:
         from_xor = group_starts_from_xor_keys(gates, public_share(keys, ctx.rank), 62)
         from_additive = group_starts_from_keys(public(torch.from_numpy(keys)))
         groups = tie_groups(shuffler, gates, [from_xor, public_share(labels, ctx.rank)], flags=True)
+        _, at_starts = group_values(shuffler, gates, groups, False, True)  # AP's numerators' bits, block by block
+        ap = secret_average_precision(gates, groups, public_share(labels, ctx.rank), at_starts)
         twice_u, twice_pn, twice_rank = auc_fraction(shuffler, gates, groups, mid_ranks=True)
         out["ties"].append([shuffler.open(np.atleast_1d(t)) for t in (twice_u, twice_pn, twice_rank, from_xor,
-                                                                      from_additive)])
+                                                                      from_additive, ap)])
     return out
 
 
@@ -223,7 +227,9 @@ def _check_sort(keys, opened):
 
 
 def _check_ties(keys, labels, opened):
-    twice_u, twice_pn, twice_rank, from_xor, from_additive = opened
+    twice_u, twice_pn, twice_rank, from_xor, from_additive, ap = opened
+    if labels.any():  # AP is defined for P >= 1 (the job refuses it otherwise)
+        assert abs(ap.item() / 2 ** 52 - average_precision_score(labels, keys)) < 21 * 2.0 ** -36 + 2.0 ** -52
     assert np.array_equal(from_xor, np.r_[1, np.diff(keys) != 0]) and np.array_equal(from_additive, from_xor)
     assert np.array_equal(twice_rank, 2 * (rankdata(keys, method="average") - 1))
     pos, neg = keys[labels == 1], keys[labels == 0]
@@ -234,7 +240,8 @@ def _check_ties(keys, labels, opened):
 def test_the_sort_worked_in_blocks_is_the_stable_sort():
     """The shuffles', the digit selections', the gates' and the dealer's local work in blocks of 48 elements (at
     scale 2^20: the temporaries of a long vector are a block's), the one-hot vectors of more than 96 digits made
-    again per pass: the same sort, moves, group starts, rank sums and mid-ranks."""
+    again per pass: the same sort, moves, group starts, rank sums, mid-ranks and average precision (its numerators'
+    bits made a block at a time)."""
     cases, ties = _sort_cases()[-5:], _tie_cases()[-4:]
     p0, _ = run_parties(_blocked_party, (48, cases, ties), provider="TTP", timeout_s=60,
                         placement=Placement(dealer=_SmallBlocksDealer))
