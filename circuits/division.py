@@ -35,12 +35,15 @@ def _long_division(gates, a: np.ndarray, b: np.ndarray, radices, bound: int = No
     are only as wide as that (circuits.comparators.nonnegative)."""
     width = 63 if bound is None else min(63, (int(bound) * max(radices, default=1)).bit_length())
     gates.reserve("mul", len(a) * (1 + len(radices)))
-    gates.reserve("and", sum(comparison_ands((len(a) * lanes,), width) for lanes in [1, *[r - 1 for r in radices]]))
+    lanes = [1, *[radix - 1 for radix in radices]]  # comparisons per element of each step
+    gates.reserve("and", sum(comparison_ands((len(a) * k,), width) for k in lanes[:2]))  # this step's and the next
     whole = nonnegative(gates, a - b, width, True)
     (taken,) = gates.multiply((whole, b))
     remainder = a - taken
     quotient = whole
-    for radix in radices:
+    for step, radix in enumerate(radices, start=2):
+        if step < len(lanes):  # the step after this one: made by the dealer while this one runs
+            gates.reserve("and", comparison_ands((len(a) * lanes[step],), width))
         remainder = remainder * np.int64(radix)
         multiples = b[:, None] * np.arange(1, radix, dtype=np.int64)  # k b, k = 1 .. radix - 1: local
         digit = nonnegative(gates, (remainder[:, None] - multiples).ravel(), width, True)

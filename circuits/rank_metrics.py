@@ -259,8 +259,7 @@ def _tournament(rows: int, n: int) -> list:
 
 
 def _reserve_comparisons(gates, levels, bits: int) -> None:
-    """Reserve ahead the triples of comparisons and products, ``levels`` (the count of each level) of them, so
-    that the dealer makes a level's while the parties run the one before."""
+    """Reserve the triples of ``levels`` (each a count) of comparisons and products, ahead of their use."""
     gates.reserve("and", sum(comparison_ands((count,), bits) for count in levels))
     gates.reserve("mul", sum(levels))
 
@@ -268,11 +267,12 @@ def _reserve_comparisons(gates, levels, bits: int) -> None:
 def maximum(gates, values: np.ndarray, bits: int = 63, reserved: bool = False) -> np.ndarray:
     """Shares (..., 1) of the largest of ``values`` along their last axis (additive shares, pairwise differences
     below 2^bits in magnitude; the rows' tournaments in the same rounds): each level one comparison and one
-    product per pair, their triples reserved at the start (``reserved``: by the caller)."""
+    product per pair, the next level's triples reserved as a level starts, so that the dealer makes them while the
+    parties run this one (``reserved``: the caller reserved the first level's)."""
     values = np.asarray(values, dtype=np.int64)
-    if not reserved:
-        _reserve_comparisons(gates, _tournament(values.size // values.shape[-1], values.shape[-1]), bits)
-    while values.shape[-1] > 1:
+    levels = _tournament(values.size // values.shape[-1], values.shape[-1])
+    for i in range(len(levels)):
+        _reserve_comparisons(gates, levels[i + (1 if i or reserved else 0):i + 2], bits)
         if values.shape[-1] % 2:
             values = np.concatenate([values, values[..., -1:]], axis=-1)
         gap = values[..., 0::2] - values[..., 1::2]
@@ -291,7 +291,7 @@ def secret_ks_statistic(gates, groups: TieGroups) -> np.ndarray:
     half = -(-m // 2)
     bits = (m * m // 2 + 1).bit_length()  # |gap| <= P N <= M^2 / 4: any two differ by at most M^2 / 2
     gates.reserve("mul", 2 * m)
-    _reserve_comparisons(gates, [half, *_tournament(2, half), 1], bits)
+    _reserve_comparisons(gates, [half, *_tournament(2, half)[:1]], bits)  # the min-max pass and the next level
     scaled_n, scaled_p = gates.multiply((np.repeat(groups.positives, m), groups.nex),
                                         (np.repeat(groups.negatives, m), groups.pex))
     gap = scaled_n - scaled_p  # P N (FPR - TPR) at the threshold just above group t, up to sign
@@ -301,5 +301,5 @@ def secret_ks_statistic(gates, groups: TieGroups) -> np.ndarray:
     difference = first - second
     (above,) = gates.multiply((nonnegative(gates, difference, bits, True), difference))  # max(first - second, 0)
     extremes = maximum(gates, np.stack([second + above, above - first]), bits, True)  # max gap, -min gap
-    largest = maximum(gates, extremes[:, 0], bits, True)
+    largest = maximum(gates, extremes[:, 0], bits)
     return fraction_bits(gates, largest, groups.pn, OPEN_BITS, digit_bits_for(m * m // 4))

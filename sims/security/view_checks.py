@@ -20,8 +20,8 @@ from .view_distributions import as_runs, homogeneity, p_values
 from .view_leaks import (aligned, bitonic_layers, bitonic_secrets, bitonic_tests, flagged, job_secrets, leaks,
                          ustat_secrets)
 from .view_parties import (VIEW_BITS, VIEW_INPUTS, bitonic_view_party, central_noise_party, leaky_bitonic_view_party,
-                           leaky_noise_party, leaky_recording_party, leaky_ustat_view_party, recording_party,
-                           ustat_view_party, view_party)
+                           leaky_metrics_party, leaky_noise_party, leaky_recording_party, leaky_ustat_view_party,
+                           recording_party, ustat_view_party, view_party)
 
 
 def views(cfg: dict, rng) -> list:
@@ -107,15 +107,16 @@ MALICIOUS_B = (np.array([0.1, 0.1, 0.1, 0.2, 0.4, 0.4, 0.4, 0.6]), np.array([0, 
 #     every labelling of 8 rows and every tie pattern of up to 5 groups)
 
 
-FULL_REPORT = "mpc-exact --ranks --metrics auc,ap,roc,pr,ks --max-fpr 0.4 --points 1"  # semi-honest, its metrics'
+FULL_REPORT = "mpc-exact --metrics auc,ap,roc,pr,ks --max-fpr 0.4 --points 1"  # semi-honest, its metrics'
 #     circuits side by side (circuits.lockstep: their gates merged into shared rounds) on MALICIOUS_A and _B, whose
 #     releases are the same (and their KS, 0.6); DeLong's variance is not among them (0.0489 against 0.0456)
 FULL_SPEC = ReleaseSpec("auc,ap,roc,pr,ks", 1, max_fpr=0.4)
 
 
 def job_views(cfg: dict, rng) -> list:
-    """Views of whole jobs through the real party loop: mpc-central, mpc-exact delivering ranks, and mpc-exact
-    delivering ranks with AP, the partial AUC, the curves and KS side by side (:data:`FULL_REPORT`)."""
+    """Views of whole jobs through the real party loop: mpc-central, mpc-exact delivering ranks, and mpc-exact with
+    AP, the partial AUC, the curves and KS side by side (:data:`FULL_REPORT`, its control a party whose average
+    precision circuit opens the sorted labels with the results)."""
 
     encoder, scores, labels = _job_data(cfg, rng)
     runs = cfg["job_view_runs"]
@@ -124,9 +125,11 @@ def job_views(cfg: dict, rng) -> list:
     for protocol, central, ranks, spec, inputs in (
             ("mpc-central", CentralNoise(cfg["epsilon"]), False, ReleaseSpec(), (JOB_A, JOB_B)),
             ("mpc-exact --ranks", None, True, ReleaseSpec(), (JOB_A, JOB_B)),
-            (FULL_REPORT, None, True, FULL_SPEC, (MALICIOUS_A, MALICIOUS_B))):
+            (FULL_REPORT, None, False, FULL_SPEC, (MALICIOUS_A, MALICIOUS_B))):
         requests = _job_requests(scores, labels, encoder, runs, spec, inputs)
-        out += _whole_job_views(protocol, requests, central, ranks, secrets_, runs, "opens the labels before the sort")
+        out += _whole_job_views(protocol, requests, central, ranks, secrets_, runs, *(
+            ("opens the sorted labels with the metrics' results (its average precision circuit returns them)",
+             leaky_metrics_party) if spec is FULL_SPEC else ("opens the labels before the sort",)))
     return out
 
 
@@ -145,7 +148,7 @@ def malicious_job_views(cfg: dict, rng) -> list:
     secrets_ = {**job_secrets(keys, labels), **{f"key digit {t}": digit for t, digit in enumerate(digits)}}
     return _whole_job_views(MALICIOUS_JOBS, requests, None, True, secrets_, runs,
                             "opens the labels and the key's digits (Authenticator.open, unmasked) before the sort",
-                            _client_mac_words)
+                            recorded_secrets=_client_mac_words)
 
 
 def _job_data(cfg: dict, rng, size: str = "job_view_m", dtype: str = "float64") -> tuple:
@@ -164,10 +167,11 @@ def _job_requests(scores, labels, encoder, runs: int, spec, inputs=(JOB_A, JOB_B
     return [simulated(clients, encoder, spec=spec) for clients in [small[0]] * runs + [small[1]] * runs + [halves]]
 
 
-def _whole_job_views(protocol, requests, central, ranks, secrets_, runs, mistake: str, recorded_secrets=None) -> list:
+def _whole_job_views(protocol, requests, central, ranks, secrets_, runs, mistake: str,
+                     weakened=leaky_recording_party, recorded_secrets=None) -> list:
     """The checks of one protocol's whole jobs: each party's view (:func:`_job_view`), the weakened party's
-    (leaky_recording_party: ``mistake``, and with ranks the opened ranks sealed) and, with ranks, the rank
-    delivery.  recorded_secrets: more secrets from both parties' records of the large job, and M."""
+    (``weakened``, by default leaky_recording_party: ``mistake``, and with ranks the opened ranks sealed) and, with
+    ranks, the rank delivery.  recorded_secrets: more secrets from both parties' records of the large job, and M."""
 
     m = len(secrets_["labels"])
     with tempfile.TemporaryDirectory(prefix="mpc-auc-view-ledger-") as ledger:
@@ -180,12 +184,12 @@ def _whole_job_views(protocol, requests, central, ranks, secrets_, runs, mistake
                      [j["received"] for j in jobs], secrets_, runs) for role, jobs in zip(("P0", "P1"), parties)]
     with tempfile.TemporaryDirectory(prefix="mpc-auc-view-ledger-") as ledger:  # the weakened party, once
         (leaky,) = run_ranking_jobs(requests[-1:], "radix", ranks, central, Placement(ledger=ledger), 120,
-                                    None, party=leaky_recording_party)
+                                    None, party=weakened)
     weak = leaky.finals["P0"][-1]
     found = leaks(weak["received"], secrets_, m, CHECK_ALPHA)
     out.append(check(f"view of a party that {mistake}: {protocol}", "control", f"{protocol} (weakened party)",
                      None, None, len(found), 0, not found,
-                     {"weakened": f"sims.security.view_parties.leaky_recording_party: the real loop, {mistake}",
+                     {"weakened": f"sims.security.view_parties.{weakened.__name__}: the real loop, {mistake}",
                       "carried": sorted({n for _, n in found})}))
     if ranks:
         shares = [jobs[-1]["sealed ranks"][0] for jobs in parties]

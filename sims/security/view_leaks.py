@@ -70,14 +70,17 @@ def ustat_secrets(x, y, outs) -> dict:
 
 def aligned(array: np.ndarray, pairs: int) -> list:
     """The pair-aligned vectors in a received array: element-wise chunks (of a (c, pairs) or a (pairs, c)
-    layout), packed bit words unpacked, and the words of the protocol's narrowed layouts decoded
-    (:func:`narrowed`)."""
+    layout), in a message of pairs + 1 to 2 pairs - 1 words every window of ``pairs`` (a vector among a merged
+    opening's few other values: the full report's results, opened in one exchange), packed bit words unpacked, and
+    the words of the protocol's narrowed layouts decoded (:func:`narrowed`)."""
     words = -(-pairs // 64)
     out = []
     if len(array) % pairs == 0:
         out += list(array.reshape(-1, pairs))
         if len(array) > pairs:
             out += list(array.reshape(pairs, -1).T)
+    elif pairs < len(array) < 2 * pairs and array.dtype.itemsize == 8:
+        out += list(np.lib.stride_tricks.sliding_window_view(array, pairs))
     if len(array) and len(array) % words == 0 and array.dtype.itemsize == 8:  # bits travel in 64-bit words
         out += list(unpack_bits(array.reshape(-1, words), pairs))
     return out + narrowed(array, pairs)

@@ -267,6 +267,22 @@ def leaky_recording_party(ctx, fraction_bits: int) -> list:
     return _recorded_loop(ctx, fraction_bits, weaken)
 
 
+def leaky_metrics_party(ctx, fraction_bits: int) -> list:
+    """A deliberately weakened party (a control) for the full report: :func:`recording_party` whose average
+    precision circuit, run side by side with the other metrics (circuits.lockstep), returns the sorted labels' shares
+    beside its result, so that they are opened in the metrics' one exchange of results."""
+
+    def weaken(party):
+        average_precision = party.secret_average_precision
+
+        def with_labels(gates, groups, sorted_labels, at_starts):
+            return np.concatenate([average_precision(gates, groups, sorted_labels, at_starts), sorted_labels])
+
+        party.secret_average_precision = with_labels
+
+    return _recorded_loop(ctx, fraction_bits, weaken)
+
+
 def _recorded_loop(ctx, fraction_bits: int, weaken=None) -> list:
     log, sent, shares, jobs = [], [], [], []
     record_received(log)

@@ -152,10 +152,12 @@ def test_bit_planes_and_tree_counts():
     assert tree_ands(48, 1) == 2 * 47 - 1  # 2 per internal node, 1 at the root
 
 
-def _attack_party(ctx, first, second, reuse: bool):
-    """P0 ANDs two secret bit vectors with P1's all-ones vector; returns what P1 received.  ``reuse``: the
-    weakened engine that hands every gate the same triple."""
+def _attack_party(ctx, first, second, reuse: bool, merged: bool = False):
+    """P0 ANDs two secret bit vectors with P1's all-ones vector; returns what P1 received, the openings of
+    d = x XOR a.  ``reuse``: the weakened engine that hands every gate the same triple.  ``merged``: the two ANDs
+    in two tasks side by side (circuits.lockstep), their openings in one round (Gates.batch)."""
     from mpc_auc.circuits.gates import Gates
+    from mpc_auc.circuits.lockstep import lockstep
 
     class Reusing(Gates):
         def _triples(self, kind, count):
@@ -168,16 +170,24 @@ def _attack_party(ctx, first, second, reuse: bool):
     gates._exchange = lambda own: received.append(exchange(own)) or received[-1]
     words = -(-N // 64)
     ones = pack_bits(np.ones(N, dtype=np.int64)) if ctx.rank == 1 else np.zeros(words, dtype=np.int64)
-    for secret in (first, second):
-        gates.and_((pack_bits(secret) if ctx.rank == 0 else np.zeros(words, dtype=np.int64), ones))
-    return [r[:words] for r in received]  # the openings of d = x XOR a
+    ands = [lambda g, secret=secret: g.and_((pack_bits(secret) if ctx.rank == 0 else np.zeros(words, dtype=np.int64),
+                                             ones)) for secret in (first, second)]
+    if merged:
+        lockstep(gates, ands)
+        (both,) = received  # each call's (d, e) in task order
+        return [both[:words], both[2 * words:3 * words]]
+    for task in ands:
+        task(gates)
+    return [r[:words] for r in received]
 
 
+@pytest.mark.parametrize("merged", [False, True], ids=["one by one", "merged side by side"])
 @pytest.mark.parametrize("reuse", [False, True], ids=["fresh triples", "weakened: one triple reused"])
-def test_reused_triples_let_p1_learn_the_xor_of_p0s_secrets(reuse):
+def test_reused_triples_let_p1_learn_the_xor_of_p0s_secrets(reuse, merged):
+    """Also when the two gates are merged into one round (circuits.lockstep): each call keeps its own triple."""
     rng = np.random.default_rng(11)
     first, second = rng.integers(0, 2, N), rng.integers(0, 2, N)
-    received = run_parties(_attack_party, (first, second, reuse), provider="TTP", timeout_s=60)[1]
+    received = run_parties(_attack_party, (first, second, reuse, merged), provider="TTP", timeout_s=60)[1]
     guess = unpack_bits((received[0] ^ received[1])[None], N)[0]  # P1's attack: XOR the two openings
     agreement = np.mean(guess == (first ^ second))
     if reuse:
