@@ -206,6 +206,8 @@ def curve_columns(groups: TieGroups) -> tuple:
     """([each slot's group start and positives below, a + 2^32 Pex], [the next group's, a' + 2^32 Pex']): what
     :func:`curve_points` reads of the group each cut falls in; the second list is rank_auc.to_members' ``settled``
     (from the last group on, every slot's next group is (M, P))."""
+    if groups.total is not None:  # masses (weighted groups) would not fit two to a word; the job refuses them
+        raise ValueError("the curve points are computed for unweighted rows only")
     shift = np.int64(1 << PACKED_SHIFT)
     return [groups.a + shift * groups.pex], [groups.a_next + shift * groups.pex_next]
 

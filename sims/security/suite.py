@@ -78,7 +78,7 @@ def run(suite: str, out_dir: str, config_path: str = None, seed: int = None, pro
     start = time.perf_counter()
     checks, tables = [], {}
     for title, step in (("views of the radix sort", views), ("views of the bitonic sort", bitonic_views),
-                        ("views of whole mpc-central and mpc-exact --ranks jobs", job_views),
+                        ("views of whole mpc-central, mpc-exact --ranks and full-report jobs", job_views),
                         ("views of whole mpc-exact --ranks jobs under --security malicious", malicious_job_views),
                         ("views of mpc-central's noise gadgets", noise_views), ("views of ustat-2pc", ustat_views),
                         ("collusion", collusion), ("the network observer", network_observer),
