@@ -34,9 +34,9 @@ def collusion(cfg: dict, rng) -> list:
     details = {"M": m, "kendall_tau_of_the_true_order": kendall(truth, keys), "recovered_exactly": exact}
     return [check("collusion: dealer + P0 recover the sorted order (documented as not protected)", "collusion",
                   "mpc-exact, mpc-central", None, None, kendall(order, keys), kendall(truth, keys), exact, details,
-                  pass_if="=="),
+                  pass_if="==", chance=False),
             check("collusion: dealer + P0 recover every label (documented as not protected)", "collusion",
-                  "mpc-central", None, None, accuracy, 1.0, accuracy == 1.0, {"M": m}, pass_if="==")
+                  "mpc-central", None, None, accuracy, 1.0, accuracy == 1.0, {"M": m}, pass_if="==", chance=False)
             ] + _no_better_than_chance("collusion: P0 alone", *found["P0 alone"], keys, labels, details)
 
 
@@ -64,11 +64,11 @@ def network_observer(cfg: dict, rng) -> list:
               "collusion", "mpc-exact, mpc-central", None, None, outside + found, 0, outside + found == 0,
               {**common, "bytes_outside_records": outside, "secrets_in_the_clear": found,
                "searched_for": "16-byte windows of the scores, keys and labels, both parties' dealer keys and every "
-                               "input share they opened"}),
+                               "input share they opened"}, chance=False),
         check("network observer: its view (record types and lengths) is the same for two inputs of one shape",
               "collusion", "mpc-exact, mpc-central", None, None, other, 0, other == 0,
               {**common, "records": sum(views[0].values()), "heartbeat_sized_records_that_differ": timing,
-               "note": "records of one bare frame (heartbeats) follow timing, not data"}),
+               "note": "records of one bare frame (heartbeats) follow timing, not data"}, chance=False),
         check("a link whose sealing is weakened to the identity: the same capture checks", "control",
               "weakened link (sims.security.network.weakened_link)", None, None,
               clear_outside + clear_found, 0, clear_outside + clear_found == 0,
@@ -120,11 +120,11 @@ def dealer_keys(cfg: dict, rng) -> list:
         check("our dealer in a real session: each party's triples expand the key the dealer sent it", "collusion",
               "mpc-exact, mpc-central", None, None, float(not wired), 0.0, wired,
               {"session": "P0, P1 and protocols.runtime.dealer.Dealer as processes; the first 1,000 words of "
-                          "each party's triple generator against its key under the triples' purpose"}),
+                          "each party's triple generator against its key under the triples' purpose"}, chance=False),
     ]
 
 
 def _independence_check(name: str, kind: str, protocol: str, found: dict, details: dict) -> dict:
     """A check record of sims.security.checks.key_independence: passed when no trial was flagged."""
     return check(f"{name} ({found['trials']} trials)", kind, protocol, None, None, float(found["flagged"]), 0.0,
-                 not found["flagged"], dict(details, **found))
+                 not found["flagged"], dict(details, **found), chance=False)

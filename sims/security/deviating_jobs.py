@@ -229,7 +229,7 @@ def noise_deviation_checks(cfg: dict, party: int) -> list:
                   "malicious: the job stops, nothing released", "attack", label, None, None,
                   sum(stopped) / len(stopped), 1.0, all(stopped),
                   {"jobs": runs, "frames": frames, "measured": "share of the jobs stopped by DeviationDetected"},
-                  pass_if="=="),
+                  pass_if="==", chance=False),
             check(f"P{party}'s same cheat on the draw's last product with the MAC checks skipped: a release outside the "
                   "noise's support", "control", label, None, None, int(weakened), 0, not weakened,
                   {"attempts": NOISE_ATTEMPTS}),
@@ -295,7 +295,7 @@ def compared_deviation_checks(cfg: dict, party: int, step: str) -> list:
                   "malicious: the job stops, nothing released", "attack", label, None, None,
                   sum(stopped) / len(stopped), 1.0, all(stopped),
                   {"jobs": runs, "frames": frames, "measured": "share of the jobs stopped by DeviationDetected"},
-                  pass_if="=="),
+                  pass_if="==", chance=False),
             check(f"P{party}'s same cheat on frame {c['bent']} with the MAC checks skipped: a wrong value released",
                   "control", label, None, None, int(weakened), 0, not weakened, {"frame": c["bent"]}),
             check(f"P{party}'s offset on one frame of the semi-honest circuit for {c['what']}: a wrong value released "
@@ -327,14 +327,14 @@ def job_deviation_checks(cfg: dict, rng) -> list:
         out.append(check(f"P{party} adds an offset to one word it sends in a job under --security malicious: the job "
                          "stops, nothing released", "attack", label, None, None, sum(stopped) / len(stopped), 1.0,
                          all(stopped), {"jobs per phase": cfg["deviation_jobs"], "phases": list(JOB_PHASES),
-                                        "measured": "share of the jobs stopped by DeviationDetected"}, pass_if="=="))
+                                        "measured": "share of the jobs stopped by DeviationDetected"}, pass_if="==", chance=False))
         for mode, what in OTHER_DEVIATIONS.items():
             stopped = [isinstance(cheating_job(party, "the shuffle of digit", seed=n, frame=OTHER_FRAME, mode=mode)[1],
                                   DeviationDetected) for n in range(cfg["deviation_jobs"])]
             out.append(check(f"P{party} {what} in a shuffle of a job under --security malicious: the job stops",
                              "attack", label, None, None, sum(stopped) / len(stopped), 1.0, all(stopped),
                              {"jobs": cfg["deviation_jobs"], "measured": "share of the jobs stopped by "
-                                                                         "DeviationDetected"}, pass_if="=="))
+                                                                         "DeviationDetected"}, pass_if="==", chance=False))
         out.append(check(f"P{party}'s same cheat with the MAC checks skipped: jobs releasing a wrong AUC", "control",
                          label, None, None, wrong, 0, wrong <= 0, {"jobs": JOB_WEAKENED}))
         bent = semi_honest_bent(party)

@@ -184,7 +184,7 @@ def deviation_checks(cfg: dict, rng) -> list:
                          "attack", label, None, None, caught / checked, 1.0, caught == checked == made,
                          {"runs per phase": cfg["deviation_runs"], "cheats made": made,
                           "caught per phase": {phase: r["caught"] for phase, r in rows.items()},
-                          "measured": "share of the cheats both parties caught"}, pass_if="=="))
+                          "measured": "share of the cheats both parties caught"}, pass_if="==", chance=False))
         out.append(check(f"P{party}'s same cheats with the MAC checks skipped: runs releasing wrong ranks",
                          "control", label, None, None, wrong, 0, wrong <= 0,
                          {"runs per phase": WEAKENED_RUNS,

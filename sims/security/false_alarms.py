@@ -6,7 +6,9 @@ now and then for nothing: the hardening release saw one such failure, which no o
 states instead a **family-wise false-alarm rate** FAMILY_ALPHA = 1e-3 per run and meets it by Bonferroni:
 each of at most MAX_CHECKS statistical checks gets CHECK_ALPHA = 1e-5, and a check made of many tests
 (every vector against every secret) splits its CHECK_ALPHA over them (sims.security.view_leaks.flagged).  The
-suite refuses to report if it ran more statistical checks than MAX_CHECKS.
+suite refuses to report if it ran more statistical checks than MAX_CHECKS; an exact check (a deterministic attack
+such as a deviating party's job that must stop, an exact count, a recorded limit: ``chance=False`` in
+sims.security.report.check) cannot fail while its claim holds and takes no share.
 """
 from scipy.stats import norm
 

@@ -141,12 +141,13 @@ def across_evaluations(cfg: dict, rng) -> list:
             out.append(check(f"an organiser's roster tricks against per-person budgets ({what})", kind,
                              "mpc-central", 1.0, None, dp["epsilon_on_c0"], 1.0, dp["epsilon_on_c0"] <= 1.0,
                              {"attempts": {k: v or "released" for k, v in dp["attempts"].items()},
-                              "note": "budget 1, epsilon 1 per release: the epsilon released on c0's rows"}))
+                              "note": "budget 1, epsilon 1 per release: the epsilon released on c0's rows"},
+                             chance=False))
             os.makedirs(os.path.join(directory, f"{kind}-exact"))
             exact = person_ledger.exact_sequences(os.path.join(directory, f"{kind}-exact"), charge)
             read = sum(e["labels_read"] for e in exact.values())
             out.append(check(f"sequences of exact evaluations on the same clients ({what})", kind, "mpc-exact",
-                             None, None, read, 0, read == 0, {"sequences": exact, "note": "labels read"}))
+                             None, None, read, 0, read == 0, {"sequences": exact, "note": "labels read"}, chance=False))
     rates = flower_oracle.oracle_rates(179, 106, eps, 2 * eps, draws, rng)  # the Flower example's test rows
     slack = Z_ONE_SIDED * math.sqrt(0.25 / draws)
     out.append(check("crafted-model oracle on Flower rounds (DP default)", "attack", "mpc-central (Flower)", eps, 0.0,

@@ -3,7 +3,8 @@ over the checks, and report.md.
 
 Every check: name, kind (attack | audit | view | collusion | control),
 protocol, claimed_epsilon, claimed_delta, measured, bound, pass_if (the direction: one of PASS_IF), passed,
-details.  Controls are deliberately weakened variants; each must *fail* its check
+chance (whether it can fail by chance while its claim holds: a statistical test), details.  Controls are
+deliberately weakened variants; each must *fail* its check
 (the check catches the weakness), every other check must pass.
 """
 import math
@@ -20,14 +21,16 @@ PASS_IF = {  # a check's direction -> when it passes, as report.md's "pass if" c
 
 
 def check(name, kind, protocol, claimed_epsilon, claimed_delta, measured, bound, passed, details=None,
-          pass_if="<=") -> dict:
+          pass_if="<=", chance=True) -> dict:
     """One check's record (the fields of this module's docstring), as every step of the suite returns it;
-    ``pass_if``: the direction in which ``measured`` against ``bound`` passes (a key of PASS_IF)."""
+    ``pass_if``: the direction in which ``measured`` against ``bound`` passes (a key of PASS_IF); ``chance``:
+    False for a check that cannot fail while its claim holds (an exact count, a deterministic attack, a recorded
+    limit), which takes no share of the false-alarm budget (sims.security.false_alarms)."""
     if pass_if not in PASS_IF:
         raise ValueError(f"pass_if must be one of {', '.join(PASS_IF)}, not {pass_if!r}")
     return {"name": name, "kind": kind, "protocol": protocol, "claimed_epsilon": claimed_epsilon,
             "claimed_delta": claimed_delta, "measured": measured, "bound": bound, "pass_if": pass_if,
-            "passed": bool(passed), "details": details or {}}
+            "passed": bool(passed), "chance": bool(chance) and pass_if != "recorded", "details": details or {}}
 
 
 def holds(record: dict) -> bool:
@@ -44,10 +47,12 @@ def summary(checks) -> dict:
     controls = [c for c in checks if c["kind"] == "control"]
     failed = [c["name"] for c in regular if not c["passed"]]
     missed = [c["name"] for c in controls if c["passed"]]
-    if len(regular) > MAX_CHECKS:  # the per-check alpha would no longer keep the stated family-wise rate
-        raise RuntimeError(f"{len(regular)} regular checks: more than the {MAX_CHECKS} that the false-alarm budget "
-                           "(sims.security.false_alarms) is split over")
-    return {"checks": len(regular), "passed": len(regular) - len(failed), "failed": failed,
+    statistical = sum(c.get("chance", True) for c in regular)
+    if statistical > MAX_CHECKS:  # the per-check alpha would no longer keep the stated family-wise rate
+        raise RuntimeError(f"{statistical} statistical checks: more than the {MAX_CHECKS} that the false-alarm "
+                           "budget (sims.security.false_alarms) is split over")
+    return {"checks": len(regular), "statistical_checks": statistical, "passed": len(regular) - len(failed),
+            "failed": failed,
             "controls": len(controls), "controls_caught": len(controls) - len(missed), "controls_missed": missed,
             "false_alarm_rate": {"family": FAMILY_ALPHA, "per_check": CHECK_ALPHA, "split_over": MAX_CHECKS,
                                  "note": "P(a run fails any regular check while every claim holds) <= family "
@@ -63,7 +68,8 @@ def markdown(report: dict) -> str:
              f"**Verdict: {s['verdict']}.** {s['passed']} of {s['checks']} checks passed; "
              f"{s['controls_caught']} of {s['controls']} deliberately weakened controls were caught "
              "(a control must fail its check). Family-wise false-alarm rate at most "
-             f"{s['false_alarm_rate']['family']:g} per run ({s['false_alarm_rate']['per_check']:g} per check).", ""]
+             f"{s['false_alarm_rate']['family']:g} per run ({s['false_alarm_rate']['per_check']:g} per check; "
+             f"{s['statistical_checks']} of the checks are statistical, the others exact).", ""]
     for name in s["failed"]:
         lines.append(f"* FAILED: {name}")
     for name in s["controls_missed"]:

@@ -202,7 +202,8 @@ def _whole_job_views(protocol, requests, central, ranks, secrets_, runs, mistake
         wrong = [c for c, part in (("c0", slice(0, m // 2)), ("c1", slice(m // 2, m)))
                  if not np.array_equal(2 * (delivered[c] - 1), secrets_["doubled ranks"][part])]
         out.append(check(f"rank delivery: each client opens exactly its own rows' ranks: {protocol}", "view",
-                         protocol, None, None, len(wrong), 0, not wrong, {"clients": 2, "M": m, "wrong": wrong}))
+                         protocol, None, None, len(wrong), 0, not wrong, {"clients": 2, "M": m, "wrong": wrong},
+                         chance=False))
     return out
 
 

@@ -1,6 +1,7 @@
 """report.md's check table states each check's pass direction (sims.security.report.PASS_IF)."""
 import pytest
 
+from mpc_auc.sims.security.false_alarms import MAX_CHECKS
 from mpc_auc.sims.security.report import PASS_IF, check, holds, markdown, summary
 
 
@@ -33,3 +34,17 @@ def test_a_direction_that_disagrees_with_passed_is_seen_and_an_unknown_one_refus
     assert not holds(check("x", "view", "radix", None, None, 0.3, 1e-5, True))  # p-value stated as "<=": wrong
     with pytest.raises(ValueError, match="pass_if must be one of"):
         check("x", "view", "radix", None, None, 0.3, 1e-5, True, pass_if=">=")
+
+
+def test_the_false_alarm_budget_counts_the_statistical_checks_only():
+    """Exact checks (a deterministic attack, an exact count, a recorded limit) cannot fail by chance and take no
+    share of the family-wise rate; more statistical checks than MAX_CHECKS are refused."""
+    exact = [check(f"stops {i}", "attack", "x", None, None, 1.0, 1.0, True, pass_if="==", chance=False)
+             for i in range(MAX_CHECKS + 20)]
+    recorded = check("enumeration", "attack", "x", None, None, 1.0, 1.0, True, pass_if="recorded")
+    views = [check(f"view {i}", "view", "x", None, None, 0.3, 1e-5, True, pass_if=">") for i in range(MAX_CHECKS)]
+    done = summary(exact + [recorded] + views)
+    assert done["statistical_checks"] == MAX_CHECKS and done["checks"] == 2 * MAX_CHECKS + 21
+    assert "100 of the checks are statistical" in markdown(_report(exact + [recorded] + views))
+    with pytest.raises(RuntimeError, match="101 statistical checks"):
+        summary(exact + views + [check("one more", "audit", "x", 1.0, 0.0, 0.9, 1.05, True)])
