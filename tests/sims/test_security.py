@@ -113,8 +113,10 @@ def _check_report(report, out, kinds) -> None:
     assert {c["kind"] for c in report["checks"]} == kinds
     assert report["summary"]["verdict"] == "ok" and report["summary"]["controls_missed"] == []
     fields = {"name", "kind", "protocol", "claimed_epsilon", "claimed_delta", "measured", "bound", "pass_if",
-              "passed", "details"}
+              "passed", "chance", "details"}
     assert all(set(c) == fields for c in report["checks"])
+    assert report["summary"]["statistical_checks"] == sum(c["chance"] for c in report["checks"]
+                                                          if c["kind"] != "control")
     assert [c["name"] for c in report["checks"] if c["passed"] != holds(c)] == []  # each direction as stated
     for name in ("report.md", "checks.csv", "label_inference.csv", "top_k.csv", "label_inference.png",
                  "label_inference.pdf", "top_k.png", "top_k.pdf"):
