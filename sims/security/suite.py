@@ -31,7 +31,8 @@ from .deviating_party import deviation_checks
 from .release_checks import (GAUSS_DELTA, INFERENCE_MECHANISMS, across_evaluations, audits, label_inference,
                              release_attacks, top_k)
 from .report import markdown, summary
-from .view_checks import bitonic_views, job_views, malicious_job_views, noise_views, ustat_views, views
+from .view_checks import (bitonic_views, full_report_views, job_views, malicious_job_views, noise_views, ustat_views,
+                          views)
 
 SUITES = {
     "quick": {"epsilon": 1.0, "audit_draws": 200_000, "inference_epsilons": [0.5, 1, 2, 4, 8], "inference_m": 200,
@@ -78,7 +79,8 @@ def run(suite: str, out_dir: str, config_path: str = None, seed: int = None, pro
     start = time.perf_counter()
     checks, tables = [], {}
     for title, step in (("views of the radix sort", views), ("views of the bitonic sort", bitonic_views),
-                        ("views of whole mpc-central, mpc-exact --ranks and full-report jobs", job_views),
+                        ("views of whole mpc-central and mpc-exact --ranks jobs", job_views),
+                        ("views of whole full-report jobs (the metrics side by side)", full_report_views),
                         ("views of whole mpc-exact --ranks jobs under --security malicious", malicious_job_views),
                         ("views of mpc-central's noise gadgets", noise_views), ("views of ustat-2pc", ustat_views),
                         ("collusion", collusion), ("the network observer", network_observer),

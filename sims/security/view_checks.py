@@ -114,22 +114,32 @@ FULL_SPEC = ReleaseSpec("auc,ap,roc,pr,ks", 1, max_fpr=0.4)
 
 
 def job_views(cfg: dict, rng) -> list:
-    """Views of whole jobs through the real party loop: mpc-central, mpc-exact delivering ranks, and mpc-exact with
-    AP, the partial AUC, the curves and KS side by side (:data:`FULL_REPORT`, its control a party whose average
-    precision circuit opens the sorted labels with the results)."""
+    """Views of whole jobs through the real party loop: mpc-central, and mpc-exact delivering ranks."""
+    return _jobs_views(cfg, rng, (
+        ("mpc-central", CentralNoise(cfg["epsilon"]), False, ReleaseSpec(), (JOB_A, JOB_B),
+         "opens the labels before the sort", leaky_recording_party),
+        ("mpc-exact --ranks", None, True, ReleaseSpec(), (JOB_A, JOB_B), "opens the labels before the sort",
+         leaky_recording_party)))
 
+
+def full_report_views(cfg: dict, rng) -> list:
+    """Views of whole mpc-exact jobs with AP, the partial AUC, the curves and KS side by side (:data:`FULL_REPORT`),
+    the control a party whose average precision circuit opens the sorted labels with the results."""
+    return _jobs_views(cfg, rng, ((FULL_REPORT, None, False, FULL_SPEC, (MALICIOUS_A, MALICIOUS_B),
+                                   "opens the sorted labels with the metrics' results (its average precision circuit "
+                                   "returns them)", leaky_metrics_party),))
+
+
+def _jobs_views(cfg: dict, rng, protocols) -> list:
+    """:func:`_whole_job_views` of each (protocol, central noise, ranks, spec, the two small inputs, the weakened
+    party's mistake, the weakened party) on the same large job's rows."""
     encoder, scores, labels = _job_data(cfg, rng)
     runs = cfg["job_view_runs"]
     secrets_ = job_secrets(encoder.encode(scores), labels)
     out = []
-    for protocol, central, ranks, spec, inputs in (
-            ("mpc-central", CentralNoise(cfg["epsilon"]), False, ReleaseSpec(), (JOB_A, JOB_B)),
-            ("mpc-exact --ranks", None, True, ReleaseSpec(), (JOB_A, JOB_B)),
-            (FULL_REPORT, None, False, FULL_SPEC, (MALICIOUS_A, MALICIOUS_B))):
+    for protocol, central, ranks, spec, inputs, mistake, weakened in protocols:
         requests = _job_requests(scores, labels, encoder, runs, spec, inputs)
-        out += _whole_job_views(protocol, requests, central, ranks, secrets_, runs, *(
-            ("opens the sorted labels with the metrics' results (its average precision circuit returns them)",
-             leaky_metrics_party) if spec is FULL_SPEC else ("opens the labels before the sort",)))
+        out += _whole_job_views(protocol, requests, central, ranks, secrets_, runs, mistake, weakened)
     return out
 
 

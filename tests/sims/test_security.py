@@ -93,8 +93,8 @@ def test_our_dealer_keys_resist_p0_and_the_weakened_dealers_do_not():
 # the steps that start parties, each tested on its own (below, in test_security_views.py and, the deviating party's,
 # in test_security_deviation.py; the whole-jobs step's cheats, each party in each phase, in
 # tests/protocols/mpc/test_malicious.py)
-PARTY_STEPS = ("views", "bitonic_views", "job_views", "malicious_job_views", "noise_views", "ustat_views", "collusion",
-               "network_observer", "audits", "deviation_checks", "job_deviation_checks")
+PARTY_STEPS = ("views", "bitonic_views", "job_views", "full_report_views", "malicious_job_views", "noise_views",
+               "ustat_views", "collusion", "network_observer", "audits", "deviation_checks", "job_deviation_checks")
 
 
 def _run_command(tmp_path) -> tuple:
