@@ -32,11 +32,14 @@ included (Shuffler.announce, w bits; P0 at 458,407 rows: 14.75 bytes per 2-bit
 digit), and the dealer (10 w + 2) / 8; the final apply moves the 64-bit payload
 columns.
 """
+import contextlib
+
 import numpy as np
 
 from .correlations import RING, position_bits
 from .rank_auc import group_starts_from_xor_keys
 from .select import digit_destinations
+from .shuffle import placed
 
 DIGIT_BITS = 2
 
@@ -51,11 +54,11 @@ class RadixRanking:
     of the same dealer key (the group starts after the sort).
     """
 
-    def __init__(self, shuffler, gates, bits: int, progress=None, between=None):
-        """progress(done, total) after each digit; between(): called after the sort's 32-bit steps, before its
-        64-bit move (the roles hand the heap's free pages back there: protocols.runtime.memory)."""
+    def __init__(self, shuffler, gates, bits: int, progress=None, steps=contextlib.nullcontext):
+        """progress(done, total) after each digit; steps(): a context manager around the sort's 32-bit steps,
+        which ends before its 64-bit move (the roles': protocols.runtime.memory.repeated_steps)."""
         self.shuffler, self.gates, self.bits = shuffler, gates, bits
-        self.progress, self.between = progress, between
+        self.progress, self.steps = progress, steps
         self.sigma = None
 
     def sort(self, keys, key_xor: np.ndarray, payloads):
@@ -66,13 +69,12 @@ class RadixRanking:
         they are copied into the final move's words (with the XOR keys): a caller that holds no other reference
         to them (or to the keys) has them freed there (Shuffler.open_shuffled).
         """
-        self.sigma = self.permutation(key_xor, len(payloads) + 1)
+        with self.steps():
+            self.sigma = self.permutation(key_xor, len(payloads) + 1)
         columns = [*payloads, key_xor]
         if isinstance(payloads, list):
             payloads.clear()
         del key_xor
-        if self.between is not None:
-            self.between()
         moved = self.shuffler.apply_shares(self.sigma, columns, xor_columns=1)
         starts = group_starts_from_xor_keys(self.gates, moved[-1], self.bits)
         return starts, [row.copy() for row in moved[:-1]]  # copies: the sorted keys go with ``moved``
@@ -100,9 +102,8 @@ class RadixRanking:
                 sigma = digit_destinations(self.shuffler, digit)
             else:
                 s, pi, moved = self.shuffler.open_shuffled(sigma, digit[None], xor_columns=1, widths=(DIGIT_BITS,),
-                                                           fold=fold)
-                current = np.empty_like(digit)
-                current[s] = moved[0]
+                                                           fold=fold, checked=False)
+                current = placed(s, moved[0] & 3)  # the digit shares in their current order (s checked on the way)
                 del sigma, digit, moved  # what the selection does not read goes before it
                 rho = digit_destinations(self.shuffler, current)
                 del current

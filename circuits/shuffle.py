@@ -36,7 +36,7 @@ from .correlations import (RING, from_words, low_bits, mask, narrow, narrow_rows
                            row_blocks, step_plan, unmask, widen, widen_rows)
 from .dealer_line import dealer_line
 from .shares import exchange
-from .streams import MASK_IN, MASK_OUT, KeyStream, permute
+from .streams import MASK_IN, MASK_OUT, KeyStream, move_columns, permute
 
 
 class Shuffler:
@@ -69,9 +69,7 @@ class Shuffler:
         (mod 2^32), rows (c, M) or a list of c rows (emptied once copied into the shuffle's words: see
         :meth:`open_shuffled`), the last ``xor_columns`` XOR-shared."""
         s, _, moved = self.open_shuffled(sigma, rows, xor_columns)
-        out = np.empty(moved.shape, dtype=moved.dtype)
-        out[:, s] = moved
-        return out
+        return move_columns(moved, s, True)
 
     def unapply_shares(self, sigma: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """The inverse of ``apply_shares``, out[:, i] = rows[:, sigma[i]], for additively shared rows (c, M)."""
@@ -79,7 +77,7 @@ class Shuffler:
         return self.gather_back(s, pi, rows)
 
     def open_shuffled(self, sigma: np.ndarray, columns: np.ndarray, xor_columns: int = 0, widths=None,
-                      fold: int = None):
+                      fold: int = None, checked: bool = True):
         """(s = sigma[pi] opened, pi, this party's shares of columns[:, pi]) for a fresh pi.
 
         sigma: this party's int32 share of a destination vector; columns: (c, M)
@@ -88,7 +86,8 @@ class Shuffler:
         them has them freed before the shuffle's own vectors are made).
         widths: the low bits of each column's words that matter (None: all); sigma's are its positions'.
         fold: sigma came out of the unshuffle of this mask index (P1's share is then its stream's words): see
-        :meth:`shuffle`.
+        :meth:`shuffle`.  checked: s is checked here to be a permutation (the parties' shares agree); False for a
+        caller that places values by s with :func:`placed`, which checks it as it places them.
         """
         m = len(sigma)
         if m >= 2 ** 31:
@@ -101,14 +100,16 @@ class Shuffler:
         shuffled = self._run(_element_rows(sigma, columns, dtype), pi, False, count - xor_columns, widths, fold,
                              reveal=True)
         s = self._revealed(shuffled[:, 0], widths[0])
-        if not is_permutation(s):
-            raise RuntimeError("opened destinations are not a permutation: the parties' shares disagree")
+        if checked and not is_permutation(s):
+            raise RuntimeError(NOT_A_PERMUTATION)
         return s, pi, shuffled[:, 1:].T
 
     def gather_back(self, s, pi, rows: np.ndarray, widths=None) -> np.ndarray:
         """Shares of z with z[i] = v[sigma[i]], from shares of rows v, the opened s = sigma[pi], and pi; widths:
         as in :meth:`open_shuffled`."""
-        return self.unshuffle(rows[:, s], pi, widths)  # rows[:, s] = z[pi]
+        rows = np.atleast_2d(rows)
+        moved = move_columns(np.asarray(rows, dtype=_word(rows.dtype)), s, False)  # rows[:, s] = z[pi]: a new array
+        return np.ascontiguousarray(self._run(np.ascontiguousarray(moved.T), pi, True, len(rows), widths).T)
 
     # the shuffle itself --------------------------------------------------
     def fresh(self, n: int) -> "JointPermutation":
@@ -307,6 +308,25 @@ class Shuffler:
         named = "folded {}" if folded else "{}"
         self.view.extend([("masked shares", masked.copy()), (named.format("correction"), delta.copy()),
                           (named.format("share change"), change[:, None].copy())])
+
+
+NOT_A_PERMUTATION = "opened destinations are not a permutation: the parties' shares disagree"
+
+
+def placed(s: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """out with out[s[j]] = values[j], as bytes, for values below 255 (a radix digit), checking on the way that the
+    opened s is a permutation: every s[j] below len(s), and every byte written (255, which no value takes, marks
+    a byte not written), so the check costs no scatter of its own (:func:`is_permutation`)."""
+    if len(s) and (s.max() >= len(s) or s.min() < 0):
+        raise RuntimeError(NOT_A_PERMUTATION)
+    out = np.full(len(s), UNWRITTEN, dtype=np.uint8)
+    out[s] = values
+    if (out == UNWRITTEN).any():
+        raise RuntimeError(NOT_A_PERMUTATION)
+    return out
+
+
+UNWRITTEN = 255
 
 
 def is_permutation(s: np.ndarray) -> bool:

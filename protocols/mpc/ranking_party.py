@@ -44,7 +44,7 @@ from ..refused import Refused
 from ..release_spec import MALICIOUS_REFUSAL
 from ..runtime.ledger import ACCOUNTING
 from ..runtime.metrics import TrafficMeter
-from ..runtime.memory import map_large_arrays, release_free_memory
+from ..runtime.memory import map_large_arrays, release_free_memory, repeated_steps
 from ..runtime.control import serves
 from . import accounting
 from . import malicious
@@ -437,7 +437,7 @@ def _ranking(ctx, job, m: int, shuffler, gates):
             ctx.progress(f"oblivious {job.method} sort of {m} scores: step {done}/{total}")
 
     if job.method == "radix":
-        return RadixRanking(shuffler, gates, key_bits, progress, release_free_memory)
+        return RadixRanking(shuffler, gates, key_bits, progress, lambda: repeated_steps(m))
     return BitonicRanking(PAD_KEY, progress)
 
 

@@ -153,9 +153,11 @@ class Dealer(TTPServer):
             raise RequestRefused(f"shuffle masks {mask_index} were asked for twice: refused")
         self._served_masks.add(mask_index)
         shape, dtype = tuple(shape), np.dtype(dtype)  # (M, columns): one row per element
-        map_large_arrays(shape[0])
         if dtype == np.int64:  # a 64-bit move after the sort's 32-bit steps: other sizes from here on
             release_free_memory()
+            map_large_arrays(shape[0])
+        else:  # the sort's 32-bit steps, of the same sizes digit after digit: from the heap (memory.repeated_steps)
+            map_large_arrays(0)
         perms = self._permutations(perm_index, shape[0], announced)
         widths = tuple(widths) if widths is not None else (8 * dtype.itemsize,) * shape[1]
         comm, answer = crypten.communicator.get(), None

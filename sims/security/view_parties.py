@@ -46,7 +46,7 @@ class OpenSigma(Shuffler):
     """A deliberately leaky variant: opens sigma itself instead of sigma[pi]."""
     PREFETCH = False  # it asks the dealer for no shuffle
 
-    def open_shuffled(self, sigma, columns, xor_columns=0, widths=None, fold=None):
+    def open_shuffled(self, sigma, columns, xor_columns=0, widths=None, fold=None, checked=True):
         return self.open(sigma, width=position_bits(len(sigma))), None, np.array(columns)  # (c, M), list or not
 
     def gather_back(self, s, pi, rows, widths=None):

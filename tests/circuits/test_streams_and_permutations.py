@@ -99,7 +99,7 @@ def test_worker_threads_change_no_word():
 
     from mpc_auc.circuits import workers
     from mpc_auc.circuits.correlations import mask, unmask
-    from mpc_auc.circuits.streams import MASK_IN, KeyStream, permute
+    from mpc_auc.circuits.streams import MASK_IN, KeyStream, move_columns, permute
 
     stream = KeyStream(secrets.token_bytes(32))
     m = 3 * workers.MIN_RANGE + 5  # three ranges, the last one ragged
@@ -109,7 +109,7 @@ def test_worker_threads_change_no_word():
         words = stream.words(MASK_IN, 7, (m, 3), np.int32)
         odd = stream.words(MASK_IN, 8, (m + 1,))  # a byte count that is no multiple of the ranges
         return [words, odd, permute(words, perm, False), permute(words, perm, True), mask(words, words[::-1], 2),
-                unmask(words, words[::-1], 1)]
+                unmask(words, words[::-1], 1), move_columns(words.T, perm, False), move_columns(words.T, perm, True)]
 
     try:
         workers.set_threads(1)
@@ -120,6 +120,34 @@ def test_worker_threads_change_no_word():
         workers.set_threads(1)
     assert all(np.array_equal(a, b) for a, b in zip(one, three))
     assert not np.array_equal(one[0], one[2])
+
+
+def test_columns_move_as_numpy_moves_them_and_a_placement_checks_the_permutation():
+    """move_columns on the strided columns of element rows is numpy's fancy index along the second axis, both ways;
+    placed scatters bytes as numpy does and refuses opened positions that repeat one or fall outside, as the
+    radix sort's digit step must when the parties' shares of sigma disagree (it has no check of its own)."""
+    from mpc_auc.circuits.shuffle import NOT_A_PERMUTATION, placed
+    from mpc_auc.circuits.streams import move_columns
+
+    rng = np.random.default_rng(5)
+    m = 1001
+    s = rng.permutation(m)
+    elements = rng.integers(-2 ** 62, 2 ** 62, (m, 3))
+    columns = elements.T  # strided rows
+    assert np.array_equal(move_columns(columns, s, False), columns[:, s])
+    scattered = np.empty((3, m), dtype=elements.dtype)
+    scattered[:, s] = columns
+    assert np.array_equal(move_columns(columns, s, True), scattered)
+    digits = rng.integers(0, 4, m).astype(np.int32)
+    current = np.empty(m, dtype=np.int32)
+    current[s] = digits
+    assert np.array_equal(placed(s, digits), current)
+    repeated, outside = s.copy(), s.copy()
+    repeated[7] = repeated[8]
+    outside[7] = m
+    for wrong in (repeated, outside):
+        with pytest.raises(RuntimeError, match=NOT_A_PERMUTATION):
+            placed(wrong, digits)
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8])
