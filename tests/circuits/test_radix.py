@@ -403,3 +403,43 @@ def test_the_audit_flags_onehot_words_that_are_the_onehot_vector():
 def test_tie_aware_auc_fraction_and_mid_ranks(outputs, i):
     _, (p0, _) = outputs
     _check_ties(*_tie_cases()[i], p0["ties"][i])
+
+
+def _disagreeing_party(ctx, corruption: str):
+    """A party whose opened s of every digit is corrupted after the opening (as shares that disagree would open)."""
+    import traceback
+
+    from mpc_auc.circuits.gates import Gates
+    from mpc_auc.circuits.radix import RadixRanking
+    from mpc_auc.circuits.shares import public_share
+    from mpc_auc.circuits.shuffle import Shuffler
+
+    class Disagreeing(Shuffler):
+        PREFETCH = False  # nothing posted ahead: the session ends cleanly after the refusal
+
+        def _revealed(self, share, width):
+            s = super()._revealed(share, width)
+            if corruption == "repeat":
+                s[1] = s[0]
+            elif corruption == "swap":  # still a permutation: must pass
+                s[[0, 1]] = s[[1, 0]]
+            return s
+
+    keys = np.array([7, 2, 5, 0, 3, 3, 1, 6], dtype=np.int64)
+    try:
+        RadixRanking(Disagreeing(ctx.stream_key), Gates(ctx.stream_key), 4).sort(None, public_share(keys, ctx.rank),
+                                                                                 [])
+    except RuntimeError as error:
+        return str(error), traceback.extract_tb(error.__traceback__)[-1].name
+    return None
+
+
+@pytest.mark.parametrize("corruption, refused", [("repeat", True), ("swap", False)])
+def test_the_digit_step_refuses_an_opened_s_that_is_no_permutation(corruption, refused):
+    """The digit step opens s without open_shuffled's check and places the digits with shuffle.placed, which must
+    refuse an s that repeats a position at both parties (a review's regression guard), and let a permutation
+    pass."""
+    from mpc_auc.circuits.shuffle import NOT_A_PERMUTATION
+
+    results = run_parties(_disagreeing_party, (corruption,), provider="TTP", timeout_s=60)
+    assert results == ([(NOT_A_PERMUTATION, "placed")] * 2 if refused else [None, None])

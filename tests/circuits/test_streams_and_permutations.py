@@ -150,6 +150,24 @@ def test_columns_move_as_numpy_moves_them_and_a_placement_checks_the_permutation
             placed(wrong, digits)
 
 
+def test_placed_refuses_exactly_what_is_permutation_refuses():
+    """Every s in [-1, m]^m for m <= 4 (repeats, negatives, positions outside, empty), with digit shares of any
+    sign: placed refuses exactly the s that is_permutation refuses, and places the rest as numpy does."""
+    from mpc_auc.circuits.shuffle import NOT_A_PERMUTATION, is_permutation, placed
+
+    rng = np.random.default_rng(3)
+    for m in range(5):
+        for s in itertools.product(range(-1, m + 1), repeat=m):
+            s, values = np.array(s, dtype=np.int64), rng.integers(-2 ** 31, 2 ** 31, m).astype(np.int32) & 3
+            if is_permutation(s):
+                expected = np.empty(m, dtype=np.int64)
+                expected[s] = values
+                assert np.array_equal(placed(s, values), expected)
+            else:
+                with pytest.raises(RuntimeError, match=NOT_A_PERMUTATION):
+                    placed(s, values)
+
+
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8])
 def test_words_from_any_offset_are_the_whole_streams_words(dtype):
     """A block of a long vector's words expanded alone (``first``, aligned to an AES block or not) is that slice of
