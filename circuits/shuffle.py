@@ -109,7 +109,7 @@ class Shuffler:
         as in :meth:`open_shuffled`."""
         rows = np.atleast_2d(rows)
         moved = move_columns(np.asarray(rows, dtype=_word(rows.dtype)), s, False)  # rows[:, s] = z[pi]: a new array
-        return np.ascontiguousarray(self._run(np.ascontiguousarray(moved.T), pi, True, len(rows), widths).T)
+        return self._unshuffled(np.ascontiguousarray(moved.T), pi, len(rows), widths)
 
     # the shuffle itself --------------------------------------------------
     def fresh(self, n: int) -> "JointPermutation":
@@ -172,7 +172,12 @@ class Shuffler:
 
     def unshuffle(self, shares: np.ndarray, pi: "JointPermutation", widths=None) -> np.ndarray:
         """This party's share of y with y[pi] = x, i.e. undo ``shuffle`` (fresh masks)."""
-        return np.ascontiguousarray(self._run(_elements(shares), pi, True, len(np.atleast_2d(shares)), widths).T)
+        return self._unshuffled(_elements(shares), pi, len(np.atleast_2d(shares)), widths)
+
+    def _unshuffled(self, elements: np.ndarray, pi: "JointPermutation", count: int, widths) -> np.ndarray:
+        """The (count, M) shares of y with y[pi] = x from this party's element rows (M, count) of x, which it works
+        in place (a copy the caller made: :func:`_elements`, or gathered rows)."""
+        return np.ascontiguousarray(self._run(elements, pi, True, count, widths).T)
 
     def open(self, shares: np.ndarray, kind: str = "destinations", width: int = None) -> np.ndarray:
         """Open a sharing to both parties (one exchange); ``kind`` labels it in the recorded view.  width: only
@@ -311,32 +316,32 @@ class Shuffler:
 
 
 NOT_A_PERMUTATION = "opened destinations are not a permutation: the parties' shares disagree"
+UNWRITTEN = 255  # a byte :func:`_placement` did not write (no value placed takes it)
 
 
 def placed(s: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """out with out[s[j]] = values[j], as bytes, for values below 255 (a radix digit), checking on the way that the
-    opened s is a permutation: every s[j] below len(s), and every byte written (255, which no value takes, marks
-    a byte not written), so the check costs no scatter of its own (:func:`is_permutation`)."""
-    if len(s) and (s.max() >= len(s) or s.min() < 0):
-        raise RuntimeError(NOT_A_PERMUTATION)
-    out = np.full(len(s), UNWRITTEN, dtype=np.uint8)
-    out[s] = values
-    if (out == UNWRITTEN).any():
+    """out with out[s[j]] = values[j], as bytes, for values below 255 (a radix digit), raising unless the opened s is
+    a permutation (:func:`_placement`): the check costs no scatter of its own."""
+    out = _placement(s, values)
+    if out is None:
         raise RuntimeError(NOT_A_PERMUTATION)
     return out
 
 
-UNWRITTEN = 255
-
-
 def is_permutation(s: np.ndarray) -> bool:
-    """Whether s holds every position 0..len(s)-1 once (a byte per position marks it:
-    2.6x faster than counting at 4.6M positions)."""
+    """Whether s holds every position 0..len(s)-1 once (a byte per position marks it: 2.6x faster than counting
+    at 4.6M positions)."""
+    return _placement(s, 0) is not None
+
+
+def _placement(s: np.ndarray, values) -> np.ndarray:
+    """Bytes with out[s[j]] = values[j] when s is a permutation of range(len(s)), else None: every s[j] in
+    range, and no byte left UNWRITTEN (len(s) positions written, none twice)."""
     if len(s) and (s.max() >= len(s) or s.min() < 0):
-        return False
-    seen = np.zeros(len(s), dtype=np.bool_)
-    seen[s] = True
-    return bool(seen.all())
+        return None
+    out = np.full(len(s), UNWRITTEN, dtype=np.uint8)
+    out[s] = values
+    return None if (out == UNWRITTEN).any() else out
 
 
 def _word(dtype) -> np.dtype:
